@@ -1,0 +1,1 @@
+"""pyasc.backend."""

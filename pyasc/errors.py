@@ -1,0 +1,219 @@
+"""Errors a pyasc user can cause, each with a stable code and a pointer into user source.
+
+Every error is a :class:`PyascError` subclass.  The message renders like a compiler
+diagnostic::
+
+    E50001: type mismatch: cannot combine float32 and bool
+      --> /home/me/ops.py:12:9
+       |
+    12 |     y = x + mask
+       |         ^^^^^^^^
+       = hint: cast one operand with .astype(...)
+
+The table of codes lives in ``docs/errors.md``; ``tests/test_errors.py`` checks that
+the table and the classes below agree.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import ClassVar
+
+
+class PyascError(Exception):
+    """Base class of every error pyasc reports to users.
+
+    Attributes mirror Python's ``SyntaxError``: ``filename``, ``lineno`` (1-based),
+    ``col_offset`` (0-based), plus the stable ``code`` and a one-line ``hint``.
+    """
+
+    code: ClassVar[str] = "E50000"
+    title: ClassVar[str] = "pyasc error"
+    default_hint: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str | None = None,
+        lineno: int | None = None,
+        col_offset: int | None = None,
+        end_col_offset: int | None = None,
+        hint: str | None = None,
+        source_line: str | None = None,
+    ) -> None:
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col_offset = col_offset
+        self.end_col_offset = end_col_offset
+        self.hint = hint if hint is not None else self.default_hint
+        self.source_line = source_line
+        super().__init__(self.render())
+
+    def with_location(
+        self,
+        filename: str | None,
+        lineno: int | None,
+        col_offset: int | None,
+        end_col_offset: int | None = None,
+        source_line: str | None = None,
+    ) -> PyascError:
+        """Attach a location if the error has none yet; returns ``self``."""
+        if self.lineno is None and lineno is not None:
+            self.filename, self.lineno, self.col_offset = filename, lineno, col_offset
+            self.end_col_offset = end_col_offset
+            self.source_line = source_line
+            self.args = (self.render(),)
+        return self
+
+    def _line_text(self) -> str | None:
+        if self.source_line is not None:
+            return self.source_line
+        if self.filename and self.lineno:
+            text = linecache.getline(self.filename, self.lineno)
+            return text.rstrip("\n") if text else None
+        return None
+
+    def render(self) -> str:
+        """The full multi-line diagnostic text."""
+        out = [f"{self.code}: {self.title}: {self.message}"]
+        if self.filename is not None or self.lineno is not None:
+            col = (self.col_offset or 0) + 1
+            out.append(f"  --> {self.filename or '<unknown>'}:{self.lineno or 0}:{col}")
+            text = self._line_text()
+            if text is not None and self.lineno is not None:
+                gutter = " " * len(str(self.lineno))
+                start = self.col_offset or 0
+                end = self.end_col_offset
+                width = max(1, (end - start) if end is not None and end > start else 1)
+                out.append(f"{gutter} |")
+                out.append(f"{self.lineno} | {text}")
+                out.append(f"{gutter} | {' ' * start}{'^' * width}")
+        if self.hint:
+            out.append(f"   = hint: {self.hint}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class TypeMismatchError(PyascError):
+    """Operand dtypes or kinds that cannot be combined (E50001)."""
+
+    code = "E50001"
+    title = "type mismatch"
+    default_hint = "check the dtypes of the inputs; cast explicitly with .astype(...)"
+
+
+class ShapeInferenceError(PyascError):
+    """Shapes that cannot be broadcast, multiplied, reshaped or assigned (E50002)."""
+
+    code = "E50002"
+    title = "shape inference failed"
+    default_hint = "check the dimensions used inside the operator"
+
+
+class OutOfMemoryError(PyascError):
+    """A kernel does not fit the memory available: UB, host or device (E50003)."""
+
+    code = "E50003"
+    title = "out of memory"
+    default_hint = "reduce the problem size or split the operator"
+
+
+class UnsupportedSyntaxError(PyascError):
+    """A Python construct the compiler does not support (E50010)."""
+
+    code = "E50010"
+    title = "unsupported syntax"
+    default_hint = "rewrite this construct with loops, slices and numpy calls"
+
+
+class UnsupportedNumpyError(PyascError):
+    """A numpy function, method or argument the compiler does not support (E50011)."""
+
+    code = "E50011"
+    title = "unsupported numpy call"
+    default_hint = "see pyasc.supported_numpy() for the supported functions and arguments"
+
+
+class UndefinedNameError(PyascError):
+    """A name that is neither local, a parameter, nor a supported global (E50012)."""
+
+    code = "E50012"
+    title = "undefined name"
+    default_hint = "define the name before use, or make it a module-level constant"
+
+
+class IRParseError(PyascError):
+    """IR text that does not parse (E50020)."""
+
+    code = "E50020"
+    title = "IR parse error"
+    default_hint = "the IR text must follow the generic format printed by str(module)"
+
+
+class IRVerificationError(PyascError):
+    """IR that violates an op's or the module's invariants (E50021)."""
+
+    code = "E50021"
+    title = "IR verification failed"
+    default_hint = "if this IR came from pyasc itself, please report it as a bug"
+
+
+class ToolchainMissingError(PyascError):
+    """A compiler, library or SDK that a target needs is not installed (E50030)."""
+
+    code = "E50030"
+    title = "toolchain missing"
+    default_hint = "source <ascend-toolkit>/set_env.sh, or use target='cpu' or 'ascend-sim'"
+
+
+class DeviceError(PyascError):
+    """The device runtime (AscendCL) reported an error (E50031)."""
+
+    code = "E50031"
+    title = "device runtime error"
+    default_hint = "run `pyasc doctor` to check the driver, CANN and the device"
+
+
+class ArgumentError(PyascError):
+    """A call whose arguments do not fit the operator (E50040)."""
+
+    code = "E50040"
+    title = "invalid arguments"
+    default_hint = "check the number, kinds, dtypes and shapes of the arguments"
+
+
+class InvalidOptionError(PyascError):
+    """An unknown or conflicting decorator option (E50041)."""
+
+    code = "E50041"
+    title = "invalid option"
+    default_hint = "valid options: target, dynamic_shape, device_type, fastmath, boundscheck, cache"
+
+
+class InternalCompilerError(PyascError):
+    """A failure inside pyasc or LLVM that the user did not cause (E50050)."""
+
+    code = "E50050"
+    title = "internal compiler error"
+    default_hint = "please report this with the saved IR file"
+
+
+ALL_ERRORS: tuple[type[PyascError], ...] = (
+    TypeMismatchError,
+    ShapeInferenceError,
+    OutOfMemoryError,
+    UnsupportedSyntaxError,
+    UnsupportedNumpyError,
+    UndefinedNameError,
+    IRParseError,
+    IRVerificationError,
+    ToolchainMissingError,
+    DeviceError,
+    ArgumentError,
+    InvalidOptionError,
+    InternalCompilerError,
+)

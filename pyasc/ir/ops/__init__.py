@@ -1,0 +1,5 @@
+"""All op families; importing this package registers every op class by name."""
+
+from pyasc.ir.ops import arith, func, loop, math, mem, tensor
+
+__all__ = ["arith", "func", "loop", "math", "mem", "tensor"]

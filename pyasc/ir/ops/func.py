@@ -1,0 +1,161 @@
+"""``builtin.module``, ``func`` (functions, calls, returns, run-time checks) and ``fusion``.
+
+* ``func.func {sym_name, function_type}``: one region whose block arguments are the
+  parameters; isolated from above; ends in ``func.return``.
+* ``func.call {callee}``: calls a function of the same module.
+* ``func.assert(cond) {message, kind}``: a run-time check (``kind`` is ``"assert"`` for
+  user asserts and ``"bounds"`` for index checks); compiled only when enabled.
+* ``fusion.scope``: the body of ``with fusion_scope():``; ops inside may fuse with each
+  other, never with ops outside; ends in ``fusion.yield`` of the values used after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from pyasc.ir.core import Block, Location, Operation, Region, attr
+from pyasc.ir.ops.common import require
+from pyasc.ir.types import FunctionType, Type, i1
+
+
+class ModuleOp(Operation):
+    """The top-level container of functions."""
+
+    name = "builtin.module"
+    regions = ("body",)
+    traits = frozenset({"isolated"})
+
+    @classmethod
+    def empty(cls) -> ModuleOp:
+        return cls(regions=[Region([Block()])])
+
+    @property
+    def functions(self) -> Iterator[FuncOp]:
+        for op in self.body.blocks[0].ops:
+            if isinstance(op, FuncOp):
+                yield op
+
+    def get(self, name: str) -> FuncOp:
+        for f in self.functions:
+            if f.sym_name == name:
+                return f
+        raise KeyError(name)
+
+    def append(self, op: Operation) -> Operation:
+        return self.body.blocks[0].append(op)
+
+    def verify_op(self) -> None:
+        names = [f.sym_name for f in self.functions]
+        require(len(names) == len(set(names)), "function names must be unique")
+        for op in self.body.blocks[0].ops:
+            require(isinstance(op, FuncOp), f"module may hold only functions, not {op.name}")
+
+
+class FuncOp(Operation):
+    """A function: parameters are the entry block's arguments."""
+
+    name = "func.func"
+    regions = ("body",)
+    attrs = {"sym_name": attr(str), "function_type": attr(FunctionType)}
+    terminators = ("func.return",)
+    traits = frozenset({"isolated"})
+
+    @classmethod
+    def empty(cls, name: str, inputs: Sequence[Type], results: Sequence[Type],
+              arg_names: Sequence[str | None] = (), loc: Location | None = None) -> FuncOp:
+        block = Block(list(inputs), list(arg_names))
+        ftype = FunctionType(tuple(inputs), tuple(results))
+        return cls(attributes={"sym_name": name, "function_type": ftype},
+                   regions=[Region([block])], loc=loc)
+
+    @property
+    def sym_name(self) -> str:
+        return self.attributes["sym_name"]
+
+    @property
+    def function_type(self) -> FunctionType:
+        return self.attributes["function_type"]
+
+    @property
+    def entry(self) -> Block:
+        return self.body.blocks[0]
+
+    def set_result_types(self, results: Sequence[Type]) -> None:
+        ft = self.function_type
+        self.attributes["function_type"] = FunctionType(ft.inputs, tuple(results))
+
+    def verify_op(self) -> None:
+        ft = self.function_type
+        args = tuple(a.type for a in self.entry.args)
+        require(args == ft.inputs, f"arguments {args} do not match type {ft}")
+        term = self.entry.terminator
+        if term is not None and term.name == "func.return":
+            got = tuple(v.type for v in term.operand_values)
+            require(got == ft.results, f"returns {got} but the type says {ft.results}")
+
+
+class ReturnOp(Operation):
+    name = "func.return"
+    operands = ("values*",)
+    traits = frozenset({"terminator"})
+
+
+class CallOp(Operation):
+    """Call a function of the enclosing module by name."""
+
+    name = "func.call"
+    operands = ("args*",)
+    results = ("outputs*",)
+    attrs = {"callee": attr(str)}
+
+    def verify_op(self) -> None:
+        module = self.parent_op
+        while module is not None and not isinstance(module, ModuleOp):
+            module = module.parent_op
+        if module is None:
+            return
+        try:
+            callee = module.get(self.attributes["callee"])
+        except KeyError:
+            raise ValueError(f"unknown callee '{self.attributes['callee']}'") from None
+        ft = callee.function_type
+        require(tuple(v.type for v in self.args) == ft.inputs, "call argument types differ")
+        require(tuple(r.type for r in self.outputs) == ft.results, "call result types differ")
+
+
+class AssertOp(Operation):
+    """Run-time check: raise (AssertionError or IndexError) with ``message`` if false."""
+
+    name = "func.assert"
+    operands = ("cond",)
+    attrs = {"message": attr(str), "kind": attr(str)}
+    traits = frozenset({"checks"})
+
+    def verify_op(self) -> None:
+        require(self.cond.type == i1, "assert condition must be i1")
+        require(self.attributes["kind"] in ("assert", "bounds"), "kind: assert or bounds")
+
+
+class FusionScopeOp(Operation):
+    """``with fusion_scope():`` body: a fusion boundary."""
+
+    name = "fusion.scope"
+    results = ("outputs*",)
+    regions = ("body",)
+    terminators = ("fusion.yield",)
+
+    @classmethod
+    def empty(cls, loc: Location | None = None) -> FusionScopeOp:
+        return cls(regions=[Region([Block()])], loc=loc)
+
+    def verify_op(self) -> None:
+        term = self.body.blocks[0].terminator
+        if term is not None and term.name == "fusion.yield":
+            got = [v.type for v in term.operand_values]
+            require(got == [r.type for r in self.outputs], "yield types must match results")
+
+
+class FusionYieldOp(Operation):
+    name = "fusion.yield"
+    operands = ("values*",)
+    traits = frozenset({"terminator"})

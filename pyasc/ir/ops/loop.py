@@ -1,0 +1,140 @@
+"""``loop``: structured control flow with values carried through ``yield``.
+
+* ``for(lb, ub, step, inits*)``: body ``^bb0(%iv: index, %iters...)`` runs for
+  ``iv = lb + k*step``, ``k`` in ``range(max(0, ceil((ub - lb) / step)))``; ``step`` may be
+  negative, never 0 (a run-time error).  The body ends in ``loop.yield`` of the next
+  iteration values; the results are the final ones.  ``parallel = true`` promises the
+  iterations are independent (set by passes, used by the thread-pool split).
+* ``while(inits*)``: region ``before(args)`` ends in ``loop.condition(%c, vals*)``; while
+  ``%c`` holds, ``after(vals)`` runs and yields the next ``args``; the results are the
+  ``vals`` of the final condition (MLIR ``scf.while``).
+* ``if(cond)``: ``then`` and ``else`` regions each end in ``loop.yield`` of the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyasc.ir.core import Block, Location, Operation, Region, Value, attr
+from pyasc.ir.ops.common import require
+from pyasc.ir.types import Type, i1, index
+
+
+def _yield_types(region: Region) -> list[Type] | None:
+    term = region.blocks[0].terminator if region.blocks else None
+    if term is None or term.name not in ("loop.yield", "loop.condition"):
+        return None
+    values = term.operand_values
+    if term.name == "loop.condition":
+        values = values[1:]
+    return [v.type for v in values]
+
+
+class ForOp(Operation):
+    """Counted loop over ``index`` with loop-carried values."""
+
+    name = "loop.for"
+    operands = ("lower", "upper", "step", "inits*")
+    results = ("outputs*",)
+    regions = ("body",)
+    attrs = {"parallel": attr(bool, optional=True)}
+    terminators = ("loop.yield",)
+
+    @classmethod
+    def empty(cls, lower: Value, upper: Value, step: Value, inits: Sequence[Value] = (),
+              iv_name: str | None = None, loc: Location | None = None) -> ForOp:
+        block = Block([index] + [v.type for v in inits])
+        block.args[0].name_hint = iv_name
+        return cls([lower, upper, step, *inits], [v.type for v in inits],
+                   regions=[Region([block])], loc=loc)
+
+    @property
+    def induction_var(self) -> Value:
+        return self.body.blocks[0].args[0]
+
+    @property
+    def iter_args(self) -> list[Value]:
+        return self.body.blocks[0].args[1:]
+
+    def verify_op(self) -> None:
+        for v in (self.lower, self.upper, self.step):
+            require(v.type == index, f"loop bounds must be index, got {v.type}")
+        inits = [v.type for v in self.inits]
+        require([r.type for r in self.outputs] == inits, "results must match inits")
+        args = [a.type for a in self.body.blocks[0].args]
+        require(args == [index] + inits, f"body arguments must be (index, {inits})")
+        ys = _yield_types(self.body)
+        require(ys is None or ys == inits, f"yield types {ys} must match inits {inits}")
+
+
+class WhileOp(Operation):
+    """General loop: ``before`` computes the condition, ``after`` the next values."""
+
+    name = "loop.while"
+    operands = ("inits*",)
+    results = ("outputs*",)
+    regions = ("before", "after")
+    terminators = ("loop.condition", "loop.yield")
+
+    @classmethod
+    def empty(cls, inits: Sequence[Value], result_types: Sequence[Type],
+              loc: Location | None = None) -> WhileOp:
+        before = Block([v.type for v in inits])
+        after = Block(list(result_types))
+        return cls(list(inits), list(result_types),
+                   regions=[Region([before]), Region([after])], loc=loc)
+
+    def verify_op(self) -> None:
+        inits = [v.type for v in self.inits]
+        results = [r.type for r in self.outputs]
+        require([a.type for a in self.before.blocks[0].args] == inits,
+                "before-region arguments must match inits")
+        require([a.type for a in self.after.blocks[0].args] == results,
+                "after-region arguments must match results")
+        cond = _yield_types(self.before)
+        require(cond is None or cond == results, "condition values must match results")
+        body = _yield_types(self.after)
+        require(body is None or body == inits, "after-region must yield the init types")
+
+
+class IfOp(Operation):
+    """Two-way branch with results yielded from both regions."""
+
+    name = "loop.if"
+    operands = ("cond",)
+    results = ("outputs*",)
+    regions = ("then_region", "else_region")
+    terminators = ("loop.yield", "loop.yield")
+
+    @classmethod
+    def empty(cls, cond: Value, result_types: Sequence[Type] = (),
+              loc: Location | None = None) -> IfOp:
+        return cls([cond], list(result_types),
+                   regions=[Region([Block()]), Region([Block()])], loc=loc)
+
+    def verify_op(self) -> None:
+        require(self.cond.type == i1, f"if condition must be i1, got {self.cond.type}")
+        results = [r.type for r in self.outputs]
+        for region in (self.then_region, self.else_region):
+            require(not region.blocks[0].args, "if regions take no arguments")
+            ys = _yield_types(region)
+            require(ys is None or ys == results, f"yield types {ys} must match {results}")
+
+
+class YieldOp(Operation):
+    """Terminator of ``for``/``if`` regions and of ``while``'s ``after`` region."""
+
+    name = "loop.yield"
+    operands = ("values*",)
+    traits = frozenset({"terminator"})
+
+
+class ConditionOp(Operation):
+    """Terminator of ``while``'s ``before`` region."""
+
+    name = "loop.condition"
+    operands = ("cond", "values*")
+    traits = frozenset({"terminator"})
+
+    def verify_op(self) -> None:
+        require(self.cond.type == i1, "loop.condition needs an i1 condition")

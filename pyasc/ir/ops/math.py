@@ -1,0 +1,91 @@
+"""``math``: elementwise transcendental and rounding functions (numpy semantics).
+
+Unary float ops: ``exp exp2 expm1 log log2 log10 log1p sqrt rsqrt tanh sin cos tan erf
+floor ceil round trunc sigmoid``.  ``round`` rounds half to even (``np.round`` with
+``decimals=0``); ``rsqrt(x) = 1/sqrt(x)``; ``sigmoid(x) = 1/(1+exp(-x))`` is produced by
+pattern rewrites, not by the frontend.
+``abs`` and ``sign`` take any numeric type; ``isnan isinf isfinite`` give ``i1``;
+``pow`` is numpy ``power`` (integer ``pow`` with a negative exponent is an error in
+numpy and gives 0 here, except 1 and -1 bases).
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.core import Location, Operation, Value
+from pyasc.ir.ops.arith import BinaryOp, ElementwiseOp
+from pyasc.ir.ops.common import check_elementwise_result, elementwise_type, require
+from pyasc.ir.types import element_type, i1
+
+
+class UnaryFloatOp(ElementwiseOp):
+    operands = ("operand",)
+    allowed = "float"
+
+
+def _unary(op_name: str, cls_name: str, allowed: str = "float") -> type[ElementwiseOp]:
+    cls = type(cls_name, (UnaryFloatOp,), {"name": op_name, "allowed": allowed,
+                                           "__doc__": f"Elementwise ``{op_name}``."})
+    cls.__module__ = __name__
+    return cls
+
+
+ExpOp = _unary("math.exp", "ExpOp")
+Exp2Op = _unary("math.exp2", "Exp2Op")
+Expm1Op = _unary("math.expm1", "Expm1Op")
+LogOp = _unary("math.log", "LogOp")
+Log2Op = _unary("math.log2", "Log2Op")
+Log10Op = _unary("math.log10", "Log10Op")
+Log1pOp = _unary("math.log1p", "Log1pOp")
+SqrtOp = _unary("math.sqrt", "SqrtOp")
+RsqrtOp = _unary("math.rsqrt", "RsqrtOp")
+TanhOp = _unary("math.tanh", "TanhOp")
+SinOp = _unary("math.sin", "SinOp")
+CosOp = _unary("math.cos", "CosOp")
+TanOp = _unary("math.tan", "TanOp")
+ErfOp = _unary("math.erf", "ErfOp")
+FloorOp = _unary("math.floor", "FloorOp")
+CeilOp = _unary("math.ceil", "CeilOp")
+RoundOp = _unary("math.round", "RoundOp")
+TruncOp = _unary("math.trunc", "TruncOp")
+SigmoidOp = _unary("math.sigmoid", "SigmoidOp")
+AbsOp = _unary("math.abs", "AbsOp", "numeric")
+SignOp = _unary("math.sign", "SignOp", "numeric")
+
+
+class PowOp(BinaryOp):
+    """numpy ``power``."""
+
+    name = "math.pow"
+
+
+class ClassifyOp(Operation):
+    """Base of the ``i1``-valued float predicates."""
+
+    operands = ("operand",)
+    results = ("result",)
+    traits = frozenset({"pure"})
+
+    @classmethod
+    def new(cls, operand: Value, loc: Location | None = None) -> Operation:
+        return cls([operand], [elementwise_type([operand.type], i1)], loc=loc)
+
+    def verify_op(self) -> None:
+        require(element_type(self.operand.type).is_float, "operand must be a float")
+        check_elementwise_result(self, i1)
+
+
+class IsNanOp(ClassifyOp):
+    name = "math.isnan"
+
+
+class IsInfOp(ClassifyOp):
+    name = "math.isinf"
+
+
+class IsFiniteOp(ClassifyOp):
+    name = "math.isfinite"
+
+
+UNARY_FLOAT_OPS = (ExpOp, Exp2Op, Expm1Op, LogOp, Log2Op, Log10Op, Log1pOp, SqrtOp,
+                   RsqrtOp, TanhOp, SinOp, CosOp, TanOp, ErfOp, FloorOp, CeilOp, RoundOp,
+                   TruncOp, SigmoidOp)
