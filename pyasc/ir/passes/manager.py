@@ -1,0 +1,91 @@
+"""Pass infrastructure: pass classes with a name, a registry, and a pass manager.
+
+A pass is a stateless class with a ``name`` and ``run(module, ctx)``; registering is
+decorating it with ``@register_pass``.  A pipeline is a list of names, run in order by
+:class:`PassManager`, which verifies the module after every pass and, when the
+``PYASC_DUMP_IR`` environment variable names a directory, writes the IR after each pass
+there as ``NN-<pass>.ir``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from pyasc.errors import InternalCompilerError, IRVerificationError
+from pyasc.ir.ops.func import ModuleOp
+from pyasc.ir.verifier import verify_module
+
+
+@dataclass
+class PassContext:
+    """Options visible to passes (``fastmath``, target, ...) and a dump counter."""
+
+    options: dict[str, object] = field(default_factory=dict)
+    dump_dir: Path | None = None
+    dump_prefix: str = ""
+    _dumps: int = 0
+
+    def dump(self, module: ModuleOp, label: str) -> None:
+        if self.dump_dir is None:
+            return
+        self.dump_dir.mkdir(parents=True, exist_ok=True)
+        name = f"{self.dump_prefix}{self._dumps:02d}-{label}.ir"
+        (self.dump_dir / name).write_text(str(module) + "\n")
+        self._dumps += 1
+
+
+class Pass:
+    """Base class: subclasses set ``name`` and implement ``run``."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    def run(self, module: ModuleOp, ctx: PassContext) -> None:
+        raise NotImplementedError
+
+
+PASS_REGISTRY: dict[str, type[Pass]] = {}
+
+
+def register_pass(cls: type[Pass]) -> type[Pass]:
+    """Class decorator adding a pass to the registry under its ``name``."""
+    if not cls.name or cls.name in PASS_REGISTRY:
+        raise ValueError(f"pass name {cls.name!r} is empty or taken")
+    PASS_REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_pass(name: str) -> Pass:
+    """A fresh instance of the registered pass ``name``."""
+    try:
+        return PASS_REGISTRY[name]()
+    except KeyError:
+        raise KeyError(f"unknown pass '{name}'; known: {sorted(PASS_REGISTRY)}") from None
+
+
+class PassManager:
+    """Runs a pipeline (a list of pass names), verifying after each pass."""
+
+    def __init__(self, pipeline: Sequence[str], verify: bool = True) -> None:
+        self.passes = [get_pass(n) for n in pipeline]
+        self.verify = verify
+
+    def run(self, module: ModuleOp, ctx: PassContext | None = None) -> ModuleOp:
+        ctx = ctx or PassContext()
+        if ctx.dump_dir is None and os.environ.get("PYASC_DUMP_IR"):
+            ctx.dump_dir = Path(os.environ["PYASC_DUMP_IR"])
+        ctx.dump(module, "input")
+        for p in self.passes:
+            p.run(module, ctx)
+            ctx.dump(module, p.name)
+            if self.verify:
+                try:
+                    verify_module(module)
+                except IRVerificationError as exc:
+                    raise InternalCompilerError(
+                        f"IR invalid after pass '{p.name}': {exc.message}") from exc
+        return module
