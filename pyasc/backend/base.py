@@ -1,0 +1,69 @@
+"""The contract between the frontend and the backends.
+
+The frontend turns one call signature of a ``@hybrid`` function into a :class:`Program`:
+an IR module (after the default pass pipeline) whose entry function takes the call's
+arguments flattened (arrays as memrefs, Python scalars as scalars, tuples expanded) and
+returns its results flattened.  A backend compiles a ``Program`` into a
+:class:`CompiledKernel`, which is called with the flat argument list and returns the flat
+result list.  Backends are looked up by target name in :data:`BACKENDS` and imported lazily,
+so importing pyasc never pulls in llvmlite or a C++ compiler.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pyasc.ir.ops.func import ModuleOp
+
+
+@dataclass
+class Program:
+    """One specialization, ready for a backend.
+
+    ``cache_key`` covers the source of the function and of every ``@hybrid`` callee, the
+    signature and the options; a backend extends it with its own versions (compiler,
+    CPU features, SoC) before using it as a disk-cache key.  ``result_params[j]`` is the
+    index of the flat parameter that result ``j`` returns unchanged (the frontend hands
+    back the caller's own object), or ``None``.
+    """
+
+    module: ModuleOp
+    entry: str
+    cache_key: str
+    options: dict[str, Any] = field(default_factory=dict)
+    result_params: tuple[int | None, ...] = ()
+    source_file: str | None = None
+
+
+class CompiledKernel(Protocol):
+    """A compiled specialization: ``kernel(flat_args) -> flat_results``."""
+
+    def __call__(self, flat_args: Sequence[Any]) -> list[Any]: ...
+
+
+class Backend(Protocol):
+    """A code generator for one target."""
+
+    name: str
+
+    def compile(self, program: Program) -> CompiledKernel: ...
+
+
+BACKENDS: dict[str, str] = {
+    "cpu": "pyasc.backend.llvm:LLVMBackend",
+    "ascend-sim": "pyasc.backend.ascendc:SimBackend",
+    "ascend": "pyasc.backend.ascendc:NPUBackend",
+}
+
+
+def get_backend(target: str) -> Backend:
+    """Instantiate the backend registered for ``target`` (imported on first use)."""
+    try:
+        spec = BACKENDS[target]
+    except KeyError:
+        raise KeyError(f"unknown target '{target}'; known: {sorted(BACKENDS)}") from None
+    module_name, cls_name = spec.split(":")
+    return getattr(importlib.import_module(module_name), cls_name)()
