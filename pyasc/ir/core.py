@@ -343,7 +343,8 @@ def _install_accessors(cls: type[Operation], spec_attr: str, storage: str) -> No
             prop = property(lambda self, i=i, s=storage, a=n_after:
                             list(getattr(self, s)[i:len(getattr(self, s)) - a]))
         elif var_pos and i > var_pos[0]:
-            prop = property(lambda self, j=len(names) - i, s=storage: getattr(self, s)[-j])
+            from_end = len(names) - i
+            prop = property(lambda self, j=from_end, s=storage: getattr(self, s)[-j])
         else:
             prop = property(lambda self, i=i, s=storage: getattr(self, s)[i])
         setattr(cls, key, prop)

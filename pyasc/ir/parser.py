@@ -84,29 +84,32 @@ class _Scope:
 class _Builder:
     """Walks the lark tree top-down so value definitions precede their uses."""
 
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
     def op(self, tree: lark.Tree, scope: _Scope) -> Operation:
         names_t, name_tok, values_t, regions_t, attrs_t, ftype_t, loc_t = tree.children
         op_name = json.loads(name_tok)
         cls = OP_REGISTRY.get(op_name)
         if cls is None:
-            raise _err(f"unknown op '{op_name}'", name_tok)
+            raise self.err(f"unknown op '{op_name}'", name_tok)
         operands = [self.use(tok, scope) for tok in (values_t.children if values_t else [])]
         ftype = self.type(ftype_t)
         assert isinstance(ftype, FunctionType)
         if len(ftype.inputs) != len(operands):
-            raise _err(f"'{op_name}' has {len(operands)} operands but its type lists "
+            raise self.err(f"'{op_name}' has {len(operands)} operands but its type lists "
                        f"{len(ftype.inputs)}", name_tok)
         for v, t, tok in zip(operands, ftype.inputs, values_t.children if values_t else [],
                              strict=False):
             if v.type != t:
-                raise _err(f"use of {tok} with type {t}, but it was defined as {v.type}", tok)
+                raise self.err(f"use of {tok} with type {t}, but it was defined as {v.type}", tok)
         regions = [self.region(r, scope) for r in (regions_t.children if regions_t else [])]
         attributes = self.attrs(attrs_t)
         op = cls.__new__(cls)
         Operation.__init__(op, operands, ftype.results, attributes, regions, self.loc(loc_t))
         result_toks = names_t.children if names_t else []
         if len(result_toks) != len(op.result_values):
-            raise _err(f"'{op_name}' defines {len(result_toks)} names for "
+            raise self.err(f"'{op_name}' defines {len(result_toks)} names for "
                        f"{len(op.result_values)} results", name_tok)
         for tok, res in zip(result_toks, op.result_values, strict=True):
             self.define(tok, res, scope)
@@ -134,14 +137,14 @@ class _Builder:
 
     def define(self, tok: lark.Token, value: Value, scope: _Scope) -> None:
         if tok in scope.values:
-            raise _err(f"redefinition of {tok}", tok)
+            raise self.err(f"redefinition of {tok}", tok)
         scope.values[str(tok)] = value
         value.name_hint = _hint(tok)
 
     def use(self, tok: lark.Token, scope: _Scope) -> Value:
         v = scope.lookup(str(tok))
         if v is None:
-            raise _err(f"use of undefined value {tok}", tok)
+            raise self.err(f"use of undefined value {tok}", tok)
         return v
 
     def type(self, tree: lark.Tree | lark.Token) -> Type:
@@ -166,7 +169,7 @@ class _Builder:
                 continue
             key, val = entry.children
             if str(key) in out:
-                raise _err(f"duplicate attribute '{key}'", key)
+                raise self.err(f"duplicate attribute '{key}'", key)
             out[str(key)] = self.attr(val)
         return out
 
@@ -192,14 +195,21 @@ class _Builder:
         values, type_t = tree.children
         t = self.type(type_t)
         if not isinstance(t, ShapedType):
-            raise _err("dense<...> needs a tensor type", _first_token(tree))
+            raise self.err("dense<...> needs a tensor type", _first_token(tree))
         flat = self.attr(values)
         flat = flat if isinstance(flat, tuple) else (flat,)
         try:
             arr = np.array(flat, dtype=t.element.to_numpy()).reshape(t.shape)
         except (ValueError, TypeError) as exc:
-            raise _err(f"dense<...> does not fit {t}: {exc}", _first_token(tree)) from None
+            raise self.err(f"dense<...> does not fit {t}: {exc}", _first_token(tree)) from None
         return DenseArray(arr, t)
+
+    def err(self, message: str, tok: lark.Token | None) -> IRParseError:
+        line = getattr(tok, "line", None)
+        col = getattr(tok, "column", None)
+        text = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
+        return IRParseError(message, filename="<ir>", lineno=line,
+                            col_offset=(col - 1) if col else None, source_line=text)
 
     def loc(self, tree: lark.Tree | None) -> Location:
         if tree is None or not tree.children or tree.children[0] is None:
@@ -219,11 +229,6 @@ def _first_token(tree: lark.Tree) -> lark.Token | None:
     return None
 
 
-def _err(message: str, tok: lark.Token | None) -> IRParseError:
-    line = getattr(tok, "line", None)
-    col = getattr(tok, "column", None)
-    return IRParseError(message, filename="<ir>", lineno=line,
-                        col_offset=(col - 1) if col else None)
 
 
 def parse_op(text: str) -> Operation:
@@ -240,7 +245,7 @@ def parse_op(text: str) -> Operation:
                            source_line=line) from None
     except lark.exceptions.VisitError as exc:  # pragma: no cover - defensive
         raise IRParseError(str(exc.orig_exc)) from None
-    return _Builder().op(tree.children[0], _Scope(None))
+    return _Builder(text).op(tree.children[0], _Scope(None))
 
 
 def parse_module(text: str, verify: bool = True):

@@ -1,0 +1,286 @@
+"""Reference semantics of every region-free op, on numpy values.
+
+This table is the definition the backends are tested against (through the interpreter)
+and the constant folder evaluates with.  Values: scalars are numpy scalars of the exact
+dtype (``index`` is ``np.int64``, ``i1`` is ``np.bool_``), tensors and memrefs are numpy
+arrays (a memref may be a view; tensor values are never written to).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from pyasc.ir.core import DenseArray, Operation
+from pyasc.ir.ops import arith, mem, tensor
+from pyasc.ir.ops import math as m
+from pyasc.ir.types import DYN, ScalarType, ShapedType, Type, element_type
+
+Evaluator = Callable[..., object]
+
+
+def np_dtype(t: Type) -> np.dtype:
+    """The numpy dtype of a type's elements."""
+    return element_type(t).to_numpy()
+
+
+def as_type(value: object, t: Type) -> object:
+    """Coerce a numpy result to the IR type ``t``: a numpy scalar or an array."""
+    dt = np_dtype(t)
+    if isinstance(t, ScalarType):
+        return dt.type(np.asarray(value).reshape(())[()]) if np.ndim(value) == 0 else \
+            _not_scalar(value, t)
+    arr = np.asarray(value)
+    if arr.dtype != dt:
+        arr = arr.astype(dt)
+    return arr
+
+
+def _not_scalar(value: object, t: Type) -> object:
+    raise ValueError(f"expected a scalar of type {t}, got shape {np.shape(value)}")
+
+
+def _result_shape(op: Operation, dims: list) -> tuple[int, ...]:
+    """Concrete shape of ``op``'s single shaped result, given its dynamic-dim operands."""
+    t = op.result.type
+    assert isinstance(t, ShapedType)
+    it = iter(int(d) for d in dims)
+    return tuple(next(it) if d == DYN else d for d in t.shape)
+
+
+# ---------------------------------------------------------------------------- arith / math
+
+def _binary(fn: Callable) -> Evaluator:
+    def ev(op: Operation, a: object, b: object) -> object:
+        with np.errstate(all="ignore"):
+            return as_type(fn(a, b), op.result.type)
+    return ev
+
+
+def _unary(fn: Callable) -> Evaluator:
+    def ev(op: Operation, a: object) -> object:
+        with np.errstate(all="ignore"):
+            return as_type(fn(a), op.result.type)
+    return ev
+
+
+def _shift(left: bool) -> Evaluator:
+    """numpy shift semantics: counts outside [0, width) give 0 (or -1 for negative shr)."""
+    def ev(op: Operation, a: object, b: object) -> object:
+        width = np_dtype(op.result.type).itemsize * 8
+        a_arr, b_arr = np.asarray(a), np.asarray(b)
+        ok = (b_arr >= 0) & (b_arr < width)
+        safe_b = np.where(ok, b_arr, 0).astype(a_arr.dtype)
+        shifted = np.left_shift(a_arr, safe_b) if left else np.right_shift(a_arr, safe_b)
+        fallback = np.zeros_like(shifted) if left else np.where(a_arr < 0, -1, 0).astype(
+            a_arr.dtype)
+        return as_type(np.where(ok, shifted, fallback), op.result.type)
+    return ev
+
+
+def _pow(op: Operation, a: object, b: object) -> object:
+    dt = np_dtype(op.result.type)
+    with np.errstate(all="ignore"):
+        if dt.kind in "iu":
+            a_arr, b_arr = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+            neg = b_arr < 0
+            res = np.power(a_arr, np.where(neg, 0, b_arr).astype(dt))
+            # Negative exponents: only 1 and -1 have integer results; the rest give 0.
+            special = np.where(a_arr == 1, 1, np.where(a_arr == -1, 1 - 2 * (b_arr % 2), 0))
+            return as_type(np.where(neg, special.astype(dt), res), op.result.type)
+        return as_type(np.power(a, b), op.result.type)
+
+
+def _erf(x: object) -> object:
+    arr = np.asarray(x)
+    return np.vectorize(math.erf, otypes=[np.float64])(arr.astype(np.float64)).astype(arr.dtype)
+
+
+def _sigmoid(x: object) -> object:
+    arr = np.asarray(x)
+    one = arr.dtype.type(1)
+    return one / (one + np.exp(-arr))
+
+
+def _rsqrt(x: object) -> object:
+    arr = np.asarray(x)
+    return arr.dtype.type(1) / np.sqrt(arr)
+
+
+def _cmp(op: Operation, a: object, b: object) -> object:
+    fn = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+          "gt": np.greater, "ge": np.greater_equal}[op.attributes["predicate"]]
+    return as_type(fn(a, b), op.result.type)
+
+
+def _cast(op: Operation, a: object) -> object:
+    with np.errstate(all="ignore"):
+        return as_type(np.asarray(a).astype(np_dtype(op.result.type)), op.result.type)
+
+
+def _constant(op: Operation) -> object:
+    v = op.attributes["value"]
+    if isinstance(v, DenseArray):
+        return v.array.astype(np_dtype(op.result.type)).copy()
+    return np_dtype(op.result.type).type(v)
+
+
+ARITH: dict[type[Operation], Evaluator] = {
+    arith.ConstantOp: _constant,
+    arith.AddOp: _binary(np.add),
+    arith.SubOp: _binary(np.subtract),
+    arith.MulOp: _binary(np.multiply),
+    arith.DivOp: _binary(np.true_divide),
+    arith.FloorDivOp: _binary(np.floor_divide),
+    arith.RemOp: _binary(np.remainder),
+    arith.MaxOp: _binary(np.maximum),
+    arith.MinOp: _binary(np.minimum),
+    arith.AndOp: _binary(np.bitwise_and),
+    arith.OrOp: _binary(np.bitwise_or),
+    arith.XorOp: _binary(np.bitwise_xor),
+    arith.ShlOp: _shift(left=True),
+    arith.ShrOp: _shift(left=False),
+    arith.NegOp: _unary(np.negative),
+    arith.NotOp: _unary(np.invert),
+    arith.CmpOp: _cmp,
+    arith.SelectOp: lambda op, c, a, b: as_type(np.where(c, a, b), op.result.type),
+    arith.CastOp: _cast,
+}
+
+MATH: dict[type[Operation], Evaluator] = {
+    m.ExpOp: _unary(np.exp), m.Exp2Op: _unary(np.exp2), m.Expm1Op: _unary(np.expm1),
+    m.LogOp: _unary(np.log), m.Log2Op: _unary(np.log2), m.Log10Op: _unary(np.log10),
+    m.Log1pOp: _unary(np.log1p), m.SqrtOp: _unary(np.sqrt), m.RsqrtOp: _unary(_rsqrt),
+    m.TanhOp: _unary(np.tanh), m.SinOp: _unary(np.sin), m.CosOp: _unary(np.cos),
+    m.TanOp: _unary(np.tan), m.ErfOp: _unary(_erf), m.FloorOp: _unary(np.floor),
+    m.CeilOp: _unary(np.ceil), m.RoundOp: _unary(np.rint), m.TruncOp: _unary(np.trunc),
+    m.SigmoidOp: _unary(_sigmoid), m.AbsOp: _unary(np.abs), m.SignOp: _unary(np.sign),
+    m.PowOp: _pow, m.IsNanOp: _unary(np.isnan), m.IsInfOp: _unary(np.isinf),
+    m.IsFiniteOp: _unary(np.isfinite),
+}
+
+# ---------------------------------------------------------------------------- tensor / mem
+
+
+def slice_view(arr: np.ndarray, op: Operation, args: list) -> np.ndarray:
+    """The numpy view selected by a ``tensor.slice``/``mem.subview`` op."""
+    r = arr.ndim
+    offsets, sizes, steps = (list(map(int, args[i * r:(i + 1) * r])) for i in range(3))
+    index: list[object] = []
+    for off, size, step in zip(offsets, sizes, steps, strict=True):
+        stop = off + size * step
+        index.append(slice(off, None if stop < 0 else stop, step))
+    view = arr[tuple(index)]
+    if view.shape != tuple(sizes):
+        raise IndexError(f"slice {offsets}/{sizes}/{steps} out of bounds for {arr.shape}")
+    drop = op.attributes.get("drop", ())
+    if drop:
+        view = view[tuple(0 if a in drop else slice(None) for a in range(r))]
+    return view
+
+
+def _reduce(fn: Callable) -> Evaluator:
+    def ev(op: Operation, x: np.ndarray) -> object:
+        axes = tuple(op.attributes["axes"])
+        keep = op.attributes["keepdims"]
+        with np.errstate(all="ignore"):
+            if fn in (np.sum, np.prod):
+                res = fn(x, axis=axes, keepdims=keep, dtype=np_dtype(op.result.type))
+            else:
+                res = fn(x, axis=axes, keepdims=keep)
+        return as_type(res, op.result.type)
+    return ev
+
+
+def _argreduce(fn: Callable) -> Evaluator:
+    def ev(op: Operation, x: np.ndarray) -> object:
+        axis = op.attributes.get("axis")
+        keep = op.attributes.get("keepdims", False)
+        return as_type(fn(x, axis=axis, keepdims=keep), op.result.type)
+    return ev
+
+
+def _alloc(op: Operation, *dims: object) -> np.ndarray:
+    # Poison fresh buffers so that reading uninitialized memory shows up in tests.
+    dt = np_dtype(op.result.type)
+    fill = np.nan if dt.kind == "f" else (True if dt.kind == "b" else 0x5A)
+    return np.full(_result_shape(op, list(dims)), fill, dtype=dt)
+
+
+def _write(op: Operation, value: object, dest: np.ndarray) -> None:
+    dest[...] = value
+
+
+def _store(op: Operation, value: object, dest: np.ndarray, *idx: object) -> None:
+    dest[tuple(int(i) for i in idx)] = value
+
+
+TENSOR: dict[type[Operation], Evaluator] = {
+    tensor.FillOp: lambda op, v, *d: np.full(_result_shape(op, list(d)), v,
+                                               dtype=np_dtype(op.result.type)),
+    tensor.ArangeOp: lambda op, start, step, *d: as_type(
+        start + np.arange(_result_shape(op, list(d))[0]).astype(np_dtype(op.result.type))
+        * step, op.result.type),
+    tensor.BroadcastOp: lambda op, x, *d: np.broadcast_to(x, _result_shape(op, list(d))),
+    tensor.ReshapeOp: lambda op, x, *d: np.reshape(x, _result_shape(op, list(d))),
+    tensor.TransposeOp: lambda op, x: np.transpose(x, op.attributes["perm"]),
+    tensor.SliceOp: lambda op, x, *a: slice_view(x, op, list(a)),
+    tensor.ExtractOp: lambda op, x, *i: as_type(x[tuple(int(j) for j in i)], op.result.type),
+    tensor.DimOp: lambda op, x: np.int64(x.shape[op.attributes["axis"]]),
+    tensor.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.attributes["axis"]),
+    tensor.SumOp: _reduce(np.sum), tensor.ProdOp: _reduce(np.prod),
+    tensor.ReduceMaxOp: _reduce(np.max), tensor.ReduceMinOp: _reduce(np.min),
+    tensor.AnyOp: _reduce(np.any), tensor.AllOp: _reduce(np.all),
+    tensor.ArgMaxOp: _argreduce(np.argmax), tensor.ArgMinOp: _argreduce(np.argmin),
+    tensor.MatmulOp: lambda op, a, b: as_type(np.matmul(a, b), op.result.type),
+    tensor.GatherOp: lambda op, x, i: as_type(np.take(x, np.asarray(i, dtype=np.int64),
+                                                      axis=op.attributes["axis"]),
+                                              op.result.type),
+    tensor.CompressOp: lambda op, x, mask: x[mask],
+}
+
+MEM: dict[type[Operation], Evaluator] = {
+    mem.AllocOp: _alloc,
+    mem.DimOp: lambda op, x: np.int64(x.shape[op.attributes["axis"]]),
+    mem.LoadOp: lambda op, x, *i: as_type(x[tuple(int(j) for j in i)], op.result.type),
+    mem.StoreOp: _store,
+    mem.SubviewOp: lambda op, x, *a: slice_view(x, op, list(a)),
+    mem.TransposeOp: lambda op, x: np.transpose(x, op.attributes["perm"]),
+    mem.ReshapeOp: lambda op, x, *d: _reshape_view(x, _result_shape(op, list(d))),
+    mem.ToTensorOp: lambda op, x: np.array(x, copy=True),
+    mem.WriteOp: _write,
+    mem.CopyOp: lambda op, src, dst: _write(op, src, dst),
+    mem.ContiguousOp: lambda op, x: np.array(x, order="C", copy=True),
+    mem.FillOp: _write,
+}
+
+
+def _reshape_view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    view = x.view()
+    view.shape = shape  # raises instead of silently copying a non-contiguous buffer
+    return view
+
+
+EVALUATORS: dict[type[Operation], Evaluator] = {**ARITH, **MATH, **TENSOR, **MEM}
+
+
+def register_evaluator(op_class: type[Operation], fn: Evaluator) -> None:
+    """Add the semantics of an op defined elsewhere (e.g. by a backend-specific pass)."""
+    EVALUATORS[op_class] = fn
+
+
+def eval_op(op: Operation, operands: list) -> list:
+    """Evaluate one region-free op on concrete operand values; returns its results."""
+    fn = EVALUATORS.get(type(op))
+    if fn is None:
+        raise NotImplementedError(f"no reference semantics for '{op.name}'")
+    out = fn(op, *operands)
+    n = len(op.result_values)
+    if n == 0:
+        return []
+    if n == 1:
+        t = op.result.type
+        return [as_type(out, t) if isinstance(t, ScalarType) else out]
+    return list(out)  # type: ignore[arg-type]
