@@ -1,0 +1,17 @@
+// ascend-sim: pyasc's host model of the AscendC API subset its code generator emits.
+//
+// A generated kernel does `#include "kernel_operator.h"` and `using namespace AscendC;`
+// exactly as for bisheng; compiled with the host C++ compiler against this directory it runs
+// on the CPU, block by block, and stops with a named violation wherever real hardware would
+// silently truncate, hang or corrupt. See README.md for what is and is not modeled.
+#pragma once
+
+#include "sim_base.h"    // macros, enums, SrcLoc, Violation
+#include "sim_fp16.h"    // half, bfloat16_t, directed rounding
+#include "sim_state.h"   // per-block state, counters
+#include "sim_tensor.h"  // GlobalTensor, LocalTensor
+#include "sim_pipe.h"    // TPipe, TQue, TBuf, GetBlockIdx, sync
+#include "sim_copy.h"    // DataCopy, DataCopyPad
+#include "sim_vec.h"     // elementwise count-form APIs, Duplicate
+#include "sim_cast.h"    // Cast
+#include "sim_cmpsel.h"  // Compare, Select, reductions, Sigmoid

@@ -1,0 +1,237 @@
+// ascend-sim: the launcher. Included once, after the kernel source, by the wrapper
+// translation unit that pyasc/backend/ascendc/sim/runner.py generates:
+//
+//   #include "kernel.cpp"          // the generated AscendC source, unchanged
+//   #include "sim_launch.h"
+//   PYASC_SIM_EXPORT(add_custom)   // once per kernel
+//
+// PYASC_SIM_EXPORT(name) defines two C entry points:
+//   const char* pyasc_sim_signature_<name>(void)
+//       comma-separated parameter kinds: "ptr" for GM_ADDR (any pointer), "i8".."i64",
+//       "u8".."u64", "f16", "bf16", "f32", "f64", "bool" for by-value scalars.
+//   int pyasc_sim_launch_<name>(uint32_t block_dim, void** args, const uint64_t* arg_bytes,
+//                               uint64_t* counters, char* err, size_t errlen)
+//       args[i] points at the value of parameter i (for a pointer parameter: at a void*);
+//       arg_bytes[i] is the byte size of the memory behind pointer parameter i (GM bounds);
+//       counters receives pyasc_sim_counter_names() values. Returns 0 on success, 1 for a
+//       violation, 2 for a bad launch or an unexpected exception; err then holds
+//       "api|file|line|block|detail".
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "kernel_operator.h"
+
+#define PYASC_SIM_API extern "C" __attribute__((visibility("default")))
+
+namespace pyasc_sim {
+
+template <class A>
+std::string arg_code() {
+  if constexpr (std::is_pointer_v<A>) return "ptr";
+  else if constexpr (std::is_same_v<A, bool>) return "bool";
+  else if constexpr (std::is_same_v<A, half>) return "f16";
+  else if constexpr (std::is_same_v<A, bfloat16_t>) return "bf16";
+  else if constexpr (std::is_same_v<A, float>) return "f32";
+  else if constexpr (std::is_same_v<A, double>) return "f64";
+  else if constexpr (std::is_integral_v<A>) return (std::is_signed_v<A> ? "i" : "u") + std::to_string(8 * sizeof(A));
+  else static_assert(always_false<A>, "kernel parameters must be pointers (GM_ADDR) or scalars passed by value");
+}
+
+template <class... A>
+const char* signature(void (*)(A...)) {
+  static const std::string sig = [] {
+    std::vector<std::string> codes{arg_code<A>()...};
+    std::string s;
+    for (const std::string& c : codes) s += (s.empty() ? "" : ",") + c;
+    return s;
+  }();
+  return sig.c_str();
+}
+
+template <class A>
+A read_arg(void* p) {
+  A v;
+  std::memcpy(&v, p, sizeof(A));
+  return v;
+}
+
+// The only per-kernel code: unpack args[i] (a pointer to parameter i's value) and call.
+// Everything else in the launcher is shared by all kernels of a translation unit.
+template <class... A, size_t... I>
+void call_with(void (*fn)(A...), void** args, std::index_sequence<I...>) {
+  fn(read_arg<A>(args[I])...);
+}
+
+template <class... A>
+std::tuple<A...> params_of(void (*)(A...));
+
+template <auto Fn>
+void invoker(void** args) {
+  call_with(Fn, args, std::make_index_sequence<std::tuple_size_v<decltype(params_of(Fn))>>{});
+}
+
+// is_pointer for each parameter, plus a terminating false for kernels without parameters.
+template <class... A>
+const bool* pointer_params(void (*)(A...)) {
+  static const bool flags[] = {std::is_pointer_v<A>..., false};
+  return flags;
+}
+
+using Invoker = void (*)(void**);
+
+struct BlockResult {
+  int rc = 0;  // 0 ok, 1 violation, 2 unexpected exception
+  std::string err;
+  uint64_t counters[kNumCounters] = {};
+  std::vector<GmWrite> writes;
+};
+
+inline std::string report(const char* api, const SrcLoc& loc, uint32_t blk, const std::string& detail) {
+  return std::string(api) + "|" + (loc.file ? loc.file : "?") + "|" + std::to_string(loc.line) + "|" +
+         std::to_string(blk) + "|" + detail;
+}
+
+inline void run_block(Invoker invoke, void** args, const LaunchCtx& ctx, uint32_t b, BlockResult& out) {
+  try {
+    BlockState state(b, ctx.block_dim, &ctx);
+    t_block = &state;
+    invoke(args);
+    std::copy(state.counters, state.counters + kNumCounters, out.counters);
+    out.writes = std::move(state.writes);
+  } catch (const Violation& v) {
+    out.rc = 1;
+    out.err = v.api + "|" + v.file + "|" + std::to_string(v.line) + "|" + std::to_string(b) + "|" + v.detail;
+  } catch (const std::exception& e) {
+    out.rc = 2;
+    out.err = report("kernel", SrcLoc(LocTag(), 0, "?"), b, std::string("unexpected C++ exception: ") + e.what());
+  } catch (...) {
+    out.rc = 2;
+    out.err = report("kernel", SrcLoc(LocTag(), 0, "?"), b, "unexpected C++ exception");
+  }
+  t_block = nullptr;
+}
+
+// Two blocks writing the same GM bytes race on hardware (their order is undefined).
+inline std::string find_write_race(const std::vector<BlockResult>& results, const LaunchCtx& ctx) {
+  struct W { uintptr_t lo, hi; uint32_t blk; const GmWrite* w; };
+  std::vector<W> all;
+  for (uint32_t b = 0; b < results.size(); ++b) {
+    for (const GmWrite& w : results[b].writes) all.push_back({w.lo, w.hi, b, &w});
+  }
+  std::sort(all.begin(), all.end(), [](const W& x, const W& y) { return x.lo < y.lo; });
+  const W* best = nullptr;    // earlier range reaching furthest
+  const W* second = nullptr;  // furthest-reaching earlier range of another block than best
+  for (const W& c : all) {
+    const W* other = best && best->blk != c.blk ? best : second;
+    if (other != nullptr && other->hi > c.lo) {
+      const GmRegion* r = ctx.find(c.lo);
+      const uintptr_t base = r ? r->lo : 0;
+      return report(c.w->api, c.w->loc, c.blk, fmt(
+          "GM write race: bytes [%llu, %llu) of argument %d are also written by block %u (%s at line %d)",
+          static_cast<unsigned long long>(c.lo - base), static_cast<unsigned long long>(std::min(c.hi, other->hi) - base),
+          r ? r->arg : -1, other->blk, other->w->api, other->w->loc.line));
+    }
+    if (best == nullptr || c.hi > best->hi) {
+      if (best != nullptr && best->blk != c.blk) second = best;
+      best = &c;
+    } else if (c.blk != best->blk && (second == nullptr || c.hi > second->hi)) {
+      second = &c;
+    }
+  }
+  return {};
+}
+
+inline unsigned worker_count(uint32_t block_dim) {
+  unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("PYASC_SIM_THREADS")) n = std::max(1, std::atoi(env));
+  return std::min<unsigned>(n, block_dim);
+}
+
+inline void write_err(const std::string& msg, char* err, size_t errlen) {
+  if (err != nullptr && errlen > 0) {
+    std::snprintf(err, errlen, "%s", msg.c_str());
+  }
+}
+
+inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
+                  const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen) {
+  if (block_dim == 0 || block_dim > 65535) {
+    write_err(report("launch", SrcLoc(LocTag(), 0, "?"), 0, fmt("block_dim %u is not in [1, 65535]", block_dim)), err, errlen);
+    return 2;
+  }
+  LaunchCtx ctx;
+  ctx.block_dim = block_dim;
+  for (size_t i = 0; i < nargs && arg_bytes != nullptr; ++i) {
+    if (is_ptr[i]) {
+      const uintptr_t lo = reinterpret_cast<uintptr_t>(read_arg<void*>(args[i]));
+      ctx.regions.push_back({lo, lo + arg_bytes[i], static_cast<int>(i)});
+    }
+  }
+  std::vector<BlockResult> results(block_dim);
+  std::atomic<uint32_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    for (uint32_t b; !stop && (b = next.fetch_add(1)) < block_dim;) {
+      run_block(invoke, args, ctx, b, results[b]);
+      if (results[b].rc != 0) stop = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < worker_count(block_dim); ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const BlockResult& r : results) {  // lowest failing block: every lower block ran to completion
+    if (r.rc != 0) {
+      write_err(r.err, err, errlen);
+      return r.rc;
+    }
+  }
+  if (std::string race = find_write_race(results, ctx); !race.empty()) {
+    write_err(race, err, errlen);
+    return 1;
+  }
+  if (counters != nullptr) {
+    std::fill(counters, counters + kNumCounters, 0);
+    for (const BlockResult& r : results) {
+      for (int c = 0; c < kNumCounters; ++c) {
+        counters[c] = kCounterInfo[c].is_max ? std::max(counters[c], r.counters[c]) : counters[c] + r.counters[c];
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace pyasc_sim
+
+PYASC_SIM_API const char* pyasc_sim_counter_names() {
+  static const std::string names = [] {
+    std::string s;
+    for (const auto& c : pyasc_sim::kCounterInfo) s += (s.empty() ? "" : ",") + std::string(c.name);
+    return s;
+  }();
+  return names.c_str();
+}
+
+PYASC_SIM_API const char* pyasc_sim_config() {
+  static const std::string cfg = "ub_bytes=" + std::to_string(PYASC_SIM_UB_BYTES) +
+                                 ",ub_reserved_bytes=" + std::to_string(PYASC_SIM_UB_RESERVED_BYTES) +
+                                 ",max_buffers=" + std::to_string(PYASC_SIM_MAX_BUFFERS);
+  return cfg.c_str();
+}
+
+#define PYASC_SIM_EXPORT(name)                                                                        \
+  PYASC_SIM_API const char* pyasc_sim_signature_##name() { return ::pyasc_sim::signature(&name); }   \
+  PYASC_SIM_API int pyasc_sim_launch_##name(uint32_t block_dim, void** args, const uint64_t* arg_bytes, \
+                                            uint64_t* counters, char* err, size_t errlen) {           \
+    return ::pyasc_sim::launch(&::pyasc_sim::invoker<&name>, ::pyasc_sim::pointer_params(&name),     \
+                               std::tuple_size_v<decltype(::pyasc_sim::params_of(&name))>, block_dim, args, \
+                               arg_bytes, counters, err, errlen);                                     \
+  }

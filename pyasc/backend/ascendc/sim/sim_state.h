@@ -1,0 +1,123 @@
+// ascend-sim: per-launch and per-block state — GM regions, the UB arena, counters and
+// the record of GM writes used to detect two blocks writing the same bytes.
+//
+// One BlockState exists per running block; the launcher points the thread-local
+// `t_block` at it, so every API call finds its block without global mutable state.
+#pragma once
+
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "sim_fp16.h"
+
+namespace pyasc_sim {
+
+// Counters reported to Python after a launch. SUM counters add over blocks, MAX take the
+// largest block value. Keep names stable: the profiler and the tests read them by name.
+#define PYASC_SIM_COUNTERS(X)                                                       \
+  X(blocks, SUM) X(gm_to_ub_bytes, SUM) X(ub_to_gm_bytes, SUM) X(ub_to_ub_bytes, SUM) \
+  X(gm_scalar_read_bytes, SUM) X(gm_scalar_write_bytes, SUM) X(copy_in_calls, SUM)    \
+  X(copy_in_single_buffered_calls, SUM) X(copy_out_calls, SUM) X(ub_peak_bytes, MAX)  \
+  X(ub_scalar_accesses, SUM) X(vec_calls, SUM) X(vec_elements, SUM)                   \
+  X(Add_calls, SUM) X(Sub_calls, SUM) X(Mul_calls, SUM) X(Div_calls, SUM)             \
+  X(Max_calls, SUM) X(Min_calls, SUM) X(Adds_calls, SUM) X(Muls_calls, SUM)           \
+  X(Maxs_calls, SUM) X(Mins_calls, SUM) X(Exp_calls, SUM) X(Ln_calls, SUM)            \
+  X(Abs_calls, SUM) X(Sqrt_calls, SUM) X(Rsqrt_calls, SUM) X(Reciprocal_calls, SUM)   \
+  X(Relu_calls, SUM) X(Duplicate_calls, SUM) X(Cast_calls, SUM) X(Compare_calls, SUM) \
+  X(Select_calls, SUM) X(ReduceSum_calls, SUM) X(ReduceMax_calls, SUM)                \
+  X(ReduceMin_calls, SUM) X(Sigmoid_calls, SUM)
+
+enum class Ctr : int {
+#define PYASC_SIM_X(name, kind) name,
+  PYASC_SIM_COUNTERS(PYASC_SIM_X)
+#undef PYASC_SIM_X
+  COUNT
+};
+inline constexpr int kNumCounters = static_cast<int>(Ctr::COUNT);
+
+struct CounterInfo {
+  const char* name;
+  bool is_max;
+};
+inline constexpr CounterInfo kCounterInfo[] = {
+#define PYASC_SIM_X(name, kind) {#name, std::string_view(#kind) == "MAX"},
+    PYASC_SIM_COUNTERS(PYASC_SIM_X)
+#undef PYASC_SIM_X
+};
+
+// A kernel argument's memory, as passed by the launcher (pointer args with their byte size).
+struct GmRegion {
+  uintptr_t lo, hi;
+  int arg;
+};
+
+struct LaunchCtx {
+  std::vector<GmRegion> regions;
+  uint32_t block_dim = 1;
+
+  const GmRegion* find(uintptr_t p) const {
+    for (const GmRegion& r : regions) {
+      if (p >= r.lo && p < r.hi) return &r;
+    }
+    return nullptr;
+  }
+};
+
+// A contiguous byte range of GM written by one block, with the call that wrote it.
+struct GmWrite {
+  uintptr_t lo, hi;
+  SrcLoc loc;
+  const char* api;
+};
+
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+struct BlockState {
+  uint32_t idx, num;
+  const LaunchCtx* ctx;
+  std::unique_ptr<uint8_t, FreeDeleter> ub;
+  uint64_t counters[kNumCounters] = {};
+  std::vector<GmWrite> writes;
+  bool pipe_alive = false;
+
+  BlockState(uint32_t i, uint32_t n, const LaunchCtx* c)
+      : idx(i), num(n), ctx(c),
+        ub(static_cast<uint8_t*>(std::aligned_alloc(64, round_up(PYASC_SIM_UB_BYTES, 64)))) {
+    if (!ub) throw std::bad_alloc();
+    std::memset(ub.get(), PYASC_SIM_UB_FILL, PYASC_SIM_UB_BYTES);
+    counters[static_cast<int>(Ctr::blocks)] = 1;
+  }
+
+  void record_write(uintptr_t lo, uintptr_t hi, const char* api, const SrcLoc& loc) {
+    if (lo == hi) return;
+    if (!writes.empty() && writes.back().hi == lo && writes.back().loc.line == loc.line) {
+      writes.back().hi = hi;  // streaming stores coalesce into one range
+      return;
+    }
+    writes.push_back({lo, hi, loc, api});
+  }
+};
+
+inline thread_local BlockState* t_block = nullptr;
+
+inline BlockState& block(const char* api, const SrcLoc& loc) {
+  if (t_block == nullptr) fail(api, loc, "called outside a kernel run by the ascend-sim launcher");
+  return *t_block;
+}
+
+inline void count(Ctr c, uint64_t n = 1) {
+  if (t_block != nullptr) t_block->counters[static_cast<int>(c)] += n;
+}
+
+inline void count_max(Ctr c, uint64_t v) {
+  if (t_block != nullptr) {
+    uint64_t& slot = t_block->counters[static_cast<int>(c)];
+    if (v > slot) slot = v;
+  }
+}
+
+}  // namespace pyasc_sim
