@@ -164,6 +164,11 @@ def _scope(it: Interpreter, op: func.FusionScopeOp, env: dict[Value, Any]) -> li
     return it.run_region(op.body.blocks[0], env, [])
 
 
+def _group(it: Interpreter, op: func.FusionGroupOp, env: dict[Value, Any]) -> list:
+    # Isolated region: only the block arguments are visible inside.
+    return it.run_region(op.body.blocks[0], {}, _operands(op, env))
+
+
 def _terminator(it: Interpreter, op: Operation, env: dict[Value, Any]) -> list:
     return _operands(op, env)
 
@@ -180,6 +185,7 @@ _REGION_OPS: dict[type[Operation], Callable[[Interpreter, Any, dict], list]] = {
     func.AssertOp: _assert,
     func.ReturnOp: _return,
     func.FusionScopeOp: _scope,
+    func.FusionGroupOp: _group,
     func.FusionYieldOp: _terminator,
 }
 

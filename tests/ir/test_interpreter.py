@@ -226,3 +226,31 @@ def test_every_region_free_op_has_semantics():
     missing = [name for name, cls in OP_REGISTRY.items()
                if cls not in EVALUATORS and cls not in _REGION_OPS and name not in structural]
     assert not missing, f"ops without reference semantics: {missing}"
+
+
+def test_fusion_group_is_isolated_and_runs_its_body():
+    src = """
+"builtin.module"() ({
+  "func.func"() ({
+  ^bb0(%x: memref<2x3xf32>):
+    %t = "mem.to_tensor"(%x) : (memref<2x3xf32>) -> tensor<2x3xf32> loc(unknown)
+    %y, %s = "fusion.group"(%t) ({
+    ^bb0(%a: tensor<2x3xf32>):
+      %m = "tensor.max"(%a) {axes = [1], keepdims = true} : (tensor<2x3xf32>) -> tensor<2x1xf32> loc(unknown)
+      %d = "arith.sub"(%a, %m) : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32> loc(unknown)
+      %e = "math.exp"(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc(unknown)
+      %z = "tensor.sum"(%e) {axes = [1], keepdims = true} : (tensor<2x3xf32>) -> tensor<2x1xf32> loc(unknown)
+      %q = "arith.div"(%e, %z) : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32> loc(unknown)
+      "fusion.yield"(%q, %z) : (tensor<2x3xf32>, tensor<2x1xf32>) -> () loc(unknown)
+    }) {kind = "rowwise"} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>) loc(unknown)
+    "func.return"(%y) : (tensor<2x3xf32>) -> () loc(unknown)
+  }) {function_type = (memref<2x3xf32>) -> tensor<2x3xf32>, sym_name = "f"} : () -> () loc(unknown)
+}) : () -> () loc(unknown)
+"""
+    x = np.array([[1, 2, 3], [0, -1, 5]], dtype=np.float32)
+    (y,) = interpret(parse_module(src), "f", x)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+    bad = src.replace('%d = "arith.sub"(%a, %m)', '%d = "arith.sub"(%t, %m)')
+    with pytest.raises(Exception, match="does not dominate"):
+        parse_module(bad)
