@@ -4,9 +4,11 @@
   parameters; isolated from above; ends in ``func.return``.
 * ``func.call {callee}``: calls a function of the same module.
 * ``func.assert(cond) {message, kind}``: a run-time check (``kind`` is ``"assert"`` for
-  user asserts and ``"bounds"`` for index checks); compiled only when enabled.
-* ``fusion.scope``: the body of ``with fusion_scope():``; ops inside may fuse with each
-  other, never with ops outside; ends in ``fusion.yield`` of the values used after it.
+  user asserts -> AssertionError, ``"bounds"`` for index checks -> IndexError, and
+  ``"shape"`` for run-time broadcast/reshape size mismatches -> ValueError, like numpy).
+
+The ``fusion`` family (``fusion.scope``, ``fusion.group``, ``fusion.yield``) lives in
+``ops/fusion.py`` and is re-exported here for convenience.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from pyasc.ir.core import Block, Location, Operation, Region, attr
-from pyasc.ir.ops.common import require
+from pyasc.ir.ops.common import require, types_str
 from pyasc.ir.types import FunctionType, Type, i1
 
 
@@ -87,11 +89,12 @@ class FuncOp(Operation):
     def verify_op(self) -> None:
         ft = self.function_type
         args = tuple(a.type for a in self.entry.args)
-        require(args == ft.inputs, f"arguments {args} do not match type {ft}")
+        require(args == ft.inputs, f"arguments {types_str(args)} do not match type {ft}")
         term = self.entry.terminator
         if term is not None and term.name == "func.return":
             got = tuple(v.type for v in term.operand_values)
-            require(got == ft.results, f"returns {got} but the type says {ft.results}")
+            require(got == ft.results,
+                    f"returns {types_str(got)} but the type says {types_str(ft.results)}")
 
 
 class ReturnOp(Operation):
@@ -123,6 +126,9 @@ class CallOp(Operation):
         require(tuple(r.type for r in self.outputs) == ft.results, "call result types differ")
 
 
+ASSERT_KINDS = ("assert", "bounds", "shape")
+
+
 class AssertOp(Operation):
     """Run-time check: raise (AssertionError or IndexError) with ``message`` if false."""
 
@@ -133,29 +139,11 @@ class AssertOp(Operation):
 
     def verify_op(self) -> None:
         require(self.cond.type == i1, "assert condition must be i1")
-        require(self.attributes["kind"] in ("assert", "bounds"), "kind: assert or bounds")
+        require(self.attributes["kind"] in ASSERT_KINDS,
+                f"kind must be one of {', '.join(ASSERT_KINDS)}")
 
 
-class FusionScopeOp(Operation):
-    """``with fusion_scope():`` body: a fusion boundary."""
+from pyasc.ir.ops.fusion import FusionGroupOp, FusionScopeOp, FusionYieldOp  # noqa: E402
 
-    name = "fusion.scope"
-    results = ("outputs*",)
-    regions = ("body",)
-    terminators = ("fusion.yield",)
-
-    @classmethod
-    def empty(cls, loc: Location | None = None) -> FusionScopeOp:
-        return cls(regions=[Region([Block()])], loc=loc)
-
-    def verify_op(self) -> None:
-        term = self.body.blocks[0].terminator
-        if term is not None and term.name == "fusion.yield":
-            got = [v.type for v in term.operand_values]
-            require(got == [r.type for r in self.outputs], "yield types must match results")
-
-
-class FusionYieldOp(Operation):
-    name = "fusion.yield"
-    operands = ("values*",)
-    traits = frozenset({"terminator"})
+__all__ = ["AssertOp", "CallOp", "FuncOp", "FusionGroupOp", "FusionScopeOp",
+           "FusionYieldOp", "ModuleOp", "ReturnOp"]
