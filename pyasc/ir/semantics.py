@@ -120,6 +120,11 @@ def _cast(op: Operation, a: object) -> object:
         return as_type(np.asarray(a).astype(np_dtype(op.result.type)), op.result.type)
 
 
+def _bitcast(op: Operation, a: object) -> object:
+    # a same-itemsize view works on any strides, and on 0-d arrays for scalars
+    return as_type(np.asarray(a).view(np_dtype(op.result.type)), op.result.type)
+
+
 def _constant(op: Operation) -> object:
     v = op.attributes["value"]
     if isinstance(v, DenseArray):
@@ -147,6 +152,7 @@ ARITH: dict[type[Operation], Evaluator] = {
     arith.CmpOp: _cmp,
     arith.SelectOp: lambda op, c, a, b: as_type(np.where(c, a, b), op.result.type),
     arith.CastOp: _cast,
+    arith.BitcastOp: _bitcast,
 }
 
 MATH: dict[type[Operation], Evaluator] = {
@@ -209,6 +215,12 @@ def _alloc(op: Operation, *dims: object) -> np.ndarray:
     return np.full(_result_shape(op, list(dims)), fill, dtype=dt)
 
 
+def _dealloc(op: Operation, buf: np.ndarray) -> None:
+    # Poison freed buffers so that a use after free shows up in tests.
+    dt = buf.dtype
+    buf[...] = np.nan if dt.kind == "f" else (True if dt.kind == "b" else 0x5A)
+
+
 def _write(op: Operation, value: object, dest: np.ndarray) -> None:
     dest[...] = value
 
@@ -254,6 +266,8 @@ MEM: dict[type[Operation], Evaluator] = {
     mem.CopyOp: lambda op, src, dst: _write(op, src, dst),
     mem.ContiguousOp: lambda op, x: np.array(x, order="C", copy=True),
     mem.FillOp: _write,
+    mem.DeallocOp: _dealloc,
+    mem.ConstantOp: lambda op: _constant(op),
 }
 
 

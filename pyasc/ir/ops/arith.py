@@ -15,11 +15,14 @@ All ops here are elementwise over scalars or tensors with numpy broadcasting (se
 * ``select(c, a, b)``: numpy ``where``.
 * ``cast``: numpy ``astype`` (float->int truncates toward zero, int->int wraps, any->i1
   is ``!= 0``); out-of-range float->int is implementation-defined, as in C.
+* ``bitcast``: same-width reinterpretation of the bits (numpy ``view``), e.g. f32 <-> i32.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
+
+import numpy as np
 
 from pyasc.ir.core import DenseArray, Location, Operation, Value, attr
 from pyasc.ir.ops.common import (
@@ -66,6 +69,8 @@ class ConstantOp(Operation):
         else:
             require(isinstance(v, int) and not isinstance(v, bool),
                     f"{t} constant must be an integer, got {v!r}")
+            info = np.iinfo(t.to_numpy())
+            require(info.min <= v <= info.max, f"{v} is out of range for {t}")
 
 
 def _coerce_scalar(value: object, t: ScalarType) -> object:
@@ -137,13 +142,13 @@ class RemOp(BinaryOp):
 
 
 class MaxOp(BinaryOp):
+    # Not "commutative": np.maximum(0.0, -0.0) is 0.0 but np.maximum(-0.0, 0.0) is -0.0.
     name = "arith.max"
-    traits = frozenset({"pure", "commutative"})
 
 
 class MinOp(BinaryOp):
+    # Not "commutative": like max, the first operand wins between -0.0 and 0.0.
     name = "arith.min"
-    traits = frozenset({"pure", "commutative"})
 
 
 class AndOp(BinaryOp):
@@ -253,3 +258,22 @@ class CastOp(Operation):
         check_elementwise_result_shape = elementwise_type([src], to)
         require(check_elementwise_result_shape == dst,
                 f"cast from {src} cannot produce {dst}")
+
+
+class BitcastOp(CastOp):
+    """Reinterpret the bits of each element as another type of the same bit width.
+
+    Between float and integer types (and integers of equal width), e.g. ``f32 <-> i32``,
+    ``f64 <-> i64``, ``f16 <-> i16``; not ``i1``.  A subclass of ``cast`` so that passes
+    treating casts as elementwise ops (``lower-to-loops``) handle it; its semantics and
+    emitters are its own (ops are dispatched on their exact class).
+    """
+
+    name = "arith.bitcast"
+
+    def verify_op(self) -> None:
+        super().verify_op()
+        src, dst = element_type(self.operand.type), element_type(self.result.type)
+        require(not src.is_bool and not dst.is_bool, "bitcast of i1 is not allowed")
+        require(src.bitwidth == dst.bitwidth,
+                f"bitcast needs equal bit widths, got {src} and {dst}")

@@ -29,6 +29,11 @@ def is_value_type(t: Type) -> bool:
     return isinstance(t, ScalarType | TensorType)
 
 
+def types_str(types: Sequence[Type] | None) -> str:
+    """``(f32, index)``: a type list as it reads in the IR (not its Python repr)."""
+    return "nothing" if types is None else "(" + ", ".join(str(t) for t in types) + ")"
+
+
 def require(cond: bool, message: str) -> None:
     """Raise ``ValueError(message)`` unless ``cond`` (the verifier turns it into E50021)."""
     if not cond:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyasc.ir.core import Block, Location, Operation, Region, Value, attr
-from pyasc.ir.ops.common import require
+from pyasc.ir.ops.common import require, types_str
 from pyasc.ir.types import Type, i1, index
 
 
@@ -62,9 +62,11 @@ class ForOp(Operation):
         inits = [v.type for v in self.inits]
         require([r.type for r in self.outputs] == inits, "results must match inits")
         args = [a.type for a in self.body.blocks[0].args]
-        require(args == [index] + inits, f"body arguments must be (index, {inits})")
+        require(args == [index] + inits,
+                f"body arguments must be {types_str([index] + inits)}")
         ys = _yield_types(self.body)
-        require(ys is None or ys == inits, f"yield types {ys} must match inits {inits}")
+        require(ys is None or ys == inits,
+                f"yield types {types_str(ys)} must match inits {types_str(inits)}")
 
 
 class WhileOp(Operation):
@@ -118,7 +120,8 @@ class IfOp(Operation):
         for region in (self.then_region, self.else_region):
             require(not region.blocks[0].args, "if regions take no arguments")
             ys = _yield_types(region)
-            require(ys is None or ys == results, f"yield types {ys} must match {results}")
+            require(ys is None or ys == results,
+                    f"yield types {types_str(ys)} must match results {types_str(results)}")
 
 
 class YieldOp(Operation):

@@ -11,11 +11,13 @@ exactly like numpy views.
 * ``copy(src, dst)``: element-wise copy between equally shaped buffers.
 * ``contiguous(buf)``: a new C-contiguous copy (``np.ascontiguousarray`` on a view).
 * ``fill(value, buf)``: ``buf[...] = scalar``.
+* ``dealloc(buf)``: free an ``alloc``'d buffer; ``constant {value}``: a read-only
+  buffer holding a dense array.  Both appear only in loop-level IR.
 """
 
 from __future__ import annotations
 
-from pyasc.ir.core import Operation, attr
+from pyasc.ir.core import DenseArray, Operation, attr
 from pyasc.ir.ops.common import (
     check_axes,
     check_dynamic_dims,
@@ -209,3 +211,33 @@ class FillOp(Operation):
     def verify_op(self) -> None:
         d = shaped(self.dest.type, MemRefType)
         require(self.value.type == d.element, f"cannot fill {d} with {self.value.type}")
+
+
+class DeallocOp(Operation):
+    """Free a buffer made by ``mem.alloc`` (loop-level IR only; inserted by
+    ``lower-to-loops``).  The operand is always the allocation itself, never a view."""
+
+    name = "mem.dealloc"
+    operands = ("buffer",)
+    traits = frozenset({"writes", "frees"})
+
+    def verify_op(self) -> None:
+        require(memref(self.buffer.type).is_contiguous, "dealloc takes a contiguous buffer")
+
+
+class ConstantOp(Operation):
+    """A read-only C-contiguous buffer holding a constant array (a global in compiled
+    code); ``lower-to-loops`` turns dense ``arith.constant`` tensors into it."""
+
+    name = "mem.constant"
+    results = ("result",)
+    attrs = {"value": attr(DenseArray)}
+    traits = frozenset({"pure"})
+
+    def verify_op(self) -> None:
+        t = memref(self.result.type)
+        value = self.attributes["value"]
+        require(t.is_contiguous and t.is_static, f"constant buffer must be static and "
+                f"contiguous, got {t}")
+        require(value.type == t.tensor_type(),
+                f"dense value of type {value.type} does not match {t}")

@@ -1,0 +1,103 @@
+"""``lower-to-loops``: tensor-level IR to loop-level IR (bufferization + loop nests).
+
+Loop-level IR — the contract the CPU backend consumes — is exactly:
+
+* ``arith.*`` and ``math.*`` on scalars only; ``arith.constant`` with scalar values;
+* ``mem.alloc``, ``mem.dealloc``, ``mem.constant``, ``mem.dim``, ``mem.load``,
+  ``mem.store``, ``mem.subview``, ``mem.transpose``, ``mem.reshape``;
+* ``loop.for`` (maybe ``parallel``), ``loop.while``, ``loop.if``, ``loop.yield``,
+  ``loop.condition``; ``func.func``, ``func.return``, ``func.assert``, ``func.call``
+  (only if the input had calls);
+* no value of ``TensorType`` anywhere, function signatures included.
+
+Memrefs: a memref value is (data pointer of element [0, ..., 0], sizes, strides).
+``strides=None`` in the type promises C-contiguous strides for the run-time sizes
+(views whose static strides prove it get it too, e.g. a row of a contiguous matrix);
+otherwise the type's strides are the statically known ones and ``?`` is read from the
+descriptor.  ``mem.subview`` offsets the pointer; ``mem.transpose`` permutes sizes and
+strides; ``mem.reshape`` needs a contiguous source.  ``mem.constant`` is a read-only
+contiguous global.  Indices and sizes are ``index``.
+
+Results and buffers:
+
+* a tensor result of the function becomes a contiguous memref result holding a fresh
+  buffer that the caller owns (the kernel never frees it): never a parameter, a view, a
+  constant or a buffer returned at another position (copies are inserted where
+  needed).  Statically the returned value is a ``mem.alloc`` of the entry block *or* a
+  result of a ``loop.for/while/if`` or ``func.call`` in the entry block; at run time it
+  is always a buffer some ``mem.alloc`` made.  Memref results of the input (parameters,
+  user buffers) are passed through unchanged;
+* ``mem.dealloc(b)`` is applied only to the exact value of a ``mem.alloc`` (or to a loop
+  result / iteration argument / call result that holds one), after its last use, in
+  the block of its definition; buffers carried by loops are freed by the region that
+  consumes them, and each is freed exactly once.  See ``bufferize`` (ownership) and
+  ``dealloc`` (placement) for the rules;
+* loops generated over a fresh result carry ``parallel = true`` on their outermost
+  ``loop.for`` (iterations write disjoint elements);
+* ``func.assert`` kinds emitted here: ``shape`` (broadcast, reshape, concat, matmul,
+  empty max/min/argmax: numpy's ValueError), always outside loop nests and cheap —
+  a failed one would otherwise mean out-of-bounds accesses; ``bounds`` (gather
+  indices, inside the nest; compress mask sizes, outside: numpy's IndexError).
+
+``mem.to_tensor`` reuses its buffer when nothing can write between the snapshot and
+the last use of the value (rule in ``snapshots``), else copies it.  ``fusion.scope`` is
+inlined; ``fusion.group`` is inlined too (correct but unfused: the fusion work can
+replace that rule with a one-nest schedule).
+
+Wasteful, left to fusion and memory planning: every tensor op gets its own buffer and
+loop nest; values carried through ``loop.if`` branches, or yielded from a position
+other than their own, are copied; allocations inside loops are not hoisted; user
+buffers that escape a region (``np.empty`` in a loop body, yielded out) are not freed.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.builder import Builder
+from pyasc.ir.core import Block
+from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.passes import lower_elementwise, lower_matmul, lower_reduce, lower_shapes
+from pyasc.ir.passes.bufferize import CONTROL_RULES, Lowerer, LowerFn, buffer_type
+from pyasc.ir.passes.dealloc import insert_deallocs
+from pyasc.ir.passes.loopgen import LoopGen
+from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+from pyasc.ir.passes.snapshots import inline_fusion_scopes, reusable_snapshots
+from pyasc.ir.types import FunctionType
+
+RULES: dict[type, LowerFn] = {
+    **CONTROL_RULES,
+    **lower_elementwise.RULES,
+    **lower_shapes.RULES,
+    **lower_reduce.RULES,
+    **lower_matmul.RULES,
+}
+
+
+def lower_function(fn: FuncOp) -> None:
+    """Lower one function in place to loop-level IR."""
+    inline_fusion_scopes(fn)
+    reuse = reusable_snapshots(fn)
+    old = fn.entry
+    new = Block([buffer_type(a.type) for a in old.args], [a.name_hint for a in old.args])
+    gen = LoopGen(Builder.at_end(new, fn.loc))
+    cx = Lowerer(RULES, gen, reuse)
+    cx.lower_into(old, new)
+    gen.flush_constants(new)
+    region = fn.body
+    region.blocks = []
+    region.add_block(new)
+    term = new.terminator
+    results = tuple(v.type for v in term.operand_values) if term is not None else ()
+    fn.attributes["function_type"] = FunctionType(tuple(a.type for a in new.args), results)
+    insert_deallocs(fn, cx.owned, cx.transferred)
+
+
+@register_pass
+class LowerToLoops(Pass):
+    """Tensor-level IR -> loop-level IR (see the module docstring for the contract)."""
+
+    name = "lower-to-loops"
+    description = "bufferize tensors and lower tensor ops to loop nests over buffers"
+
+    def run(self, module: ModuleOp, ctx: PassContext) -> None:
+        for fn in list(module.functions):
+            lower_function(fn)

@@ -1,0 +1,126 @@
+"""``lower-to-loops`` rule for ``tensor.matmul`` (numpy ``matmul``: 1-D, 2-D, batched).
+
+Operands are read as ``a[batch..., i, k]`` and ``b[batch..., k, j]`` (a 1-D ``a`` has no
+``i`` axis, a 1-D ``b`` no ``j`` axis); batch axes broadcast like elementwise operands,
+and a ``shape`` check compares the two ``k`` sizes when either is dynamic.
+
+* general case, i-k-j order: for each (batch, i) the output row is zeroed, then for each
+  ``k`` the scalar ``a[i, k]`` is loaded once and ``out[i, j] += a[i, k] * b[k, j]``
+  runs over ``j`` — the unit-stride axis of ``b`` and of the fresh output;
+* a 1-D ``b`` (matrix-vector, dot) and f16/bf16 operands: each output element is a
+  reduction over ``k`` (``reduce_space``: 8 partial sums for floats; f16/bf16 multiply
+  and accumulate in f32, as numpy does, and round once).
+
+On ``i1`` the products are ``and`` and the sums ``or``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyasc.ir.core import Operation, Value
+from pyasc.ir.ops import arith, tensor
+from pyasc.ir.passes.bufferize import Lowerer, LowerFn
+from pyasc.ir.passes.loopgen import Broadcast, LoopGen
+from pyasc.ir.passes.lower_reduce import LANES, identity, reduce_space
+from pyasc.ir.types import ScalarType, TensorType, f32
+
+
+class _Operands:
+    """Index helpers for the two matmul operands."""
+
+    def __init__(self, gen: LoopGen, a: Value, b: Value, nb: int, bc: Broadcast) -> None:
+        self.gen, self.a, self.b, self.nb, self.bc = gen, a, b, nb, bc
+        self.a_mat, self.b_mat = a.type.rank >= 2, b.type.rank >= 2
+
+    def load_a(self, ivs: Sequence[Value], k: Value) -> Value:
+        """``a[batch, i, k]`` for an output position ``ivs`` (batch + [i])."""
+        i = [ivs[self.nb]] if self.a_mat else []
+        return self.gen.load(self.a, [*self.bc.index(self.gen, 0, ivs[:self.nb]), *i, k])
+
+    def load_b(self, ivs: Sequence[Value], k: Value, j: Value | None) -> Value:
+        js = [j] if j is not None else []
+        return self.gen.load(self.b, [*self.bc.index(self.gen, 1, ivs[:self.nb]), k, *js])
+
+
+def _lower_matmul(cx: Lowerer, op: tensor.MatmulOp) -> list[Value]:
+    gen = cx.gen
+    a, b = cx.get(op.lhs), cx.get(op.rhs)
+    da, db = gen.dims(a), gen.dims(b)
+    a_mat, b_mat = len(da) >= 2, len(db) >= 2
+    k_a, k_b = da[-1], (db[-2] if b_mat else db[0])
+    gen.check(gen.cmp("eq", k_a, k_b), "matmul: Input operand 1 has a mismatch in its "
+              "core dimension 0", "shape")
+    t = op.result.type
+    shape = t.shape if isinstance(t, TensorType) else ()
+    nb = len(shape) - a_mat - b_mat
+    bc = gen.broadcast([da[:-2], db[:-2]], shape[:nb])
+    rows = [*bc.out_dims, *([da[-2]] if a_mat else [])]
+    cols = [db[-1]] if b_mat else []
+    ops = _Operands(gen, a, b, nb, bc)
+    elem = a.type.element
+    if not b_mat or elem.name in ("f16", "bf16"):
+        return [_by_dot_products(cx, op, ops, rows, cols, k_a)]
+    return [_ikj(cx, op, ops, rows, cols, k_a)]
+
+
+def _ikj(cx: Lowerer, op: Operation, ops: _Operands, rows: list[Value], cols: list[Value],
+         k: Value) -> Value:
+    """``out[i, :] = 0; for k: out[i, :] += a[i, k] * b[k, :]`` per row."""
+    gen = cx.gen
+    elem = ops.a.type.element
+    out = cx.alloc(op.result.type, [*rows, *cols], op.result.name_hint)
+    add_cls, mul_cls = (arith.OrOp, arith.AndOp) if elem.is_bool else (arith.AddOp, arith.MulOp)
+    zero = identity(gen, "zero", elem) if elem.is_bool else gen.const(_zero(elem), elem)
+
+    def row(ivs: list[Value]) -> None:
+        gen.nest(cols, lambda js: gen.store(zero, out, [*ivs, *js]), prefix="j")
+
+        def k_step(ks: list[Value]) -> None:
+            aik = ops.load_a(ivs, ks[0])
+
+            def update(js: list[Value]) -> None:
+                prod = gen.emit(mul_cls.new(aik, ops.load_b(ivs, ks[0], js[0])))
+                acc = gen.load(out, [*ivs, *js])
+                gen.store(gen.emit(add_cls.new(acc, prod)), out, [*ivs, *js])
+            gen.nest(cols, update, prefix="j")
+        gen.nest([k], k_step, prefix="k")
+    gen.nest(rows, row, parallel=True)
+    return out
+
+
+def _zero(t: ScalarType) -> int | float:
+    return 0.0 if t.is_float else 0
+
+
+def _by_dot_products(cx: Lowerer, op: Operation, ops: _Operands, rows: list[Value],
+                     cols: list[Value], k: Value) -> Value:
+    """Each output element as a reduction over ``k``."""
+    gen = cx.gen
+    elem = ops.a.type.element
+    acc_t = f32 if elem.name in ("f16", "bf16") else elem
+    add_cls, mul_cls = (arith.OrOp, arith.AndOp) if elem.is_bool else (arith.AddOp, arith.MulOp)
+    lanes = LANES if acc_t.is_float else 1
+
+    def value_at(ivs: list[Value]) -> Value:
+        j = ivs[-1] if cols else None
+
+        def element(ks: list[Value]) -> Value:
+            x = gen.cast(ops.load_a(ivs, ks[0]), acc_t)
+            y = gen.cast(ops.load_b(ivs, ks[0], j), acc_t)
+            return gen.emit(mul_cls.new(x, y))
+        v = reduce_space(gen, [k], element, lambda p, q: gen.emit(add_cls.new(p, q)),
+                         identity(gen, "zero", acc_t), lanes)
+        return gen.cast(v, elem)
+    t = op.result.type
+    if not isinstance(t, TensorType):
+        return value_at([])
+    out = cx.alloc(t, [*rows, *cols], op.result.name_hint)
+    gen.nest([*rows, *cols], lambda ivs: gen.store(value_at(ivs), out, ivs),
+             parallel=True)
+    return out
+
+
+RULES: dict[type[Operation], LowerFn] = {
+    tensor.MatmulOp: _lower_matmul,  # type: ignore[dict-item]
+}

@@ -1,0 +1,104 @@
+"""Pass registry, default pipeline, verification after each pass, PYASC_DUMP_IR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyasc.errors import InternalCompilerError
+from pyasc.ir import parse_module
+from pyasc.ir.ops import arith
+from pyasc.ir.passes import (
+    DEFAULT_PIPELINE,
+    PASS_REGISTRY,
+    Pass,
+    PassContext,
+    PassManager,
+    get_pass,
+    run_pipeline,
+)
+
+MODULE = """
+"builtin.module"() ({
+  "func.func"() ({
+  ^bb0(%x: i32):
+    %z = "arith.constant"() {value = 0} : () -> i32
+    %a = "arith.add"(%x, %z) : (i32, i32) -> i32
+    %b = "arith.mul"(%a, %a) : (i32, i32) -> i32
+    %c = "arith.mul"(%x, %x) : (i32, i32) -> i32
+    %d = "arith.sub"(%b, %c) : (i32, i32) -> i32
+    "func.return"(%d) : (i32) -> ()
+  }) {function_type = (i32) -> i32, sym_name = "f"} : () -> ()
+}) : () -> ()
+"""
+
+
+def test_default_pipeline_is_registered() -> None:
+    assert DEFAULT_PIPELINE == ["canonicalize", "cse", "dce"]
+    for name in DEFAULT_PIPELINE:
+        assert get_pass(name).name == name
+    with pytest.raises(KeyError, match="unknown pass 'nope'"):
+        get_pass("nope")
+
+
+def test_run_pipeline_runs_every_pass() -> None:
+    module = parse_module(MODULE)
+    assert run_pipeline(module) is module
+    text = str(module)
+    assert text.count('"arith.mul"') == 1  # x + 0 -> x, then the two x*x merge
+    assert '"arith.sub"(%b, %b)' in text
+    run_pipeline(module, ["canonicalize"])
+    assert '"arith.mul"' not in str(module)  # b - b -> 0 and the mul is dead
+
+
+def test_dump_ir_after_each_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYASC_DUMP_IR", str(tmp_path / "dumps"))
+    module = parse_module(MODULE)
+    run_pipeline(module)
+    names = sorted(p.name for p in (tmp_path / "dumps").iterdir())
+    assert names == ["00-input.ir", "01-canonicalize.ir", "02-cse.ir", "03-dce.ir"]
+    dumps = [(tmp_path / "dumps" / n).read_text() for n in names]
+    assert parse_module(dumps[0]) is not None and '"arith.add"' in dumps[0]
+    assert '"arith.add"' not in dumps[1]
+    assert dumps[-1].strip() == str(module)
+
+
+def test_no_dump_without_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYASC_DUMP_IR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    run_pipeline(parse_module(MODULE))
+    assert list(tmp_path.iterdir()) == []
+
+
+class _BreakIR(Pass):
+    """Makes the return use a value defined after it, past the terminator."""
+
+    name = "test-break-ir"
+
+    def run(self, module, ctx: PassContext) -> None:
+        fn = next(module.functions)
+        ret = fn.entry.terminator
+        late = arith.ConstantOp.new(1, ret.operand_values[0].type)
+        fn.entry.append(late)
+        ret.set_operand(0, late.result)
+
+
+def test_ir_is_verified_after_each_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PASS_REGISTRY, _BreakIR.name, _BreakIR)
+    with pytest.raises(InternalCompilerError, match="after pass 'test-break-ir'"):
+        PassManager(["canonicalize", "test-break-ir"]).run(parse_module(MODULE))
+
+
+def test_options_reach_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict] = []
+
+    class Probe(Pass):
+        name = "test-probe"
+
+        def run(self, module, ctx: PassContext) -> None:
+            seen.append(ctx.options)
+
+    monkeypatch.setitem(PASS_REGISTRY, Probe.name, Probe)
+    run_pipeline(parse_module(MODULE), ["test-probe"], options={"fastmath": True})
+    assert seen == [{"fastmath": True}]
