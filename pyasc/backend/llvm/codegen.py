@@ -1,0 +1,236 @@
+"""Loop-level IR -> LLVM IR: the module context, the function emitter and the op table.
+
+Each IR op class maps to one emit function ``fn(fe, op)`` in :data:`EMITTERS` (assembled
+from the per-family tables in ``emit_*.py``).  An emit function reads its operands with
+``fe.get(v)`` / ``fe.memref(v)`` and binds its results with ``fe.set(r, x)``.  Structured
+regions are emitted by their parent op's emitter (loops, ifs); terminators are read, not
+emitted, by that parent.
+
+Run-time failures (asserts, zero loop steps, allocation failures) branch to a block that
+frees the kernel's live temporaries and returns the error's code (see
+``pyasc.runtime.abi``); the messages are collected in :attr:`ModuleContext.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from llvmlite import ir
+
+from pyasc.backend.llvm.lltypes import I32, PTR, compute_type, opaque
+from pyasc.backend.llvm.memref import MemRef
+from pyasc.errors import InternalCompilerError
+from pyasc.ir.core import Block, Operation, Value
+from pyasc.ir.types import MemRefType, ScalarType, Type
+from pyasc.runtime.abi import ErrorSpec
+
+EmitFn = Callable[["FunctionEmitter", Operation], None]
+
+
+def where(op: Operation) -> str:
+    """``file:line:col`` of an op for messages (the form Python tracebacks use)."""
+    loc = op.loc
+    return f"{loc.file}:{loc.line}:{loc.col}" if loc.known else "<unknown location>"
+
+FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")
+"""Fast-math flags used with ``fastmath=True`` (no ``nnan``/``ninf``: isnan must work)."""
+
+
+class ModuleContext:
+    """Per-LLVM-module state: declarations, constants and the error table."""
+
+    def __init__(self, name: str, fastmath: bool = False) -> None:
+        self.module = ir.Module(name=name)
+        self.errors: list[ErrorSpec] = []
+        self.fastmath: tuple[str, ...] = FAST_FLAGS if fastmath else ()
+        self.callees: dict[str, tuple[ir.Function, ir.LiteralStructType]] = {}
+        self._n_globals = 0
+
+    def error_code(self, kind: str, message: str) -> int:
+        """Register a run-time error site; returns its (1-based) code."""
+        spec = ErrorSpec(kind, message)
+        if spec in self.errors:
+            return self.errors.index(spec) + 1
+        self.errors.append(spec)
+        return len(self.errors)
+
+    def function(self, name: str, ret: ir.Type, args: Sequence[ir.Type],
+                 attrs: Sequence[str] = ()) -> ir.Function:
+        """Declare (once) an external function or intrinsic."""
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name=name)
+        for a in attrs:
+            fn.attributes.add(a)
+        return fn
+
+    def global_bytes(self, data: bytes, align: int = 64) -> ir.GlobalVariable:
+        """A private read-only global holding ``data``."""
+        ty = ir.ArrayType(ir.IntType(8), max(1, len(data)))
+        g = ir.GlobalVariable(self.module, ty, name=f"__pyasc_const{self._n_globals}")
+        self._n_globals += 1
+        g.global_constant = True
+        g.linkage = "private"
+        g.unnamed_addr = True
+        g.align = align
+        g.initializer = ir.Constant(ty, bytearray(data or b"\0"))
+        return opaque(g)
+
+
+class AllocTracker:
+    """Kernel-owned allocations that dominate the current point (freed on error exits).
+
+    Conservative in one direction only: an error exit may leak, never double-free.
+    Structured scopes snapshot the set, and an allocation freed anywhere inside a scope
+    counts as freed after it.  Loops :meth:`forget` what they carry or free (a later
+    iteration may run after an earlier one freed it).
+    """
+
+    def __init__(self) -> None:
+        self.live: dict[Value, ir.Value] = {}
+        self._freed: list[set[Value]] = [set()]
+
+    def add(self, v: Value, ptr: ir.Value) -> None:
+        self.live[v] = ptr
+
+    def free(self, v: Value) -> None:
+        """``v`` was deallocated (or handed to the caller) at this point."""
+        self.live.pop(v, None)
+        for s in self._freed:
+            s.add(v)
+
+    def forget(self, values: Iterable[Value]) -> None:
+        """Stop freeing ``values`` on error exits from here on."""
+        for v in values:
+            self.free(v)
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        saved = dict(self.live)
+        self._freed.append(set())
+        try:
+            yield
+        finally:
+            freed = self._freed.pop()
+            self.live = {v: p for v, p in saved.items() if v not in freed}
+
+
+class FunctionEmitter:
+    """Emits one function body: value map, builder, error exits."""
+
+    def __init__(self, mc: ModuleContext, fn: ir.Function,
+                 emitters: dict[type, EmitFn]) -> None:
+        self.mc = mc
+        self.fn = fn
+        self.emitters = emitters
+        # stack slots live in a block of their own, so adding one never moves the builder
+        self._allocas = fn.append_basic_block("allocas")
+        entry = fn.append_basic_block("entry")
+        ir.IRBuilder(self._allocas).branch(entry)
+        self.b = ir.IRBuilder(entry)
+        self.values: dict[Value, Any] = {}
+        self.allocs = AllocTracker()
+        self.prealloc: dict[Operation, ir.Value] = {}  # alloc op -> runtime's buffer
+
+    # -- values
+    def get(self, v: Value) -> ir.Value:
+        x = self.values.get(v)
+        if x is None:
+            raise InternalCompilerError(f"value of type {v.type} used before definition")
+        if isinstance(x, MemRef):
+            raise InternalCompilerError(f"expected a scalar, got memref {v.type}")
+        return x
+
+    def memref(self, v: Value) -> MemRef:
+        x = self.values.get(v)
+        if not isinstance(x, MemRef):
+            raise InternalCompilerError(f"expected a memref value, got {v.type}")
+        return x
+
+    def set(self, v: Value, x: Any) -> None:
+        self.values[v] = x
+
+    # -- structure
+    def new_block(self, name: str) -> ir.Block:
+        return self.fn.append_basic_block(name)
+
+    def emit_block(self, block: Block) -> Operation | None:
+        """Emit every op of ``block`` but its terminator, which is returned."""
+        for op in block.ops:
+            if op.has_trait("terminator"):
+                return op
+            self.emit_op(op)
+        return None
+
+    def emit_op(self, op: Operation) -> None:
+        fn = self.emitters.get(type(op))
+        if fn is None:
+            raise InternalCompilerError(f"the CPU backend cannot lower '{op.name}' at {where(op)}"
+                                        " (expected loop-level IR)")
+        try:
+            fn(self, op)
+        except InternalCompilerError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise InternalCompilerError(f"lowering '{op.name}' at {where(op)} failed: {exc}") \
+                from exc
+
+    # -- run-time failures
+    def check(self, ok: ir.Value, kind: str, message: str) -> None:
+        """Continue if ``ok`` (i1) holds, else return the error ``kind``/``message``."""
+        self.exit_unless(ok, ir.Constant(I32, self.mc.error_code(kind, message)))
+
+    def propagate(self, rc: ir.Value) -> None:
+        """Continue if a callee's return code ``rc`` is 0, else return it."""
+        self.exit_unless(self.b.icmp_signed("==", rc, ir.Constant(I32, 0)), rc)
+
+    def exit_unless(self, ok: ir.Value, code: ir.Value) -> None:
+        """Branch (marked unlikely) to an exit returning ``code`` unless ``ok``."""
+        fail, cont = self.new_block("fail"), self.new_block("cont")
+        self.b.cbranch(ok, cont, fail).set_weights([1000000, 1])
+        self.b.position_at_end(fail)
+        self.return_error(code)
+        self.b.position_at_end(cont)
+
+    def entry_alloca(self, ty: ir.Type) -> ir.Value:
+        """A stack slot allocated once in the entry block (not per loop iteration)."""
+        b = ir.IRBuilder(self._allocas)
+        b.position_before(self._allocas.terminator)
+        return opaque(b.alloca(ty))
+
+    def return_error(self, code: ir.Value) -> None:
+        """Free the live kernel-owned allocations and return ``code``."""
+        free = self.mc.function("free", ir.VoidType(), [PTR], ("nounwind",))
+        for ptr in self.allocs.live.values():
+            self.b.call(free, [ptr])
+        self.b.ret(code)
+
+
+# ------------------------------------------------------------- flattening for phis
+
+
+def flatten(fe: FunctionEmitter, v: Value) -> list[ir.Value]:
+    """The SSA parts of a value (one for scalars, ``1 + 2r`` for memrefs)."""
+    x = fe.values[v]
+    return x.components() if isinstance(x, MemRef) else [x]
+
+
+def part_types(t: Type) -> list[ir.Type]:
+    if isinstance(t, MemRefType):
+        return MemRef.component_types(t)
+    if isinstance(t, ScalarType):
+        return [compute_type(t)]
+    raise InternalCompilerError(f"cannot carry a value of type {t} in generated code")
+
+
+def unflatten(fe: FunctionEmitter, t: Type, parts: Sequence[ir.Value]) -> Any:
+    if isinstance(t, MemRefType):
+        return MemRef.from_components(fe.b, t, parts)
+    return parts[0]
+
+
+def n_parts(t: Type) -> int:
+    return len(part_types(t))

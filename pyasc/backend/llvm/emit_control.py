@@ -1,0 +1,212 @@
+"""Emitters for structured control flow (``loop.for/while/if``) and ``func.assert``.
+
+``loop.for`` becomes a canonical counted loop that LLVM's loop passes and vectorizer
+recognize::
+
+    preheader:  tc = trip count (0 if empty; step 0 is a run-time "value" error)
+    header:     k = phi [0, preheader], [k + 1, latch];  carried = phi ...
+                br (k < tc), body, exit
+    body:       iv = lb + k * step; ...; the last block is the latch
+    exit:       results = the header phis
+
+Memref values carried through loops and ifs are split into their SSA parts (data
+pointer, dims, strides), one phi each; parts the type makes static are dropped again
+by LLVM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+
+from pyasc.backend.llvm.codegen import (
+    FunctionEmitter,
+    flatten,
+    n_parts,
+    part_types,
+    unflatten,
+    where,
+)
+from pyasc.backend.llvm.lltypes import I64, i64
+from pyasc.backend.llvm.memref import iadd, imul
+from pyasc.errors import InternalCompilerError
+from pyasc.ir.core import Block, Operation, Value
+from pyasc.ir.ops import func, loop, mem
+from pyasc.ir.types import Type
+
+
+def _phis(fe: FunctionEmitter, types: Sequence[Type], inits: Sequence[Value],
+          pred: ir.Block) -> list[ir.PhiInstr]:
+    phis = []
+    for t, v in zip(types, inits, strict=True):
+        for ty, part in zip(part_types(t), flatten(fe, v), strict=True):
+            phi = fe.b.phi(ty)
+            phi.add_incoming(part, pred)
+            phis.append(phi)
+    return phis
+
+
+def _bind(fe: FunctionEmitter, targets: Sequence[Value], parts: Sequence[ir.Value]) -> None:
+    """Bind ``targets`` (block args or op results) to flattened ``parts``."""
+    i = 0
+    for v in targets:
+        n = n_parts(v.type)
+        fe.set(v, unflatten(fe, v.type, parts[i:i + n]))
+        i += n
+
+
+def _add_incoming(fe: FunctionEmitter, phis: Sequence[ir.PhiInstr], values: Sequence[Value],
+                  pred: ir.Block) -> None:
+    parts = [p for v in values for p in flatten(fe, v)]
+    for phi, part in zip(phis, parts, strict=True):
+        phi.add_incoming(part, pred)
+
+
+def _terminator_values(fe: FunctionEmitter, block: Block, name: str) -> list[Value]:
+    term = fe.emit_block(block)
+    if term is None or term.name != name:
+        raise InternalCompilerError(f"region must end in {name}, found "
+                                    f"{term.name if term else 'nothing'}")
+    return term.operand_values
+
+
+def _forget_carried(fe: FunctionEmitter, op: Operation) -> None:
+    """Buffers a loop carries or frees from outside may be gone in a later iteration."""
+    outer = [d.buffer for d in op.walk() if isinstance(d, mem.DeallocOp)
+             and not _defined_inside(op, d.buffer)]
+    fe.allocs.forget(list(op.operand_values) + outer)
+
+
+def _defined_inside(op: Operation, v: Value) -> bool:
+    owner = v.owner
+    if isinstance(owner, Block):
+        owner = owner.parent_op
+    return owner is not None and op.is_ancestor_of(owner)
+
+
+# ------------------------------------------------------------------ loop.for
+
+
+def _trip_count(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, ub: ir.Value,
+                step: ir.Value) -> ir.Value:
+    b = fe.b
+    zero = i64(0)
+    if isinstance(step, ir.Constant):
+        if step.constant == 0:
+            fe.check(ir.Constant(ir.IntType(1), 0), "value",
+                     f"{where(op)}: loop step must not be zero")
+            return zero
+        positive = step.constant > 0
+        span = b.sub(ub, lb) if positive else b.sub(lb, ub)
+        astep = i64(abs(step.constant))
+    else:
+        fe.check(b.icmp_signed("!=", step, zero), "value",
+                 f"{where(op)}: loop step must not be zero")
+        pos = b.icmp_signed(">", step, zero)
+        span = b.select(pos, b.sub(ub, lb), b.sub(lb, ub))
+        astep = b.select(pos, step, b.sub(zero, step))
+    if isinstance(astep, ir.Constant) and astep.constant == 1:
+        count = span
+    else:
+        count = b.add(b.udiv(b.sub(span, i64(1)), astep), i64(1))
+    return b.select(b.icmp_signed(">", span, zero), count, zero)
+
+
+def _emit_for(fe: FunctionEmitter, op: loop.ForOp) -> None:
+    b = fe.b
+    lb, ub, step = fe.get(op.lower), fe.get(op.upper), fe.get(op.step)
+    tc = _trip_count(fe, op, lb, ub, step)
+    _forget_carried(fe, op)
+    pre = b.block
+    header, body, exit_ = (fe.new_block(n) for n in ("for.header", "for.body", "for.exit"))
+    b.branch(header)
+    b.position_at_end(header)
+    k = b.phi(I64, name="k")
+    k.add_incoming(i64(0), pre)
+    carried = _phis(fe, [v.type for v in op.inits], op.inits, pre)
+    b.cbranch(b.icmp_signed("<", k, tc), body, exit_)
+    b.position_at_end(body)
+    with fe.allocs.scope():
+        fe.set(op.induction_var, iadd(b, lb, imul(b, k, step)))
+        _bind(fe, op.iter_args, carried)
+        yielded = _terminator_values(fe, op.body.blocks[0], "loop.yield")
+        latch = b.block
+        k.add_incoming(b.add(k, i64(1), flags=("nuw", "nsw")), latch)
+        _add_incoming(fe, carried, yielded, latch)
+        b.branch(header)
+    b.position_at_end(exit_)
+    _bind(fe, op.outputs, carried)
+
+
+# ------------------------------------------------------------------ loop.while
+
+
+def _emit_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
+    _forget_carried(fe, op)
+    b = fe.b
+    pre = b.block
+    before, after, exit_ = (fe.new_block(n) for n in ("while.before", "while.after",
+                                                     "while.exit"))
+    b.branch(before)
+    b.position_at_end(before)
+    before_block = op.before.blocks[0]
+    carried = _phis(fe, [a.type for a in before_block.args], op.inits, pre)
+    with fe.allocs.scope():
+        _bind(fe, before_block.args, carried)
+        term = fe.emit_block(before_block)
+        if not isinstance(term, loop.ConditionOp):
+            raise InternalCompilerError("while's before-region must end in loop.condition")
+        vals = term.values
+        b.cbranch(fe.get(term.cond), after, exit_)
+        b.position_at_end(after)
+        for arg, v in zip(op.after.blocks[0].args, vals, strict=True):
+            fe.set(arg, fe.values[v])
+        with fe.allocs.scope():
+            nxt = _terminator_values(fe, op.after.blocks[0], "loop.yield")
+            _add_incoming(fe, carried, nxt, b.block)
+            b.branch(before)
+        b.position_at_end(exit_)
+        for r, v in zip(op.outputs, vals, strict=True):
+            fe.set(r, fe.values[v])
+
+
+# ------------------------------------------------------------------ loop.if
+
+
+def _emit_if(fe: FunctionEmitter, op: loop.IfOp) -> None:
+    b = fe.b
+    then_bb, else_bb, merge = (fe.new_block(n) for n in ("if.then", "if.else", "if.end"))
+    b.cbranch(fe.get(op.cond), then_bb, else_bb)
+    incoming: list[tuple[ir.Block, list[ir.Value]]] = []
+    for region, bb in ((op.then_region, then_bb), (op.else_region, else_bb)):
+        b.position_at_end(bb)
+        with fe.allocs.scope():
+            vals = _terminator_values(fe, region.blocks[0], "loop.yield")
+            incoming.append((b.block, [p for v in vals for p in flatten(fe, v)]))
+            b.branch(merge)
+    b.position_at_end(merge)
+    types = [ty for r in op.outputs for ty in part_types(r.type)]
+    parts = []
+    for i, ty in enumerate(types):
+        phi = b.phi(ty)
+        for pred, vals in incoming:
+            phi.add_incoming(vals[i], pred)
+        parts.append(phi)
+    _bind(fe, op.outputs, parts)
+
+
+# ------------------------------------------------------------------ func.assert
+
+
+def _emit_assert(fe: FunctionEmitter, op: func.AssertOp) -> None:
+    fe.check(fe.get(op.cond), op.attributes["kind"], op.attributes["message"])
+
+
+CONTROL_EMITTERS = {
+    loop.ForOp: _emit_for,
+    loop.WhileOp: _emit_while,
+    loop.IfOp: _emit_if,
+    func.AssertOp: _emit_assert,
+}
+"""``{op class: emit function}`` for structured control flow and run-time checks."""

@@ -1,0 +1,49 @@
+"""Loop-level module -> LLVM IR text plus the kernel's calling-convention description."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyasc.backend.llvm.codegen import EmitFn, ModuleContext
+from pyasc.backend.llvm.emit_arith import ARITH_EMITTERS
+from pyasc.backend.llvm.emit_call import CALL_EMITTERS, declare_functions, emit_function
+from pyasc.backend.llvm.emit_control import CONTROL_EMITTERS
+from pyasc.backend.llvm.emit_math import MATH_EMITTERS
+from pyasc.backend.llvm.emit_mem import MEM_EMITTERS
+from pyasc.backend.llvm.entry import emit_core, emit_descriptor_entry, emit_fast_entry
+from pyasc.backend.llvm.plan import plan_entry
+from pyasc.errors import InternalCompilerError
+from pyasc.ir.ops.func import ModuleOp
+from pyasc.runtime.abi import KernelABI
+
+EMITTERS: dict[type, EmitFn] = {
+    **ARITH_EMITTERS, **MATH_EMITTERS, **MEM_EMITTERS, **CONTROL_EMITTERS, **CALL_EMITTERS,
+}
+"""Every op the CPU backend lowers: ``{op class: emit function}``."""
+
+
+def kernel_symbol(entry: str) -> str:
+    """The native symbol of an entry function (prefixed: never clashes with libc/libm)."""
+    return f"pyasc.kernel.{entry}"
+
+
+def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] = (),
+             fastmath: bool = False) -> tuple[str, KernelABI]:
+    """LLVM IR text of ``entry`` (both native entry points) and its :class:`KernelABI`."""
+    try:
+        func = module.get(entry)
+    except KeyError:
+        raise InternalCompilerError(f"entry function '{entry}' not found in module") from None
+    plan = plan_entry(func, result_params)
+    mc = ModuleContext(entry, fastmath=fastmath)
+    for callee in declare_functions(mc, module, entry):
+        emit_function(mc, callee, EMITTERS)
+    symbol = kernel_symbol(entry)
+    core = emit_core(mc, func, plan, EMITTERS, symbol)
+    emit_descriptor_entry(mc, plan, core, symbol)
+    fast = emit_fast_entry(mc, plan, core, symbol)
+    abi = KernelABI(symbol=symbol, py_symbol=fast.name, params=tuple(plan.params),
+                    results=tuple(plan.results), buffers=tuple(plan.buffers),
+                    errors=tuple(mc.errors), arg_slots=plan.arg_slots,
+                    result_slots=plan.result_slots)
+    return str(mc.module), abi

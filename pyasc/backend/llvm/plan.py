@@ -1,0 +1,237 @@
+"""Plan an entry function's calling convention before emitting code.
+
+Decides, from the loop-level IR alone: each parameter's slot and layout class, whether
+the kernel writes into it, and for each result where its memory comes from.  A result
+array is traced back through views (``subview``, ``transpose``, ``reshape``) to its root:
+
+* a parameter: the result is the caller's own array (``"param"``) or a view of it;
+* a ``mem.alloc`` in the function's entry block whose dims are static, dims of
+  parameters or integer parameters (and that is never deallocated): the runtime
+  preallocates it with ``np.empty`` (numpy owns the memory: returning it costs nothing);
+* any other ``mem.alloc``, or a loop/if result that may hold one of several
+  allocations (buffers carried through loops): the kernel allocates it and hands the
+  pointer to the runtime, which frees it when the returned array dies;
+* a loop/if result that holds one of several parameters (``x if c else y``): the
+  runtime returns whichever argument object the result descriptor points into;
+* a ``mem.constant``: read-only kernel memory, copied out by the runtime.
+
+Anything else (say, a view of a buffer chosen at run time) is an internal error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyasc.errors import InternalCompilerError
+from pyasc.ir.core import BlockArgument, Operation, OpResult, Region, Value
+from pyasc.ir.ops import loop, mem
+from pyasc.ir.ops.func import FuncOp, ReturnOp
+from pyasc.ir.types import MemRefType, ScalarType
+from pyasc.runtime.abi import BufferSpec, ParamSpec, ResultSpec
+
+VIEW_OPS = (mem.SubviewOp, mem.TransposeOp, mem.ReshapeOp)
+
+
+@dataclass
+class EntryPlan:
+    """Slots, result roots and result buffers of one entry function."""
+
+    params: list[ParamSpec]
+    results: list[ResultSpec]
+    buffers: list[BufferSpec]
+    buffer_of_alloc: dict[Operation, int] = field(default_factory=dict)  # preallocated
+    buffer_base: list[Value] = field(default_factory=list)  # value holding each buffer
+    arg_slots: int = 0
+    result_slots: int = 0
+    owner: dict[Value, int] = field(default_factory=dict)  # allocation -> its buffer
+
+
+def root_of(v: Value) -> Value:
+    """Follow view ops back to the value that owns the memory."""
+    while isinstance(v, OpResult) and isinstance(v.op, VIEW_OPS):
+        v = v.op.operand_values[0]
+    return v
+
+
+def plan_entry(func: FuncOp, result_params: Sequence[int | None] = ()) -> EntryPlan:
+    """The calling-convention plan of ``func`` (see the module docstring)."""
+    params, arg_slots = _plan_params(func)
+    ret = func.entry.terminator
+    if not isinstance(ret, ReturnOp):
+        raise InternalCompilerError(f"function '{func.sym_name}' does not end in func.return")
+    plan = EntryPlan(params, [], [], arg_slots=arg_slots)
+    slot = 0
+    for j, v in enumerate(ret.operand_values):
+        forced = result_params[j] if j < len(result_params) else None
+        spec, slot = _plan_result(func, plan, v, slot, forced)
+        plan.results.append(spec)
+    for i, b in enumerate(plan.buffers):
+        plan.buffers[i] = BufferSpec(slot + i, b.prealloc, b.dtype, b.shape, b.dim_sources)
+    plan.result_slots = slot + len(plan.buffers)
+    return plan
+
+
+def _plan_params(func: FuncOp) -> tuple[list[ParamSpec], int]:
+    written = _written_params(func)
+    out: list[ParamSpec] = []
+    slot = 0
+    for i, arg in enumerate(func.entry.args):
+        name = arg.name_hint or f"arg{i}"
+        t = arg.type
+        if isinstance(t, ScalarType):
+            out.append(ParamSpec(name, "scalar", t.name, slot))
+            slot += 1
+        elif isinstance(t, MemRefType):
+            out.append(ParamSpec(name, "array", t.element.name, slot, tuple(t.shape),
+                                 None if t.strides is None else tuple(t.strides),
+                                 i in written))
+            slot += 1 + 2 * t.rank
+        else:
+            raise InternalCompilerError(
+                f"parameter {name} of '{func.sym_name}' has type {t}; the CPU backend takes "
+                "scalars and memrefs (was lower-to-loops run?)")
+    return out, slot
+
+
+def _written_params(func: FuncOp) -> set[int]:
+    written: set[int] = set()
+    for op in func.walk():
+        if isinstance(op, mem.StoreOp):
+            root = root_of(op.dest)
+            if isinstance(root, BlockArgument) and root.block is func.entry:
+                written.add(root.index)
+    return written
+
+
+def _plan_result(func: FuncOp, plan: EntryPlan, v: Value, slot: int,
+                 forced: int | None) -> tuple[ResultSpec, int]:
+    t = v.type
+    if forced is not None:
+        return ResultSpec("param", _elem(t), -1, param=forced), slot
+    if isinstance(t, ScalarType):
+        return ResultSpec("scalar", t.name, slot), slot + 1
+    if not isinstance(t, MemRefType):
+        raise InternalCompilerError(f"'{func.sym_name}' returns a {t}; expected a scalar or memref")
+    root = root_of(v)
+    if isinstance(root, BlockArgument) and root.block is func.entry:
+        if root is v:
+            return ResultSpec("param", t.element.name, -1, t.rank, param=root.index), slot
+        return ResultSpec("array", t.element.name, slot, t.rank, param=root.index), \
+            slot + 1 + 2 * t.rank
+    if isinstance(root, OpResult) and root.op.name == "mem.constant":
+        return ResultSpec("array", t.element.name, slot, t.rank, copy=True), \
+            slot + 1 + 2 * t.rank
+    found = origins(func, root, set())
+    if found and root is v and all(_is_param(func, o) for o in found):
+        # ``x if c else y``: one of several arguments, told apart at run time
+        choices = tuple(sorted(o.index for o in found))  # type: ignore[attr-defined]
+        return ResultSpec("param", t.element.name, slot, t.rank, param=choices[0],
+                          choices=choices), slot + 1 + 2 * t.rank
+    buf = _buffer_for(func, plan, root, found)
+    if root is v and plan.buffers[buf].prealloc:
+        return ResultSpec("buffer", t.element.name, -1, t.rank, buffer=buf), slot
+    return ResultSpec("array", t.element.name, slot, t.rank, buffer=buf), \
+        slot + 1 + 2 * t.rank
+
+
+def _buffer_for(func: FuncOp, plan: EntryPlan, root: Value,
+                sources: set[Value] | None) -> int:
+    """The result buffer held by ``root``: an allocation, or a loop/if result that holds
+    one of several allocations (buffers carried through loops, as ``lower-to-loops``
+    makes for ``y = f(y)`` in a Python loop)."""
+    if root in plan.buffer_base:
+        return plan.buffer_base.index(root)
+    if not sources or not all(isinstance(o, OpResult) for o in sources):
+        raise InternalCompilerError(
+            f"cannot tell which buffer a result of '{func.sym_name}' returns ({root.type}); "
+            "results must be parameters, allocations or views of them")
+    idx = len(plan.buffers)
+    for src in sources:
+        if plan.owner.setdefault(src, idx) != idx:
+            raise InternalCompilerError(f"two results of '{func.sym_name}' may share a buffer")
+        if any(u.name == "mem.dealloc" for u, _ in src.uses) and src is root:
+            raise InternalCompilerError(f"'{func.sym_name}' returns a buffer it deallocates")
+    t = root.type
+    assert isinstance(t, MemRefType)
+    alloc = root.op if isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp) else None
+    dims = _dim_sources(func, alloc) if alloc is not None and alloc.parent is func.entry \
+        else None
+    plan.buffers.append(BufferSpec(-1, dims is not None, t.element.name, tuple(t.shape),
+                                   dims or ()))
+    plan.buffer_base.append(root)
+    if dims is not None:
+        plan.buffer_of_alloc[alloc] = idx
+    return idx
+
+
+def origins(func: FuncOp, v: Value, seen: set[Value]) -> set[Value] | None:
+    """The allocations (``mem.alloc`` results) and parameters ``v`` may hold, through
+    loop-carried values and if results; ``None`` if it may hold anything else."""
+    if v in seen:
+        return set()
+    seen.add(v)
+    if isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp) or _is_param(func, v):
+        return {v}
+    carried = _carried_from(v)
+    if not carried:
+        return None
+    out: set[Value] = set()
+    for src in carried:
+        found = origins(func, src, seen)
+        if found is None:
+            return None
+        out |= found
+    return out
+
+
+def _is_param(func: FuncOp, v: Value) -> bool:
+    return isinstance(v, BlockArgument) and v.block is func.entry
+
+
+def _carried_from(v: Value) -> list[Value]:
+    """The values a loop/if result or a loop block argument may take."""
+    if isinstance(v, OpResult) and isinstance(v.op, loop.IfOp):
+        return [_yielded(r, v.index) for r in (v.op.then_region, v.op.else_region)]
+    if isinstance(v, OpResult) and isinstance(v.op, loop.ForOp):
+        return [v.op.inits[v.index], _yielded(v.op.body, v.index)]
+    if isinstance(v, OpResult) and isinstance(v.op, loop.WhileOp):
+        return [_yielded(v.op.before, v.index + 1)]  # operand 0 is the condition
+    if isinstance(v, BlockArgument):
+        op = v.block.parent_op
+        if isinstance(op, loop.ForOp) and v.index > 0:
+            return [op.inits[v.index - 1], _yielded(op.body, v.index - 1)]
+        if isinstance(op, loop.WhileOp) and v.block is op.before.blocks[0]:
+            return [op.inits[v.index], _yielded(op.after, v.index)]
+        if isinstance(op, loop.WhileOp):
+            return [_yielded(op.before, v.index + 1)]
+    return []
+
+
+def _yielded(region: Region, index: int) -> Value:
+    return region.blocks[0].terminator.operand_values[index]
+
+
+def _dim_sources(func: FuncOp, alloc: Operation) -> tuple[tuple[int, int], ...] | None:
+    """Where each dynamic dim of ``alloc`` comes from, if the runtime can compute it
+    before the call: a parameter's dim (``mem.dim``) or an integer parameter."""
+    out = []
+    for v in alloc.operand_values:
+        if isinstance(v, BlockArgument) and v.block is func.entry:
+            out.append((v.index, -1))
+        elif isinstance(v, OpResult) and isinstance(v.op, mem.DimOp):
+            src = v.op.source
+            if not (isinstance(src, BlockArgument) and src.block is func.entry):
+                return None
+            out.append((src.index, v.op.attributes["axis"]))
+        else:
+            return None
+    return tuple(out)
+
+
+def _elem(t: object) -> str:
+    if isinstance(t, ScalarType):
+        return t.name
+    if isinstance(t, MemRefType):
+        return t.element.name
+    return str(t)

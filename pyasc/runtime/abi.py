@@ -1,0 +1,170 @@
+"""The calling convention between compiled CPU kernels and the Python runtime.
+
+A kernel has two native entry points.
+
+``int32_t k(uint64_t *args, uint64_t *res)`` -- the descriptor entry, usable from C.
+    ``args`` is a flat array of 8-byte slots.  Parameter ``i`` starts at slot
+    ``params[i].slot``: a scalar occupies one slot holding its value in its storage type
+    at the slot's first bytes (``bool`` one byte, ``float16`` two, ``index`` an int64);
+    an array of rank ``r`` occupies ``1 + 2r`` slots ``[data, shape[r], strides[r]]`` with
+    strides in ELEMENTS (negative allowed) and ``data`` pointing at element ``[0,...,0]``.
+    Nothing is validated: the caller guarantees dtype, rank, static dims, layout class
+    and alignment.
+
+``int32_t k.py(a_0, ..., a_{n-1}, b_0, ..., b_{m-1}, uint64_t *res)`` -- the fast entry.
+    ``a_i`` is the address of the ``PyArrayObject`` for an array parameter, an
+    ``int64_t`` for an integer or bool scalar, a ``double`` for a float scalar; ``b_j``
+    is the ``PyArrayObject`` address of the preallocated result buffer ``j`` (in
+    ``buffers`` order).  The entry reads data, dims, strides and flags from numpy's
+    public struct, checks rank, static dims, layout class, alignment and writeability,
+    and returns ``ERR_ARGS`` (-1) on any mismatch so that Python can explain it.
+
+``res`` is a flat array of 8-byte result slots (the fast entry accepts NULL when the
+kernel has none besides buffer pointers).  Result ``j`` starts at ``results[j].slot``: a
+scalar is one slot; an array of rank ``r`` is ``1 + 2r`` slots written like an argument
+descriptor.  Then one slot per result buffer (``buffers[b].slot``): for a
+*preallocated* buffer the descriptor-entry caller stores its data pointer there before
+the call; for a buffer the kernel allocates, the kernel stores the ``aligned_alloc``
+pointer, which the caller frees once the returned array is garbage-collected.
+
+Both return 0 on success, or ``k >= 1`` for ``errors[k - 1]``: a failed ``func.assert``,
+a zero loop step or an allocation failure.  A failing kernel frees its own temporaries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ERR_ARGS = -1
+"""Return code of the fast ABI when an argument does not fit the specialization."""
+
+ABI_VERSION = 1
+
+PYARRAY_OFFSETS = {"data": 16, "nd": 24, "dims": 32, "strides": 40, "flags": 64}
+"""Byte offsets of fields in numpy's public ``PyArrayObject_fields`` (64-bit CPython)."""
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One flat parameter: an array (memref) or a scalar."""
+
+    name: str
+    kind: str  # "array" | "scalar"
+    dtype: str  # IR scalar type name ("f32", "index", ...)
+    slot: int
+    shape: tuple[int, ...] = ()  # -1 where dynamic
+    strides: tuple[int, ...] | None = None  # layout class; None = C-contiguous
+    writes: bool = False  # the kernel writes into the array
+
+
+@dataclass(frozen=True)
+class ResultSpec:
+    """One flat result.
+
+    ``kind``: ``"scalar"``; ``"param"`` (the caller's own argument ``param`` is returned,
+    or, with ``choices``, the one of those arguments whose memory the result descriptor
+    shows: ``x if c else y``);
+    ``"buffer"`` (the whole preallocated result buffer ``buffer``, returned as the
+    runtime's own ``np.empty`` array); ``"array"`` (a view described by the result
+    descriptor whose memory belongs to argument ``param``, to result buffer ``buffer``,
+    or to read-only kernel constants when ``copy`` is true: then the runtime copies it).
+    """
+
+    kind: str
+    dtype: str
+    slot: int
+    rank: int = 0
+    param: int | None = None
+    buffer: int | None = None
+    copy: bool = False
+    choices: tuple[int, ...] = ()  # "param" chosen at run time among these arguments
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """Memory backing array results: preallocated by the runtime or allocated by the kernel.
+
+    A preallocated buffer's shape is ``shape`` with each ``-1`` replaced, in order, by
+    ``dim_sources``: ``(i, axis)`` is ``args[i].shape[axis]``, ``(i, -1)`` the integer
+    argument ``args[i]`` itself.
+    """
+
+    slot: int
+    prealloc: bool
+    dtype: str
+    shape: tuple[int, ...] = ()
+    dim_sources: tuple[tuple[int, int], ...] = ()
+
+    def runtime_shape(self, args: Sequence[Any]) -> tuple[int, ...]:
+        """The concrete shape of a preallocated buffer for the call ``args``."""
+        src = iter(self.dim_sources)
+        out = []
+        for d in self.shape:
+            if d >= 0:
+                out.append(d)
+                continue
+            i, axis = next(src)
+            out.append(int(args[i]) if axis < 0 else args[i].shape[axis])
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """A run-time error site: ``kind`` in assert/bounds/shape/value/memory."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class KernelABI:
+    """Everything the runtime needs to call a kernel; stored as JSON in the disk cache."""
+
+    symbol: str
+    py_symbol: str
+    params: tuple[ParamSpec, ...]
+    results: tuple[ResultSpec, ...]
+    buffers: tuple[BufferSpec, ...]
+    errors: tuple[ErrorSpec, ...]
+    arg_slots: int
+    result_slots: int
+
+    def to_json(self) -> dict:
+        """Plain JSON data (no pickle)."""
+        data = asdict(self)
+        data["version"] = ABI_VERSION
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> KernelABI:
+        """Inverse of :meth:`to_json`; raises ``ValueError``/``KeyError``/``TypeError``."""
+        if data.get("version") != ABI_VERSION:
+            raise ValueError(f"ABI version {data.get('version')} != {ABI_VERSION}")
+        return cls(
+            symbol=str(data["symbol"]), py_symbol=str(data["py_symbol"]),
+            params=tuple(ParamSpec(**_tuples(p, ("shape", "strides")))
+                         for p in data["params"]),
+            results=tuple(ResultSpec(**_tuples(r, ("choices",))) for r in data["results"]),
+            buffers=tuple(BufferSpec(**_buffer(b)) for b in data["buffers"]),
+            errors=tuple(ErrorSpec(**e) for e in data["errors"]),
+            arg_slots=int(data["arg_slots"]), result_slots=int(data["result_slots"]))
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+
+def _buffer(d: dict) -> dict:
+    out = _tuples(d, ("shape",))
+    out["dim_sources"] = tuple((int(i), int(a)) for i, a in d.get("dim_sources", ()))
+    return out
+
+
+def _tuples(d: dict, keys: tuple[str, ...]) -> dict:
+    out = dict(d)
+    for k in keys:
+        if out.get(k) is not None:
+            out[k] = tuple(int(x) for x in out[k])
+    return out

@@ -1,0 +1,124 @@
+"""The on-disk kernel cache: object code plus a JSON manifest per key, never pickle.
+
+Layout under the cache root (``PYASC_CACHE_DIR``, else ``$XDG_CACHE_HOME/pyasc``, else
+``~/.cache/pyasc``)::
+
+    <backend>/<key[:2]>/<key>.json             the manifest (plain JSON)
+    <backend>/<key[:2]>/<key>-<sha[:16]>.o     the object file it names
+
+The manifest records its own key, the object's file name, size and SHA-256, and
+whatever the backend needs to call the code (entry symbols, calling convention, error
+table, versions).  An entry whose JSON does not parse, whose key differs, whose object is
+missing, truncated or has another hash is treated as absent (and later overwritten).
+Writes go to a temporary file in the same directory followed by ``os.replace``, so
+readers never see half a file and concurrent writers of the same key both succeed; the
+object is named by its hash, so a manifest always refers to the bytes it was written with.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+
+
+def default_root() -> Path:
+    """The cache root directory from the environment (not created here)."""
+    explicit = os.environ.get("PYASC_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "pyasc"
+
+
+@dataclass
+class CacheEntry:
+    """A validated cache entry."""
+
+    manifest: dict[str, Any]
+    obj: bytes
+
+
+class DiskCache:
+    """Object-code cache for one backend under ``root``."""
+
+    def __init__(self, root: Path | None = None, backend: str = "cpu") -> None:
+        self.dir = (root if root is not None else default_root()) / backend
+
+    def _paths(self, key: str) -> tuple[Path, Path]:
+        folder = self.dir / key[:2]
+        return folder, folder / f"{key}.json"
+
+    def load(self, key: str) -> CacheEntry | None:
+        """The entry for ``key`` if present and intact, else ``None``."""
+        folder, manifest_path = self._paths(key)
+        try:
+            manifest = json.loads(manifest_path.read_text())
+            if not isinstance(manifest, dict) or manifest.get("format") != FORMAT \
+                    or manifest.get("key") != key:
+                return None
+            name = str(manifest["object"])
+            if "/" in name or os.sep in name:
+                return None
+            obj = (folder / name).read_bytes()
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if len(obj) != manifest.get("object_size") or \
+                hashlib.sha256(obj).hexdigest() != manifest.get("object_sha256"):
+            return None
+        return CacheEntry(manifest, obj)
+
+    def store(self, key: str, manifest: dict[str, Any], obj: bytes) -> Path | None:
+        """Write an entry atomically; returns the manifest path, or ``None`` on I/O errors
+        (an unwritable cache only costs a recompilation)."""
+        folder, manifest_path = self._paths(key)
+        digest = hashlib.sha256(obj).hexdigest()
+        obj_name = f"{key}-{digest[:16]}.o"
+        full = dict(manifest, format=FORMAT, key=key, object=obj_name,
+                    object_size=len(obj), object_sha256=digest)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _atomic_write(folder / obj_name, obj)
+            _atomic_write(manifest_path, json.dumps(full, sort_keys=True).encode())
+        except OSError:
+            return None
+        return manifest_path
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@functools.cache
+def package_digest() -> str:
+    """A digest of pyasc's own source files (names, sizes, modification times): a cache
+    key part that changes with the code, which the version number does not between
+    development builds.  Stat-only, so a fresh process pays ~1 ms, not a full read."""
+    root = str(Path(__file__).resolve().parent.parent)
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".lark")):
+                path = os.path.join(dirpath, name)
+                st = os.stat(path)
+                h.update(f"{path[len(root):]}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()

@@ -1,0 +1,187 @@
+"""The on-disk kernel cache: hits, bypass, corrupt and foreign entries, fresh processes,
+and two processes compiling the same kernel at once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cpukit import program, relu_text
+
+from pyasc.backend.llvm import LLVMBackend, cache_key, jit
+from pyasc.runtime.abi import KernelABI
+from pyasc.runtime.cpu import CPUKernel
+from pyasc.runtime.disk_cache import DiskCache, default_root
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+def _compile(key: str = "relu-cached", **options):
+    return LLVMBackend().compile(program(relu_text("?"), "relu", key, **options))
+
+
+def _entry(key: str = "relu-cached") -> tuple[Path, dict, Path]:
+    k = cache_key(program(relu_text("?"), "relu", key))
+    manifest_path = DiskCache().dir / k[:2] / f"{k}.json"
+    manifest = json.loads(manifest_path.read_text())
+    return manifest_path, manifest, manifest_path.parent / manifest["object"]
+
+
+def _works(kernel) -> None:
+    x = np.linspace(-2, 2, 33, dtype=np.float32)
+    np.testing.assert_array_equal(kernel([x])[0], np.maximum(x, 0))
+
+
+def test_default_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("PYASC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_root() == tmp_path / "xdg" / "pyasc"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert default_root() == Path.home() / ".cache" / "pyasc"
+
+
+def test_second_compile_is_a_hit_and_inspection_still_works():
+    first = _compile()
+    assert not first.from_cache
+    second = _compile()
+    assert second.from_cache
+    _works(second)
+    assert "x float>" in second.llvm_ir and '"mem.alloc"' in second.loop_ir
+    _, manifest, obj = _entry()
+    assert manifest["abi"]["symbol"] == "pyasc.kernel.relu"
+    assert hashlib.sha256(obj.read_bytes()).hexdigest() == manifest["object_sha256"]
+
+
+def test_cache_false_writes_nothing():
+    _compile(cache=False)
+    assert not DiskCache().dir.exists()
+    assert not _compile(cache=False).from_cache
+
+
+def _corrupt_truncate(manifest_path: Path, manifest: dict, obj: Path) -> None:
+    obj.write_bytes(obj.read_bytes()[:100])
+
+
+def _corrupt_json(manifest_path: Path, manifest: dict, obj: Path) -> None:
+    manifest_path.write_text('{"format": 1, "key": ')
+
+
+def _corrupt_key(manifest_path: Path, manifest: dict, obj: Path) -> None:
+    manifest_path.write_text(json.dumps(dict(manifest, key="0" * 64)))
+
+
+def _corrupt_object_with_matching_hash(manifest_path: Path, manifest: dict, obj: Path) -> None:
+    junk = b"\x7fELF\x02\x01" + bytes(range(256)) * 4  # an ELF header with nonsense after
+    obj.write_bytes(junk)
+    manifest_path.write_text(json.dumps(dict(manifest, object_size=len(junk),
+                                             object_sha256=hashlib.sha256(junk).hexdigest())))
+
+
+def _corrupt_abi(manifest_path: Path, manifest: dict, obj: Path) -> None:
+    manifest_path.write_text(json.dumps(dict(manifest, abi={"version": 1, "symbol": 3})))
+
+
+def _missing_object(manifest_path: Path, manifest: dict, obj: Path) -> None:
+    obj.unlink()
+
+
+@pytest.mark.parametrize("corrupt", [_corrupt_truncate, _corrupt_json, _corrupt_key,
+                                     _corrupt_object_with_matching_hash, _corrupt_abi,
+                                     _missing_object])
+def test_broken_entries_are_rebuilt(corrupt):
+    _compile()
+    corrupt(*_entry())
+    rebuilt = _compile()
+    assert not rebuilt.from_cache
+    _works(rebuilt)
+    assert _compile().from_cache  # the rebuild rewrote a good entry
+
+
+SCRIPT = """
+import glob, os, sys, time, json
+t0 = time.perf_counter()
+sys.path.insert(0, {here!r})
+import numpy as np
+from cpukit import program, relu_text
+from pyasc.backend.llvm import LLVMBackend
+imported = time.perf_counter() - t0
+prog = program(relu_text("?"), "relu", sys.argv[2])
+go = sys.argv[1]
+if go:  # a race: both processes must have missed the cache before either stores
+    from pyasc.runtime.disk_cache import DiskCache
+    store = DiskCache.store
+
+    def racing_store(self, *args):
+        open(f"{{go}}.{{os.getpid()}}", "w").close()
+        while len(glob.glob(go + ".*")) < 2:
+            time.sleep(0.001)
+        return store(self, *args)
+
+    DiskCache.store = racing_store
+print("ready", flush=True)
+while go and not os.path.exists(go):
+    time.sleep(0.001)
+t1 = time.perf_counter()
+k = LLVMBackend().compile(prog)
+compiled = time.perf_counter() - t1
+x = np.linspace(-1, 1, 101, dtype=np.float32)
+assert (k([x])[0] == np.maximum(x, 0)).all()
+from pyasc.backend.llvm import cache_key
+print(json.dumps({{"hit": k.from_cache, "import": imported, "compile": compiled,
+                  "key": cache_key(prog)}}))
+"""
+
+
+def _spawn(key: str, go: Path | None = None) -> subprocess.Popen:
+    """A fresh process compiling relu under ``key`` once the file ``go`` exists."""
+    p = subprocess.Popen([sys.executable, "-c", SCRIPT.format(here=str(HERE)),
+                          str(go or ""), key], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=REPO, env=dict(os.environ))
+    assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    return p
+
+
+def _result(p: subprocess.Popen) -> dict:
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _same_sources(*runs: dict) -> bool:
+    """Whether the runs saw the same pyasc sources (others may be editing this checkout,
+    and the cache key rightly changes with the code)."""
+    return len({r["key"] for r in runs}) == 1
+
+
+def test_fresh_process_hit():
+    for attempt in range(3):
+        cold = _result(_spawn(f"relu-fresh-{attempt}"))
+        warm = _result(_spawn(f"relu-fresh-{attempt}"))
+        if _same_sources(cold, warm):
+            break
+    assert not cold["hit"] and warm["hit"]
+    assert warm["compile"] < cold["compile"]
+
+
+def test_two_processes_compiling_at_once_both_succeed(tmp_path):
+    for attempt in range(3):
+        go = tmp_path / f"go{attempt}"
+        procs = [_spawn(f"relu-race-{attempt}", go) for _ in range(2)]  # both waiting
+        go.touch()
+        results = [_result(p) for p in procs]
+        if _same_sources(*results):
+            break
+    assert not any(r["hit"] for r in results)  # both compiled, then both stored at once
+    entry = DiskCache().load(results[0]["key"])
+    assert entry is not None
+    abi = KernelABI.from_json(entry.manifest["abi"])
+    code = jit.LoadedCode(entry.obj, [abi.symbol, abi.py_symbol], "relu")
+    _works(CPUKernel(abi, code.addresses, keepalive=code))
+    assert not list(DiskCache().dir.rglob("*.tmp"))
