@@ -1,0 +1,112 @@
+"""Calls: numpy functions and array methods (through the registry), supported Python
+builtins, numpy scalar-type conversions (``np.float32(x)``) and ``@hybrid`` callees,
+which are inlined: their body is lowered in place with a fresh scope, their own source
+locations and compile-time arguments kept compile-time.  Array arguments are passed by
+reference: a buffer stays the same buffer, and an array value the callee writes into
+gets a buffer that every caller name holding it is rebound to.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Callable
+
+import numpy as np
+
+from pyasc.errors import ArgumentError, UnsupportedSyntaxError
+from pyasc.frontend.exprs import starred_items
+from pyasc.frontend.fusion import fusion_group, fusion_scope
+from pyasc.frontend.lowering import RET, RV, Lowering
+from pyasc.frontend.numpy_registry import call_method, call_numpy
+from pyasc.frontend.pybuiltins import BUILTIN_CALLS
+from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Tensor
+
+
+def lower_call(lw: Lowering, node: ast.Call) -> object:
+    """Lower ``f(args...)``: the callee and arguments are evaluated left to right."""
+    callee = lw.expr(node.func)
+    args: list[object] = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            args.extend(starred_items(lw, a))
+        else:
+            args.append(lw.expr(a))
+    kwargs: dict[str, object] = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise lw.error(UnsupportedSyntaxError, "**kwargs in a call", kw.value)
+        kwargs[kw.arg] = lw.expr(kw.value)
+    return _dispatch(lw, callee, args, kwargs, node)
+
+
+def _dispatch(lw: Lowering, callee: object, args: list[object], kwargs: dict[str, object],
+              node: ast.Call) -> object:
+    from pyasc.frontend.decorator import HybridFunction
+
+    if isinstance(callee, NumpyFunction):
+        return call_numpy(lw, callee.name, args, kwargs)
+    if isinstance(callee, BoundMethod):
+        return call_method(lw, callee.obj, callee.name, args, kwargs)
+    if isinstance(callee, HybridFunction):
+        return inline(lw, callee, args, kwargs, node)
+    builtin: Callable | None = BUILTIN_CALLS.get(callee)  # type: ignore[arg-type]
+    if builtin is not None:
+        return builtin(lw, *args, **kwargs)
+    if isinstance(callee, type) and issubclass(callee, np.generic):
+        return call_numpy(lw, np.dtype(callee).name, args, kwargs)
+    if callee is fusion_scope or callee is fusion_group:
+        raise lw.error(UnsupportedSyntaxError, f"{callee.__name__} is only valid as "
+                       "'with fusion_scope():' or as a decorator", node)
+    if isinstance(callee, types.FunctionType):
+        raise lw.error(UnsupportedSyntaxError,
+                       f"'{callee.__name__}' is a plain Python function", node.func,
+                       hint="decorate it with @hybrid to call it from a @hybrid function")
+    raise lw.error(UnsupportedSyntaxError, f"calling a {type(callee).__name__} is not "
+                   "supported", node.func)
+
+
+def inline(lw: Lowering, hf: object, args: list[object], kwargs: dict[str, object],
+           node: ast.Call) -> object:
+    """Lower the body of ``@hybrid`` function ``hf`` in place; returns its value."""
+    from pyasc.frontend.lowering import Lowering as _Lowering
+
+    if hf in lw.unit.stack:
+        raise lw.error(UnsupportedSyntaxError,
+                       f"recursive call to @hybrid function '{hf.__name__}'", node,
+                       hint="rewrite the recursion as a loop")
+    try:
+        bound = hf.__signature__.bind(*args, **kwargs)  # type: ignore[attr-defined]
+    except TypeError as exc:
+        raise lw.error(ArgumentError, f"{hf.__name__}(): {exc}", node) from None
+    bound.apply_defaults()
+    src = hf.source_info()  # type: ignore[attr-defined]
+    lw.unit.callees[hf] = src.text
+    child = _Lowering(lw.unit, hf.__wrapped__, src, {RET: False})  # type: ignore
+    for name, value in bound.arguments.items():
+        if isinstance(value, Tensor) and name in child.storage:
+            value = _make_writable(lw, value)
+        child.scope[name] = value
+    lw.unit.stack.append(hf)
+    try:
+        return run_body(child)
+    finally:
+        lw.unit.stack.pop()
+
+
+def _make_writable(lw: Lowering, value: Tensor) -> Buffer:
+    """A callee writes into an array the caller holds as a value: give the array a
+    buffer and rebind every caller name holding it, so they all see the writes (they
+    are one numpy object)."""
+    buf = lw.em.store_new(value)
+    for name, bound in list(lw.scope.items()):
+        if isinstance(bound, Tensor) and bound.value is value.value:
+            lw.scope[name] = buf
+    return buf
+
+
+def run_body(lw: Lowering) -> object:
+    """Lower a whole function body; returns the returned value (None if none)."""
+    lw.body(lw.src.tree.body)
+    return lw.scope.get(RV)
+

@@ -1,0 +1,90 @@
+"""Write ``docs/numpy-support.md`` from the numpy registry.
+
+    python -m pyasc.frontend.docgen [path]
+
+The page is generated so that it cannot drift from what the compiler accepts; a test
+checks that the committed file equals :func:`numpy_support_markdown`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pyasc.frontend.numpy_registry import entries
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "numpy-support.md"
+
+INTRO = """\
+# numpy support
+
+Generated from the registry in `pyasc/frontend/numpy_registry.py` by
+`python -m pyasc.frontend.docgen`; do not edit by hand (a test checks it).
+`pyasc.supported_numpy()` returns the same list as a dict.
+
+## Rules
+
+- **Arguments.** Only the arguments listed are accepted; any other argument, and any
+  function or method not listed, raises `UnsupportedNumpyError` (E50011) located at
+  the call.  `axis`, `keepdims`, `dtype`, `decimals`, `ddof`, slice steps and tuple
+  indices must be known at compile time.
+- **Value specialization.** A scalar argument of the `@hybrid` function that is used
+  where a compile-time value is needed (for example `np.sum(x, axis=k)`) makes pyasc
+  specialize the function on that argument's value: each value gets its own kernel.
+  All other Python `int`/`float`/`bool` arguments are run-time scalars (one kernel for
+  all values).  Arrays are specialized on dtype, rank, layout (C-contiguous, unit
+  inner stride, general strides) and shape (not the shape with `dynamic_shape=True`).
+- **Types (NEP 50).** Result dtypes are numpy 2's, computed by numpy itself
+  (`ufunc.resolve_dtypes`, `np.result_type`, or the reduction run on a tiny sample).
+  Python `int`/`float`/`bool` values (literals, arguments, `len()`, shapes, loop
+  indices) are weak: `float32_array * 2.5` stays `float32`, `int8_array + 1` stays
+  `int8`.  Operators between Python numbers follow Python (`7 / 2 == 3.5`,
+  `True + True == 2`).  `sum`/`prod` of small integers and bools accumulate in
+  `int64`/`uint64`; `mean`/`var`/`std` of integers are `float64`; `argmax`/`argmin`
+  are `int64`.
+- **Overflow and casts.** Integer arithmetic wraps around like numpy.  A compile-time
+  Python int that does not fit the integer dtype it meets is an error (numpy 2 raises
+  `OverflowError`); comparisons with such ints are exact (numpy 2).  A run-time Python
+  int meeting a narrower integer dtype is converted with wrap-around.  `astype`,
+  assignment into arrays (`x[i] = v`) and scalar-type calls (`np.int32(x)`) cast
+  unsafely like numpy (float to int truncates toward zero; out-of-range float to int
+  is undefined, as in C).  In-place operators and `out=` use `same_kind` casting:
+  `int_array += 1.5` is an error (E50001), as in numpy.
+- **Division by zero** follows numpy for arrays and numpy scalars (inf/nan for floats,
+  0 for integers) and also for run-time Python scalars (Python would raise
+  `ZeroDivisionError`).
+- **Control-flow joins.** A variable assigned different kinds of numbers on different
+  paths (an `if`, a loop) takes the promoted type (`k = 1 if c else 2.5` is a float on
+  both paths).  A scalar joined with an array is broadcast to the array's shape.
+- **Views.** Basic slicing, `.T`, `np.transpose`, `reshape` of a contiguous buffer and
+  `np.ascontiguousarray` of a contiguous buffer alias their argument like numpy;
+  writes through them are seen by every alias.  A view that is *returned* comes back
+  as a new array; a parameter returned unchanged comes back as the caller's object.
+- **Globals.** Module-level numbers, tuples, dtypes, numpy scalars and arrays of up to
+  65536 elements are read once, when a specialization is compiled.
+"""
+
+
+def numpy_support_markdown() -> str:
+    """The text of ``docs/numpy-support.md``."""
+    lines = [INTRO]
+    sections = (("Functions", "function"), ("Array methods", "method"),
+                ("Array attributes", "attribute"))
+    for title, kind in sections:
+        lines += [f"## {title}", "", "| call | notes |", "|---|---|"]
+        lines += [f"| `{e.display}` | {e.note} |" for e in entries() if e.kind == kind]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the generated page to ``argv[0]`` (default ``docs/numpy-support.md``)."""
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(args[0]) if args else DEFAULT_PATH
+    path.write_text(numpy_support_markdown())
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,149 @@
+"""Names from outside the function (closure cells, module globals, builtins) and
+attribute access (``np.float32``, ``math.pi``, ``x.shape``, ``x.sum``).
+
+Free names are read when the function is compiled, as Triton reads ``constexpr``
+globals: numbers, strings, None, tuples of those, numpy dtypes and scalar types,
+numpy scalars, small numpy arrays (embedded as dense constants), the ``numpy`` and
+``math`` modules, other ``@hybrid`` functions and the fusion markers.  Anything else
+is an error at the point of use.  A compiled specialization does not see later changes
+of a global's value.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import types
+
+import numpy as np
+
+from pyasc.errors import UndefinedNameError, UnsupportedNumpyError, UnsupportedSyntaxError
+from pyasc.frontend.fusion import fusion_group, fusion_scope
+from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Scalar, Tensor
+
+MAX_EMBEDDED_ELEMENTS = 1 << 16
+"""Largest global numpy array embedded as a constant."""
+
+_INFO_ATTRIBUTES = frozenset({"eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                              "bits", "dtype", "precision"})
+
+SUPPORTED_BUILTINS = frozenset({
+    "range", "len", "min", "max", "abs", "int", "float", "bool", "round", "pow",
+    "enumerate", "zip",
+})
+
+
+def resolve_free_name(lw, name: str, node: ast.AST) -> object:
+    """The compile-time value of a name that is not local."""
+    fn = lw.fn
+    code = fn.__code__
+    if name in code.co_freevars and fn.__closure__:
+        cell = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            return _convert(lw, name, cell.cell_contents, node)
+        except ValueError:
+            raise lw.error(UndefinedNameError, f"free variable '{name}' is not bound yet",
+                           node) from None
+    if name in fn.__globals__:
+        return _convert(lw, name, fn.__globals__[name], node)
+    if hasattr(builtins, name):
+        if name in SUPPORTED_BUILTINS:
+            return getattr(builtins, name)
+        raise lw.error(UnsupportedSyntaxError, f"the builtin '{name}' is not supported in "
+                       "@hybrid functions", node,
+                       hint="supported builtins: " + ", ".join(sorted(SUPPORTED_BUILTINS)))
+    raise lw.error(UndefinedNameError, f"name '{name}' is not defined", node)
+
+
+def _convert(lw, name: str, value: object, node: ast.AST) -> object:
+    from pyasc.frontend.decorator import HybridFunction
+
+    if isinstance(value, bool | int | float | str | type(None) | np.dtype | np.generic):
+        return value
+    if isinstance(value, tuple):
+        return tuple(_convert(lw, name, v, node) for v in value)
+    if value is np or value is math or isinstance(value, HybridFunction) or \
+            value is fusion_scope or value is fusion_group:
+        return value
+    if isinstance(value, type) and issubclass(value, np.generic | bool | int | float):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.size > MAX_EMBEDDED_ELEMENTS:
+            raise lw.error(UnsupportedSyntaxError, f"global array '{name}' is too large to "
+                           "embed in the kernel", node, hint="pass it as an argument")
+        return lw.em.constant_array(value) if value.ndim else value[()]
+    imported = _imported_function(value)
+    if imported is not None:
+        return imported
+    if isinstance(value, types.FunctionType):
+        return value
+    raise lw.error(UnsupportedSyntaxError, f"'{name}' is a {type(value).__name__}, which "
+                   "@hybrid functions cannot use", node,
+                   hint="use numbers, tuples, numpy dtypes, small arrays or @hybrid "
+                        "functions from the enclosing scope")
+
+
+def _imported_function(value: object) -> NumpyFunction | None:
+    """``from numpy import exp`` / ``from math import sqrt``: the registry entry."""
+    from pyasc.frontend.numpy_registry import REGISTRY
+
+    name = getattr(value, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    if getattr(np, name, None) is value and name in REGISTRY:
+        return NumpyFunction(name)
+    if getattr(math, name, None) is value and f"math.{name}" in REGISTRY:
+        return NumpyFunction(f"math.{name}")
+    return None
+
+
+def get_attribute(lw, obj: object, attr: str) -> object:
+    """``obj.attr`` at compile time."""
+    from pyasc.frontend.numpy_registry import REGISTRY
+
+    if obj is np:
+        return _numpy_attribute(attr)
+    if obj is math:
+        return _math_attribute(attr)
+    if isinstance(obj, Tensor | Buffer | Scalar):
+        key = f"ndarray.{attr}"
+        entry = REGISTRY.get(key)
+        if entry is None:
+            raise UnsupportedNumpyError(f"array attribute or method '.{attr}' is not "
+                                        "supported")
+        if entry.kind == "attribute":
+            return entry.handler(lw, obj)
+        return BoundMethod(obj, attr)
+    if isinstance(obj, np.dtype) and attr in ("itemsize", "kind", "name", "char", "type"):
+        return getattr(obj, attr)
+    if isinstance(obj, np.finfo | np.iinfo) and attr in _INFO_ATTRIBUTES:
+        return getattr(obj, attr)
+    raise UnsupportedSyntaxError(f"attribute '.{attr}' of {type(obj).__name__} is not "
+                                 "supported")
+
+
+def _numpy_attribute(attr: str) -> object:
+    from pyasc.frontend.numpy_registry import REGISTRY
+
+    value = getattr(np, attr, None)
+    if attr == "newaxis":
+        return None
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return value  # a scalar type: a dtype, and callable as a conversion
+    if attr in REGISTRY:
+        return NumpyFunction(attr)
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return value
+    raise UnsupportedNumpyError(f"np.{attr} is not supported")
+
+
+def _math_attribute(attr: str) -> object:
+    from pyasc.frontend.numpy_registry import REGISTRY
+
+    if f"math.{attr}" in REGISTRY:
+        return NumpyFunction(f"math.{attr}")
+    value = getattr(math, attr, None)
+    if isinstance(value, float):
+        return value
+    raise UnsupportedNumpyError(f"math.{attr} is not supported")

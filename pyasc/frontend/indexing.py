@@ -1,0 +1,292 @@
+"""Subscripts: reading and writing array elements, views, gathers and masks.
+
+Reading: integers only give an element (``mem.load``/``tensor.extract``); slices give a
+view of a buffer (``mem.subview``, aliasing like numpy) or a slice of a value
+(``tensor.slice``); ``None`` adds axes (a buffer is then read as a value first); one
+integer array gives ``tensor.gather`` (numpy's ``take`` along that axis); a boolean
+mask gives ``tensor.compress`` with a run-time length.
+
+Writing (``x[...] = v``) needs a buffer: ``mem.store`` for one element, ``mem.write``
+into a ``mem.subview`` (with broadcasting) for slices, and ``select`` + ``mem.write``
+for a boolean mask.  The value is cast to the buffer's dtype (numpy's setitem casts
+unsafely); compile-time Python ints must fit it, as numpy 2 requires.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.frontend.elementwise import broadcast_dims
+from pyasc.frontend.lowering import Lowering
+from pyasc.frontend.slicing import (
+    Access,
+    index_values,
+    is_index_item,
+    resolve_basic,
+    view_type,
+)
+from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime, static_dims
+from pyasc.ir.ops import arith, mem, tensor
+from pyasc.ir.types import TensorType, i1
+
+
+def _items(key: object) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def load_subscript(lw: Lowering, node: ast.Subscript) -> object:
+    """``base[key]`` for arrays and compile-time sequences."""
+    base = lw.expr(node.value)
+    key = lw.expr(node.slice)
+    if isinstance(base, tuple | list | str):
+        return _sequence_item(lw, base, key)
+    return load_index(lw, base, _items(key))
+
+
+def _sequence_item(lw: Lowering, seq: tuple | list | str, key: object) -> object:
+    if isinstance(key, slice):
+        key = slice(*(lw.static(p, "a tuple slice bound") for p in
+                      (key.start, key.stop, key.step)))
+    else:
+        key = lw.static(key, "a tuple index")
+    try:
+        return seq[key]  # type: ignore[index]
+    except (IndexError, TypeError) as exc:
+        raise TypeMismatchError(str(exc)) from None
+
+
+def _is_array_index(v: object) -> bool:
+    return isinstance(v, Tensor | Buffer | list | np.ndarray)
+
+
+def load_index(lw: Lowering, base: object, items: tuple) -> object:
+    """``base[items]`` for an array ``base``."""
+    if not isinstance(base, Tensor | Buffer):
+        raise TypeMismatchError(f"'{type(base).__name__}' object is not subscriptable"
+                                if not isinstance(base, Scalar) else
+                                "a scalar is not subscriptable")
+    arrays = [i for i, it in enumerate(items) if _is_array_index(it)]
+    if arrays:
+        return _advanced(lw, base, items, arrays)
+    acc = resolve_basic(lw, lw.em.dims(base), items)
+    if acc.is_element:
+        return _element(lw, base, acc)
+    view = _slice(lw, base, acc)
+    if acc.newaxes:
+        return _insert_axes(lw, lw.em.value(view), acc)
+    return view
+
+
+def _element(lw: Lowering, base: Tensor | Buffer, acc: Access) -> Scalar:
+    idx = index_values(lw.em, acc.offsets)
+    op_cls = mem.LoadOp if isinstance(base, Buffer) else tensor.ExtractOp
+    return Scalar(lw.em.result(op_cls([base.value, *idx], [base.type.element])))
+
+
+def _slice(lw: Lowering, base: Tensor | Buffer, acc: Access) -> Tensor | Buffer:
+    if acc.is_identity:
+        return base
+    em = lw.em
+    operands = [base.value, *index_values(em, acc.offsets), *index_values(em, acc.sizes),
+                *index_values(em, acc.steps)]
+    attrs = {"drop": tuple(acc.drop)} if acc.drop else {}
+    dims = tuple(acc.result_dims())
+    if isinstance(base, Buffer):
+        t = view_type(base.type, acc)
+        return Buffer(em.result(mem.SubviewOp(operands, [t], attrs)), dims)
+    t = TensorType(static_dims(dims), base.type.element)
+    return Tensor(em.result(tensor.SliceOp(operands, [t], attrs)), dims)
+
+
+def _insert_axes(lw: Lowering, v: Scalar | Tensor, acc: Access) -> Tensor:
+    dims = list(lw.em.dims(v)) if isinstance(v, Tensor) else []
+    for pos in acc.newaxes:
+        dims.insert(pos, 1)
+    if isinstance(v, Scalar):
+        return lw.em.fill(v, dims)
+    return lw.em.reshape(v, dims)
+
+
+def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple, arrays: list[int]) -> Tensor:
+    em = lw.em
+    if len(arrays) > 1:
+        raise UnsupportedNumpyError("indexing with more than one array",
+                                    hint="index one axis at a time")
+    pos = arrays[0]
+    idx = em.operand(items[pos])
+    if not isinstance(idx, Tensor):
+        raise TypeMismatchError("invalid index array")
+    if idx.type.element == i1:
+        if len(items) != 1:
+            raise UnsupportedNumpyError("a boolean mask combined with other indices")
+        return _compress(lw, em.value(base), idx)
+    if not idx.type.element.is_int:
+        raise TypeMismatchError("arrays used as indices must be of integer (or boolean) type")
+    axis = _gather_axis(items, pos)
+    rest = items[:pos] + (slice(None),) + items[pos + 1:]
+    source = em.value(load_index(lw, em.value(base), rest))
+    if not isinstance(source, Tensor):
+        raise TypeMismatchError("invalid gather")
+    shape = source.type.shape[:axis] + idx.type.shape + source.type.shape[axis + 1:]
+    dims = tuple(em.dims(source))
+    out_dims = dims[:axis] + tuple(em.dims(idx)) + dims[axis + 1:]
+    t = TensorType(shape, source.type.element)
+    op = tensor.GatherOp([source.value, idx.value], [t], {"axis": axis})
+    return Tensor(em.result(op), out_dims)
+
+
+def _gather_axis(items: tuple, pos: int) -> int:
+    """The axis the index array at ``pos`` gathers along once integer indices have
+    dropped their axes.  numpy moves the gathered dims to the front when integer and
+    array indices are not adjacent; that case is supported only when they land there."""
+    if None in items or Ellipsis in items:
+        raise UnsupportedNumpyError("an index array combined with None or '...'")
+    ints = [i for i, it in enumerate(items) if is_index_item(it)]
+    run = sorted([*ints, pos])
+    adjacent = run == list(range(run[0], run[0] + len(run)))
+    axis = pos - sum(1 for i in ints if i < pos)
+    if not adjacent and axis != 0:
+        raise UnsupportedNumpyError("an index array separated from integer indices by a "
+                                    "slice", hint="index in two steps")
+    return axis
+
+
+def _compress(lw: Lowering, src: Tensor, mask: Tensor) -> Tensor:
+    ms, ss = mask.type.shape, src.type.shape
+    if len(ms) > len(ss) or any(m != s and -1 not in (m, s) for m, s in zip(ms, ss,
+                                                                            strict=False)):
+        raise ShapeInferenceError(f"boolean index of shape {ms} does not match the indexed "
+                                  f"array of shape {ss}")
+    t = TensorType((-1, *ss[len(ms):]), src.type.element)
+    return Tensor(lw.em.result(tensor.CompressOp([src.value, mask.value], [t])))
+
+
+# ---------------------------------------------------------------------------- stores
+
+
+def store_subscript(lw: Lowering, node: ast.Subscript, value: object) -> None:
+    """``base[key] = value``."""
+    base = lw.expr(node.value)
+    key = lw.expr(node.slice)
+    store_index(lw, _writable(base), _items(key), value)
+
+
+def _writable(base: object) -> Buffer:
+    if isinstance(base, Buffer):
+        return base
+    if isinstance(base, Tensor):
+        raise TypeMismatchError("cannot assign into this array: it is a value, not a buffer",
+                                hint="assign the array to a variable first")
+    raise TypeMismatchError(f"'{type(base).__name__}' object does not support item "
+                            "assignment")
+
+
+def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object) -> None:
+    """Write ``value`` into ``buf[items]``."""
+    items = tuple(it for it in items if it is not None)
+    arrays = [it for it in items if _is_array_index(it)]
+    if arrays:
+        mask = lw.em.operand(arrays[0])
+        if len(items) != 1 or not isinstance(mask, Tensor) or mask.type.element != i1:
+            raise UnsupportedNumpyError("assignment through an index array",
+                                        hint="use a boolean mask or a loop")
+        _masked_store(lw, buf, mask, value)
+        return
+    acc = resolve_basic(lw, lw.em.dims(buf), items)
+    if acc.is_element:
+        _store_element(lw, buf, acc, value)
+        return
+    write_value(lw, _slice(lw, buf, acc), value)  # type: ignore[arg-type]
+
+
+def _store_element(lw: Lowering, buf: Buffer, acc: Access, value: object) -> None:
+    elem = buf.type.element
+    v = lw.em.operand(value)
+    if isinstance(v, Tensor):
+        raise ShapeInferenceError("setting an array element with a sequence")
+    s = lw.em.cast(v if isinstance(v, Scalar) else lw.em.scalar(v, elem), elem)
+    lw.em.op(mem.StoreOp([s.value, buf.value, *index_values(lw.em, acc.offsets)]))
+    lw.em.wrote()
+
+
+def write_value(lw: Lowering, dest: Buffer, value: object) -> None:
+    """``dest[...] = value`` with broadcasting and an unsafe cast, as numpy's setitem."""
+    em = lw.em
+    elem = dest.type.element
+    v = em.operand(value)
+    if isinstance(v, Tensor):
+        v = _squeeze_leading(lw, v, dest.type.rank)
+        dims = em.dims(dest)
+        out = broadcast_dims(em, [em.dims(v), dims])
+        if len(out) != len(dims) or any(isinstance(a, int) and isinstance(b, int) and a != b
+                                        for a, b in zip(out, dims, strict=True)):
+            raise ShapeInferenceError(
+                f"could not broadcast input array from shape {tuple(v.type.shape)} into "
+                f"shape {tuple(dest.type.shape)}")
+        em.write(em.cast(v, elem), dest)
+    else:
+        s = v if isinstance(v, Scalar) else em.scalar(v, elem)
+        em.write(em.cast(s, elem), dest)
+
+
+def _squeeze_leading(lw: Lowering, v: Tensor, rank: int) -> Tensor:
+    dims = list(lw.em.dims(v))
+    while len(dims) > rank and dims[0] == 1:
+        dims.pop(0)
+    return lw.em.reshape(v, dims) if len(dims) != v.type.rank else v
+
+
+def _masked_store(lw: Lowering, buf: Buffer, mask: Tensor, value: object) -> None:
+    em = lw.em
+    v = em.operand(value)
+    if isinstance(v, Tensor) and v.type.rank:
+        raise UnsupportedNumpyError("assigning an array through a boolean mask",
+                                    hint="assign a scalar, or use np.where")
+    old = em.snapshot(buf)
+    new = _select_masked(lw, mask, v, old)
+    em.write(new, buf)
+
+
+def _select_masked(lw: Lowering, mask: Tensor, v: object, old: Tensor) -> Tensor:
+    em = lw.em
+    ms, ss = mask.type.shape, old.type.shape
+    if len(ms) > len(ss) or any(m != s and -1 not in (m, s) for m, s in zip(ms, ss,
+                                                                            strict=False)):
+        raise ShapeInferenceError(f"boolean index of shape {ms} does not match the indexed "
+                                  f"array of shape {ss}")
+    if len(ms) < len(ss):
+        mask = em.reshape(mask, [*em.dims(mask), *([1] * (len(ss) - len(ms)))])
+    elem = old.type.element
+    s = em.cast(v if is_runtime(v) else em.scalar(v, elem), elem)  # type: ignore[arg-type]
+    op = arith.SelectOp.new(mask.value, s.value, old.value)
+    return Tensor(em.result(op), old.dims)
+
+
+def augmented_subscript(lw: Lowering, node: ast.AugAssign, ufunc: str | None) -> None:
+    """``x[key] <op>= v``: Python's get-item, in-place op, set-item protocol."""
+    from pyasc.frontend.stmts import binary, in_place
+
+    target = node.target
+    assert isinstance(target, ast.Subscript)
+    buf = _writable(lw.expr(target.value))
+    items = _items(lw.expr(target.slice))
+    if any(_is_array_index(it) for it in items):
+        mask = lw.em.operand(items[0])
+        if len(items) != 1 or not isinstance(mask, Tensor) or mask.type.element != i1:
+            raise UnsupportedNumpyError("augmented assignment through an index array",
+                                        hint="use a boolean mask or a loop")
+        old = lw.em.snapshot(buf)
+        updated = lw.em.value(binary(lw, node.op, old, lw.expr(node.value)))
+        cast = lw.em.cast(updated, buf.type.element)  # type: ignore[arg-type]
+        lw.em.write(_select_masked(lw, mask, cast, old), buf)
+        return
+    acc = resolve_basic(lw, lw.em.dims(buf), tuple(it for it in items if it is not None))
+    if acc.is_element:
+        current = _element(lw, buf, acc)
+        _store_element(lw, buf, acc, binary(lw, node.op, current, lw.expr(node.value)))
+        return
+    view = _slice(lw, buf, acc)
+    in_place(lw, ufunc, view, lw.expr(node.value))  # type: ignore[arg-type]

@@ -1,0 +1,277 @@
+"""Joining the values of names where control-flow paths meet.
+
+A :class:`Plan` says, for each name, what it holds after an ``if``, a loop iteration or
+a fusion scope: the same value as on every incoming path (``Same``: compile-time values
+and values defined before), or a tree of *slots*, one per run-time leaf, that the IR op
+yields (``loop.if``/``loop.for``/``loop.while`` results, block arguments).
+
+Joining follows numpy's promotion for dtypes (a weak Python int meeting a float32
+scalar gives float32), makes static dims that differ dynamic, broadcasts a scalar to
+the array it meets (``acc = 0`` then ``acc = acc + row``), and reads a buffer as a
+tensor when it meets a tensor or a buffer of another layout.  Paths on which a name is
+missing (``MISSING``) get a dummy of the slot's type when the caller allows it (the
+path jumped away, or the name is a hidden return slot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pyasc.errors import ShapeInferenceError, TypeMismatchError
+from pyasc.frontend.emit import Emitter
+from pyasc.frontend.promotion import element_of, is_weak, join_types
+from pyasc.frontend.values import (
+    Buffer,
+    Scalar,
+    Tensor,
+    Undefined,
+    is_number,
+    kind_name,
+)
+from pyasc.ir.core import Value
+from pyasc.ir.ops import tensor
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, Type, index
+
+MISSING = Undefined("is not defined on every path")
+
+
+@dataclass(frozen=True)
+class Same:
+    """The name holds this value on every path."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One yielded run-time leaf."""
+
+    type: Type
+    weak: bool = False
+
+    @property
+    def kind(self) -> str:
+        return ("buffer" if isinstance(self.type, MemRefType) else
+                "tensor" if isinstance(self.type, TensorType) else "scalar")
+
+
+@dataclass(frozen=True)
+class TupleShape:
+    """A tuple (or list) whose items are joined one by one."""
+
+    items: tuple[object, ...]
+    is_list: bool = False
+
+
+@dataclass
+class Plan:
+    """The joined form of a set of names."""
+
+    shapes: dict[str, object] = field(default_factory=dict)
+
+    def slots(self) -> list[Slot]:
+        return [s for shape in self.shapes.values() for s in _slots(shape)]
+
+    def types(self) -> list[Type]:
+        return [s.type for s in self.slots()]
+
+    def signature(self) -> tuple:
+        return tuple((n, tuple(_slots(s))) for n, s in self.shapes.items()
+                     if not isinstance(s, Same))
+
+
+def _slots(shape: object) -> Iterator[Slot]:
+    if isinstance(shape, Slot):
+        yield shape
+    elif isinstance(shape, TupleShape):
+        for item in shape.items:
+            yield from _slots(item)
+
+
+def identical(a: object, b: object) -> bool:
+    """Whether two frontend values are the same value (no join needed)."""
+    if a is b:
+        return True
+    if isinstance(a, Scalar | Tensor | Buffer):
+        return type(a) is type(b) and a.value is b.value and \
+            getattr(a, "weak", None) == getattr(b, "weak", None)
+    if isinstance(a, tuple | list):
+        return type(a) is type(b) and len(a) == len(b) and \
+            all(identical(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def join(name: str, values: Sequence[object], allow_missing: bool) -> object:
+    """The join of one name's values over several paths (a ``Same``, slot tree or
+    ``MISSING`` when the name cannot be defined after the join)."""
+    present = [v for v in values if v is not MISSING and not isinstance(v, Undefined)]
+    if len(present) < len(values) and not allow_missing or not present:
+        return MISSING
+    # A run-time value seen on one path only may be defined on that path: yield it.
+    if all(identical(present[0], v) for v in present[1:]) and (
+            len(present) == len(values) or not has_runtime(present[0])):
+        return Same(present[0])
+    if all(isinstance(v, tuple | list) for v in present):
+        return _join_sequences(name, values, allow_missing)
+    if not all(is_number(v) or isinstance(v, Scalar | Tensor | Buffer | np.generic)
+               for v in present):
+        raise TypeMismatchError(
+            f"{_display(name)} different kinds of values on different paths: "
+            + ", ".join(sorted({kind_name(v) for v in present})),
+            hint="return the same structure on every path" if name.startswith("$rv")
+            else "give the variable the same kind of value on every path")
+    return _leaf_slot(name, present)
+
+
+def _display(name: str) -> str:
+    """How error messages name a joined variable (hidden names read as what they are)."""
+    if name.startswith("$rv"):
+        return "the function returns" + name[3:]
+    if name.startswith("$"):
+        return "internal variable " + name
+    return f"'{name}' holds"
+
+
+def has_runtime(v: object) -> bool:
+    """Whether ``v`` is or contains a run-time value."""
+    if isinstance(v, tuple | list):
+        return any(has_runtime(x) for x in v)
+    return isinstance(v, Scalar | Tensor | Buffer)
+
+
+def _join_sequences(name: str, values: Sequence[object], allow_missing: bool) -> object:
+    present = [v for v in values if isinstance(v, tuple | list)]
+    if len({len(v) for v in present}) != 1 or len({type(v) for v in present}) != 1:
+        raise TypeMismatchError(f"{_display(name)} tuples of different lengths on "
+                                "different paths")
+    items = tuple(join(f"{name}[{i}]", [v[i] if isinstance(v, tuple | list) else MISSING
+                                        for v in values], allow_missing)
+                  for i in range(len(present[0])))
+    if any(item is MISSING for item in items):
+        return MISSING
+    return TupleShape(items, isinstance(present[0], list))
+
+
+def _leaf_slot(name: str, present: list[object]) -> Slot:
+    arrays = [v for v in present if isinstance(v, Tensor | Buffer)]
+    if not arrays:
+        elem, weak = element_of(present[0]), is_weak(present[0])
+        for v in present[1:]:
+            elem, weak = join_types((elem, weak), (element_of(v), is_weak(v)))
+        return Slot(elem, weak)
+    if len(arrays) == len(present) and all(isinstance(v, Buffer) for v in arrays) and \
+            len({v.type for v in arrays}) == 1:
+        return Slot(arrays[0].type)
+    elem: ScalarType = arrays[0].type.element
+    for v in present:
+        elem = join_types((elem, False), (element_of(v), is_weak(v) and
+                                          not isinstance(v, Tensor | Buffer)))[0]
+    ranks = {v.type.rank for v in arrays}
+    if len(ranks) != 1:
+        raise ShapeInferenceError(f"{_display(name)} arrays of different ranks on different "
+                                  "paths", hint="keep the number of dimensions fixed")
+    shapes = [v.type.shape for v in arrays]
+    shape = tuple(s[0] if len(set(s)) == 1 else DYN for s in zip(*shapes, strict=True))
+    if len(arrays) < len(present) and DYN in shape:
+        raise ShapeInferenceError(f"{_display(name)} a scalar on one path and an array of "
+                                  "run-time shape on another")
+    return Slot(TensorType(shape, elem))
+
+
+# ---------------------------------------------------------------------------- materialize
+
+
+def materialize(em: Emitter, shape: object, value: object) -> list[Value]:
+    """The IR values a path yields for one name (casts emitted at the insertion point)."""
+    if isinstance(shape, Same):
+        return []
+    if isinstance(shape, TupleShape):
+        items = value if isinstance(value, tuple | list) else [MISSING] * len(shape.items)
+        return [v for s, x in zip(shape.items, items, strict=True)
+                for v in materialize(em, s, x)]
+    assert isinstance(shape, Slot)
+    if value is MISSING or isinstance(value, Undefined):
+        return [dummy(em, shape.type)]
+    return [_convert(em, shape, value)]
+
+
+def _convert(em: Emitter, slot: Slot, value: object) -> Value:
+    t = slot.type
+    if isinstance(t, MemRefType):
+        assert isinstance(value, Buffer)
+        return value.value
+    if isinstance(t, ScalarType):
+        return em.scalar(value, t).value
+    assert isinstance(t, TensorType)
+    v = em.cast(em.value(value), t.element)
+    if isinstance(v, Scalar):
+        return em.fill(v, t.shape).value
+    if v.type == t:
+        return v.value
+    # Static dims that differ between paths become dynamic: a same-shape reshape.
+    dyn = [em.scalar(d, index).value if isinstance(d, int) else d.value
+           for d, s in zip(em.dims(v), t.shape, strict=True) if s == DYN]
+    return em.result(tensor.ReshapeOp([v.value, *dyn], [t]))
+
+
+def dummy(em: Emitter, t: Type) -> Value:
+    """A placeholder of type ``t`` for a path where the value is never used."""
+    if isinstance(t, ScalarType):
+        return em.const(0, t).value
+    shape = t.shape  # type: ignore[attr-defined]
+    dims = [0 if d == DYN else d for d in shape]
+    sizes = [d if s != DYN else em.const(0, index) for d, s in zip(dims, shape, strict=True)]
+    if isinstance(t, TensorType):
+        return em.fill(em.const(0, t.element), sizes).value
+    assert isinstance(t, MemRefType)
+    if not t.is_contiguous:
+        raise TypeMismatchError("a strided view is defined on one path only",
+                                hint="define the variable before the branch or loop")
+    return em.alloc(sizes, t.element).value
+
+
+# ---------------------------------------------------------------------------- rebuild
+
+
+def rebuild(shape: object, values: Iterator[Value]) -> object:
+    """The frontend value of a name after the join, from the op's results."""
+    if isinstance(shape, Same):
+        return shape.value
+    if isinstance(shape, TupleShape):
+        items = [rebuild(s, values) for s in shape.items]
+        return items if shape.is_list else tuple(items)
+    assert isinstance(shape, Slot)
+    v = next(values)
+    if shape.kind == "scalar":
+        return Scalar(v, weak=shape.weak)
+    if shape.kind == "buffer":
+        return Buffer(v, static_dims_or_none(v.type))
+    return Tensor(v, static_dims_or_none(v.type))
+
+
+def static_dims_or_none(t: Type) -> tuple[int, ...] | None:
+    """The static shape of a shaped type, or None if it has ``?`` dims."""
+    shape = t.shape  # type: ignore[attr-defined]
+    return tuple(shape) if DYN not in shape else None
+
+
+def make_plan(names: Sequence[str], paths: Sequence[dict[str, object]],
+              allow_missing: Callable[[str], bool]) -> tuple[Plan, set[str]]:
+    """Join ``names`` over ``paths``; returns the plan and the names left undefined."""
+    plan, undefined = Plan(), set()
+    for name in names:
+        shape = join(name, [p.get(name, MISSING) for p in paths], allow_missing(name))
+        if shape is MISSING:
+            undefined.add(name)
+        else:
+            plan.shapes[name] = shape
+    return plan, undefined
+

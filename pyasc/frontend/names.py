@@ -1,0 +1,164 @@
+"""Syntactic name analysis done once per function before lowering it.
+
+* :func:`storage_names`: the names that need a mutable buffer when bound to a new array:
+  targets of subscript assignment (``r[i] = v``), of augmented assignment (``a += b``)
+  and of ``out=`` arguments, closed under aliasing: ``b = a``, ``b = a[1:3]``,
+  ``b = a.T``, ``b = a.reshape(...)`` and ``for b in a`` make ``a`` and ``b`` storage
+  names together.  Other
+  names bound to arrays hold immutable tensor values.
+* :func:`local_names`: every name the function assigns (Python's rule for locals).
+* :func:`loads_outside`: names read outside a given statement (what a fusion scope must
+  yield).
+* :func:`jumps`: whether a loop body contains ``break`` (of that loop) or ``return``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+# Functions and methods that return a view of (or the same object as) their argument.
+ALIAS_CALLS = frozenset({
+    "transpose", "reshape", "ravel", "squeeze", "expand_dims", "asarray", "swapaxes",
+    "ascontiguousarray", "broadcast_to", "view", "moveaxis",
+})
+
+
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` that does not enter nested functions, lambdas or classes."""
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
+                          ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def root_name(node: ast.AST) -> str | None:
+    """The name an alias expression is a view of (``a`` for ``a[1:].T``), if any."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Subscript | ast.Starred):
+            node = node.value
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+            node = node.value
+        elif isinstance(node, ast.Call) and _call_name(node) in ALIAS_CALLS:
+            if isinstance(node.func, ast.Attribute) and not _is_module(node.func.value):
+                node = node.func.value
+            elif node.args:
+                node = node.args[0]
+            else:
+                return None
+        else:
+            return None
+
+
+def _call_name(node: ast.Call) -> str | None:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) \
+        else None
+
+
+def _is_module(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("np", "numpy")
+
+
+def _pairs(target: ast.AST, value: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """(target, value) pairs of an assignment, matching tuple displays element-wise."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
+            and len(target.elts) == len(value.elts):
+        for t, v in zip(target.elts, value.elts, strict=True):
+            yield from _pairs(t, v)
+    else:
+        yield target, value
+
+
+def storage_names(fn: ast.FunctionDef) -> frozenset[str]:
+    """Names that must hold a mutable buffer when bound to a fresh array."""
+    direct: set[str] = set()
+    aliases: list[tuple[str, str]] = []
+    for node in _walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for t, v in _pairs(target, node.value):
+                    _classify(t, v, direct, aliases)
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            src = root_name(node.iter)  # ``for row in x``: row is a view of x
+            if src:
+                aliases.append((node.target.id, src))
+        elif isinstance(node, ast.AugAssign):
+            name = root_name(node.target)
+            if name:
+                direct.add(name)
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "out":
+                    direct.update(n for n in map(root_name, _elements(kw.value)) if n)
+    return frozenset(_close(direct, aliases))
+
+
+def _elements(node: ast.AST) -> list[ast.AST]:
+    return list(node.elts) if isinstance(node, ast.Tuple | ast.List) else [node]
+
+
+def _classify(target: ast.AST, value: ast.AST, direct: set[str],
+              aliases: list[tuple[str, str]]) -> None:
+    if isinstance(target, ast.Subscript):
+        name = root_name(target)
+        if name:
+            direct.add(name)
+    elif isinstance(target, ast.Name):
+        src = root_name(value)
+        if src:
+            aliases.append((target.id, src))
+
+
+def _close(names: set[str], aliases: list[tuple[str, str]]) -> set[str]:
+    changed = True
+    while changed:
+        changed = False
+        for a, b in aliases:
+            if (a in names) != (b in names):
+                names.update((a, b))
+                changed = True
+    return names
+
+
+def local_names(fn: ast.FunctionDef) -> frozenset[str]:
+    """Parameters and every name the function binds."""
+    args = fn.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    stores = [n.id for n in _walk(fn) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)]
+    return frozenset(params + stores)
+
+
+def loads_outside(fn: ast.FunctionDef, inside: ast.AST) -> frozenset[str]:
+    """Names read anywhere in ``fn`` except within ``inside``."""
+    skip = {id(n) for n in ast.walk(inside)}
+    return frozenset(n.id for n in _walk(fn) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Load) and id(n) not in skip)
+
+
+def jumps(body: Iterable[ast.stmt]) -> bool:
+    """True if a loop with this body must be able to stop early (break or return)."""
+    for stmt in body:
+        for node in _walk_loop(stmt):
+            if isinstance(node, ast.Break | ast.Return):
+                return True
+    return False
+
+
+def _walk_loop(node: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of a loop body; ``break`` inside a nested loop belongs to that loop."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.For | ast.While) and any(child is b for b in node.body):
+            yield from (n for n in ast.walk(child) if isinstance(n, ast.Return))
+            continue
+        yield from _walk_loop(child)

@@ -1,0 +1,109 @@
+"""Decorator options of ``@hybrid(...)``, their validation and target selection.
+
+Options: ``target`` (``"auto"``, ``"cpu"``, ``"interpret"``, ``"ascend"``,
+``"ascend-sim"``), ``dynamic_shape`` (one kernel for every shape), ``device_type`` (SoC
+names the operator must compile for), ``fastmath`` (allow reassociation and
+approximate math), ``boundscheck`` (run-time index checks), ``cache`` (let the backend
+use its on-disk kernel cache).
+
+Target selection: an explicit ``target=`` on the decorator wins; otherwise the
+``PYASC_TARGET`` environment variable (read at each call) overrides the default
+``"auto"``; ``"auto"`` is ``"ascend"`` when an NPU and CANN are present, else ``"cpu"``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from pyasc.errors import InvalidOptionError
+
+TARGETS = ("auto", "cpu", "interpret", "ascend", "ascend-sim")
+KNOWN_SOCS = (
+    "Ascend310", "Ascend310P", "Ascend310P1", "Ascend310P3", "Ascend310B", "Ascend310B1",
+    "Ascend910", "Ascend910A", "Ascend910B", "Ascend910B1", "Ascend910B2", "Ascend910B3",
+    "Ascend910B4", "Ascend910_93",
+)
+"""SoC names accepted by ``device_type``."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Validated decorator options (``target=None`` means "not given")."""
+
+    target: str | None = None
+    dynamic_shape: bool = False
+    device_type: tuple[str, ...] | None = None
+    fastmath: bool = False
+    boundscheck: bool = False
+    cache: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options passed to passes and backends (``Program.options``)."""
+        return {"dynamic_shape": self.dynamic_shape, "device_type": self.device_type,
+                "fastmath": self.fastmath, "boundscheck": self.boundscheck,
+                "cache": self.cache}
+
+
+OPTION_NAMES = tuple(f.name for f in fields(Options))
+
+
+def make_options(kwargs: dict[str, Any]) -> Options:
+    """Validate ``@hybrid(**kwargs)``; raises ``InvalidOptionError`` (E50041)."""
+    unknown = sorted(set(kwargs) - set(OPTION_NAMES))
+    if unknown:
+        raise InvalidOptionError(f"unknown option{'s' if len(unknown) > 1 else ''} "
+                                 f"{', '.join(map(repr, unknown))}")
+    target = kwargs.get("target")
+    if target is not None and target not in TARGETS:
+        raise InvalidOptionError(f"unknown target {target!r}",
+                                 hint=f"choose one of {', '.join(TARGETS)}")
+    for name in ("dynamic_shape", "fastmath", "boundscheck", "cache"):
+        if name in kwargs and not isinstance(kwargs[name], bool):
+            raise InvalidOptionError(f"option {name!r} must be True or False")
+    return Options(target=target, device_type=_devices(kwargs.get("device_type")),
+                   **{k: kwargs[k] for k in ("dynamic_shape", "fastmath", "boundscheck",
+                                             "cache") if k in kwargs})
+
+
+def _devices(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items or \
+            not all(isinstance(v, str) for v in items):
+        raise InvalidOptionError("device_type must be a SoC name or a list of SoC names")
+    bad = [v for v in items if v not in KNOWN_SOCS]
+    if bad:
+        raise InvalidOptionError(f"unknown SoC {', '.join(map(repr, bad))}",
+                                 hint=f"known SoCs: {', '.join(KNOWN_SOCS)}")
+    return tuple(items)
+
+
+def resolve_target(options: Options) -> str:
+    """The concrete target of a call (``"auto"`` resolved)."""
+    target = options.target
+    if target is None:
+        env = os.environ.get("PYASC_TARGET", "").strip()
+        if env and env not in TARGETS:
+            raise InvalidOptionError(f"PYASC_TARGET={env!r} is not a target",
+                                     hint=f"choose one of {', '.join(TARGETS)}")
+        target = env or "auto"
+    return auto_target() if target == "auto" else target
+
+
+def auto_target() -> str:
+    """``"ascend"`` when an NPU device and the CANN toolkit are present, else ``"cpu"``."""
+    return "ascend" if npu_available() else "cpu"
+
+
+def npu_available() -> bool:
+    """An Ascend device node and a CANN toolkit (``ASCEND_HOME_PATH`` or the default
+    install location)."""
+    has_device = any(Path("/dev").glob("davinci[0-9]*"))
+    home = os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")
+    has_cann = bool(home and Path(home).is_dir()) or \
+        Path("/usr/local/Ascend/ascend-toolkit/latest").is_dir()
+    return has_device and has_cann

@@ -1,0 +1,172 @@
+"""The Python builtins a ``@hybrid`` function may call, with Python semantics.
+
+``range``, ``len``, ``min``, ``max``, ``abs``, ``int``, ``float``, ``bool``, ``round``
+and ``pow``.  ``int()``/``float()``/``bool()`` of a run-time value give weak Python
+scalars (``index``/``f64``/``i1``); ``min``/``max`` return one of their arguments (the
+first of equal ones) like Python, and fold on index values whose bounds decide.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+
+from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.frontend import indexmath
+from pyasc.frontend.elementwise import apply_ufunc
+from pyasc.frontend.iteration import Enumerate, Zip
+from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, is_number, is_runtime
+from pyasc.ir.ops import math as m
+from pyasc.ir.types import f64, i1, index
+
+
+def _range(lw, *args: object) -> RangeValue:
+    if not 1 <= len(args) <= 3:
+        raise ArgumentError(f"range expected 1 to 3 arguments, got {len(args)}")
+    bounds = [_as_index(lw, a) for a in args]
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else \
+        (*bounds, 1)[:3] if len(bounds) == 2 else bounds
+    if step == 0:
+        raise ArgumentError("range() arg 3 must not be zero")
+    return RangeValue(start, stop, step)
+
+
+def _as_index(lw, v: object) -> int | Scalar:
+    """An integer operand as a compile-time int or an index Scalar."""
+    if isinstance(v, bool) or (is_number(v) and not isinstance(v, int)):
+        raise TypeMismatchError(f"'{type(v).__name__}' object cannot be interpreted as an "
+                                "integer")
+    if isinstance(v, int):
+        return v
+    if hasattr(v, "dtype") and not is_runtime(v):  # numpy integer scalar
+        return int(v)  # type: ignore[call-overload]
+    if isinstance(v, Scalar) and v.type.is_int:
+        return v if v.type == index else lw.em.cast_scalar(v, index)
+    raise TypeMismatchError(f"expected an integer, got {type(v).__name__}")
+
+
+def _len(lw, v: object) -> object:
+    if isinstance(v, tuple | list | str):
+        return len(v)
+    if isinstance(v, Tensor | Buffer):
+        if v.type.rank == 0:
+            raise TypeMismatchError("len() of unsized object")
+        return lw.em.dims(v)[0]
+    raise TypeMismatchError(f"object of type '{type(v).__name__}' has no len()")
+
+
+def _abs(lw, v: object) -> object:
+    if is_number(v):
+        return abs(v)
+    if isinstance(v, Scalar) and v.weak:
+        t = v.type
+        if t == i1:
+            return lw.em.cast_scalar(v, index)
+        return Scalar(lw.em.result(m.AbsOp.new(v.value)), weak=True,
+                      lo=0 if t == index else None)
+    return apply_ufunc(lw.em, "absolute", [v])
+
+
+def _extreme(pred: str, fold: Callable, pick: Callable) -> Callable:
+    def impl(lw, *args: object, **kwargs: object) -> object:
+        if kwargs:
+            raise UnsupportedNumpyError(f"{pred}() keyword arguments are not supported")
+        items = list(args[0]) if len(args) == 1 and isinstance(args[0], tuple | list) \
+            else list(args)
+        if not items:
+            raise ArgumentError("expected at least one argument")
+        best = items[0]
+        for v in items[1:]:
+            best = _pick(lw, best, v, pred, fold, pick)
+        return best
+    return impl
+
+
+def _pick(lw, best: object, v: object, pred: str, fold: Callable, pick: Callable) -> object:
+    if isinstance(best, Tensor | Buffer) or isinstance(v, Tensor | Buffer):
+        raise TypeMismatchError("min()/max() of arrays: the truth value of an array is "
+                                "ambiguous", hint="use np.minimum/np.maximum or np.min/np.max")
+    if is_number(best) and is_number(v):
+        return pick(best, v)
+    if _index_like(best) and _index_like(v):
+        return fold(lw.em, best, v)
+    from pyasc.frontend.control import select_value
+
+    better = apply_ufunc(lw.em, UFUNC_OF[pred], [v, best], python_op=True)
+    return select_value(lw, better.value, lambda: v, lambda: best)  # type: ignore
+
+
+def _index_like(v: object) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or \
+        (isinstance(v, Scalar) and v.type == index)
+
+
+UFUNC_OF = {"min": "less", "max": "greater"}
+
+
+def _convert(to: str) -> Callable:
+    target = {"int": index, "float": f64, "bool": i1}[to]
+    py = {"int": int, "float": float, "bool": bool}[to]
+
+    def impl(lw, v: object = 0) -> object:
+        if not is_runtime(v):
+            try:
+                return py(v)  # type: ignore[operator]
+            except (TypeError, ValueError) as exc:
+                raise TypeMismatchError(str(exc)) from None
+        if isinstance(v, Tensor | Buffer):
+            from pyasc.frontend.truth import _single_element
+
+            v = _single_element(lw, v)
+        if to == "bool":
+            from pyasc.frontend.truth import truth
+
+            out = truth(lw, v)
+            return Scalar(out.value, weak=True)  # type: ignore[union-attr]
+        assert isinstance(v, Scalar)
+        return Scalar(lw.em.cast_scalar(v, target).value, weak=True)
+    return impl
+
+
+def _round(lw, v: object, ndigits: object = None) -> object:
+    if not is_runtime(v):
+        return round(v, ndigits)  # type: ignore[call-overload]
+    if ndigits is not None:
+        raise UnsupportedNumpyError("round(x, ndigits) of a run-time value",
+                                    hint="use np.round(x, decimals)")
+    if not isinstance(v, Scalar):
+        raise TypeMismatchError("round() of an array", hint="use np.round")
+    if v.type.is_float:
+        v = Scalar(lw.em.result(m.RoundOp.new(v.value)))
+    return Scalar(lw.em.cast_scalar(v, index).value, weak=True)
+
+
+def _pow(lw, a: object, b: object) -> object:
+    return apply_ufunc(lw.em, "power", [a, b], python_op=True)
+
+
+def _enumerate(lw, iterable: object, start: object = 0) -> Enumerate:
+    return Enumerate(iterable, _as_index(lw, start))
+
+
+def _zip(lw, *iterables: object, strict: bool = False) -> Zip:
+    if not iterables:
+        raise ArgumentError("zip() needs at least one iterable")
+    return Zip(tuple(iterables))
+
+
+BUILTIN_CALLS: dict[object, Callable] = {
+    builtins.range: _range,
+    builtins.len: _len,
+    builtins.abs: _abs,
+    builtins.min: _extreme("min", indexmath.minimum, builtins.min),
+    builtins.max: _extreme("max", indexmath.maximum, builtins.max),
+    builtins.int: _convert("int"),
+    builtins.float: _convert("float"),
+    builtins.bool: _convert("bool"),
+    builtins.round: _round,
+    builtins.pow: _pow,
+    builtins.enumerate: _enumerate,
+    builtins.zip: _zip,
+}
+"""Lowering of each supported builtin, keyed by the builtin object."""

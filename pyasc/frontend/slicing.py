@@ -1,0 +1,208 @@
+"""Basic indexing arithmetic: integers, slices, ``...`` and ``None`` against a shape.
+
+:func:`resolve_basic` turns an index tuple into per-axis ``(offset, size, step)`` with
+Python's semantics (negative indices count from the end; slice bounds are clamped;
+negative steps walk backwards), computed with :mod:`indexmath` so that everything
+known at compile time folds and run-time bounds only cost IR where facts do not decide.
+A compile-time integer index out of bounds of a static dimension is reported at compile
+time (numpy would raise ``IndexError`` when the line runs); with ``boundscheck=True``
+run-time indices get ``func.assert`` checks of kind ``bounds``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.frontend import indexmath as im
+from pyasc.frontend.values import Dim, Scalar
+from pyasc.ir.ops import func
+from pyasc.ir.types import DYN, MemRefType, contiguous_strides, index
+
+
+@dataclass
+class Access:
+    """A resolved basic index over an array of rank ``len(offsets)``."""
+
+    offsets: list[Dim] = field(default_factory=list)
+    sizes: list[Dim] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+    full: list[bool] = field(default_factory=list)
+    drop: list[int] = field(default_factory=list)
+    newaxes: list[int] = field(default_factory=list)
+
+    @property
+    def is_element(self) -> bool:
+        return len(self.drop) == len(self.offsets) and not self.newaxes
+
+    @property
+    def is_identity(self) -> bool:
+        return all(self.full) and not self.drop
+
+    def result_dims(self) -> list[Dim]:
+        return [s for a, s in enumerate(self.sizes) if a not in self.drop]
+
+
+def is_index_item(v: object) -> bool:
+    """An integer usable as an index (compile-time or run-time)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    if hasattr(v, "dtype") and not isinstance(v, Scalar) and not hasattr(v, "shape"):
+        return v.dtype.kind in "iu"  # type: ignore[union-attr]
+    return isinstance(v, Scalar) and v.type.is_int
+
+
+def expand(items: tuple, rank: int) -> list[object]:
+    """``items`` with ``...`` (or the missing trailing axes) spelled as full slices."""
+    if sum(it is Ellipsis for it in items) > 1:
+        raise UnsupportedNumpyError("an index can only have a single ellipsis ('...')")
+    n_idx = sum(it is not None and it is not Ellipsis for it in items)
+    if n_idx > rank:
+        raise ShapeInferenceError(f"too many indices for array: array is {rank}-dimensional, "
+                                  f"but {n_idx} were indexed")
+    fill = [slice(None)] * (rank - n_idx)
+    if Ellipsis not in items:
+        return [*items, *fill]
+    k = items.index(Ellipsis)
+    return [*items[:k], *fill, *items[k + 1:]]
+
+
+def resolve_basic(lw, dims: tuple[Dim, ...], items: tuple) -> Access:
+    """Per-axis offsets/sizes/steps for ``items`` (ints, slices, ``...``, ``None``)."""
+    acc, axis = Access(), 0
+    for it in expand(items, len(dims)):
+        if it is None:
+            acc.newaxes.append(len(acc.offsets) - len(acc.drop) + len(acc.newaxes))
+            continue
+        d = dims[axis]
+        if isinstance(it, slice):
+            o, s, st, full = slice_params(lw, it, d)
+        elif is_index_item(it):
+            o, s, st, full = normalize_index(lw, it, d, axis), 1, 1, False
+            acc.drop.append(axis)
+        else:
+            raise TypeMismatchError("only integers, slices (':'), ellipsis ('...'), "
+                                    "np.newaxis ('None') and integer or boolean arrays are "
+                                    f"valid indices, got {type(it).__name__}")
+        acc.offsets.append(o)
+        acc.sizes.append(s)
+        acc.steps.append(st)
+        acc.full.append(full)
+        axis += 1
+    return acc
+
+
+def _as_index(lw, v: object) -> int | Scalar:
+    if isinstance(v, int):
+        return v
+    if isinstance(v, Scalar):
+        return v if v.type == index else lw.em.cast_scalar(v, index)
+    return int(v)  # type: ignore[call-overload]  - numpy integer scalar
+
+
+def normalize_index(lw, i: object, d: Dim, axis: int) -> Dim:
+    """A non-negative in-range index for integer index ``i`` on a dim of size ``d``."""
+    em = lw.em
+    i = _as_index(lw, i)
+    if isinstance(i, int) and isinstance(d, int):
+        if not -d <= i < d:
+            raise ShapeInferenceError(f"index {i} is out of bounds for axis {axis} with "
+                                      f"size {d}")
+        return i + d if i < 0 else i
+    if isinstance(i, int):
+        r = i if i >= 0 else im.add(em, d, i)
+    elif i.lo is not None and i.lo >= 0:
+        r = i
+    elif i.hi is not None and i.hi < 0:
+        r = im.add(em, d, i)
+    else:
+        neg = im.cmp(em, "lt", i, 0)
+        r = im.select(em, neg, im.add(em, d, i), i)
+        r.lo = 0 if i.lo is not None and isinstance(d, int) and i.lo >= -d else None
+    if lw.unit.options.get("boundscheck"):
+        _check_bounds(lw, r, d, axis)
+    return r
+
+
+def _check_bounds(lw, r: Dim, d: Dim, axis: int) -> None:
+    em = lw.em
+    hi = im.bound(r, "hi")
+    conds = []
+    if not (isinstance(r, int) or (r.lo is not None and r.lo >= 0)):
+        conds.append(im.cmp(em, "ge", r, 0))
+    if not (isinstance(d, int) and hi is not None and hi < d):
+        conds.append(im.cmp(em, "lt", r, d))
+    for c in conds:
+        em.op(func.AssertOp([c], [], {"message": f"index out of bounds for axis {axis}",
+                                      "kind": "bounds"}))
+
+
+def slice_params(lw, sl: slice, d: Dim) -> tuple[Dim, Dim, int, bool]:
+    """``(offset, size, step, is_full)`` of a slice on a dim of size ``d``."""
+    step = 1 if sl.step is None else lw.static(sl.step, "a slice step")
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise TypeMismatchError("slice indices must be integers or None")
+    if step == 0:
+        raise ShapeInferenceError("slice step cannot be zero")
+    start = None if sl.start is None else _as_index(lw, sl.start)
+    stop = None if sl.stop is None else _as_index(lw, sl.stop)
+    full = sl.start is None and sl.stop is None and step == 1
+    if isinstance(d, int) and all(x is None or isinstance(x, int) for x in (start, stop)):
+        o, e, st = slice(start, stop, step).indices(d)
+        n = len(range(o, e, st))
+        return (o if n else 0), n, st, full or (o == 0 and e == d and st == 1)
+    em = lw.em
+    if step > 0:
+        o = 0 if start is None else _clamp(lw, start, d, 0, d)
+        e = d if stop is None else _clamp(lw, stop, d, 0, d)
+        span = im.sub(em, e, o)
+    else:
+        last = im.add(em, d, -1)
+        o = last if start is None else _clamp(lw, start, d, -1, last)
+        e = -1 if stop is None else _clamp(lw, stop, d, -1, last)
+        span = im.sub(em, o, e)
+    n = abs(step)
+    size = im.maximum(em, 0, im.floordiv(em, im.add(em, span, n - 1), n))
+    # A backward slice clamped to start at -1 is empty; keep its offset in range.
+    return (o if step > 0 else im.maximum(em, o, 0)), size, step, full
+
+
+def _clamp(lw, x: int | Scalar, d: Dim, lo: Dim, hi: Dim) -> Dim:
+    em = lw.em
+    if isinstance(x, int):
+        x = x if x >= 0 else im.add(em, d, x)
+    elif not (x.lo is not None and x.lo >= 0):
+        neg = im.cmp(em, "lt", x, 0)
+        x = im.select(em, neg, im.add(em, d, x), x)
+    return im.maximum(em, im.minimum(em, x, hi), lo)
+
+
+def index_values(em, values: list[Dim]) -> list:
+    """Materialize index dims as IR values."""
+    return [v.value if isinstance(v, Scalar) else em.const(v, index).value for v in values]
+
+
+def view_type(src: MemRefType, acc: Access) -> MemRefType:
+    """The memref type of a subview: contiguous when the view is a C-order block."""
+    shape = tuple(s if isinstance(s, int) else DYN for s in acc.result_dims())
+    if src.is_contiguous and _contiguous_view(acc):
+        return MemRefType(shape, src.element)
+    base = src.strides if src.strides is not None else contiguous_strides(src.shape)
+    # Negative strides stay dynamic: -1 is the DYN marker, and backends read them anyway.
+    strides = tuple(DYN if base[a] == DYN or acc.steps[a] < 0 else base[a] * acc.steps[a]
+                    for a in range(len(acc.offsets)) if a not in acc.drop)
+    if DYN not in shape and strides == contiguous_strides(shape):
+        return MemRefType(shape, src.element)
+    return MemRefType(shape, src.element, strides)
+
+
+def _contiguous_view(acc: Access) -> bool:
+    """A C-order block: leading ints, then one unit-step slice, then full axes."""
+    axes = range(len(acc.offsets))
+    first = next((a for a in axes if a not in acc.drop), None)
+    if first is None:
+        return True
+    return acc.steps[first] == 1 and all(acc.full[a] for a in axes if a > first)
+
