@@ -146,17 +146,37 @@ class HybridFunction:
         out.write_text(self.ir(*args, **kwargs) + "\n")
         return out
 
+    def kernel(self, *args: Any, target: str | None = None, **kwargs: Any) -> CompiledKernel:
+        """The compiled kernel of this call's specialization for ``target`` (default:
+        the function's target); compiles it on first use."""
+        spec, _ = self._specialization(args, kwargs)
+        return self._kernel_for(spec, target or resolve_target(self.options))
+
+    def llvm_ir(self, *args: Any, **kwargs: Any) -> str:
+        """Optimized LLVM IR of this call's specialization (CPU backend)."""
+        return self.kernel(*args, target="cpu", **kwargs).llvm_ir  # type: ignore[attr-defined]
+
+    def asm(self, *args: Any, **kwargs: Any) -> str:
+        """Host assembly of this call's specialization (CPU backend)."""
+        return self.kernel(*args, target="cpu", **kwargs).asm  # type: ignore[attr-defined]
+
+    def _kernel_for(self, spec: Specialization, target: str) -> CompiledKernel:
+        if target == "interpret":
+            raise ArgumentError("the interpret target has no compiled kernel",
+                                hint="pass target='cpu' or 'ascend-sim'")
+        kernel = self._kernels.get((spec.key, target))
+        if kernel is None:
+            kernel = get_backend(target).compile(spec.program)
+            self._kernels[(spec.key, target)] = kernel
+        return kernel
+
     # -- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         target = resolve_target(self.options)
         if target == "interpret":
             return self.__wrapped__(*args, **kwargs)  # type: ignore[attr-defined]
         spec, arguments = self._specialization(args, kwargs)
-        kernel = self._kernels.get((spec.key, target))
-        if kernel is None:
-            kernel = get_backend(target).compile(spec.program)
-            self._kernels[(spec.key, target)] = kernel
-        return _invoke(kernel, spec, arguments)
+        return _invoke(self._kernel_for(spec, target), spec, arguments)
 
     def run_with(self, compile_fn: Callable[[Program], CompiledKernel], *args: Any,
                  **kwargs: Any) -> Any:
@@ -187,14 +207,8 @@ def _invoke(kernel: CompiledKernel, spec: Specialization, arguments: dict[str, A
 
 
 def _optimize(module: Any, options: dict[str, Any]) -> None:
-    try:
-        from pyasc.ir.passes import DEFAULT_PIPELINE, run_pipeline
-    except ImportError:  # the pass package is still being written
-        from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
+    from pyasc.ir.passes import DEFAULT_PIPELINE, run_pipeline
 
-        names = [p for p in ("canonicalize", "cse", "dce") if p in PASS_REGISTRY]
-        PassManager(names).run(module, PassContext(options=dict(options)))
-        return
     run_pipeline(module, DEFAULT_PIPELINE, options)
 
 
