@@ -27,3 +27,12 @@ if __name__ == "__main__":
     print(bilateral_filter.ir(img))
     out = bilateral_filter(img)
     print(out.shape, out.dtype)
+
+
+def _inputs(rng, size):
+    n = {"small": 48, "default": 256}[size]
+    return (rng.random((n, n)).astype(np.float32),)
+
+
+DEMO_CASES = [{"name": "bilateral_filter", "fn": bilateral_filter, "inputs": _inputs,
+               "rtol": 1e-5}]
