@@ -71,9 +71,6 @@ FITS: dict[str, Fit] = {
     "exp": Fit(_exp_series, lambda r: r * r / np.exp(r), -LN2_HALF, LN2_HALF, 5),
     # expm1(r) = r + r^2 P(r): relative error of the result
     "expm1": Fit(_exp_series, lambda r: np.abs(r * r / np.expm1(r)), -LN2_HALF, LN2_HALF, 6),
-    # 2^s = 1 + s P(s): relative error of the result
-    "exp2": Fit(lambda s: np.expm1(s * np.log(L(2))) / s,
-                lambda s: np.abs(s) / np.exp2(s), -0.5, 0.5, 7),
     # log1p(f) = 2s + s R(z), z = s^2, R(0) = 0: R's absolute error (fit R(z)/z)
     "log": Fit(lambda z: _atanh_series(z) / z, lambda z: z,
                1e-30, (3 - 2 * math.sqrt(2)) ** 2 * (1 + 2 ** -10), 4),
@@ -164,12 +161,18 @@ def fit_f32(fit: Fit) -> tuple[list[float], float]:
     return fixed, float(np.max(np.abs(fit.w(xs) * (fit.g(xs) - poly))))
 
 
+def _hex32(c: float) -> str:
+    """``0x1.55548cp-3``: the float32 value as a hex float without trailing zeros."""
+    mant, _, exp = float(c).hex().partition("p")
+    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+    return f"{mant}p{exp}"
+
+
 def main(names: list[str]) -> None:
     for name in names or list(FITS):
         coefs, err = fit_f32(FITS[name])
         print(f"# {name}: max weighted error {err:.3e} (2^{math.log2(err):.1f})")
-        print(f"{name.upper()} = (" + ", ".join(f"float.fromhex('{float(c).hex()}')"
-                                                 for c in coefs) + ")")
+        print(f"{name.upper()} = (" + ", ".join(f'_H("{_hex32(c)}")' for c in coefs) + ")")
 
 
 if __name__ == "__main__":

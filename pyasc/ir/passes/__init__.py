@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyasc.ir.ops.func import ModuleOp
-from pyasc.ir.passes import canonicalize, cse, dce, lower_loops  # noqa: F401 - registers passes
+from pyasc.ir.passes import canonicalize, cse, dce, expand_math, lower_loops  # noqa: F401
 from pyasc.ir.passes.manager import (
     PASS_REGISTRY,
     Pass,

@@ -51,7 +51,7 @@ class Emitter:
         else:
             bits = t.bitwidth
             value = (int(value) + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
-        key = (t, value if t.is_int or not math.isnan(value) else "nan")
+        key = (t, repr(value))  # repr keeps -0.0 apart from 0.0 and makes NaN equal itself
         if key not in self._consts:
             self._consts[key] = self.emit(arith.ConstantOp.new(value, t))
         return self._consts[key]

@@ -1,0 +1,80 @@
+"""``expand-math``: transcendental ``math`` ops become branch-free ``arith`` code.
+
+``exp exp2 expm1 log log2 log10 log1p tanh sigmoid erf sin cos`` on ``f32`` are
+replaced by range reduction + minimax polynomials (``pyasc.ir.passes.mathlib``), so a
+loop over them has no calls and no branches and LLVM's loop vectorizer sees plain
+arithmetic (a loop calling ``expf`` or ``llvm.exp`` does not vectorize usefully).
+``f16``/``bf16`` are computed in ``f32`` and rounded back; ``f64`` ops are left alone
+(libm keeps them accurate).  ``pow`` with a constant exponent becomes multiplications
+(``x**n``, ``|n| <= 16``) or ``sqrt`` (``x**0.5``, numpy's own fast path); any other
+``pow`` stays.  Accuracy per function: ``docs/math-accuracy.md``.
+
+The ops are elementwise over scalars or tensors, so the pass works at tensor level and
+at loop level alike; at tensor level each of the ~40-70 ops of an expansion becomes a
+loop of its own unless fusion merges them, so the place for it is after
+``lower-to-loops`` (or after fusion).  Not in the default pipeline: each backend runs it
+where it wants it.  With ``PassContext.options["fastmath"]`` the selects that only
+matter for inf/NaN/denormal/negative-zero inputs are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pyasc.ir.core import Operation, Value
+from pyasc.ir.ops import math as m
+from pyasc.ir.ops.func import ModuleOp
+from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+from pyasc.ir.passes.mathlib import exp, log, power, sigmoidal, trig
+from pyasc.ir.passes.mathlib.emit import Emitter, Val
+from pyasc.ir.rewrite import Rewriter, rewrite_greedily
+from pyasc.ir.types import element_type, f32
+
+Expander = Callable[[Operation, Emitter], "Value | None"]
+
+UNARY: dict[type[Operation], Callable[[Val], Val]] = {
+    m.ExpOp: exp.exp, m.Exp2Op: exp.exp2, m.Expm1Op: exp.expm1, m.SigmoidOp: exp.sigmoid,
+    m.LogOp: log.log, m.Log2Op: log.log2, m.Log10Op: log.log10, m.Log1pOp: log.log1p,
+    m.TanhOp: sigmoidal.tanh, m.ErfOp: sigmoidal.erf,
+    m.SinOp: trig.sin, m.CosOp: trig.cos,
+}
+"""``{op class: f32 implementation}`` of the unary functions."""
+
+NARROW = ("f16", "bf16")
+
+
+def _unary(fn: Callable[[Val], Val]) -> Expander:
+    def expand(op: Operation, em: Emitter) -> Value | None:
+        elem = element_type(op.result.type)
+        if elem != f32 and elem.name not in NARROW:
+            return None
+        x = em.wrap(op.operand_values[0]).cast(f32)
+        return fn(x).cast(elem).value
+    return expand
+
+
+EXPANDERS: dict[type[Operation], Expander] = {
+    **{cls: _unary(fn) for cls, fn in UNARY.items()},
+    m.PowOp: power.expand_pow,
+}
+
+
+def expand_op(op: Operation, rw: Rewriter, fastmath: bool = False) -> Sequence[Value] | None:
+    """Rewrite function for the driver: the expansion of ``op``, or ``None``."""
+    expander = EXPANDERS.get(type(op))
+    if expander is None:
+        return None
+    value = expander(op, Emitter(rw, fastmath))
+    return None if value is None else [value]
+
+
+@register_pass
+class ExpandMath(Pass):
+    """Replace transcendental math ops by polynomial arithmetic (see module doc)."""
+
+    name = "expand-math"
+    description = "exp/log/tanh/erf/sin/... -> branch-free range reduction + polynomials"
+
+    def run(self, module: ModuleOp, ctx: PassContext) -> None:
+        fastmath = bool(ctx.options.get("fastmath", False))
+        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath)])

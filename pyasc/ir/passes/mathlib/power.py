@@ -1,0 +1,74 @@
+"""``pow(x, c)`` with a constant exponent ``c``, as multiplications or ``sqrt``.
+
+* ``c = 0.5``: ``sqrt(x)``, which is numpy's own fast path for a scalar exponent
+  (``(-0)**0.5 = -0``, ``(-inf)**0.5 = nan``);
+* ``c = 0, 1, 2, -1``: ``1``, ``x``, ``x*x``, ``1/x`` in the operand's type (correctly
+  rounded: numpy's fast paths compute the same);
+* other integers ``3 <= |c| <= MAX_INT_EXPONENT`` for f32/f16/bf16: repeated squaring in
+  float64 (no overflow or underflow before the final rounding, relative error below
+  ``2^-50``) and one rounding to the result type, so the result is correctly rounded
+  except in double-rounding cases (at most one unit in the last place apart from
+  numpy's ``powf``);
+* anything else (non-integer exponents, f64 with ``|c| >= 3``, exponents that are not
+  constants or that broadcast ``x``) stays ``math.pow``: a general ``x**y`` needs
+  ``log`` and ``exp`` in extra precision to be accurate, which is not implemented.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.core import DenseArray, Operation, OpResult, Value
+from pyasc.ir.ops import tensor
+from pyasc.ir.passes.mathlib.emit import Emitter, Val
+from pyasc.ir.rewrite import constant_value
+from pyasc.ir.types import f64
+
+MAX_INT_EXPONENT = 16
+
+
+def constant_exponent(v: Value) -> float | None:
+    """The value of a constant (scalar, uniform dense, or filled) exponent, else None."""
+    if isinstance(v, OpResult) and isinstance(v.op, tensor.FillOp):
+        v = v.op.operand_values[0]
+    c = constant_value(v)
+    if isinstance(c, DenseArray):
+        flat = c.array.reshape(-1)
+        if flat.size == 0 or not (flat == flat[0]).all():
+            return None
+        c = flat[0].item()
+    return float(c) if isinstance(c, int | float) and not isinstance(c, bool) else None
+
+
+def int_power(x: Val, n: int) -> Val:
+    """``x**n`` for ``n >= 1`` by binary powering."""
+    result: Val | None = None
+    base = x
+    while n:
+        if n & 1:
+            result = base if result is None else result * base
+        n >>= 1
+        if n:
+            base = base * base
+    assert result is not None
+    return result
+
+
+def expand_pow(op: Operation, em: Emitter) -> Value | None:
+    """The expansion of ``math.pow`` (see module doc), or ``None`` to keep it."""
+    c = constant_exponent(op.operand_values[1])
+    x = em.wrap(op.operand_values[0])
+    if c is None or x.value.type != op.result.type or not x.elem.is_float:
+        return None
+    if c == 0.5:
+        return x.sqrt().value
+    if c != int(c) or abs(c) > MAX_INT_EXPONENT:
+        return None
+    n = int(c)
+    if n == 0:
+        return em.rw.splat(1.0, like=x.value)
+    native = {1: lambda: x, 2: lambda: x * x, -1: lambda: 1.0 / x}
+    if n in native:
+        return native[n]().value
+    if x.elem == f64:
+        return None
+    p = int_power(x.cast(f64), abs(n))
+    return (p if n > 0 else 1.0 / p).cast(x.elem).value
