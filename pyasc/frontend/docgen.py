@@ -60,6 +60,17 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   `np.ascontiguousarray` of a contiguous buffer alias their argument like numpy;
   writes through them are seen by every alias.  A view that is *returned* comes back
   as a new array; a parameter returned unchanged comes back as the caller's object.
+- **Indexing.** Integers, slices (steps, negative bounds), `...` and `None` give
+  elements and views.  Integer arrays (several at once, broadcast together, mixed with
+  integers and slices) and boolean masks (also with other indices: a mask stands for
+  its `nonzero()` coordinates) follow numpy's rules for reading, including where the
+  indexed dims go when the array indices are not adjacent.  Assignment works through
+  all of these: `x[idx] = v` writes in index order, so the last of repeated indices
+  wins; `x[mask] = arr` takes `mask.sum()` values; `x[idx] += v` updates a repeated
+  index once, as in numpy.  Not supported: `None` in an index that has an array
+  (E50011).  An index array out of bounds is an `IndexError` at run time.
+- **Sorting.** `np.sort`/`argsort`/`x.sort()` accept every `kind` numpy accepts and
+  always give numpy's `kind="stable"` result (NaN last): an `O(n log n)` merge sort.
 - **Globals.** Module-level numbers, tuples, dtypes, numpy scalars and arrays of up to
   65536 elements are read once, when a specialization is compiled.
 """

@@ -4,12 +4,16 @@ Reading: integers only give an element (``mem.load``/``tensor.extract``); slices
 view of a buffer (``mem.subview``, aliasing like numpy) or a slice of a value
 (``tensor.slice``); ``None`` adds axes (a buffer is then read as a value first); one
 integer array gives ``tensor.gather`` (numpy's ``take`` along that axis); a boolean
-mask gives ``tensor.compress`` with a run-time length.
+mask alone gives ``tensor.compress`` with a run-time length; several index arrays,
+integers or masks mixed with arrays give ``tensor.gather_nd`` (see ``advanced``).
 
 Writing (``x[...] = v``) needs a buffer: ``mem.store`` for one element, ``mem.write``
-into a ``mem.subview`` (with broadcasting) for slices, and ``select`` + ``mem.write``
-for a boolean mask.  The value is cast to the buffer's dtype (numpy's setitem casts
-unsafely); compile-time Python ints must fit it, as numpy 2 requires.
+into a ``mem.subview`` (with broadcasting) for slices, ``select`` + ``mem.write`` for a
+boolean mask and a scalar, and ``mem.scatter`` through index arrays (also a mask with
+an array of values; the last of repeated indices wins).  ``x[idx] op= v`` reads,
+computes and writes back, as numpy does (a repeated index is updated once).  The value
+is cast to the buffer's dtype (numpy's setitem casts unsafely); compile-time Python
+ints must fit it, as numpy 2 requires.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import ast
 
 import numpy as np
 
-from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.errors import ShapeInferenceError, TypeMismatchError
+from pyasc.frontend.advanced import is_array_index, load_advanced, store_advanced
 from pyasc.frontend.elementwise import broadcast_dims
 from pyasc.frontend.lowering import Lowering
 from pyasc.frontend.slicing import (
@@ -58,17 +63,13 @@ def _sequence_item(lw: Lowering, seq: tuple | list | str, key: object) -> object
         raise TypeMismatchError(str(exc)) from None
 
 
-def _is_array_index(v: object) -> bool:
-    return isinstance(v, Tensor | Buffer | list | np.ndarray)
-
-
 def load_index(lw: Lowering, base: object, items: tuple) -> object:
     """``base[items]`` for an array ``base``."""
     if not isinstance(base, Tensor | Buffer):
         raise TypeMismatchError(f"'{type(base).__name__}' object is not subscriptable"
                                 if not isinstance(base, Scalar) else
                                 "a scalar is not subscriptable")
-    arrays = [i for i, it in enumerate(items) if _is_array_index(it)]
+    arrays = [i for i, it in enumerate(items) if is_array_index(it)]
     if arrays:
         return _advanced(lw, base, items, arrays)
     acc = resolve_basic(lw, lw.em.dims(base), items)
@@ -110,22 +111,24 @@ def _insert_axes(lw: Lowering, v: Scalar | Tensor, acc: Access) -> Tensor:
     return lw.em.reshape(v, dims)
 
 
-def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple, arrays: list[int]) -> Tensor:
+def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple,
+              arrays: list[int]) -> Scalar | Tensor:
     em = lw.em
-    if len(arrays) > 1:
-        raise UnsupportedNumpyError("indexing with more than one array",
-                                    hint="index one axis at a time")
-    pos = arrays[0]
-    idx = em.operand(items[pos])
-    if not isinstance(idx, Tensor):
-        raise TypeMismatchError("invalid index array")
-    if idx.type.element == i1:
-        if len(items) != 1:
-            raise UnsupportedNumpyError("a boolean mask combined with other indices")
-        return _compress(lw, em.value(base), idx)
-    if not idx.type.element.is_int:
-        raise TypeMismatchError("arrays used as indices must be of integer (or boolean) type")
-    axis = _gather_axis(items, pos)
+    if len(arrays) == 1:
+        pos = arrays[0]
+        idx = em.operand(items[pos])
+        if isinstance(idx, Tensor) and idx.type.element == i1 and len(items) == 1:
+            return _compress(lw, em.value(base), idx)  # type: ignore[arg-type]
+        axis = _gather_axis(items, pos)
+        if isinstance(idx, Tensor) and idx.type.element.is_int and axis is not None:
+            return _gather(lw, base, items, pos, idx, axis)
+    return load_advanced(lw, base, items)
+
+
+def _gather(lw: Lowering, base: Tensor | Buffer, items: tuple, pos: int, idx: Tensor,
+            axis: int) -> Tensor:
+    """One integer array (with slices and integers): ``tensor.gather``, fusible."""
+    em = lw.em
     rest = items[:pos] + (slice(None),) + items[pos + 1:]
     source = em.value(load_index(lw, em.value(base), rest))
     if not isinstance(source, Tensor):
@@ -138,20 +141,18 @@ def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple, arrays: list[in
     return Tensor(em.result(op), out_dims)
 
 
-def _gather_axis(items: tuple, pos: int) -> int:
+def _gather_axis(items: tuple, pos: int) -> int | None:
     """The axis the index array at ``pos`` gathers along once integer indices have
-    dropped their axes.  numpy moves the gathered dims to the front when integer and
-    array indices are not adjacent; that case is supported only when they land there."""
-    if None in items or Ellipsis in items:
-        raise UnsupportedNumpyError("an index array combined with None or '...'")
+    dropped their axes, or ``None`` when ``tensor.gather`` does not give numpy's
+    layout (integers separated from the array by a slice: numpy moves the gathered
+    dims to the front) or the index has ``None``/``...``."""
+    if any(it is None or it is Ellipsis for it in items):
+        return None
     ints = [i for i, it in enumerate(items) if is_index_item(it)]
     run = sorted([*ints, pos])
     adjacent = run == list(range(run[0], run[0] + len(run)))
     axis = pos - sum(1 for i in ints if i < pos)
-    if not adjacent and axis != 0:
-        raise UnsupportedNumpyError("an index array separated from integer indices by a "
-                                    "slice", hint="index in two steps")
-    return axis
+    return axis if adjacent or axis == 0 else None
 
 
 def _compress(lw: Lowering, src: Tensor, mask: Tensor) -> Tensor:
@@ -186,15 +187,16 @@ def _writable(base: object) -> Buffer:
 
 def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object) -> None:
     """Write ``value`` into ``buf[items]``."""
-    items = tuple(it for it in items if it is not None)
-    arrays = [it for it in items if _is_array_index(it)]
-    if arrays:
-        mask = lw.em.operand(arrays[0])
-        if len(items) != 1 or not isinstance(mask, Tensor) or mask.type.element != i1:
-            raise UnsupportedNumpyError("assignment through an index array",
-                                        hint="use a boolean mask or a loop")
-        _masked_store(lw, buf, mask, value)
+    if any(is_array_index(it) for it in items):
+        mask = lw.em.operand(items[0]) if len(items) == 1 else None
+        v = lw.em.operand(value)
+        if isinstance(mask, Tensor) and mask.type.element == i1 and not (
+                isinstance(v, Tensor) and v.type.rank):
+            _masked_store(lw, buf, mask, v)
+        else:
+            store_advanced(lw, buf, items, value)
         return
+    items = tuple(it for it in items if it is not None)
     acc = resolve_basic(lw, lw.em.dims(buf), items)
     if acc.is_element:
         _store_element(lw, buf, acc, value)
@@ -205,6 +207,8 @@ def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object) -> None:
 def _store_element(lw: Lowering, buf: Buffer, acc: Access, value: object) -> None:
     elem = buf.type.element
     v = lw.em.operand(value)
+    if isinstance(v, Tensor) and v.type.rank == 0:  # a 0-d array is an element (numpy)
+        v = Scalar(lw.em.result(tensor.ExtractOp([v.value], [v.type.element])))
     if isinstance(v, Tensor):
         raise ShapeInferenceError("setting an array element with a sequence")
     s = lw.em.cast(v if isinstance(v, Scalar) else lw.em.scalar(v, elem), elem)
@@ -218,7 +222,7 @@ def write_value(lw: Lowering, dest: Buffer, value: object) -> None:
     elem = dest.type.element
     v = em.operand(value)
     if isinstance(v, Tensor):
-        v = _squeeze_leading(lw, v, dest.type.rank)
+        v = squeeze_leading(lw, v, dest.type.rank)
         dims = em.dims(dest)
         out = broadcast_dims(em, [em.dims(v), dims])
         if len(out) != len(dims) or any(isinstance(a, int) and isinstance(b, int) and a != b
@@ -232,22 +236,18 @@ def write_value(lw: Lowering, dest: Buffer, value: object) -> None:
         em.write(em.cast(s, elem), dest)
 
 
-def _squeeze_leading(lw: Lowering, v: Tensor, rank: int) -> Tensor:
+def squeeze_leading(lw: Lowering, v: Tensor, rank: int) -> Tensor:
+    """``v`` without leading size-1 dims beyond ``rank`` (numpy's setitem drops them)."""
     dims = list(lw.em.dims(v))
     while len(dims) > rank and dims[0] == 1:
         dims.pop(0)
     return lw.em.reshape(v, dims) if len(dims) != v.type.rank else v
 
 
-def _masked_store(lw: Lowering, buf: Buffer, mask: Tensor, value: object) -> None:
-    em = lw.em
-    v = em.operand(value)
-    if isinstance(v, Tensor) and v.type.rank:
-        raise UnsupportedNumpyError("assigning an array through a boolean mask",
-                                    hint="assign a scalar, or use np.where")
-    old = em.snapshot(buf)
-    new = _select_masked(lw, mask, v, old)
-    em.write(new, buf)
+def _masked_store(lw: Lowering, buf: Buffer, mask: Tensor, v: object) -> None:
+    """``buf[mask] = scalar``: ``select`` over the whole buffer (vectorizable)."""
+    old = lw.em.snapshot(buf)
+    lw.em.write(_select_masked(lw, mask, v, old), buf)
 
 
 def _select_masked(lw: Lowering, mask: Tensor, v: object, old: Tensor) -> Tensor:
@@ -273,15 +273,16 @@ def augmented_subscript(lw: Lowering, node: ast.AugAssign, ufunc: str | None) ->
     assert isinstance(target, ast.Subscript)
     buf = _writable(lw.expr(target.value))
     items = _items(lw.expr(target.slice))
-    if any(_is_array_index(it) for it in items):
-        mask = lw.em.operand(items[0])
-        if len(items) != 1 or not isinstance(mask, Tensor) or mask.type.element != i1:
-            raise UnsupportedNumpyError("augmented assignment through an index array",
-                                        hint="use a boolean mask or a loop")
-        old = lw.em.snapshot(buf)
+    if any(is_array_index(it) for it in items):
+        mask = lw.em.operand(items[0]) if len(items) == 1 else None
+        old = lw.em.snapshot(buf) if _is_mask(mask) else load_index(lw, buf, items)
         updated = lw.em.value(binary(lw, node.op, old, lw.expr(node.value)))
+        check_same_kind(updated, buf, ufunc)
         cast = lw.em.cast(updated, buf.type.element)  # type: ignore[arg-type]
-        lw.em.write(_select_masked(lw, mask, cast, old), buf)
+        if _is_mask(mask):
+            lw.em.write(_select_masked(lw, mask, cast, old), buf)  # type: ignore[arg-type]
+        else:
+            store_index(lw, buf, items, cast)
         return
     acc = resolve_basic(lw, lw.em.dims(buf), tuple(it for it in items if it is not None))
     if acc.is_element:
@@ -290,3 +291,16 @@ def augmented_subscript(lw: Lowering, node: ast.AugAssign, ufunc: str | None) ->
         return
     view = _slice(lw, buf, acc)
     in_place(lw, ufunc, view, lw.expr(node.value))  # type: ignore[arg-type]
+
+
+def _is_mask(v: object) -> bool:
+    return isinstance(v, Tensor) and v.type.element == i1
+
+
+def check_same_kind(result: object, buf: Buffer, ufunc: str | None) -> None:
+    """numpy's in-place operators cast with ``same_kind`` (``int_x[i] += 1.5`` fails)."""
+    src = result.type if isinstance(result, Scalar) else result.type.element  # type: ignore
+    dst = buf.type.element
+    if not np.can_cast(src.to_numpy(), dst.to_numpy(), "same_kind"):
+        raise TypeMismatchError(f"cannot cast ufunc '{ufunc}' output from {src.to_numpy()} "
+                                f"to {dst.to_numpy()} with casting rule 'same_kind'")

@@ -1,8 +1,9 @@
 """Syntactic name analysis done once per function before lowering it.
 
 * :func:`storage_names`: the names that need a mutable buffer when bound to a new array:
-  targets of subscript assignment (``r[i] = v``), of augmented assignment (``a += b``)
-  and of ``out=`` arguments, closed under aliasing: ``b = a``, ``b = a[1:3]``,
+  targets of subscript assignment (``r[i] = v``), of augmented assignment (``a += b``),
+  of ``out=`` arguments and of in-place methods (``a.sort()``, ``a.fill(v)``), closed
+  under aliasing: ``b = a``, ``b = a[1:3]``,
   ``b = a.T``, ``b = a.reshape(...)`` and ``for b in a`` make ``a`` and ``b`` storage
   names together.  Other
   names bound to arrays hold immutable tensor values.
@@ -22,6 +23,9 @@ ALIAS_CALLS = frozenset({
     "transpose", "reshape", "ravel", "squeeze", "expand_dims", "asarray", "swapaxes",
     "ascontiguousarray", "broadcast_to", "view", "moveaxis",
 })
+
+# Array methods that modify the array they are called on.
+IN_PLACE_METHODS = frozenset({"sort", "fill"})
 
 
 def _walk(node: ast.AST) -> Iterator[ast.AST]:
@@ -93,6 +97,12 @@ def storage_names(fn: ast.FunctionDef) -> frozenset[str]:
             if name:
                 direct.add(name)
         elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in IN_PLACE_METHODS and \
+                    not _is_module(f.value):
+                name = root_name(f.value)
+                if name:
+                    direct.add(name)
             for kw in node.keywords:
                 if kw.arg == "out":
                     direct.update(n for n in map(root_name, _elements(kw.value)) if n)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pyasc.ir.core import DenseArray, Operation
-from pyasc.ir.ops import arith, mem, tensor
+from pyasc.ir.ops import arith, mem, scatter, sort, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import DYN, ScalarType, ShapedType, Type, element_type
 
@@ -229,6 +229,68 @@ def _store(op: Operation, value: object, dest: np.ndarray, *idx: object) -> None
     dest[tuple(int(i) for i in idx)] = value
 
 
+def _argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable order along ``axis``, NaN last (also when descending)."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    if x.dtype.kind == "f":  # negation is exact and keeps NaN last
+        return np.argsort(-x, axis=axis, kind="stable")
+    # Stable descending: sort the reversed array, then reverse the order back.
+    order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return np.flip(x.shape[axis] - 1 - order, axis)
+
+
+def _sort(op: Operation, x: np.ndarray) -> np.ndarray:
+    order = _argsort(x, *sort.sort_attrs(op))
+    if isinstance(op, sort.ArgSortOp):
+        return order.astype(np.int64)
+    return np.take_along_axis(x, order, axis=op.attributes["axis"])
+
+
+def _accumulate(fn: Callable) -> Evaluator:
+    def ev(op: Operation, x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return fn(x, axis=op.attributes["axis"], dtype=x.dtype)
+    return ev
+
+
+def leading_indices(idx: tuple, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Index operands of ``gather_nd``/``scatter`` as in-range ``int64`` arrays
+    broadcast together (negative ones wrapped; out of range is an IndexError)."""
+    out = []
+    for axis, raw in enumerate(idx):
+        arr, size = np.asarray(raw), shape[axis]
+        if arr.dtype.kind == "i":
+            arr = np.where(arr < 0, arr.astype(np.int64) + size, arr)
+        if not ((arr >= 0) & (arr < size)).all():
+            raise IndexError(f"index out of bounds for axis {axis} with size {size}")
+        out.append(arr.astype(np.int64))
+    try:
+        return list(np.broadcast_arrays(*out))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast "
+                         "together") from None
+
+
+def _gather_nd(op: Operation, x: np.ndarray, *idx: object) -> object:
+    return x[tuple(leading_indices(idx, x.shape))]
+
+
+def _scatter(op: Operation, updates: object, dest: np.ndarray, *idx: object) -> None:
+    k = len(idx)
+    ids = leading_indices(idx, dest.shape)
+    rest = dest.shape[k:]
+    upd = np.broadcast_to(updates, ids[0].shape + rest).reshape((-1, *rest))
+    flat = [i.reshape(-1) for i in ids]
+    if not flat[0].size:
+        return
+    # The last write to each position wins: keep only its last occurrence.
+    lin = np.ravel_multi_index(flat, dest.shape[:k])
+    _, first_from_end = np.unique(lin[::-1], return_index=True)
+    keep = lin.size - 1 - first_from_end
+    dest[tuple(i[keep] for i in flat)] = upd[keep]
+
+
 TENSOR: dict[type[Operation], Evaluator] = {
     tensor.FillOp: lambda op, v, *d: np.full(_result_shape(op, list(d)), v,
                                                dtype=np_dtype(op.result.type)),
@@ -251,6 +313,9 @@ TENSOR: dict[type[Operation], Evaluator] = {
                                                       axis=op.attributes["axis"]),
                                               op.result.type),
     tensor.CompressOp: lambda op, x, mask: x[mask],
+    sort.SortOp: _sort, sort.ArgSortOp: _sort,
+    sort.CumSumOp: _accumulate(np.cumsum), sort.CumProdOp: _accumulate(np.cumprod),
+    scatter.GatherNdOp: _gather_nd,
 }
 
 MEM: dict[type[Operation], Evaluator] = {
@@ -268,6 +333,7 @@ MEM: dict[type[Operation], Evaluator] = {
     mem.FillOp: _write,
     mem.DeallocOp: _dealloc,
     mem.ConstantOp: lambda op: _constant(op),
+    scatter.ScatterOp: _scatter,
 }
 
 

@@ -218,4 +218,6 @@ def test_public_exports():
     assert pyasc.__version__
     with pyasc.fusion_scope():
         pass
-    assert pyasc.fusion_group(lambda_free) is lambda_free
+    composed = pyasc.fusion_group(lambda_free)
+    assert isinstance(composed, HybridFunction) and composed.__wrapped__ is lambda_free
+    assert pyasc.fusion_group(composed) is composed

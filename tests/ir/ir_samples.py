@@ -11,7 +11,7 @@ import numpy as np
 
 from pyasc.ir import Builder, DenseArray, Location
 from pyasc.ir.core import Block, Operation, Region, Value
-from pyasc.ir.ops import arith, func, fusion, loop, mem, tensor
+from pyasc.ir.ops import arith, func, fusion, loop, mem, scatter, sort, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.types import (
@@ -100,7 +100,19 @@ def _tensor(s: _Sample, x: Value, t: Value, n: Value) -> list[Value]:
     idx = s.const([3, -1], TensorType((2,), i32))
     ga = s.val(tensor.GatherOp([dense, idx], [TensorType((2, 2), f32)], {"axis": 1}))
     co = s.val(tensor.CompressOp([dense, mask], [TensorType((DYN,), f32)]))
-    return [fill, bc, rs, sl, ex, dim, cat, *reds, *args, mm, ga, co, _map(s, dense, x)]
+    return [fill, bc, rs, sl, ex, dim, cat, *reds, *args, mm, ga, co, _map(s, dense, x),
+            *_ordered(s, dense, idx)]
+
+
+def _ordered(s: _Sample, dense: Value, idx: Value) -> list[Value]:
+    """Sorting, scans and several-array indexing (``ops/sort.py``, ``ops/scatter.py``)."""
+    out = [s.val(sort.SortOp.new(dense, 1)), s.val(sort.ArgSortOp.new(dense, 0, True)),
+           s.val(sort.CumSumOp.new(dense, 1)), s.val(sort.CumProdOp.new(dense, 0))]
+    col = s.val(tensor.ReshapeOp([idx], [TensorType((2, 1), i32)]))
+    out.append(s.val(scatter.GatherNdOp([dense, col, idx], [TensorType((2, 2), f32)])))
+    buf = s.val(mem.AllocOp([], [MemRefType((2, 4), f32)]))
+    s.op(scatter.ScatterOp([out[0], buf, idx]))
+    return [*out, buf]
 
 
 def _map(s: _Sample, dense: Value, x: Value) -> Value:

@@ -35,7 +35,7 @@ MODULE = """
 
 
 def test_default_pipeline_is_registered() -> None:
-    assert DEFAULT_PIPELINE == ["canonicalize", "cse", "dce"]
+    assert DEFAULT_PIPELINE == ["canonicalize", "cse", "dce", "fusion"]
     for name in DEFAULT_PIPELINE:
         assert get_pass(name).name == name
     with pytest.raises(KeyError, match="unknown pass 'nope'"):
@@ -57,7 +57,8 @@ def test_dump_ir_after_each_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     module = parse_module(MODULE)
     run_pipeline(module)
     names = sorted(p.name for p in (tmp_path / "dumps").iterdir())
-    assert names == ["00-input.ir", "01-canonicalize.ir", "02-cse.ir", "03-dce.ir"]
+    assert names == ["00-input.ir", "01-canonicalize.ir", "02-cse.ir", "03-dce.ir",
+                     "04-fusion.ir"]
     dumps = [(tmp_path / "dumps" / n).read_text() for n in names]
     assert parse_module(dumps[0]) is not None and '"arith.add"' in dumps[0]
     assert '"arith.add"' not in dumps[1]

@@ -2,18 +2,22 @@
 
 Operands are promoted to their common dtype (``np.result_type``) before
 ``tensor.matmul``; shapes are checked at compile time (E50002 when the contracted
-dimensions differ).  ``dot`` follows numpy for scalars (a product) and 1-D/2-D arrays;
-``dot`` of arrays with more than two dimensions is not supported.
+dimensions differ).  ``dot`` follows numpy: scalars multiply, 1-D/2-D arrays and a 1-D
+operand are ``matmul``; for N-D arrays it sums over the last axis of ``a`` and the
+second-to-last of ``b`` (``dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])``),
+computed as one 2-D ``matmul`` of ``a`` reshaped to ``(-1, K)`` and ``b`` with its
+contracted axis moved first and reshaped to ``(K, -1)``.
 """
 
 from __future__ import annotations
 
-from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.errors import ShapeInferenceError, TypeMismatchError
+from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import apply_ufunc, broadcast_dims
 from pyasc.frontend.npfuncs.common import array_arg, finish
 from pyasc.frontend.numpy_registry import register
 from pyasc.frontend.promotion import result_type
-from pyasc.frontend.values import Dim, Scalar, Tensor
+from pyasc.frontend.values import Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import tensor
 from pyasc.ir.ops.tensor import matmul_shape
 from pyasc.ir.types import TensorType
@@ -53,15 +57,41 @@ def matmul(lw, x1, x2, /, out=None):
 
 @register("dot", "ndarray.dot")
 def dot(lw, a, b, out=None):
-    """dot product: scalars multiply, 1-D/2-D arrays as matmul"""
+    """dot product: scalars multiply; else sums a's last axis with b's second-to-last"""
     x, y = lw.em.operand(a), lw.em.operand(b)
     if not isinstance(x, Tensor) or not isinstance(y, Tensor) or \
             x.type.rank == 0 or y.type.rank == 0:
         return finish(lw, apply_ufunc(lw.em, "multiply", [x, y]), out, "dot")
-    if x.type.rank > 2 or y.type.rank > 2:
-        raise UnsupportedNumpyError("np.dot of arrays with more than 2 dimensions",
-                                    hint="use np.matmul (it broadcasts batch dimensions)")
-    return matmul(lw, x, y, out=out)
+    if x.type.rank <= 2 and y.type.rank <= 2 or x.type.rank == 1 or y.type.rank == 1:
+        return matmul(lw, x, y, out=out)  # numpy's dot and matmul agree here
+    return finish(lw, _dot_nd(lw, x, y), out, "dot")
+
+
+def _dot_nd(lw, a: Tensor, b: Tensor) -> Tensor:
+    """N-D ``dot`` as one 2-D matmul of flattened operands (see the module docstring)."""
+    from pyasc.frontend.npfuncs.shapes import _transpose
+
+    em = lw.em
+    da, db = tuple(em.dims(a)), tuple(em.dims(b))
+    k_a, k_b = da[-1], db[-2]
+    if isinstance(k_a, int) and isinstance(k_b, int) and k_a != k_b:
+        raise ShapeInferenceError(f"shapes {static_dims(da)} and {static_dims(db)} not "
+                                  f"aligned: {k_a} (dim {len(da) - 1}) != {k_b} (dim "
+                                  f"{len(db) - 2})")
+    k = k_a if isinstance(k_a, int) else k_b
+    rb = len(db)
+    b_first = _transpose(lw, b, (rb - 2, *range(rb - 2), rb - 1))
+    a2 = em.reshape(a, (_product(em, da[:-1]), k))
+    b2 = em.reshape(em.value(b_first), (k, _product(em, db[:-2] + db[-1:])))
+    flat = matmul(lw, a2, b2)
+    return em.reshape(flat, (*da[:-1], *db[:-2], db[-1]))  # type: ignore[arg-type]
+
+
+def _product(em, dims: tuple[Dim, ...]) -> Dim:
+    out: Dim = 1
+    for d in dims:
+        out = indexmath.mul(em, out, d)
+    return out
 
 
 @register("outer")

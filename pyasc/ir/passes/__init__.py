@@ -1,15 +1,19 @@
 """IR passes and the pass manager; importing this package registers every pass.
 
 The default pipeline is :data:`DEFAULT_PIPELINE`; :func:`run_pipeline` runs a pipeline
-(a list of pass names) on a module, verifying after every pass.
+(a list of pass names) on a module, verifying after every pass.  The environment
+variable ``PYASC_DISABLE_PASSES`` (comma separated names, e.g. ``fusion``) removes
+passes from any pipeline ``run_pipeline`` runs, for differential runs with and without
+them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from pyasc.ir.ops.func import ModuleOp
-from pyasc.ir.passes import canonicalize, cse, dce, expand_math, lower_loops  # noqa: F401
+from pyasc.ir.passes import canonicalize, cse, dce, expand_math, fusion, lower_loops  # noqa: F401
 from pyasc.ir.passes.manager import (
     PASS_REGISTRY,
     Pass,
@@ -23,13 +27,17 @@ DEFAULT_PIPELINE: list[str] = [
     "canonicalize",  # fold constants, apply identities, drop trivially dead ops
     "cse",           # merge repeated pure expressions
     "dce",           # drop dead ops, write-only buffers and unused loop-carried values
+    "fusion",        # partition fusible tensor ops into fusion.group kernels
 ]
 
 
 def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
                  options: dict[str, object] | None = None) -> ModuleOp:
-    """Run the passes named in ``pipeline`` on ``module`` (in place) and return it."""
-    return PassManager(pipeline).run(module, PassContext(options=dict(options or {})))
+    """Run the passes named in ``pipeline`` on ``module`` (in place) and return it;
+    passes named in ``PYASC_DISABLE_PASSES`` are skipped."""
+    disabled = {p.strip() for p in os.environ.get("PYASC_DISABLE_PASSES", "").split(",")}
+    names = [p for p in pipeline if p not in disabled]
+    return PassManager(names).run(module, PassContext(options=dict(options or {})))
 
 
 __all__ = ["DEFAULT_PIPELINE", "PASS_REGISTRY", "Pass", "PassContext", "PassManager",

@@ -250,11 +250,13 @@ class LoopGen:
     # -- broadcasting
     def broadcast(self, operands: Sequence[Sequence[Value]], out_shape: Sequence[int],
                   out_dims: Sequence[Value] | None = None,
-                  message: str = "operands could not be broadcast together") -> Broadcast:
+                  message: str = "operands could not be broadcast together",
+                  kind: str = "shape") -> Broadcast:
         """numpy broadcasting of operands with sizes ``operands`` to ``out_shape``.
 
         ``out_dims`` fixes the output sizes (writes into a buffer); otherwise they are
-        computed (static entries of ``out_shape`` win).  Emits one ``shape`` check."""
+        computed (static entries of ``out_shape`` win).  Emits one check of ``kind``
+        (``shape``; index arrays use ``bounds``, numpy's IndexError)."""
         rank = len(out_shape)
         if out_dims is None:
             out_dims = [self._broadcast_dim(operands, rank, a, out_shape[a])
@@ -262,7 +264,7 @@ class LoopGen:
         oks: list[Value] = []
         maps = [self._axis_maps(dims, out_dims, oks) for dims in operands]
         shapes = " ".join(_shape_text(dims) for dims in operands)
-        self.check(self.all_of(oks), f"{message} with shapes {shapes}", "shape")
+        self.check(self.all_of(oks), f"{message} with shapes {shapes}", kind)
         return Broadcast(list(out_dims), maps)
 
     def _broadcast_dim(self, operands: Sequence[Sequence[Value]], rank: int, axis: int,

@@ -41,11 +41,11 @@ Results and buffers:
 
 ``mem.to_tensor`` reuses its buffer when nothing can write between the snapshot and
 the last use of the value (rule in ``snapshots``), else copies it.  ``fusion.scope`` is
-inlined; ``fusion.group`` is inlined too (correct but unfused: the fusion work can
-replace that rule with a one-nest schedule).
+inlined; a ``fusion.group`` becomes one loop nest writing only its outputs
+(``lower_group``; a ``generic`` group is inlined op by op).
 
-Wasteful, left to fusion and memory planning: every tensor op gets its own buffer and
-loop nest; values carried through ``loop.if`` branches, or yielded from a position
+Wasteful, left to memory planning: every tensor op outside a group gets its own buffer
+and loop nest; values carried through ``loop.if`` branches, or yielded from a position
 other than their own, are copied; allocations inside loops are not hoisted; user
 buffers that escape a region (``np.empty`` in a loop body, yielded out) are not freed.
 """
@@ -55,7 +55,15 @@ from __future__ import annotations
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Block
 from pyasc.ir.ops.func import FuncOp, ModuleOp
-from pyasc.ir.passes import lower_elementwise, lower_matmul, lower_reduce, lower_shapes
+from pyasc.ir.passes import (
+    lower_elementwise,
+    lower_group,
+    lower_matmul,
+    lower_reduce,
+    lower_scatter,
+    lower_shapes,
+    lower_sort,
+)
 from pyasc.ir.passes.bufferize import CONTROL_RULES, Lowerer, LowerFn, buffer_type
 from pyasc.ir.passes.dealloc import insert_deallocs
 from pyasc.ir.passes.loopgen import LoopGen
@@ -69,6 +77,9 @@ RULES: dict[type, LowerFn] = {
     **lower_shapes.RULES,
     **lower_reduce.RULES,
     **lower_matmul.RULES,
+    **lower_sort.RULES,  # sort, argsort, cumsum, cumprod
+    **lower_scatter.RULES,  # gather_nd, scatter
+    **lower_group.RULES,  # fusion.group: one loop nest (replaces the inlining rule)
 }
 
 

@@ -5,8 +5,9 @@
 * :func:`reusable_snapshots` decides which ``mem.to_tensor`` ops may use their buffer
   directly instead of copying it.  Rule: let ``S`` be the snapshot, ``B`` its block and
   ``L`` the last op of ``B`` that contains (at any depth) a use of the snapshot or of a
-  value that may alias it (results of ``tensor.slice``/``transpose``/``reshape`` and of
-  ``fusion.group``, whose body is inlined, taking an alias; transitively).  The
+  value that may alias it (results of ``tensor.slice``/``transpose``/``reshape`` taking
+  an alias, and results of a ``fusion.group`` taking one whose yielded value is a view
+  chain of a group input: only those can share its buffer; transitively).  The
   buffer is reused iff no op in ``B`` strictly after ``S`` up to and including ``L``
   contains, at any depth, a write to any buffer (an op with the ``writes`` trait —
   ``mem.store/write/copy/fill`` — or a ``func.call``).  ``L`` itself is included
@@ -18,7 +19,7 @@
 
 from __future__ import annotations
 
-from pyasc.ir.core import Block, Operation, Value
+from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import func, mem, tensor
 from pyasc.ir.ops.func import FuncOp
 
@@ -94,8 +95,22 @@ def _transitive_users(value: Value) -> list[Operation]:
             if isinstance(user, _VIEW_OPS) and user.operand_values[0] is v:
                 work.append(user.result)
             elif isinstance(user, func.FusionGroupOp):
-                work += user.result_values
+                work += _aliasing_results(user)
     return users
+
+
+def _aliasing_results(group: func.FusionGroupOp) -> list[Value]:
+    """Results of ``group`` that may share an input's buffer: those yielding a group
+    input or a view of one (any other result is computed into a fresh buffer, whether
+    the group is lowered as one nest or inlined op by op)."""
+    body = group.body.blocks[0]
+    out: list[Value] = []
+    for result, y in zip(group.result_values, body.ops[-1].operand_values, strict=True):
+        while isinstance(y, OpResult) and isinstance(y.op, _VIEW_OPS):
+            y = y.op.operand_values[0]
+        if y in body.args:
+            out.append(result)
+    return out
 
 
 def reusable_snapshots(fn: FuncOp) -> set[Operation]:
