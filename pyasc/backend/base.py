@@ -14,9 +14,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pyasc.ir.ops.func import ModuleOp
+if TYPE_CHECKING:  # pragma: no cover - the IR is imported only by code that builds it
+    from pyasc.ir.ops.func import ModuleOp
 
 
 @dataclass
@@ -27,7 +28,10 @@ class Program:
     signature and the options; a backend extends it with its own versions (compiler,
     CPU features, SoC) before using it as a disk-cache key.  ``result_params[j]`` is the
     index of the flat parameter that result ``j`` returns unchanged (the frontend hands
-    back the caller's own object), or ``None``.
+    back the caller's own object), or ``None``.  ``call_data`` is plain JSON data the
+    frontend needs to call the kernel without rebuilding the IR (result template, native
+    entry request); a backend with a disk cache stores it next to the code and hands it
+    back with a kernel it loads by key (``load``, see :class:`Backend`).
     """
 
     module: ModuleOp
@@ -36,6 +40,7 @@ class Program:
     options: dict[str, Any] = field(default_factory=dict)
     result_params: tuple[int | None, ...] = ()
     source_file: str | None = None
+    call_data: dict[str, Any] = field(default_factory=dict)
 
 
 class CompiledKernel(Protocol):
@@ -45,7 +50,13 @@ class CompiledKernel(Protocol):
 
 
 class Backend(Protocol):
-    """A code generator for one target."""
+    """A code generator for one target.
+
+    A backend with a disk cache may also offer ``load(cache_key, entry, options)``: the
+    kernel a previous ``compile`` of a program with that ``cache_key``, entry and
+    options stored, with the program's ``call_data`` as ``kernel.call_data``, or
+    ``None``.  The frontend then calls it without building any IR.
+    """
 
     name: str
 

@@ -3,31 +3,53 @@
 A ``HybridFunction`` keeps the wrapped function's ``__name__``, ``__doc__``,
 ``__wrapped__`` and signature.  Calling it with ``target="interpret"`` runs the Python
 function itself (the reference); any other target specializes on the call signature
-(see ``specialize``), compiles the :class:`~pyasc.backend.base.Program` once per
-specialization and target with ``get_backend(target).compile``, and calls the kernel
-with the flat arguments.  ``fn.ir(*args)``, ``fn.dump_ir(path, *args)`` and
-``fn.specialize(*args)`` expose the IR and the program.
+(see ``specialize``) and calls the compiled kernel of that specialization.
+
+Calls are dispatched in three steps (``dispatch``): the native entries of the last few
+specializations called, then a table from a cheap signature of the arguments to the
+specialization's entry, then the full path: bind the arguments, compute the
+specialization key, then the program key (``fingerprint``: source, captured values,
+key, options, versions; no IR needed), ask the backend to ``load`` a kernel stored under
+it (a fresh process then runs no frontend at all), and only if there is none build the
+IR (``compiler``), run the default passes and ``compile``.
+
+``fn.ir(*args)``, ``fn.dump_ir(path, *args)``, ``fn.specialize(*args)``,
+``fn.kernel(*args)``, ``fn.llvm_ir``/``fn.asm``/``fn.ascendc`` build the IR on demand.
+
+Arguments that must be known at compile time (an ``axis=``...) are discovered while
+compiling (``NeedsConstant``) and then specialized by value; the disk cache remembers
+which they are for the key that asked, so a fresh process finds the kernel directly.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import CompiledKernel, Program, get_backend
 from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError, PyascError
+from pyasc.frontend.callplan import native_request, template_to_json
 from pyasc.frontend.callsite import at_caller
-from pyasc.frontend.compiler import ResultTemplate, build_module, result_params
-from pyasc.frontend.lowering import NeedsConstant
-from pyasc.frontend.options import Options, make_options, resolve_target
-from pyasc.frontend.source import SourceInfo, load_source
+from pyasc.frontend.dispatch import CallTable, Entry, make_entry
+from pyasc.frontend.fingerprint import parse_source, program_key, source_text
+from pyasc.frontend.options import Options, make_options, resolve_target, target_env
 from pyasc.frontend.specialize import Param, Spec, flatten_args, params_of, spec_of
+from pyasc.runtime import MISS
+
+if TYPE_CHECKING:  # pragma: no cover - the compiler is imported when something compiles
+    from pyasc.frontend.compiler import ResultTemplate
+    from pyasc.frontend.source import SourceInfo
+    from pyasc.runtime.disk_cache import DiskCache
+
+_RETRY = object()  # the key changed (arguments now specialized by value): start over
+RECENT_NATIVES = 4
+"""Native entries a call tries before computing its signature (each refuses a call of
+another specialization in ~50 ns)."""
 
 
 @dataclass
@@ -58,9 +80,15 @@ class HybridFunction:
                 hint="rename the parameter"))
         self.options = options
         self._source: SourceInfo | None = None
+        self._key_text: str | None = None
         self._specs: dict[tuple, Specialization] = {}
         self._kernels: dict[tuple, CompiledKernel] = {}
         self._by_value: set[tuple] = set()
+        self._calls = CallTable()
+        self._fast: Callable[..., Any] | None = None  # native entry of the last call
+        self._recent: tuple[Callable[..., Any], ...] = ()  # ... and of recent ones
+        self._fast_env: object = None  # the PYASC_TARGET value they were chosen under
+        self._pinned = options.target is not None  # the environment cannot change it
         self._grad: HybridFunction | None = None
 
     def __repr__(self) -> str:
@@ -69,8 +97,17 @@ class HybridFunction:
     def source_info(self) -> SourceInfo:
         """The parsed source of the wrapped function (read once)."""
         if self._source is None:
-            self._source = load_source(self.__wrapped__)  # type: ignore[attr-defined]
+            from pyasc.frontend.source import load_source
+
+            fn = self.__wrapped__  # type: ignore[attr-defined]
+            self._source = parse_source(fn) or load_source(fn)
         return self._source
+
+    def key_source(self) -> str:
+        """The source text cache keys cover (``fingerprint.source_text``, read once)."""
+        if self._key_text is None:
+            self._key_text = source_text(self.__wrapped__)  # type: ignore[attr-defined]
+        return self._key_text
 
     # -- specialization
     def _arguments(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -81,31 +118,49 @@ class HybridFunction:
         bound.apply_defaults()
         return dict(bound.arguments)
 
+    def _key_of(self, arguments: dict[str, Any]) -> tuple[dict[str, Spec], tuple]:
+        try:
+            specs = {name: spec_of(v, (name,), self.options.dynamic_shape, self._by_value)
+                     for name, v in arguments.items()}
+        except ArgumentError as exc:
+            raise at_caller(exc) from None
+        return specs, tuple(specs.items())
+
     def _specialization(self, args: tuple, kwargs: dict[str, Any]
                         ) -> tuple[Specialization, dict[str, Any]]:
         arguments = self._arguments(args, kwargs)
         while True:
-            try:
-                specs = {name: spec_of(v, (name,), self.options.dynamic_shape, self._by_value)
-                         for name, v in arguments.items()}
-            except ArgumentError as exc:
-                raise at_caller(exc) from None
-            key = tuple(specs.items())
-            spec = self._specs.get(key)
+            specs, key = self._key_of(arguments)
+            spec = self._built(key, specs)
             if spec is not None:
                 return spec, arguments
-            try:
-                spec = self._compile(key, specs)
-            except NeedsConstant as nc:
-                if nc.params <= self._by_value:
-                    raise InternalCompilerError("value specialization did not converge") \
-                        from nc
-                self._by_value |= nc.params
-                continue
-            self._specs[key] = spec
-            return spec, arguments
+
+    def _built(self, key: tuple, specs: dict[str, Spec]) -> Specialization | None:
+        """The IR of ``key`` (built on first use), or ``None`` when compiling found
+        arguments to specialize by value (the key must be computed again)."""
+        from pyasc.frontend.lowering import NeedsConstant
+
+        spec = self._specs.get(key)
+        if spec is not None:
+            return spec
+        try:
+            spec = self._compile(key, specs)
+        except NeedsConstant as nc:
+            if nc.params <= self._by_value:
+                raise InternalCompilerError("value specialization did not converge") from nc
+            self._learn(nc.params)
+            self._store_by_value(key)
+            return None
+        self._specs[key] = spec
+        return spec
+
+    def _learn(self, params: set[tuple] | frozenset[tuple]) -> None:
+        self._by_value |= params
+        self._calls.by_value_changed()
 
     def _compile(self, key: tuple, specs: dict[str, Spec]) -> Specialization:
+        from pyasc.frontend.compiler import build_module, result_params
+
         params = params_of(specs)
         options = self.options.as_dict()
         built = build_module(self, specs, params, options)
@@ -113,22 +168,17 @@ class HybridFunction:
         module = built.module.clone()
         _optimize(module, options)
         n_results = len(module.get(self.__name__).function_type.results)  # type: ignore
+        if any(hf.key_source() != text for hf, text in built.callees.items()):
+            # the key would not cover the text compiled: never store under it
+            options = dict(options, cache=False)
+        shape = built.template.shape
+        call_data = {"template": template_to_json(shape, built.template.params),
+                     "native": native_request(self.__signature__, specs, shape)}
         program = Program(module=module, entry=self.__name__,  # type: ignore[arg-type]
-                          cache_key=self._cache_key(key, built.callees), options=options,
+                          cache_key=program_key(self, key, options), options=options,
                           result_params=result_params(built.template, n_results),
-                          source_file=self.source_info().filename)
+                          source_file=self.source_info().filename, call_data=call_data)
         return Specialization(key, specs, params, program, unoptimized, built.template)
-
-    def _cache_key(self, key: tuple, callees: dict[object, str]) -> str:
-        from pyasc import __version__
-
-        h = hashlib.sha256()
-        for fn, text in sorted(callees.items(), key=lambda kv: kv[0].__qualname__):  # type: ignore
-            h.update(f"{fn.__module__}.{fn.__qualname__}\n{text}\n".encode())  # type: ignore
-        h.update(repr(key).encode())
-        h.update(repr(sorted(self.options.as_dict().items())).encode())
-        h.update(__version__.encode())
-        return h.hexdigest()
 
     # -- public inspection
     def specialize(self, *args: Any, **kwargs: Any) -> Program:
@@ -160,6 +210,15 @@ class HybridFunction:
         """Host assembly of this call's specialization (CPU backend)."""
         return self.kernel(*args, target="cpu", **kwargs).asm  # type: ignore[attr-defined]
 
+    def ascendc(self, *args: Any, soc: str | None = None, **kwargs: Any) -> str:
+        """AscendC source of this call's specialization for ``soc`` (default: the first
+        ``device_type``, else Ascend910B1)."""
+        from pyasc.backend.ascendc import generate_ascendc  # noqa: PLC0415 - lazy backend
+
+        devices = self.options.device_type
+        return generate_ascendc(self.specialize(*args, **kwargs),
+                                soc or (devices[0] if devices else None))
+
     def _kernel_for(self, spec: Specialization, target: str) -> CompiledKernel:
         if target == "interpret":
             raise ArgumentError("the interpret target has no compiled kernel",
@@ -168,15 +227,103 @@ class HybridFunction:
         if kernel is None:
             kernel = get_backend(target).compile(spec.program)
             self._kernels[(spec.key, target)] = kernel
+        elif hasattr(kernel, "attach"):  # loaded by key: give it its program
+            kernel.attach(spec.program)
         return kernel
 
     # -- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None and not kwargs and (self._pinned or target_env() is self._fast_env):
+            out = fast(*args)
+            if out is not MISS:
+                return out
+            for native in self._recent:  # a miss costs ~50 ns, a signature ~1 us
+                out = native(*args)
+                if out is not MISS:
+                    self._fast = native
+                    return out
+        return self._dispatch(args, kwargs)
+
+    def _dispatch(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        env = target_env()
         target = resolve_target(self.options)
         if target == "interpret":
             return self.__wrapped__(*args, **kwargs)  # type: ignore[attr-defined]
-        spec, arguments = self._specialization(args, kwargs)
-        return _invoke(self._kernel_for(spec, target), spec, arguments)
+        table = self._calls
+        entry = table.find(self, target, args, kwargs)
+        if entry is None:
+            entry = self._entry(target, args, kwargs)
+            # signed after the miss: arguments to specialize by value may have been found
+            table.remember(self, target, args, kwargs, entry)
+        native = entry.native
+        if native is not None:
+            call: tuple | None = args
+            if kwargs:  # the native entry takes positions: keywords go in their places
+                sigs = table.signatures
+                call = sigs.positional(args, kwargs) if sigs is not None else None
+            if call is not None:
+                out = native(*call)
+                if out is not MISS:
+                    self._use_native(native, env)
+                    return out
+        return entry.call(args, kwargs)
+
+    def _use_native(self, native: Callable[..., Any], env: object) -> None:
+        """Make ``native`` the first tried, keeping a few recent ones (same target)."""
+        recent = self._recent if env is self._fast_env else ()
+        self._recent = (native, *(n for n in recent if n is not native))[:RECENT_NATIVES]
+        self._fast, self._fast_env = native, env
+
+    def _entry(self, target: str, args: tuple, kwargs: dict[str, Any]) -> Entry:
+        """The entry of this call's specialization: loaded by key or compiled."""
+        arguments = self._arguments(args, kwargs)
+        while True:
+            specs, key = self._key_of(arguments)
+            entry = self._calls.by_key.get((target, key))
+            if entry is None:
+                entry = self._load_entry(target, key, specs)
+            if entry is _RETRY:
+                continue
+            if entry is None:
+                spec = self._built(key, specs)
+                if spec is None:
+                    continue
+                entry = make_entry(self, specs, spec.program.call_data,
+                                   self._kernel_for(spec, target))
+            self._calls.by_key[(target, key)] = entry
+            return entry
+
+    def _load_entry(self, target: str, key: tuple, specs: dict[str, Spec]) -> Any:
+        """An entry for a kernel the backend stored under this key (no IR is built),
+        :data:`_RETRY` if the disk cache knows more by-value arguments, else ``None``."""
+        if not self.options.cache or not self.key_source():
+            return None
+        load = getattr(get_backend(target), "load", None)
+        if load is None:
+            return None
+        options = self.options.as_dict()
+        pkey = program_key(self, key, options)
+        kernel = load(pkey, self.__name__, options)
+        if kernel is not None:
+            try:
+                entry = make_entry(self, specs, kernel.call_data, kernel)
+            except (KeyError, ValueError, TypeError, IndexError):  # foreign call data
+                return None
+            self._kernels[(key, target)] = kernel
+            return entry
+        learned = _by_value_paths(_facts().load_data(pkey))
+        if learned - self._by_value:
+            self._learn(learned)
+            return _RETRY
+        return None
+
+    def _store_by_value(self, key: tuple) -> None:
+        """Remember on disk which arguments calls with ``key`` specialize by value."""
+        if self.options.cache:
+            paths = sorted((list(p) for p in self._by_value), key=repr)
+            _facts().store_data(program_key(self, key, self.options.as_dict()),
+                                {"by_value": paths})
 
     def run_with(self, compile_fn: Callable[[Program], CompiledKernel], *args: Any,
                  **kwargs: Any) -> Any:
@@ -199,6 +346,23 @@ class HybridFunction:
             raise at_caller(ArgumentError(f"'{self.__name__}' has no gradient",
                                           hint="define one with @fn.def_grad"))
         return self._grad(*args, **kwargs)
+
+
+def _facts() -> DiskCache:
+    """Frontend facts on disk (by-value arguments), next to the backends' kernels."""
+    from pyasc.runtime.disk_cache import DiskCache
+
+    return DiskCache(backend="frontend")
+
+
+def _by_value_paths(data: dict[str, Any] | None) -> set[tuple]:
+    """The argument paths in a by-value record (nothing if malformed)."""
+    paths = (data or {}).get("by_value")
+    if not isinstance(paths, list) or not all(
+            isinstance(p, list) and p and all(isinstance(x, str | int) for x in p)
+            for p in paths):
+        return set()
+    return {tuple(p) for p in paths}
 
 
 def _invoke(kernel: CompiledKernel, spec: Specialization, arguments: dict[str, Any]) -> Any:

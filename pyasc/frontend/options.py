@@ -8,11 +8,17 @@ use its on-disk kernel cache).
 
 Target selection: an explicit ``target=`` on the decorator wins; otherwise the
 ``PYASC_TARGET`` environment variable (read at each call) overrides the default
-``"auto"``; ``"auto"`` is ``"ascend"`` when an NPU and CANN are present, else ``"cpu"``.
+``"auto"``; ``"auto"`` is ``"ascend"`` when an NPU and CANN are present, else ``"cpu"``
+(decided once per process: devices and toolkits do not come and go while it runs).
+
+Reading the variable is on every call's path, so :func:`target_env` reads it straight
+from ``os.environ``'s backing dict (one dict lookup instead of ``os.environ.get``'s key
+encoding, ~2 us under load) and :func:`resolve_target` validates each distinct value once.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -82,18 +88,52 @@ def _devices(value: Any) -> tuple[str, ...] | None:
     return tuple(items)
 
 
+def _env_reader() -> tuple[Any, Any]:
+    """(``get`` of ``os.environ``'s backing dict, the encoded key), or the public API
+    where the platform's ``os.environ`` has no such dict."""
+    data, encode = getattr(os.environ, "_data", None), getattr(os.environ, "encodekey", None)
+    if isinstance(data, dict) and callable(encode):
+        return data.get, encode(TARGET_VARIABLE)
+    return os.environ.get, TARGET_VARIABLE
+
+
+TARGET_VARIABLE = "PYASC_TARGET"
+_ENV_GET, _ENV_KEY = _env_reader()
+
+
+def target_env() -> object:
+    """The raw ``PYASC_TARGET`` value (``None`` when unset).  While the variable is not
+    changed, repeated reads return the same object, so callers may compare with ``is``."""
+    return _ENV_GET(_ENV_KEY)
+
+
 def resolve_target(options: Options) -> str:
     """The concrete target of a call (``"auto"`` resolved)."""
-    target = options.target
+    if options.target is not None:
+        return auto_target() if options.target == "auto" else options.target
+    return _env_target(target_env())
+
+
+def _env_target(raw: object) -> str:
+    target = _RESOLVED.get(raw)
     if target is None:
-        env = os.environ.get("PYASC_TARGET", "").strip()
+        text = raw.decode() if isinstance(raw, bytes) else str(raw or "")
+        env = text.strip()
         if env and env not in TARGETS:
             raise InvalidOptionError(f"PYASC_TARGET={env!r} is not a target",
                                      hint=f"choose one of {', '.join(TARGETS)}")
         target = env or "auto"
-    return auto_target() if target == "auto" else target
+        target = auto_target() if target == "auto" else target
+        if len(_RESOLVED) < 64:  # a handful of distinct values in any real process
+            _RESOLVED[raw] = target
+    return target
 
 
+_RESOLVED: dict[object, str] = {}
+"""Validated ``PYASC_TARGET`` values (raw) -> concrete target."""
+
+
+@functools.cache
 def auto_target() -> str:
     """``"ascend"`` when an NPU device and the CANN toolkit are present, else ``"cpu"``."""
     return "ascend" if npu_available() else "cpu"
@@ -102,7 +142,11 @@ def auto_target() -> str:
 def npu_available() -> bool:
     """An Ascend device node and a CANN toolkit (``ASCEND_HOME_PATH`` or the default
     install location)."""
-    has_device = any(Path("/dev").glob("davinci[0-9]*"))
+    try:  # os.listdir, not Path.glob: no pattern compilation on a call's path
+        has_device = any(n.startswith("davinci") and n[7:8].isdigit()
+                         for n in os.listdir("/dev"))
+    except OSError:
+        has_device = False
     home = os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")
     has_cann = bool(home and Path(home).is_dir()) or \
         Path("/usr/local/Ascend/ascend-toolkit/latest").is_dir()

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pyasc.errors import ArgumentError
-from pyasc.ir.types import DYN, MemRefType, ScalarType, Type, f64, i1, index, scalar_from_numpy
+
+if TYPE_CHECKING:  # pragma: no cover - the IR types are imported when first needed
+    from pyasc.ir.types import Type
 
 Path = tuple[Any, ...]
 Spec = tuple[Any, ...]
@@ -52,6 +54,9 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
     if isinstance(value, bool | int | float | np.generic) and path in by_value:
         return ("const", type(value).__name__, value.item() if isinstance(value, np.generic)
                 else value)
+    if isinstance(value, np.generic):  # before float: np.float64 subclasses float, but
+        # is a strong numpy scalar under NEP 50 like every other numpy scalar
+        return ("npscalar", _dtype_name(value.dtype, path))
     if isinstance(value, bool):
         return ("scalar", "bool")
     if isinstance(value, int):
@@ -60,8 +65,6 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
         return ("scalar", "int")
     if isinstance(value, float):
         return ("scalar", "float")
-    if isinstance(value, np.generic):
-        return ("npscalar", _dtype_name(value.dtype, path))
     if isinstance(value, CONST_TYPES) and (not isinstance(value, type) or
                                            issubclass(value, np.generic | bool | int | float)):
         return ("const", type(value).__name__, value)
@@ -80,6 +83,8 @@ def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool) -> Spec:
 
 
 def _dtype_name(dt: np.dtype, path: Path) -> str:
+    from pyasc.ir.types import scalar_from_numpy  # ``import pyasc`` does not load the IR
+
     try:
         scalar_from_numpy(dt)
     except TypeError:
@@ -106,6 +111,8 @@ class Param:
 
 def param_type(spec: Spec) -> tuple[Type, bool]:
     """The IR type of a leaf spec and whether it is weak."""
+    from pyasc.ir.types import DYN, MemRefType, ScalarType, f64, i1, index, scalar_from_numpy
+
     kind = spec[0]
     if kind == "array":
         _, dtype, ndim, layout, shape = spec

@@ -38,7 +38,13 @@ class _Return(Exception):
 
 
 class Interpreter:
-    """Executes functions of one module."""
+    """Executes functions of one module.
+
+    ``extra_handlers`` lets a subclass run ops of its own (a backend's host ops) the way
+    region ops are run: ``{op class: fn(interpreter, op, env) -> results}``.
+    """
+
+    extra_handlers: dict[type[Operation], Callable[[Interpreter, Any, dict], list]] = {}
 
     def __init__(self, module: ModuleOp) -> None:
         self.module = module
@@ -81,7 +87,7 @@ class Interpreter:
     def run_block(self, block: Block, env: dict[Value, Any]) -> list:
         """Run a block's ops; returns the operands of its terminator (if any)."""
         for op in block.ops:
-            handler = _REGION_OPS.get(type(op))
+            handler = _REGION_OPS.get(type(op)) or self.extra_handlers.get(type(op))
             if handler is not None:
                 result = handler(self, op, env)
                 if op.has_trait("terminator"):

@@ -29,6 +29,15 @@ pointer, which the caller frees once the returned array is garbage-collected.
 
 Both return 0 on success, or ``k >= 1`` for ``errors[k - 1]``: a failed ``func.assert``,
 a zero loop step or an allocation failure.  A failing kernel frees its own temporaries.
+
+``PyObject *k.pycall(PyObject *ctx, PyObject *const *args, Py_ssize_t nargs)`` -- the
+optional native entry (:class:`NativeSpec`), a ``METH_FASTCALL`` builtin taking the
+Python call itself: it checks each argument exactly against the specialization (type,
+dtype, rank, static dims, layout class, scalar kind), allocates the preallocated
+results with numpy's ``PyArray_Empty``, calls the core without the GIL and builds the
+return value.  It answers the ``MISS`` object, having called nothing, when any check
+fails.  ``ctx`` is a ctypes array (its data pointer at offset 16 of the object) of
+addresses: :data:`NATIVE_FIXED` first, then the kernel's own ``NativeSpec.ctx`` entries.
 """
 
 from __future__ import annotations
@@ -41,10 +50,27 @@ from typing import Any
 ERR_ARGS = -1
 """Return code of the fast ABI when an argument does not fit the specialization."""
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
-PYARRAY_OFFSETS = {"data": 16, "nd": 24, "dims": 32, "strides": 40, "flags": 64}
+PYARRAY_OFFSETS = {"data": 16, "nd": 24, "dims": 32, "strides": 40, "descr": 56,
+                   "flags": 64}
 """Byte offsets of fields in numpy's public ``PyArrayObject_fields`` (64-bit CPython)."""
+
+OB_TYPE_OFFSET = 8
+"""Offset of ``ob_type`` in a CPython object; a float's or a numpy scalar's value and
+a ctypes object's data pointer sit right after the header, at offset 16."""
+VALUE_OFFSET = 16
+
+NATIVE_FIXED = (
+    "PyArray_Type", "PyFloat_Type", "PyLong_Type", "Py_True", "Py_False", "Py_None", "MISS",
+    "raiser", "Py_IncRef", "Py_DecRef", "PyArray_Empty", "PyArray_Scalar",
+    "PyFloat_FromDouble", "PyLong_FromLongLong", "PyBool_FromLong",
+    "PyLong_AsLongLongAndOverflow", "PyTuple_New", "PyTuple_SetItem", "PyList_New",
+    "PyList_SetItem", "PyErr_Clear", "PyObject_CallFunctionObjArgs", "PyEval_SaveThread",
+    "PyEval_RestoreThread",
+)
+"""The first context slots of every native entry: objects, then C-API functions
+(``raiser`` is the Python function turning a kernel's error code into an exception)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +146,28 @@ class ErrorSpec:
 
 
 @dataclass(frozen=True)
+class NativeSpec:
+    """The native entry ``symbol``: ``nmin`` to ``len(kinds)`` positional arguments of
+    the given kinds (``"array:C|inner|strided"``, ``"py:float|int|bool"``,
+    ``"np:<dtype>"``); ``result`` is the JSON tree of the return value (see
+    ``pyasc.frontend.callplan``); ``ctx`` the kernel's context entries after
+    :data:`NATIVE_FIXED`: ``("descr", dtype)``, ``("sctype", dtype)`` (a numpy scalar
+    type) or ``("default", i)`` (the default value of parameter ``i``)."""
+
+    symbol: str
+    nmin: int
+    kinds: tuple[str, ...]
+    result: Any
+    ctx: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def from_json(cls, data: dict) -> NativeSpec:
+        """Inverse of ``asdict``; raises on malformed data."""
+        return cls(str(data["symbol"]), int(data["nmin"]), tuple(map(str, data["kinds"])),
+                   data["result"], tuple((str(k), str(v)) for k, v in data["ctx"]))
+
+
+@dataclass(frozen=True)
 class KernelABI:
     """Everything the runtime needs to call a kernel; stored as JSON in the disk cache."""
 
@@ -131,6 +179,7 @@ class KernelABI:
     errors: tuple[ErrorSpec, ...]
     arg_slots: int
     result_slots: int
+    native: NativeSpec | None = None
 
     def to_json(self) -> dict:
         """Plain JSON data (no pickle)."""
@@ -150,7 +199,9 @@ class KernelABI:
             results=tuple(ResultSpec(**_tuples(r, ("choices",))) for r in data["results"]),
             buffers=tuple(BufferSpec(**_buffer(b)) for b in data["buffers"]),
             errors=tuple(ErrorSpec(**e) for e in data["errors"]),
-            arg_slots=int(data["arg_slots"]), result_slots=int(data["result_slots"]))
+            arg_slots=int(data["arg_slots"]), result_slots=int(data["result_slots"]),
+            native=None if data.get("native") is None
+            else NativeSpec.from_json(data["native"]))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)

@@ -9,6 +9,10 @@ each call then validates arguments fully in Python and writes descriptors into s
 
 Both keep per-call slot arrays in a small pool, so concurrent calls from several
 threads never share them; ctypes releases the GIL while the kernel runs.
+
+A kernel compiled with a native entry (``abi.native``) also offers it as a Python
+builtin (:meth:`CPUKernel.native_entry`, see ``pycall.py``), which the frontend calls
+directly with the user's arguments.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -26,6 +30,7 @@ from pyasc.runtime.abi import ERR_ARGS, PYARRAY_OFFSETS, KernelABI
 from pyasc.runtime.caller import make_caller
 from pyasc.runtime.descriptor import DescriptorCaller
 from pyasc.runtime.marshal import explain
+from pyasc.runtime.pycall import make_native
 
 ERROR_KINDS: dict[str, type[Exception]] = {
     "assert": AssertionError, "bounds": IndexError, "shape": ValueError,
@@ -79,6 +84,7 @@ class CPUKernel:
         self.abi = abi
         self.fast = fast_abi_supported() if fast is None else fast
         self._keepalive = keepalive  # the loaded machine code must outlive the callers
+        self._native_address = addresses.get(abi.native.symbol, 0) if abi.native else 0
 
         def fail(rc: int, args: Sequence[Any]) -> NoReturn:
             raise_kernel_error(abi, rc, args)
@@ -90,3 +96,16 @@ class CPUKernel:
 
     def __call__(self, flat_args: Sequence[Any]) -> list[Any]:
         return self._call(flat_args)
+
+    def native_entry(self, defaults: Sequence[object] = ()) -> Callable[..., Any] | None:
+        """The native entry as a builtin taking the Python call (``defaults``: values of
+        the trailing parameters a call may omit), or ``None`` if there is none."""
+        native = self.abi.native
+        if native is None or not self.fast:
+            return None
+        abi = self.abi
+
+        def raiser(rc: int) -> NoReturn:
+            raise_kernel_error(abi, rc, ())
+
+        return make_native(native, self._native_address, raiser, defaults, keepalive=self)

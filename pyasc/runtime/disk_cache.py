@@ -13,6 +13,9 @@ missing, truncated or has another hash is treated as absent (and later overwritt
 Writes go to a temporary file in the same directory followed by ``os.replace``, so
 readers never see half a file and concurrent writers of the same key both succeed; the
 object is named by its hash, so a manifest always refers to the bytes it was written with.
+Small facts without object code (the frontend's record of which arguments a function
+specializes by value) are plain manifests: :meth:`DiskCache.load_data` /
+:meth:`DiskCache.store_data`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,29 @@ class DiskCache:
             return None
         return CacheEntry(manifest, obj)
 
+    def load_data(self, key: str) -> dict[str, Any] | None:
+        """The JSON data stored for ``key`` by :meth:`store_data`, if intact."""
+        _, manifest_path = self._paths(key)
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or \
+                manifest.get("key") != key or not isinstance(manifest.get("data"), dict):
+            return None
+        return manifest["data"]
+
+    def store_data(self, key: str, data: dict[str, Any]) -> Path | None:
+        """Write JSON ``data`` for ``key`` atomically (``None`` on I/O errors)."""
+        folder, manifest_path = self._paths(key)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _atomic_write(manifest_path, json.dumps(
+                {"format": FORMAT, "key": key, "data": data}, sort_keys=True).encode())
+        except OSError:
+            return None
+        return manifest_path
+
     def store(self, key: str, manifest: dict[str, Any], obj: bytes) -> Path | None:
         """Write an entry atomically; returns the manifest path, or ``None`` on I/O errors
         (an unwritable cache only costs a recompilation)."""
@@ -94,6 +119,8 @@ class DiskCache:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
+    import tempfile  # only writers need it (~10 ms to import)
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

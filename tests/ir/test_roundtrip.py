@@ -32,7 +32,10 @@ def test_all_ops_module_round_trips() -> None:
 
 def test_every_registered_op_has_round_trip_coverage() -> None:
     used = {op.name for op in all_ops_module().walk()}
-    missing = sorted(set(OP_REGISTRY) - used)
+    # Ops of backends (e.g. ``ascend.*``, registered when a backend is imported) are
+    # covered by that backend's tests.
+    core = {name for name, cls in OP_REGISTRY.items() if cls.__module__.startswith("pyasc.ir.")}
+    missing = sorted(core - used)
     assert not missing, f"add these ops to tests/ir/ir_samples.py: {missing}"
 
 

@@ -1,12 +1,20 @@
 """``LLVMBackend``: Program -> loop-level IR -> LLVM IR -> object code -> callable kernel.
 
-``compile`` first looks the program up in the disk cache (``pyasc.runtime.disk_cache``)
-under a key made of ``Program.cache_key``, a digest of the IR, pyasc's own source
-digest, the llvmlite and LLVM versions, the host CPU name and features and the options.
-A hit loads the object (nothing is lowered or compiled); a miss lowers a clone of the
-module with ``lower-to-loops`` (then canonicalize/cse/dce), generates LLVM IR, optimizes
-it for the host, emits an object file, stores it and loads it.
-``Program.options["cache"] = False`` skips the cache.
+The disk cache (``pyasc.runtime.disk_cache``) is keyed by :func:`disk_key`: the
+program's ``cache_key`` (the frontend's digest of the source, captured values and
+signature, computed without building IR), the entry name, the options, pyasc's version
+and source digest, the ABI version, the compiler (llvmlite and its LLVM library) and the
+host CPU model and features (``host``).  ``compile`` looks the key up first: a hit
+loads the object (nothing is lowered or compiled); a miss lowers a clone of the module
+with ``lower-to-loops`` (then canonicalize/cse/dce), generates LLVM IR, optimizes it
+for the host, emits an object file, stores it with the ABI and the program's
+``call_data`` and loads it.  ``load`` finds a kernel from the key parts alone, so the
+frontend can skip building the IR; ``Program.options["cache"] = False`` skips the cache.
+
+Object code is loaded by ``pyasc.runtime.objload`` (no LLVM involved), or by MCJIT
+(``jit.LoadedCode``) where that loader does not apply.  The IR, the passes, the code
+generator and ``llvmlite.binding`` are imported only when something is compiled, so a
+disk-cache hit in a fresh process imports none of them.
 """
 
 from __future__ import annotations
@@ -14,17 +22,17 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyasc import __version__
 from pyasc.backend.base import Program
-from pyasc.backend.llvm import jit
-from pyasc.backend.llvm.generate import generate
-from pyasc.ir.ops.func import ModuleOp
-from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
+from pyasc.backend.llvm.host import compiler_identity, cpu_identity
+from pyasc.runtime import objload
 from pyasc.runtime.abi import ABI_VERSION, KernelABI
 from pyasc.runtime.cpu import CPUKernel
 from pyasc.runtime.disk_cache import DiskCache, package_digest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyasc.ir.ops.func import ModuleOp
 
 LOWERING_PIPELINE = ("lower-to-loops", "canonicalize", "cse", "dce")
 """Passes run on a clone of the program's module before code generation (those that are
@@ -45,6 +53,9 @@ class Build:
 
 def lower_to_loops(program: Program) -> ModuleOp:
     """A loop-level clone of the program's module (the original is left untouched)."""
+    from pyasc.ir.ops.func import ModuleOp
+    from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
+
     module = program.module.clone()
     assert isinstance(module, ModuleOp)
     pipeline = [p for p in LOWERING_PIPELINE if p in PASS_REGISTRY]
@@ -54,45 +65,64 @@ def lower_to_loops(program: Program) -> ModuleOp:
 
 def build(program: Program) -> Build:
     """Lower, generate and compile ``program`` (no cache involved)."""
+    from pyasc.backend.llvm import jit
+    from pyasc.backend.llvm.generate import generate
+
     module = lower_to_loops(program)
     text, abi = generate(module, program.entry, program.result_params,
-                         fastmath=bool(program.options.get("fastmath", False)))
+                         fastmath=bool(program.options.get("fastmath", False)),
+                         native=program.call_data.get("native"))
     code = jit.compile_ir(text, program.entry)
     return Build(str(module), code.llvm_ir, code.obj, abi)
 
 
-def cache_key(program: Program) -> str:
-    """The disk-cache key of ``program`` on this machine with this compiler.
+def disk_key(program_key: str, entry: str, options: dict[str, Any]) -> str:
+    """The disk-cache key of a program on this machine with this compiler.
 
-    Besides ``Program.cache_key`` it covers the IR text itself: the IR is exactly what
-    gets compiled, so a value the frontend folded into it (a closure variable, a global)
-    can never make two different kernels share an entry.
-    """
-    cpu, features = jit.host_cpu()
-    options = {k: v for k, v in program.options.items() if k not in _KEY_OPTIONS_IGNORED}
+    No digest of the IR: ``program_key`` already covers everything the IR is made from,
+    and the key must be computable before any IR exists."""
+    from pyasc import __version__
+
+    kept = {k: v for k, v in options.items() if k not in _KEY_OPTIONS_IGNORED}
     parts = {
-        "program": program.cache_key, "entry": program.entry,
-        "ir": hashlib.sha256(str(program.module).encode()).hexdigest(),
-        "result_params": list(program.result_params), "pyasc": __version__,
-        "source": package_digest(), "abi": ABI_VERSION, "cpu": cpu, "features": features,
-        "options": json.dumps(options, sort_keys=True, default=repr), **jit.versions(),
+        "program": program_key, "entry": entry, "pyasc": __version__,
+        "source": package_digest(), "abi": ABI_VERSION, "cpu": cpu_identity(),
+        "options": json.dumps(kept, sort_keys=True, default=repr), **compiler_identity(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-class LLVMKernel(CPUKernel):
-    """A compiled CPU kernel with inspection: ``.loop_ir``, ``.llvm_ir``, ``.asm``."""
+def cache_key(program: Program) -> str:
+    """The disk-cache key of ``program`` (see :func:`disk_key`)."""
+    return disk_key(program.cache_key, program.entry, program.options)
 
-    def __init__(self, program: Program, abi: KernelABI, code: jit.LoadedCode,
-                 build_: Build | None = None, from_cache: bool = False) -> None:
+
+class LLVMKernel(CPUKernel):
+    """A compiled CPU kernel with inspection: ``.loop_ir``, ``.llvm_ir``, ``.asm``.
+
+    A kernel loaded by key (``LLVMBackend.load``) has no program until the frontend
+    attaches one (:meth:`attach`) for inspection."""
+
+    def __init__(self, program: Program | None, abi: KernelABI, code: Any,
+                 build_: Build | None = None, from_cache: bool = False,
+                 call_data: dict[str, Any] | None = None) -> None:
         super().__init__(abi, code.addresses, keepalive=code)
         self.program = program
         self.from_cache = from_cache
+        self.call_data = call_data if call_data is not None else \
+            (program.call_data if program is not None else {})
         self._build = build_
         self._asm: str | None = None
 
+    def attach(self, program: Program) -> None:
+        """Give a kernel loaded by key the program it was compiled from."""
+        if self.program is None:
+            self.program = program
+
     def _artefacts(self) -> Build:
         if self._build is None:  # loaded from the disk cache: rebuild on demand
+            if self.program is None:
+                raise AttributeError("a kernel loaded by key has no program attached")
             self._build = build(self.program)
         return self._build
 
@@ -110,8 +140,33 @@ class LLVMKernel(CPUKernel):
     def asm(self) -> str:
         """Host assembly of the optimized module."""
         if self._asm is None:
-            self._asm = jit.assembly(self.llvm_ir, self.program.entry)
+            from pyasc.backend.llvm import jit
+
+            self._asm = jit.assembly(self.llvm_ir, self._entry_name())
         return self._asm
+
+    def _entry_name(self) -> str:
+        return self.program.entry if self.program is not None else self.abi.symbol
+
+
+def _symbols(abi: KernelABI) -> list[str]:
+    return [abi.symbol, abi.py_symbol] + ([abi.native.symbol] if abi.native else [])
+
+
+def load_code(obj: bytes, symbols: list[str], name: str, fresh: bool = False) -> Any:
+    """Machine code of ``obj`` in memory (``.addresses``): the object loader, or MCJIT
+    for objects it does not handle.  A malformed object raises ``ObjectFormatError``,
+    except one just compiled (``fresh``): MCJIT then gets to judge it too."""
+    try:
+        return objload.LoadedObject(obj, symbols)
+    except objload.ObjectFormatError:
+        if not fresh:
+            raise
+    except objload.UnsupportedObject:
+        pass
+    from pyasc.backend.llvm import jit
+
+    return jit.LoadedCode(obj, symbols, name)
 
 
 class LLVMBackend:
@@ -122,35 +177,57 @@ class LLVMBackend:
     def __init__(self, cache: DiskCache | None = None) -> None:
         self._cache = cache
 
+    def _disk(self) -> DiskCache:
+        return self._cache if self._cache is not None else DiskCache()
+
     def compile(self, program: Program) -> LLVMKernel:
         """Compile (or load from the disk cache) one specialization."""
         use_cache = program.options.get("cache", True) is not False
-        cache = self._cache if self._cache is not None else DiskCache()
+        cache = self._disk()
         key = cache_key(program) if use_cache else ""
         if use_cache:
-            kernel = self._load_cached(program, cache, key)
+            kernel = self._load_cached(cache, key, program.entry, program)
             if kernel is not None:
                 return kernel
         b = build(program)
-        code = jit.LoadedCode(b.obj, [b.abi.symbol, b.abi.py_symbol], program.entry)
+        code = load_code(b.obj, _symbols(b.abi), program.entry, fresh=True)
         if use_cache:
-            cache.store(key, _manifest(program, b.abi), b.obj)
+            cache.store(key, _manifest(program.entry, b.abi, program.call_data), b.obj)
         return LLVMKernel(program, b.abi, code, b)
 
+    def load(self, program_key: str, entry: str, options: dict[str, Any]
+             ) -> LLVMKernel | None:
+        """The kernel stored for a program with this key, entry and options, if any."""
+        if options.get("cache", True) is False:
+            return None
+        return self._load_cached(self._disk(), disk_key(program_key, entry, options), entry)
+
     @staticmethod
-    def _load_cached(program: Program, cache: DiskCache, key: str) -> LLVMKernel | None:
-        entry = cache.load(key)
-        if entry is None:
+    def _load_cached(cache: DiskCache, key: str, entry: str,
+                     program: Program | None = None) -> LLVMKernel | None:
+        found = cache.load(key)
+        if found is None:
             return None
         try:
-            abi = KernelABI.from_json(entry.manifest["abi"])
-            code = jit.LoadedCode(entry.obj, [abi.symbol, abi.py_symbol], program.entry)
+            abi = KernelABI.from_json(found.manifest["abi"])
+            call_data = found.manifest.get("call_data", {})
+            if not isinstance(call_data, dict) or found.manifest.get("entry") != entry or \
+                    program is not None and _json(call_data) != _json(program.call_data):
+                return None  # (the program's call data is authoritative: rewrite it)
+            code = load_code(found.obj, _symbols(abi), entry)
         except Exception:  # any broken entry is ignored and rebuilt
             return None
-        return LLVMKernel(program, abi, code, from_cache=True)
+        return LLVMKernel(program, abi, code, from_cache=True, call_data=call_data)
 
 
-def _manifest(program: Program, abi: KernelABI) -> dict[str, Any]:
+def _json(data: object) -> str:
+    return json.dumps(data, sort_keys=True, default=repr)
+
+
+def _manifest(entry: str, abi: KernelABI, call_data: dict[str, Any]) -> dict[str, Any]:
+    from pyasc import __version__
+    from pyasc.backend.llvm import jit
+
     cpu, _ = jit.host_cpu()
-    return {"entry": program.entry, "abi": abi.to_json(), "cpu": cpu,
+    return {"entry": entry, "abi": abi.to_json(), "call_data": call_data, "cpu": cpu,
             "versions": {"pyasc": __version__, **jit.versions()}}

@@ -44,7 +44,18 @@ NPY_ALIGNED = 0x0100
 NPY_WRITEABLE = 0x0400
 
 
-def _slot(b: ir.IRBuilder, base: ir.Value, index: int) -> ir.Value:
+def mark_wrapper(fn: ir.Function) -> None:
+    """Attributes of an entry wrapper: straight-line argument handling around one call
+    of the core, run once per kernel call.  ``optnone`` keeps LLVM's O3 pipeline and
+    code generator from spending a third of a small kernel's compile time on it; the
+    unoptimized wrapper costs a few nanoseconds per call."""
+    fn.attributes.add("nounwind")
+    fn.attributes.add("noinline")
+    fn.attributes.add("optnone")
+
+
+def slot_ptr(b: ir.IRBuilder, base: ir.Value, index: int) -> ir.Value:
+    """The address of 8-byte slot ``index`` of the slot array at ``base``."""
     return b.gep(base, [i64(index)], inbounds=True, source_etype=I64) if index else base
 
 
@@ -79,10 +90,10 @@ def emit_descriptor_entry(mc: ModuleContext, plan: EntryPlan, core: ir.Function,
                           symbol: str) -> ir.Function:
     """``int32 <symbol>(u64 *args, u64 *res)``: the portable entry (see ``abi.py``)."""
     fn = ir.Function(mc.module, ir.FunctionType(I32, [PTR, PTR]), name=symbol)
-    fn.attributes.add("nounwind")
+    mark_wrapper(fn)
     args_ptr, res_ptr = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    bufs = [b.load(_slot(b, res_ptr, buf.slot), typ=PTR, align=8)
+    bufs = [b.load(slot_ptr(b, res_ptr, buf.slot), typ=PTR, align=8)
             for buf in plan.buffers if buf.prealloc]
     b.ret(b.call(core, [args_ptr, res_ptr, *bufs]))
     return fn
@@ -90,15 +101,15 @@ def emit_descriptor_entry(mc: ModuleContext, plan: EntryPlan, core: ir.Function,
 
 def _load_param(b: ir.IRBuilder, args: ir.Value, slot: int, t: object) -> object:
     if isinstance(t, ScalarType):
-        raw = b.load(_slot(b, args, slot), typ=storage_type(t), align=8)
+        raw = b.load(slot_ptr(b, args, slot), typ=storage_type(t), align=8)
         return from_storage(b, raw, t)
     assert isinstance(t, MemRefType)
-    data = b.load(_slot(b, args, slot), typ=PTR, align=8)
-    shape = [b.load(_slot(b, args, slot + 1 + k), typ=I64, align=8) if d == DYN else None
+    data = b.load(slot_ptr(b, args, slot), typ=PTR, align=8)
+    shape = [b.load(slot_ptr(b, args, slot + 1 + k), typ=I64, align=8) if d == DYN else None
              for k, d in enumerate(t.shape)]
     strides = None
     if t.strides is not None:
-        strides = [b.load(_slot(b, args, slot + 1 + t.rank + k), typ=I64, align=8)
+        strides = [b.load(slot_ptr(b, args, slot + 1 + t.rank + k), typ=I64, align=8)
                    if s == DYN else None for k, s in enumerate(t.strides)]
     return MemRef.build(b, t, data, shape, strides)
 
@@ -111,14 +122,14 @@ def _store_results(fe: FunctionEmitter, plan: EntryPlan, values: list,
             continue
         if spec.kind == "scalar":
             t = v.type
-            b.store(to_storage(b, fe.get(v), t), _slot(b, res, spec.slot), align=8)
+            b.store(to_storage(b, fe.get(v), t), slot_ptr(b, res, spec.slot), align=8)
             continue
         m = fe.memref(v)
         for k, part in enumerate(m.components()):
-            b.store(part, _slot(b, res, spec.slot + k), align=8)
+            b.store(part, slot_ptr(b, res, spec.slot + k), align=8)
     for buf, base in zip(plan.buffers, plan.buffer_base, strict=True):
         if not buf.prealloc:
-            b.store(fe.memref(base).data, _slot(b, res, buf.slot), align=8)
+            b.store(fe.memref(base).data, slot_ptr(b, res, buf.slot), align=8)
 
 
 def fast_param_types(plan: EntryPlan) -> list[ir.Type]:
@@ -138,7 +149,7 @@ def emit_fast_entry(mc: ModuleContext, plan: EntryPlan, core: ir.Function,
     arrays, build the descriptors on the stack and call ``core``."""
     fnty = ir.FunctionType(I32, fast_param_types(plan))
     fn = ir.Function(mc.module, fnty, name=symbol + ".py")
-    fn.attributes.add("nounwind")
+    mark_wrapper(fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     desc = opaque(b.alloca(I64, size=i64(max(1, plan.arg_slots)), name="desc"))
     local = opaque(b.alloca(I64, size=i64(max(1, plan.result_slots)), name="res"))
@@ -146,9 +157,9 @@ def emit_fast_entry(mc: ModuleContext, plan: EntryPlan, core: ir.Function,
     for spec, arg in zip(plan.params, fn.args, strict=False):
         if spec.kind == "scalar":
             value = _scalar_to_storage(b, arg, ScalarType(spec.dtype))
-            b.store(value, _slot(b, desc, spec.slot), align=8)
+            b.store(value, slot_ptr(b, desc, spec.slot), align=8)
         else:
-            ok = b.and_(ok, _unpack_array(b, arg, spec, desc))
+            ok = b.and_(ok, unpack_array(b, arg, spec, desc))
     extra = iter(fn.args[len(plan.params):])
     bufs = [_field(b, next(extra), "data", PTR) for buf in plan.buffers if buf.prealloc]
     res = next(extra)
@@ -159,7 +170,7 @@ def emit_fast_entry(mc: ModuleContext, plan: EntryPlan, core: ir.Function,
     b.position_at_end(good)
     rc = b.call(core, [desc, local, *bufs])
     for slot in _caller_slots(plan):
-        b.store(b.load(_slot(b, local, slot), typ=I64, align=8), _slot(b, res, slot), align=8)
+        b.store(b.load(slot_ptr(b, local, slot), typ=I64, align=8), slot_ptr(b, res, slot), align=8)
     b.ret(rc)
     return fn
 
@@ -187,7 +198,7 @@ def _field(b: ir.IRBuilder, obj: ir.Value, name: str, ty: ir.Type) -> ir.Value:
     return b.load(ptr, typ=ty, align=4 if ty == I32 else 8)
 
 
-def _unpack_array(b: ir.IRBuilder, obj: ir.Value, spec, desc: ir.Value) -> ir.Value:
+def unpack_array(b: ir.IRBuilder, obj: ir.Value, spec, desc: ir.Value) -> ir.Value:
     """Copy one array's data/dims/strides into the descriptor; i1 "it fits the spec"."""
     rank = len(spec.shape)
     itemsize = ScalarType(spec.dtype).itemsize
@@ -196,7 +207,7 @@ def _unpack_array(b: ir.IRBuilder, obj: ir.Value, spec, desc: ir.Value) -> ir.Va
     need = NPY_ALIGNED | (NPY_WRITEABLE if spec.writes else 0)
     ok = b.and_(ok, b.icmp_unsigned("==", b.and_(flags, ir.Constant(I32, need)),
                                     ir.Constant(I32, need)))
-    b.store(_field(b, obj, "data", PTR), _slot(b, desc, spec.slot), align=8)
+    b.store(_field(b, obj, "data", PTR), slot_ptr(b, desc, spec.slot), align=8)
     if rank == 0:
         return ok
     # With a wrong rank the dims/strides arrays may be shorter: read them only if nd fits.
@@ -205,13 +216,13 @@ def _unpack_array(b: ir.IRBuilder, obj: ir.Value, spec, desc: ir.Value) -> ir.Va
     b.cbranch(ok, fits, done)
     b.position_at_end(fits)
     dims_p, strides_p = _field(b, obj, "dims", PTR), _field(b, obj, "strides", PTR)
-    dims = [b.load(_slot(b, dims_p, k), typ=I64, align=8) for k in range(rank)]
-    bstrides = [b.load(_slot(b, strides_p, k), typ=I64, align=8) for k in range(rank)]
+    dims = [b.load(slot_ptr(b, dims_p, k), typ=I64, align=8) for k in range(rank)]
+    bstrides = [b.load(slot_ptr(b, strides_p, k), typ=I64, align=8) for k in range(rank)]
     layout_ok = _check_layout(b, spec, itemsize, dims, bstrides)
     shift = i64(itemsize.bit_length() - 1)
     for k in range(rank):
-        b.store(dims[k], _slot(b, desc, spec.slot + 1 + k), align=8)
-        b.store(b.ashr(bstrides[k], shift), _slot(b, desc, spec.slot + 1 + rank + k), align=8)
+        b.store(dims[k], slot_ptr(b, desc, spec.slot + 1 + k), align=8)
+        b.store(b.ashr(bstrides[k], shift), slot_ptr(b, desc, spec.slot + 1 + rank + k), align=8)
     fits_end = b.block
     b.branch(done)
     b.position_at_end(done)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pyasc.backend.llvm.codegen import EmitFn, ModuleContext
 from pyasc.backend.llvm.emit_arith import ARITH_EMITTERS
@@ -11,6 +12,7 @@ from pyasc.backend.llvm.emit_control import CONTROL_EMITTERS
 from pyasc.backend.llvm.emit_math import MATH_EMITTERS
 from pyasc.backend.llvm.emit_mem import MEM_EMITTERS
 from pyasc.backend.llvm.entry import emit_core, emit_descriptor_entry, emit_fast_entry
+from pyasc.backend.llvm.native import eligible, emit_native_entry
 from pyasc.backend.llvm.plan import plan_entry
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.ops.func import ModuleOp
@@ -28,8 +30,11 @@ def kernel_symbol(entry: str) -> str:
 
 
 def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] = (),
-             fastmath: bool = False) -> tuple[str, KernelABI]:
-    """LLVM IR text of ``entry`` (both native entry points) and its :class:`KernelABI`."""
+             fastmath: bool = False, native: dict[str, Any] | None = None
+             ) -> tuple[str, KernelABI]:
+    """LLVM IR text of ``entry`` (its entry points) and its :class:`KernelABI`; with a
+    ``native`` request (``Program.call_data["native"]``) also the native Python entry,
+    when the kernel's calling convention allows one."""
     try:
         func = module.get(entry)
     except KeyError:
@@ -42,8 +47,10 @@ def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] =
     core = emit_core(mc, func, plan, EMITTERS, symbol)
     emit_descriptor_entry(mc, plan, core, symbol)
     fast = emit_fast_entry(mc, plan, core, symbol)
+    pycall = emit_native_entry(mc.module, plan, core, symbol, native) \
+        if eligible(plan, native) else None
     abi = KernelABI(symbol=symbol, py_symbol=fast.name, params=tuple(plan.params),
                     results=tuple(plan.results), buffers=tuple(plan.buffers),
                     errors=tuple(mc.errors), arg_slots=plan.arg_slots,
-                    result_slots=plan.result_slots)
+                    result_slots=plan.result_slots, native=pycall)
     return str(mc.module), abi

@@ -5,19 +5,19 @@ Every compilation builds a FRESH target machine for the host CPU with all its fe
 features the vectorizer emits SSE only), runs LLVM's O3 pipeline with loop and SLP
 vectorization through the new pass manager, and emits an object file.  The object is
 what the disk cache stores, and loading it (here or in a later process) is the only way
-code gets into memory, so a cache hit runs exactly the code a fresh compile would.
+code gets into memory, so a cache hit runs exactly the code a fresh compile would.  The
+loader is ``pyasc.runtime.objload`` (no LLVM needed, so a cache hit never imports this
+module); :class:`LoadedCode` (MCJIT) is the fallback for objects it does not handle.
 
 Failures are internal errors: the LLVM IR is saved to a file named in the message.
 """
 
 from __future__ import annotations
 
-import ctypes.util
 import functools
 import hashlib
 import struct
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +43,7 @@ def initialize() -> None:
     llvm.initialize_native_asmprinter()
     for name, soname in _RUNTIME_LIBRARIES.items():
         for candidate in (soname, None):
-            path = candidate or ctypes.util.find_library(name)
+            path = candidate or _find_library(name)
             if not path:
                 continue
             try:
@@ -51,6 +51,12 @@ def initialize() -> None:
                 break
             except RuntimeError:  # pragma: no cover - depends on the system
                 continue
+
+
+def _find_library(name: str) -> str | None:
+    import ctypes.util  # ~10-40 ms to import; only needed off the usual sonames
+
+    return ctypes.util.find_library(name)
 
 
 @functools.cache
@@ -167,6 +173,8 @@ def _verify(mod: llvm.ModuleRef, name: str, when: str, text: str | None = None) 
 
 
 def _ice(name: str, ir_text: str, what: str) -> InternalCompilerError:
+    import tempfile
+
     digest = hashlib.sha256(ir_text.encode()).hexdigest()[:12]
     path = Path(tempfile.gettempdir()) / f"pyasc-ice-{_safe(name)}-{digest}.ll"
     try:

@@ -1,0 +1,223 @@
+"""Schedule analysis of a fused group: its iteration space and each value's *class*.
+
+A group iterates over a space ``S`` (the shape of its largest values).  Every value of
+the group body is classified relative to ``S``:
+
+* ``full``: one element per element of ``S``;
+* ``col``: one element per row (``S[:-1] + (1,)``, or ``S[:-1]`` for a reduction without
+  keepdims: "squeezed"), e.g. a row maximum;
+* ``row``: one row broadcast over the rows (``(..., 1, C)``), e.g. LayerNorm's gamma;
+* ``scalar``: one value (kernel scalar arguments, constants, all-ones tensors);
+* ``partial``: the result of a reduction over every axis (per-block partial results).
+
+The schedule follows: ``reduce`` when the group reduces over every axis (no ``col``/
+``row`` values allowed then), ``rows`` when it has ``col``/``row`` values (reductions
+over the last axis), else ``flat``.  Anything else raises :class:`NotVectorizable`, and
+the group is run by the scalar fallback instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyasc.ir.core import BlockArgument, Location, Operation, Value
+from pyasc.ir.ops import arith, tensor
+from pyasc.ir.ops import math as m
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.types import DYN, ScalarType, TensorType, Type
+
+FULL, COL, ROW, SCALAR, PARTIAL = "full", "col", "row", "scalar", "partial"
+REDUCTIONS = (tensor.SumOp, tensor.ReduceMaxOp, tensor.ReduceMinOp)
+
+
+class NotVectorizable(Exception):
+    """The group does not fit a vector schedule; ``reason`` says why (for the warning)."""
+
+    def __init__(self, reason: str, loc: Location | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.loc = loc
+
+
+@dataclass
+class GroupInfo:
+    """Result of :func:`analyze`."""
+
+    schedule: str                      # flat | rows | reduce
+    space: tuple[int, ...]             # S (DYN for run-time dims)
+    classes: dict[Value, str] = field(default_factory=dict)
+    squeezed: set[Value] = field(default_factory=set)   # col values of shape S[:-1]
+    row_reductions: set[Operation] = field(default_factory=set)
+
+    @property
+    def rank(self) -> int:
+        return len(self.space)
+
+
+def _shape(t: Type) -> tuple[int, ...] | None:
+    return t.shape if isinstance(t, TensorType) else None
+
+
+def _dims_match(a: int, b: int) -> bool:
+    return a == b or DYN in (a, b)
+
+
+def classify_type(t: Type, space: tuple[int, ...]) -> str | None:
+    """The class of a value of type ``t`` given to a group iterating over ``space``."""
+    shape = _shape(t)
+    if shape is None:
+        return SCALAR
+    k = len(space)
+    if len(shape) > k:
+        return None
+    if all(d == 1 for d in shape):
+        return SCALAR
+    ext = (1,) * (k - len(shape)) + tuple(shape)
+    if all(_dims_match(a, b) for a, b in zip(ext, space, strict=True)) and \
+            all(not (a == 1 and b != 1) for a, b in zip(ext, space, strict=True)):
+        return FULL
+    if k >= 2 and ext[-1] == 1 and all(_dims_match(a, b) and not (a == 1 and b != 1)
+                                       for a, b in zip(ext[:-1], space[:-1], strict=True)):
+        return COL
+    if k >= 2 and all(d == 1 for d in ext[:-1]) and _dims_match(ext[-1], space[-1]):
+        return ROW
+    return None
+
+
+def _domain(op: Operation) -> tuple[int, ...] | None:
+    if isinstance(op, REDUCTIONS):
+        return _shape(op.operand_values[0].type)
+    shapes = [_shape(r.type) for r in op.result_values]
+    shapes = [s for s in shapes if s is not None]
+    return max(shapes, key=len) if shapes else None
+
+
+def _merge_space(ops: list[Operation]) -> tuple[int, ...]:
+    domains = [d for d in (_domain(op) for op in ops) if d is not None]
+    if not domains:
+        raise NotVectorizable("the group computes no arrays")
+    k = max(len(d) for d in domains)
+    space = [DYN] * k
+    for d in (d for d in domains if len(d) == k):
+        for i, (cur, new) in enumerate(zip(space, d, strict=True)):
+            if new != DYN and new != 1:
+                if cur not in (DYN, 1) and cur != new:
+                    raise NotVectorizable(f"arrays of shapes {tuple(space)} and {d} in one kernel")
+                space[i] = new
+            elif new == 1 and cur == DYN and all(x[i] in (1,) for x in domains if len(x) == k):
+                space[i] = 1
+    return tuple(space)
+
+
+def body_ops(group: FusionGroupOp) -> list[Operation]:
+    """The group's ops without the terminator."""
+    return [op for op in group.body.blocks[0].ops if op.name != "fusion.yield"]
+
+
+def analyze(group: FusionGroupOp) -> GroupInfo:
+    """Classify the values of ``group`` and pick its schedule (or raise NotVectorizable)."""
+    ops = body_ops(group)
+    space = _merge_space(ops)
+    info = GroupInfo("flat", space)
+    for arg in group.body.blocks[0].args:
+        cls = classify_type(arg.type, space)
+        if cls is None:
+            raise NotVectorizable(f"input of type {arg.type} does not broadcast into "
+                                  f"the kernel's iteration space")
+        info.classes[arg] = cls
+    for op in ops:
+        _classify_op(op, info)
+    _check_outputs(group, info)
+    _pick_schedule(info, ops)
+    return info
+
+
+def _classify_op(op: Operation, info: GroupInfo) -> None:
+    if isinstance(op, REDUCTIONS):
+        _classify_reduction(op, info)
+        return
+    operand_classes = [info.classes[v] for v in op.operand_values]
+    if PARTIAL in operand_classes:
+        raise NotVectorizable("a whole-array reduction is used inside the same kernel",
+                              op.loc)
+    if isinstance(op, tensor.BroadcastOp | tensor.FillOp):
+        cls = classify_type(op.result.type, info.space)
+    elif not op.result_values:
+        raise NotVectorizable(f"'{op.name}' has no result", op.loc)
+    else:
+        cls = _join(operand_classes, op, info)
+    if cls is None or len(op.result_values) != 1:
+        raise NotVectorizable(f"'{op.name}' does not fit the kernel's iteration space",
+                              op.loc)
+    result = op.result
+    if cls == COL and any(v in info.squeezed for v in op.operand_values):
+        info.squeezed.add(result)
+    if cls == SCALAR and isinstance(result.type, TensorType):
+        raise NotVectorizable("a one-element array computed inside a kernel", op.loc)
+    info.classes[result] = cls
+
+
+def _join(classes: list[str], op: Operation, info: GroupInfo) -> str | None:
+    kinds = set(classes) - {SCALAR}
+    squeezed = [v for v in op.operand_values if v in info.squeezed]
+    if squeezed and kinds - {COL}:
+        raise NotVectorizable("a reduced array without keepdims broadcast against a "
+                              "full one", op.loc)
+    if not kinds:
+        return SCALAR
+    if FULL in kinds or kinds == {COL, ROW}:
+        return FULL
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _classify_reduction(op: Operation, info: GroupInfo) -> None:
+    src = op.operand_values[0]
+    if info.classes[src] != FULL:
+        raise NotVectorizable("only full-size arrays are reduced in a kernel", op.loc)
+    k = info.rank
+    axes = tuple(op.attributes["axes"])
+    keep = op.attributes["keepdims"]
+    consumed = bool(op.result.uses) and any(u.name != "fusion.yield" for u, _ in op.result.uses)
+    if axes == (k - 1,) and (k >= 2 or keep or consumed):
+        info.row_reductions.add(op)
+        info.classes[op.result] = COL
+        if not keep and k >= 2:
+            info.squeezed.add(op.result)
+    elif axes == tuple(range(k)):
+        info.classes[op.result] = PARTIAL
+    else:
+        raise NotVectorizable(f"reduction over axes {axes} of a rank-{k} array", op.loc)
+
+
+def _check_outputs(group: FusionGroupOp, info: GroupInfo) -> None:
+    term = group.body.blocks[0].terminator
+    assert term is not None
+    for v in term.operand_values:
+        cls = info.classes[v]
+        if isinstance(v, BlockArgument):
+            continue
+        if cls in (ROW, SCALAR):
+            raise NotVectorizable(f"a {cls} result of a kernel", v.op.loc)  # type: ignore
+
+
+def _pick_schedule(info: GroupInfo, ops: list[Operation]) -> None:
+    classes = set(info.classes.values())
+    if PARTIAL in classes:
+        if classes & {COL, ROW}:
+            raise NotVectorizable("a whole-array reduction next to row-wise values")
+        info.schedule = "reduce"
+    elif classes & {COL, ROW} or info.row_reductions:
+        info.schedule = "rows"
+    else:
+        info.schedule = "flat"
+    if info.schedule == "rows" and info.rank == 0:
+        raise NotVectorizable("row-wise kernel over a scalar")
+
+
+def is_vector_op(op: Operation) -> bool:
+    """Ops a vector kernel may contain (before dtype checks)."""
+    if isinstance(op, (*REDUCTIONS, tensor.BroadcastOp, tensor.FillOp)):
+        return True
+    if isinstance(op, arith.ConstantOp):
+        return isinstance(op.result.type, ScalarType)
+    return type(op).__module__ in (arith.__name__, m.__name__)

@@ -1,0 +1,252 @@
+"""C++ expressions for scalar ``arith`` ops with numpy semantics (kernel scalar code).
+
+Used by the vector kernels (scalar operands computed in the kernel) and by the scalar
+fallback.  Integer arithmetic of the fixed-width types wraps like numpy (computed in the
+unsigned type: signed overflow is undefined in C++); ``index`` arithmetic is plain
+``int64_t``.  Operations C++ does not express directly (numpy ``floor_divide`` and
+``remainder``, NaN-propagating ``maximum``/``minimum``, numpy shifts) call small inline
+helpers from :data:`HELPERS`, emitted once per source file when used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from pyasc.backend.ascendc.tiles import CTYPES
+from pyasc.ir.core import Operation
+from pyasc.ir.ops import arith
+from pyasc.ir.types import ScalarType, element_type
+
+Expr = str
+
+
+def literal(value: object, t: ScalarType) -> Expr:
+    """A C++ literal of type ``t``."""
+    if t.is_bool:
+        return "true" if value else "false"
+    if t.is_float:
+        return _float_literal(float(value), t)  # type: ignore[arg-type]
+    v = int(value)  # type: ignore[call-overload]
+    if t.is_index:
+        return str(v) if -2**31 < v < 2**31 else f"int64_t({v}LL)"
+    suffix = "u" if t.is_unsigned else ""
+    if t.bitwidth == 64:
+        suffix += "LL"
+    if v == -2**63:
+        return f"{CTYPES[t.name]}(-9223372036854775807LL - 1)"
+    return f"{CTYPES[t.name]}({v}{suffix})"
+
+
+def _float_literal(x: float, t: ScalarType) -> Expr:
+    if math.isnan(x):
+        body = "__builtin_nanf(\"\")" if t.name != "f64" else "__builtin_nan(\"\")"
+    elif math.isinf(x):
+        inf = "__builtin_inff()" if t.name != "f64" else "__builtin_inf()"
+        body = inf if x > 0 else "-" + inf
+    else:
+        text = repr(x)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        body = text if t.name == "f64" else text + "f"
+    if t.name in ("f16", "bf16"):
+        return f"{CTYPES[t.name]}({body})"
+    return body
+
+
+def _wrapping(t: ScalarType) -> bool:
+    return t.is_int and not t.is_index and not t.is_unsigned
+
+
+def _arith(sym: str) -> Callable[[ScalarType, Expr, Expr], Expr]:
+    def fn(t: ScalarType, a: Expr, b: Expr) -> Expr:
+        if _wrapping(t):
+            u = "u" + CTYPES[t.name]
+            return f"{CTYPES[t.name]}({u}({a}) {sym} {u}({b}))"
+        if t.is_bool:
+            return f"bool({a} {sym} {b})"
+        return f"({a} {sym} {b})"
+    return fn
+
+
+def _helper(name: str) -> Callable[[ScalarType, Expr, Expr], Expr]:
+    # Float variants carry an "F" suffix: the helpers avoid <type_traits> in device code.
+    def fn(t: ScalarType, a: Expr, b: Expr) -> Expr:
+        suffix = "F" if t.is_float else ""
+        return f"{name}{suffix}<{CTYPES[t.name]}>({a}, {b})"
+    return fn
+
+
+def _maxmin(is_max: bool) -> Callable[[ScalarType, Expr, Expr], Expr]:
+    def fn(t: ScalarType, a: Expr, b: Expr) -> Expr:
+        if t.is_float:
+            return f"{'PyascFMax' if is_max else 'PyascFMin'}<{CTYPES[t.name]}>({a}, {b})"
+        return f"({a} < {b} ? {b} : {a})" if is_max else f"({b} < {a} ? {b} : {a})"
+    return fn
+
+
+def _bitwise(sym: str) -> Callable[[ScalarType, Expr, Expr], Expr]:
+    def fn(t: ScalarType, a: Expr, b: Expr) -> Expr:
+        if t.is_bool:
+            return f"bool({a} {sym} {b})"
+        return f"{CTYPES[t.name]}({a} {sym} {b})"
+    return fn
+
+
+BINARY: dict[type[Operation], Callable[[ScalarType, Expr, Expr], Expr]] = {
+    arith.AddOp: _arith("+"),
+    arith.SubOp: _arith("-"),
+    arith.MulOp: _arith("*"),
+    arith.DivOp: lambda t, a, b: f"({a} / {b})",
+    arith.FloorDivOp: _helper("PyascFloorDiv"),
+    arith.RemOp: _helper("PyascRem"),
+    arith.MaxOp: _maxmin(True),
+    arith.MinOp: _maxmin(False),
+    arith.AndOp: _bitwise("&"),
+    arith.OrOp: _bitwise("|"),
+    arith.XorOp: _bitwise("^"),
+    arith.ShlOp: _helper("PyascShl"),
+    arith.ShrOp: _helper("PyascShr"),
+}
+
+CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def neg(t: ScalarType, a: Expr) -> Expr:
+    if _wrapping(t):
+        u = "u" + CTYPES[t.name]
+        return f"{CTYPES[t.name]}(-{u}({a}))"
+    return f"(-{a})"
+
+
+def cast(src: ScalarType, dst: ScalarType, a: Expr) -> Expr:
+    """numpy ``astype`` of one value (float -> int truncates; any -> bool is ``!= 0``)."""
+    if src == dst:
+        return a
+    if dst.is_bool:
+        return f"({a} != 0)"
+    if src.name in ("f16", "bf16") and dst.is_int:
+        a = f"float({a})"
+    return f"static_cast<{CTYPES[dst.name]}>({a})"
+
+
+def scalar_expr(op: Operation, args: list[Expr]) -> Expr | None:
+    """The C++ expression of a scalar ``arith`` op, or ``None`` if it is not one."""
+    cls = type(op)
+    if cls in BINARY:
+        return BINARY[cls](element_type(op.operand_values[0].type), *args)
+    if cls is arith.NegOp:
+        return neg(element_type(op.result.type), args[0])
+    if cls is arith.NotOp:
+        t = element_type(op.result.type)
+        return f"(!{args[0]})" if t.is_bool else f"{CTYPES[t.name]}(~{args[0]})"
+    if cls is arith.CmpOp:
+        return f"({args[0]} {CMP[op.attributes['predicate']]} {args[1]})"
+    if cls is arith.SelectOp:
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    if cls is arith.BitcastOp:
+        src, dst = element_type(op.operand.type), element_type(op.result.type)
+        return f"PyascBitcast<{CTYPES[dst.name]}, {CTYPES[src.name]}>({args[0]})"
+    if cls is arith.CastOp:
+        return cast(element_type(op.operand.type), element_type(op.result.type), args[0])
+    if cls is arith.ConstantOp:
+        return literal(op.attributes["value"], element_type(op.result.type))
+    return None
+
+
+HELPERS: dict[str, str] = {
+    "PyascFloorDiv": """\
+// numpy floor_divide on integers: rounds toward -inf; x // 0 is 0.
+template <typename T>
+__aicore__ inline T PyascFloorDiv(T a, T b) {
+  if (b == 0) return 0;
+  const T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+""",
+    "PyascRem": """\
+// numpy remainder on integers: the result takes the divisor's sign; x % 0 is 0.
+template <typename T>
+__aicore__ inline T PyascRem(T a, T b) {
+  if (b == 0) return 0;
+  const T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+""",
+    "PyascFloorDivF": """\
+// numpy floor_divide on floats: floor(a / b) (exact for |a / b| < 2^62).
+template <typename T>
+__aicore__ inline T PyascFloorDivF(T a, T b) {
+  const T q = a / b;
+  if (q != q || q - q != q - q) return q;  // NaN or infinite
+  const T t = static_cast<T>(static_cast<int64_t>(q));
+  return (q < 0 && t != q) ? t - 1 : t;
+}
+""",
+    "PyascRemF": """\
+// numpy remainder on floats: a - floor(a / b) * b, taking the divisor's sign.
+template <typename T>
+__aicore__ inline T PyascRemF(T a, T b) {
+  return a - PyascFloorDivF<T>(a, b) * b;
+}
+""",
+    "PyascFMax": """\
+// numpy maximum/minimum: NaN propagates; between equal values the first operand wins.
+template <typename T>
+__aicore__ inline T PyascFMax(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+template <typename T>
+__aicore__ inline T PyascFMin(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+""",
+    "PyascBitcast": """\
+// numpy view between same-width types: reinterpret the bits.
+template <typename To, typename From>
+__aicore__ inline To PyascBitcast(From x) {
+  union { From from; To to; } u;
+  u.from = x;
+  return u.to;
+}
+""",
+    "PyascRows": """\
+// DataCopyPad parameters for `rows` rows of `cols` elements that are contiguous in GM
+// and `pitch` elements apart in UB (each UB row padded to whole 32-byte blocks).
+template <typename T>
+__aicore__ inline DataCopyExtParams PyascRows(int32_t rows, int64_t cols, int64_t pitch,
+                                              bool toGm) {
+  const uint32_t bytes = static_cast<uint32_t>(cols * sizeof(T));
+  const uint32_t gap = static_cast<uint32_t>((pitch * sizeof(T) - (bytes + 31) / 32 * 32) / 32);
+  return toGm ? DataCopyExtParams(static_cast<uint16_t>(rows), bytes, gap, 0, 0)
+              : DataCopyExtParams(static_cast<uint16_t>(rows), bytes, 0, gap, 0);
+}
+""",
+    "PyascShl": """\
+// numpy shifts: counts outside [0, bit width) give 0 (or -1 for a negative >>).
+template <typename T>
+__aicore__ inline T PyascShl(T a, T b) {
+  return (b < 0 || b >= T(8 * sizeof(T))) ? T(0) : T(a << b);
+}
+template <typename T>
+__aicore__ inline T PyascShr(T a, T b) {
+  if (b < 0 || b >= T(8 * sizeof(T))) return a < 0 ? T(-1) : T(0);
+  return T(a >> b);
+}
+""",
+}
+_SAME_TEXT = {"PyascFMin": "PyascFMax", "PyascShr": "PyascShl"}
+_NEEDS = {"PyascRemF": "PyascFloorDivF"}
+
+
+def helpers_used(text: str) -> list[str]:
+    """The helper definitions ``text`` calls (each once, dependencies first)."""
+    out: list[str] = []
+    names = ["PyascFloorDiv", "PyascRem", "PyascFloorDivF", "PyascRemF", "PyascFMax",
+             "PyascFMin", "PyascShl", "PyascShr", "PyascBitcast", "PyascRows"]
+    for name in names:
+        if name + "<" not in text:
+            continue
+        for dep in (_NEEDS.get(name), name):
+            if dep is None:
+                continue
+            body = HELPERS[_SAME_TEXT.get(dep, dep)]
+            if body not in out:
+                out.append(body)
+    return out

@@ -1,0 +1,225 @@
+"""The AscendC backend's driver: a Program becomes kernels (C++) plus a host program.
+
+:func:`lower_program` groups the entry function (``grouping``), partitions it
+(``partition``), plans each group as a vector kernel (falling back to a scalar kernel
+when no vector schedule fits) and each remaining device region as a scalar kernel, and
+builds the host program: the function with every kernel region replaced by its launch
+sequence.  :func:`generate_ascendc` returns the C++ source alone.  Kernels are named
+``<function>_<k>`` in launch order; one ``.cpp`` holds all kernels of a program.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from pyasc import __version__
+from pyasc.backend.ascendc import cexpr
+from pyasc.backend.ascendc.analysis import NotVectorizable
+from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
+from pyasc.backend.ascendc.emit_vector import VectorEmitter
+from pyasc.backend.ascendc.grouping import form_groups
+from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host_scalar import launch_scalar
+from pyasc.backend.ascendc.host_vector import launch_vector
+from pyasc.backend.ascendc.partition import GroupItem, HostItem, ScalarItem, partition
+from pyasc.backend.ascendc.scalar_math import helper_texts
+from pyasc.backend.ascendc.scalar_plan import (
+    ScalarKernel,
+    escaping_values,
+    external_values,
+    is_scalar_constant,
+    outline,
+    plan_scalar_kernel,
+)
+from pyasc.backend.ascendc.soc import SoC, get_soc
+from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
+from pyasc.backend.base import Program
+from pyasc.errors import UnsupportedSyntaxError
+from pyasc.ir.core import Location, Operation, OpResult, Value
+from pyasc.ir.ops import mem
+from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes import PassContext, PassManager
+from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.types import TensorType
+
+
+class PyascPerformanceWarning(UserWarning):
+    """Code that runs on the AI Core's scalar unit instead of its vector unit."""
+
+
+Kernel = VectorKernel | ScalarKernel
+
+
+@dataclass
+class AscendProgram:
+    """The result of lowering one Program for one SoC."""
+
+    host: ModuleOp
+    entry: str
+    source: str
+    filename: str
+    kernels: list[Kernel]
+    soc: SoC
+    files: dict[str, str] = field(default_factory=dict)   # #line base name -> path
+    scalar_regions: list[tuple[Location, str]] = field(default_factory=list)
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return [k.name for k in self.kernels]
+
+
+class _Lowering:
+    def __init__(self, program: Program, soc: SoC) -> None:
+        self.program, self.soc = program, soc
+        module = program.module.clone()
+        assert isinstance(module, ModuleOp)
+        self.module = module
+        self.fn = module.get(program.entry)
+        if len(list(module.functions)) != 1:
+            raise UnsupportedSyntaxError("the ascendc backend compiles single-function "
+                                         "programs (callees are inlined by the frontend)")
+        self.host = ModuleOp.empty()
+        fn = self.fn
+        self.hfn = FuncOp.empty(fn.sym_name, fn.function_type.inputs,
+                                fn.function_type.results,
+                                [a.name_hint for a in fn.entry.args], loc=fn.loc)
+        self.host.append(self.hfn)
+        self.env: dict[Value, Value] = dict(zip(fn.entry.args, self.hfn.entry.args, strict=True))
+        self.hb = HostBuilder(self.hfn.entry, fn.loc)
+        self.kernels: list[Kernel] = []
+        self.regions: list[tuple[Location, str]] = []
+
+    def run(self) -> None:
+        form_groups(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
+        PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
+        for item in partition(self.fn):
+            if isinstance(item, HostItem):
+                self.hb.insert(item.op.clone(self.env))
+            elif isinstance(item, GroupItem):
+                self._group(item.op)
+            else:
+                self._scalar(item)
+        PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
+
+    def _name(self) -> str:
+        return f"{self.fn.sym_name}_{len(self.kernels)}"
+
+    def _group(self, group: FusionGroupOp) -> None:
+        try:
+            k = plan_vector_kernel(group, self.soc, self._name())
+        except NotVectorizable as exc:
+            block = group.body.blocks[0]
+            body = [op for op in block.ops if op.name != "fusion.yield"]
+            assert block.terminator is not None
+            fn = outline(body, list(block.args), list(block.terminator.operand_values))
+            self._launch_scalar(fn, list(group.inputs), list(group.result_values),
+                                exc.reason, exc.loc or group.loc)
+            return
+        self.kernels.append(k)
+        self.hb.b.loc = group.loc
+        inputs = [self.env[v] for v in group.inputs]
+        results = launch_vector(self.hb, k, inputs, self.soc,
+                                [r.type for r in group.result_values])
+        self.env.update(zip(group.result_values, results, strict=True))
+
+    def _scalar(self, item: ScalarItem) -> None:
+        inputs = [v for v in external_values(item.ops) if not is_scalar_constant(v)]
+        outputs = escaping_values(item.ops)
+        fn = outline(item.ops, inputs, outputs)
+        self._launch_scalar(fn, inputs, outputs, _reason(item.ops), item.ops[0].loc)
+
+    def _launch_scalar(self, fn: FuncOp, inputs: list[Value], outputs: list[Value],
+                       reason: str, loc: Location) -> None:
+        def distinct(i: int, j: int) -> bool:
+            return _distinct(inputs[i], inputs[j])
+
+        k = plan_scalar_kernel(self._name(), fn, inputs, outputs, distinct, reason,
+                               self.program.options)
+        self.kernels.append(k)
+        self.regions.append((loc, reason))
+        _warn(loc, reason)
+        self.hb.b.loc = loc
+        results = launch_scalar(self.hb, k, [self.env[v] for v in inputs], self.soc)
+        self.env.update(zip(outputs, results, strict=True))
+
+
+def _distinct(a: Value, b: Value) -> bool:
+    """True when two inputs of a scalar kernel cannot be the same memory."""
+    if isinstance(a.type, TensorType) or isinstance(b.type, TensorType):
+        return True  # array values reach kernels as their own copies
+    ra, rb = base_buffer(a), base_buffer(b)
+    if ra is rb:
+        return False
+    fresh = [isinstance(r, OpResult) and isinstance(r.op, mem.AllocOp) for r in (ra, rb)]
+    return any(fresh)  # two parameters may be the same array
+
+
+def _reason(ops: list[Operation]) -> str:
+    for op in ops:
+        for inner in op.walk():
+            if inner.name.startswith("loop."):
+                return "a loop with array work"
+    return f"'{ops[0].name}' has no vector schedule"
+
+
+def _warn(loc: Location, reason: str) -> None:
+    warnings.warn_explicit(
+        f"pyasc: this code runs as scalar AscendC (GetValue/SetValue on the scalar unit, "
+        f"not the vector unit): {reason}", PyascPerformanceWarning,
+        loc.file or "<unknown>", loc.line or 0)
+
+
+def _render(kernels: list[Kernel], filename: str,
+            preamble: list[str]) -> tuple[CWriter, set[str]]:
+    """All kernels after ``preamble``; also returns the scalar-math helpers they call."""
+    w = CWriter(filename)
+    for line in preamble:
+        w.raw(line)
+    helpers: set[str] = set()
+    for k in kernels:
+        if isinstance(k, VectorKernel):
+            VectorEmitter(w, k).emit()
+        else:
+            ScalarEmitter(w, k, helpers).emit()
+    return w, helpers
+
+
+def _preamble(soc: SoC, source_file: str | None, body: str, helpers: set[str]) -> list[str]:
+    """File header and the helper definitions ``body`` (the kernels' text) needs."""
+    src = os.path.basename(source_file) if source_file else "<unknown>"
+    lines = [f"// Generated by pyasc {__version__} from {src} for {soc.name} "
+             f"(--cce-aicore-arch={soc.aicore_arch}). Do not edit.",
+             '#include "kernel_operator.h"', "using namespace AscendC;", ""]
+    for text in cexpr.helpers_used(body) + helper_texts(helpers):
+        lines.extend(text.rstrip("\n").split("\n"))
+        lines.append("")
+    return lines
+
+
+def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgram:
+    """Kernels, source and host program of ``program`` for ``soc`` (default 910B1)."""
+    target = soc if isinstance(soc, SoC) else get_soc(soc)
+    low = _Lowering(program, target)
+    low.run()
+    filename = f"{program.entry}.cpp"
+    # Two passes: the helpers the kernels call are known once they are written, and the
+    # #line bookkeeping needs the final line numbers.
+    first, helpers = _render(low.kernels, filename, [])
+    preamble = _preamble(target, program.source_file, first.text(), helpers)
+    w, _ = _render(low.kernels, filename, preamble)
+    return AscendProgram(low.host, program.entry, w.text(), filename, low.kernels, target,
+                         w.files, low.regions)
+
+
+def generate_ascendc(program: Program, soc: str | SoC | None = "Ascend910B1") -> str:
+    """The AscendC source (one ``.cpp``) of ``program`` for ``soc``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PyascPerformanceWarning)
+        return lower_program(program, soc).source
+
+
+__all__ = ["AscendProgram", "PyascPerformanceWarning", "generate_ascendc", "lower_program"]

@@ -1,0 +1,147 @@
+"""Control flow of scalar kernels: ``loop.for/while/if`` as C++ loops and branches.
+
+Loop-carried values live in mutable variables declared before the loop; a ``yield``
+first copies every yielded value into a temporary and then assigns, so swaps
+(``a, b = b, a``) are correct.  The loop a kernel splits across blocks iterates over its
+block's contiguous chunk of the trip count (``GetBlockIdx``/``GetBlockNum``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyasc.backend.ascendc.tiles import ctype
+from pyasc.ir.core import Operation, Value
+from pyasc.ir.ops import loop
+from pyasc.ir.rewrite import constant_value
+
+if TYPE_CHECKING:
+    from pyasc.backend.ascendc.emit_scalar import Emit, ScalarEmitter
+
+
+def _assign(em: ScalarEmitter, targets: list[str], values: list[Value], op: Operation) -> None:
+    srcs = [em.get(v) for v in values]
+    if len(targets) > 1 and set(srcs) & set(targets):
+        temps = []
+        for t, v, s in zip(targets, values, srcs, strict=True):
+            name = em.names.new(t + "_next")
+            em.w.line(f"const {ctype(v.type)} {name} = {s};", op.loc,  # type: ignore[arg-type]
+                      directive=False)
+            temps.append(name)
+        srcs = temps
+    for t, s in zip(targets, srcs, strict=True):
+        if t != s:
+            em.w.line(f"{t} = {s};", op.loc, directive=False)
+
+
+def _body(em: ScalarEmitter, block, targets: list[str]) -> None:  # noqa: ANN001
+    """Emit a region's ops; its ``loop.yield`` assigns ``targets``.  Workspace slices
+    taken in the region are given back at its end (nothing allocated there escapes)."""
+    mark = None
+    if any(op.name == "mem.alloc" and op.result in em.k.arena for op in block.ops):
+        mark = em.names.new("arenaMark")
+        em.w.line(f"const int64_t {mark} = arenaTop;")
+    for op in block.ops:
+        if isinstance(op, loop.YieldOp):
+            if mark is not None:
+                em.w.line(f"arenaTop = {mark};")
+            _assign(em, targets, op.operand_values, op)
+        else:
+            em.block_op(op)
+
+
+def _cond(iv: str, ub: str, step_v: Value, step: str) -> str:
+    c = constant_value(step_v)
+    if isinstance(c, int):
+        return f"{iv} < {ub}" if c > 0 else f"{iv} > {ub}"
+    return f"({step} > 0 ? {iv} < {ub} : {iv} > {ub})"
+
+
+def emit_for(em: ScalarEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.ForOp)
+    lb, ub, step = (em.get(v) for v in (op.lower, op.upper, op.step))
+    carried = [em.mutable(r, em.get(init), "acc") for r, init in zip(op.outputs, op.inits,
+                                                                      strict=True)]
+    body = op.body.blocks[0]
+    for arg, name in zip(body.args[1:], carried, strict=True):
+        em.vals[arg] = name
+    iv = em.names.new(body.args[0].name_hint or "i")
+    em.vals[body.args[0]] = iv
+    if op is em.k.parallel:
+        _parallel_head(em, op, iv, lb, ub, step)
+        return
+    head = f"for (int64_t {iv} = {lb}; {_cond(iv, ub, op.step, step)}; {iv} += {step})"
+    with em.w.block(head, op.loc, directive=False):
+        _body(em, body, carried)
+
+
+def _parallel_head(em: ScalarEmitter, op: loop.ForOp, iv: str, lb: str, ub: str,
+                   step: str) -> None:
+    w = em.w
+    trip = em.names.new("trip")
+    count = _trip_count(lb, ub, step)
+    w.line(f"const int64_t {trip} = {count};", op.loc, directive=False)
+    w.line(f"const int64_t {trip}PerBlock = ({trip} + GetBlockNum() - 1) / GetBlockNum();  "
+           "// iterations are independent: each block runs a chunk")
+    w.line(f"const int64_t {trip}Begin = GetBlockIdx() * {trip}PerBlock;")
+    w.line(f"const int64_t {trip}End = {trip} < {trip}Begin + {trip}PerBlock ? {trip} : "
+           f"{trip}Begin + {trip}PerBlock;")
+    k = em.names.new("k")
+    with w.block(f"for (int64_t {k} = {trip}Begin; {k} < {trip}End; ++{k})", op.loc,
+                 directive=False):
+        w.line(f"const int64_t {iv} = {lb} + {k} * {step};")
+        _body(em, op.body.blocks[0], [])
+
+
+def _trip_count(lb: str, ub: str, step: str) -> str:
+    """C++ for ``len(range(lb, ub, step))``, folded where the operands are literals."""
+    def lit(x: str) -> bool:
+        return x.lstrip("-").isdigit()
+
+    if lit(lb) and lit(ub) and lit(step):
+        a, b, c = int(lb), int(ub), int(step)
+        return str(len(range(a, b, c)))
+    if lit(step):
+        c = int(step)
+        lo, hi = (lb, ub) if c > 0 else (ub, lb)
+        span = hi if lo == "0" else f"{hi} - {lo}"
+        per = abs(c)
+        body = span if per == 1 else f"({span} + {per - 1}) / {per}"
+        return f"{hi} > {lo} ? {body} : 0"
+    return (f"{step} > 0 ? ({ub} > {lb} ? ({ub} - {lb} + {step} - 1) / {step} : 0) : "
+            f"({lb} > {ub} ? ({lb} - {ub} - {step} - 1) / (-{step}) : 0)")
+
+
+def emit_while(em: ScalarEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.WhileOp)
+    before, after = op.before.blocks[0], op.after.blocks[0]
+    args = [em.mutable(a, em.get(init), "arg") for a, init in zip(before.args, op.inits,
+                                                                  strict=True)]
+    results = [em.mutable(r, None, "res") for r in op.outputs]
+    for a, name in zip(after.args, results, strict=True):
+        em.vals[a] = name
+    with em.w.block("while (true)", op.loc, directive=False):
+        for inner in before.ops:
+            if isinstance(inner, loop.ConditionOp):
+                cond, *vals = inner.operand_values
+                _assign(em, results, vals, inner)
+                em.w.line(f"if (!({em.get(cond)})) break;", inner.loc, directive=False)
+            else:
+                em.block_op(inner)
+        _body(em, after, args)
+
+
+def emit_if(em: ScalarEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.IfOp)
+    results = [em.mutable(r, None, "res") for r in op.outputs]
+    with em.w.block(f"if ({em.get(op.cond)})", op.loc, directive=False):
+        _body(em, op.then_region.blocks[0], results)
+    else_block = op.else_region.blocks[0]
+    if else_block.ops and (results or len(else_block.ops) > 1):
+        with em.w.block("else"):
+            _body(em, else_block, results)
+
+
+CONTROL_EMITTERS: dict[type, Emit] = {
+    loop.ForOp: emit_for, loop.WhileOp: emit_while, loop.IfOp: emit_if,
+}

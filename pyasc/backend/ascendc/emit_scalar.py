@@ -1,0 +1,387 @@
+"""C++ text of a scalar kernel: loop-level IR as AscendC scalar code.
+
+GM arrays are ``GlobalTensor``s read with ``GetValue`` and written with ``SetValue``;
+small temporaries are local arrays.  A memref value is a compile-time descriptor
+(:class:`MemDesc`: base, offset, extents and strides as C++ expressions), so views cost
+nothing.  Loops, ifs and whiles become C++ control flow with loop-carried values in
+mutable variables; ``func.assert`` records its number in the block's status word and
+ends the kernel.  Op emitters are a table ``{op class: fn}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyasc.backend.ascendc import cexpr
+from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.scalar_math import math_expr
+from pyasc.backend.ascendc.scalar_plan import GmArray, ScalarKernel, _Names
+from pyasc.backend.ascendc.tiles import ctype, storage_type
+from pyasc.ir.core import Operation, Value
+from pyasc.ir.ops import func, mem
+from pyasc.ir.rewrite import constant_value
+from pyasc.ir.types import DYN, MemRefType, ScalarType
+
+
+@dataclass
+class MemDesc:
+    """A memref in scalar code: ``base`` is a GlobalTensor (``gm``) or a local array."""
+
+    base: str
+    gm: bool
+    elem: ScalarType
+    offset: str
+    sizes: list[str]
+    strides: list[str]
+
+
+def _mul(a: str, b: str) -> str:
+    if a == "0" or b == "0":
+        return "0"
+    if a == "1":
+        return b
+    if b == "1":
+        return a
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+        return str(int(a) * int(b))
+    return f"{_paren(a)} * {_paren(b)}"
+
+
+def _add(a: str, b: str) -> str:
+    if a == "0":
+        return b
+    if b == "0":
+        return a
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+        return str(int(a) + int(b))
+    return f"{a} + {b}"
+
+
+def _paren(a: str) -> str:
+    return a if a.replace("_", "").isalnum() or a.lstrip("-").isdigit() else f"({a})"
+
+
+def contiguous_strides(sizes: list[str]) -> list[str]:
+    strides = ["1"] * len(sizes)
+    for i in range(len(sizes) - 2, -1, -1):
+        strides[i] = _mul(strides[i + 1], sizes[i + 1])
+    return strides
+
+
+@dataclass
+class Param:
+    """One parameter of a scalar kernel: an ``array`` (``GM_ADDR``), the ``dim`` extent
+    ``axis`` of array input ``index``, or the ``scalar`` input ``index``."""
+
+    ctype: str
+    name: str
+    role: str
+    array: GmArray | None = None
+    index: int = -1
+    axis: int = -1
+
+
+def kernel_params(k: ScalarKernel) -> list[Param]:
+    """The kernel's parameters in order: arrays, run-time extents, scalars."""
+    out = [Param("GM_ADDR", a.name, "array", a) for a in k.arrays]
+    for a in k.arrays:
+        if a.source == "input":
+            t = a.value.type  # type: ignore[union-attr]
+            out += [Param("int64_t", f"{a.name}_d{axis}", "dim", index=a.index, axis=axis)
+                    for axis, d in enumerate(t.shape) if d == DYN]
+    for i, arg in enumerate(k.fn.entry.args):
+        if isinstance(arg.type, ScalarType):
+            out.append(Param(ctype(arg.type), arg.name_hint or f"arg{i}", "scalar", index=i))
+    names = _Names()
+    for p in out:
+        p.name = names.new(p.name)
+    return out
+
+
+Emit = Callable[["ScalarEmitter", Operation], None]
+
+
+class ScalarEmitter:
+    """Writes one :class:`ScalarKernel`; collects the math helpers it calls."""
+
+    def __init__(self, w: CWriter, k: ScalarKernel, helpers: set[str]) -> None:
+        self.w, self.k, self.helpers = w, k, helpers
+        self.vals: dict[Value, str] = {}
+        self.mems: dict[Value, MemDesc] = {}
+        self.names = _Names()
+
+    # ---------------------------------------------------------------- values
+    def get(self, v: Value) -> str:
+        if v in self.vals:
+            return self.vals[v]
+        c = constant_value(v)
+        if c is not None and isinstance(v.type, ScalarType):
+            return cexpr.literal(c, v.type)
+        raise KeyError(f"no C++ value for {v}")
+
+    def declare(self, v: Value, expr: str, op: Operation, hint: str = "v") -> str:
+        name = self.names.new(v.name_hint or hint)
+        self.w.line(f"const {ctype(v.type)} {name} = {expr};", op.loc,  # type: ignore[arg-type]
+                    directive=False)
+        self.vals[v] = name
+        return name
+
+    def mutable(self, v: Value, init: str | None, hint: str) -> str:
+        name = self.names.new(v.name_hint or hint)
+        tail = f" = {init}" if init is not None else ""
+        self.w.line(f"{ctype(v.type)} {name}{tail};")  # type: ignore[arg-type]
+        self.vals[v] = name
+        return name
+
+    def offset(self, d: MemDesc, indices: list[Value]) -> str:
+        off = d.offset
+        for i, s in zip(indices, d.strides, strict=True):
+            off = _add(off, _mul(self.get(i), s))
+        return off
+
+    # ---------------------------------------------------------------- kernel
+    def emit(self) -> None:
+        k, w = self.k, self.w
+        params = kernel_params(k)
+        sig = ", ".join(f"{p.ctype} {p.name}" for p in params)
+        w.raw(f"// {k.name}: scalar code for {_where(k)} ({k.reason}); "
+              f"{'split across blocks' if k.parallel else 'one block'}")
+        w.raw(f'extern "C" __global__ __aicore__ void {k.name}({sig})')
+        w.raw("{")
+        w.depth += 1
+        self.names.taken.update(p.name for p in params)
+        self._prologue(params)
+        self.block(k.fn.entry)
+        w.depth -= 1
+        w.raw("}")
+        w.raw("")
+
+    def _prologue(self, params: list[Param]) -> None:
+        w, k = self.w, self.k
+        dims = {(p.index, p.axis): p.name for p in params if p.role == "dim"}
+        for p in params:
+            if p.role == "scalar":
+                self.vals[k.fn.entry.args[p.index]] = p.name
+            a = p.array
+            if a is None or a.source == "arena":
+                continue
+            t = storage_type(a.elem)
+            w.line(f"GlobalTensor<{t}> {p.name}Gm;")
+            if a.source == "input":
+                assert a.value is not None
+                sizes = [str(d) if d != DYN else dims[(a.index, ax)]
+                         for ax, d in enumerate(a.value.type.shape)]  # type: ignore[union-attr]
+                self._bind(a.value, p.name, a.elem, sizes)
+            elif a.source == "scalar":
+                w.line(f"{p.name}Gm.SetGlobalBuffer((__gm__ {t}*){p.name}, 1);")
+            elif a.source == "status":
+                w.line(f"{p.name}Gm.SetGlobalBuffer((__gm__ {t}*){p.name}, GetBlockNum());")
+        if k.arena:
+            w.line("int64_t arenaTop = 0;  // bytes of the block's GM workspace in use")
+
+    def _bind(self, v: Value, name: str, elem: ScalarType, sizes: list[str]) -> None:
+        total = "1"
+        for s in sizes:
+            total = _mul(total, s)
+        self.w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {storage_type(elem)}*){name}, {total});")
+        self.mems[v] = MemDesc(name + "Gm", True, elem, "0", sizes, contiguous_strides(sizes))
+
+    def block(self, block) -> None:  # noqa: ANN001
+        for op in block.ops:
+            self.block_op(op)
+
+    def block_op(self, op: Operation) -> None:
+        fn = EMITTERS.get(type(op))
+        if fn is None and type(op).__module__ in _SCALAR_MODULES:
+            fn = _emit_scalar_op
+        if fn is None:
+            raise NotImplementedError(f"scalar AscendC for '{op.name}' is not written")
+        fn(self, op)
+
+
+_SCALAR_MODULES = {"pyasc.ir.ops.arith", "pyasc.ir.ops.math"}
+
+
+def _where(k: ScalarKernel) -> str:
+    import os
+
+    return f"{os.path.basename(k.loc.file)}:{k.loc.line}" if k.loc.known else "<unknown>"
+
+
+# -------------------------------------------------------------------- scalar ops
+
+
+def _emit_scalar_op(em: ScalarEmitter, op: Operation) -> None:
+    if op.name == "arith.constant":
+        return  # literals are written where they are used
+    args = [em.get(v) for v in op.operand_values]
+    expr = cexpr.scalar_expr(op, args)
+    if expr is None:
+        expr = math_expr(op, args, em.helpers)
+    em.declare(op.result, expr, op, op.name.split(".")[-1])
+
+
+# -------------------------------------------------------------------- memory
+
+
+def _emit_alloc(em: ScalarEmitter, op: Operation) -> None:
+    t = op.result.type
+    assert isinstance(t, MemRefType)
+    dims = iter(em.get(d) for d in op.operand_values)
+    sizes = [str(d) if d != DYN else next(dims) for d in t.shape]
+    arr = em.k.array_of(op.result)
+    if arr is not None:
+        em._bind(op.result, arr.name, t.element, sizes)
+        return
+    if op.result in em.k.arena:
+        _arena_alloc(em, op, t, sizes)
+        return
+    name = em.names.new(op.result.name_hint or "buf")
+    em.w.line(f"{ctype(t.element)} {name}[{max(1, t.num_elements() or 1)}];", op.loc,
+              directive=False)
+    em.mems[op.result] = MemDesc(name, False, t.element, "0", sizes, contiguous_strides(sizes))
+
+
+def _arena_alloc(em: ScalarEmitter, op: Operation, t: MemRefType, sizes: list[str]) -> None:
+    """A temporary of run-time size: the next slice of the block's GM workspace."""
+    from pyasc.backend.ascendc.scalar_plan import ARENA_BYTES
+
+    ws, status = em.k.workspace, em.k.status
+    assert ws is not None and status is not None
+    name = em.names.new(op.result.name_hint or "tmp")
+    total = "1"
+    for s in sizes:
+        total = _mul(total, s)
+    st = storage_type(t.element)
+    code = len(em.k.asserts) + 1
+    w = em.w
+    w.line(f"const int64_t {name}At = arenaTop;", op.loc)
+    w.line(f"arenaTop += ({total} * static_cast<int64_t>(sizeof({st})) + 31) / 32 * 32;")
+    with w.block(f"if (arenaTop > {ARENA_BYTES})"):
+        w.line(f"{status.name}Gm.SetValue(GetBlockIdx(), {code});  // workspace overflow")
+        w.line("return;")
+    w.line(f"GlobalTensor<{st}> {name}Gm;")
+    w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {st}*)({ws.name} + GetBlockIdx() * "
+           f"{ARENA_BYTES}LL + {name}At), {total});", op.loc)
+    em.mems[op.result] = MemDesc(f"{name}Gm", True, t.element, "0", sizes,
+                                 contiguous_strides(sizes))
+
+
+def _emit_constant(em: ScalarEmitter, op: Operation) -> None:
+    arr = em.k.array_of(op.result)
+    assert arr is not None
+    t = op.result.type
+    em._bind(op.result, arr.name, t.element, [str(d) for d in t.shape])  # type: ignore
+
+
+def _emit_load(em: ScalarEmitter, op: Operation) -> None:
+    d = em.mems[op.operand_values[0]]
+    off = em.offset(d, op.operand_values[1:])
+    read = f"{d.base}.GetValue({off})" if d.gm else f"{d.base}[{off}]"
+    if d.gm and d.elem.is_bool:
+        read = f"({read} != 0)"
+    name = em.names.new(op.result.name_hint or "x")
+    em.w.line(f"const {ctype(op.result.type)} {name} = {read};", op.loc,  # type: ignore
+              directive=d.gm)
+    em.vals[op.result] = name
+
+
+def _emit_store(em: ScalarEmitter, op: Operation) -> None:
+    value, dest, *idx = op.operand_values
+    d = em.mems[dest]
+    off = em.offset(d, idx)
+    v = em.get(value)
+    if d.gm:
+        if d.elem.is_bool:
+            v = f"static_cast<uint8_t>({v})"
+        em.w.line(f"{d.base}.SetValue({off}, {v});", op.loc)
+    else:
+        em.w.line(f"{d.base}[{off}] = {v};", op.loc, directive=False)
+
+
+def _emit_dim(em: ScalarEmitter, op: Operation) -> None:
+    em.vals[op.result] = em.mems[op.operand_values[0]].sizes[op.attributes["axis"]]
+
+
+def _emit_subview(em: ScalarEmitter, op: Operation) -> None:
+    src = em.mems[op.operand_values[0]]
+    r = len(src.sizes)
+    rest = [em.get(v) for v in op.operand_values[1:]]
+    offs, sizes, steps = rest[:r], rest[r:2 * r], rest[2 * r:]
+    off = src.offset
+    for o, s in zip(offs, src.strides, strict=True):
+        off = _add(off, _mul(o, s))
+    if not off.lstrip("-").isdigit():
+        name = em.names.new("view_off")
+        em.w.line(f"const int64_t {name} = {off};", op.loc, directive=False)
+        off = name
+    drop = set(op.attributes.get("drop", ()))
+    strides = [_mul(s, st) for s, st in zip(src.strides, steps, strict=True)]
+    em.mems[op.result] = MemDesc(src.base, src.gm, src.elem, off,
+                                 [s for a, s in enumerate(sizes) if a not in drop],
+                                 [s for a, s in enumerate(strides) if a not in drop])
+
+
+def _emit_transpose(em: ScalarEmitter, op: Operation) -> None:
+    src = em.mems[op.operand_values[0]]
+    perm = op.attributes["perm"]
+    em.mems[op.result] = MemDesc(src.base, src.gm, src.elem, src.offset,
+                                 [src.sizes[p] for p in perm], [src.strides[p] for p in perm])
+
+
+def _emit_reshape(em: ScalarEmitter, op: Operation) -> None:
+    src = em.mems[op.operand_values[0]]
+    t = op.result.type
+    dims = iter(em.get(d) for d in op.operand_values[1:])
+    sizes = [str(d) if d != DYN else next(dims) for d in t.shape]  # type: ignore[union-attr]
+    em.mems[op.result] = MemDesc(src.base, src.gm, src.elem, src.offset, sizes,
+                                 contiguous_strides(sizes))
+
+
+def _emit_nothing(em: ScalarEmitter, op: Operation) -> None:
+    """``mem.dealloc``: host-allocated arrays are freed by the host; locals by scope."""
+
+
+# -------------------------------------------------------------------- checks and return
+
+
+def _emit_assert(em: ScalarEmitter, op: Operation) -> None:
+    status = em.k.status
+    assert status is not None
+    code = em.k.asserts.index(op) + 1  # type: ignore[arg-type]
+    with em.w.block(f"if (!({em.get(op.operand_values[0])}))", op.loc):
+        em.w.line(f"{status.name}Gm.SetValue(GetBlockIdx(), {code});", op.loc)
+        em.w.line("return;")
+
+
+def _emit_return(em: ScalarEmitter, op: Operation) -> None:
+    writes = []
+    for j, v in enumerate(op.operand_values):
+        arr = next((a for a in em.k.arrays if a.source == "scalar" and a.index == j), None)
+        if arr is not None:
+            val = em.get(v)
+            if arr.elem.is_bool:
+                val = f"static_cast<uint8_t>({val})"
+            writes.append(f"{arr.name}Gm.SetValue(0, {val});")
+    if writes:
+        with em.w.block("if (GetBlockIdx() == 0)", op.loc):
+            for text in writes:
+                em.w.line(text, op.loc)
+
+
+def _control() -> dict[type, Emit]:
+    from pyasc.backend.ascendc.emit_control import CONTROL_EMITTERS
+
+    return CONTROL_EMITTERS
+
+
+EMITTERS: dict[type, Emit] = {
+    mem.AllocOp: _emit_alloc, mem.ConstantOp: _emit_constant, mem.LoadOp: _emit_load,
+    mem.StoreOp: _emit_store, mem.DimOp: _emit_dim, mem.SubviewOp: _emit_subview,
+    mem.TransposeOp: _emit_transpose, mem.ReshapeOp: _emit_reshape,
+    mem.DeallocOp: _emit_nothing, func.AssertOp: _emit_assert, func.ReturnOp: _emit_return,
+}
+EMITTERS.update(_control())
+
+__all__ = ["EMITTERS", "MemDesc", "Param", "ScalarEmitter", "kernel_params"]

@@ -1,0 +1,126 @@
+"""The ``Compute`` stage of a vector kernel: tensor views, scalars and the AscendC calls.
+
+Consecutive per-row instructions share one ``for (r ...)`` loop over the tile's rows.  A
+loop that reads per-row results with ``GetValue`` is preceded by a vector -> scalar
+synchronisation (``SetFlag/WaitFlag<HardEvent::V_S>``), as scalar reads of UB written by
+the vector unit need.  Counts: ``n`` elements in the tile (``rows * pitch`` in the
+row-wise schedule), ``rows`` per-row values, ``cols`` elements in a row; ``Compare`` and
+``Select`` counts are rounded up to whole 256-byte repeats (the buffers are sized for it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyasc.backend.ascendc.analysis import COL, FULL
+from pyasc.backend.ascendc.tiles import Buf, ColElem, Instr, Ref, storage_type
+
+if TYPE_CHECKING:
+    from pyasc.backend.ascendc.emit_vector import VectorEmitter
+
+
+def _count(ins: Instr) -> str:
+    if ins.count in ("tile256", "col256"):
+        src = ins.srcs[0] if ins.api == "Compare" else ins.dst
+        size = src.buf.itemsize if isinstance(src, Ref) else 4
+        per = 256 // size
+        n = "n" if ins.count == "tile256" else "rows"
+        return f"({n} + {per - 1}) / {per} * {per}"
+    return {"tile": "n", "col": "rows", "cols": "cols", "pitch": "pitch", "one": "1"}[
+        ins.count or "tile"]
+
+
+def render(ins: Instr) -> str:
+    from pyasc.backend.ascendc.emit_vector import render_operand
+
+    args = [render_operand(ins.dst)] if ins.dst is not None else []
+    args += [render_operand(s) for s in ins.srcs]
+    args += list(ins.extra)
+    if ins.count is not None:
+        args.append(_count(ins))
+    return f"{ins.api}({', '.join(args)});"
+
+
+def _views(em: VectorEmitter) -> None:
+    """``LocalTensor`` variables for every buffer the compute stage touches."""
+    w, k = em.w, em.k
+    out_bufs = {o.buf for o in k.written if o.buf is not None}
+    in_bufs = {i.vv.buf for i in k.array_inputs}
+    for i in k.array_inputs:
+        b = i.vv.buf
+        assert b is not None
+        t = storage_type(b.dtype)
+        if i.vv.cls in (FULL, COL):
+            w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.DeQue<{t}>();")
+        else:
+            w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
+    for b in k.prog.buffers:
+        if b in out_bufs:
+            t = storage_type(b.dtype)
+            w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.AllocTensor<{t}>();")
+    owner = {b.phys: b for b in k.prog.buffers if b in in_bufs}
+    for b in k.prog.buffers:
+        if b in out_bufs or b in in_bufs or not _used(k.prog.instrs, b):
+            continue
+        t = storage_type(b.dtype)
+        home = owner.get(b.phys)
+        if home is not None:  # the queue buffer of an input that is no longer read
+            w.line(f"LocalTensor<{t}> {b.name} = {home.name};")
+        else:
+            w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
+
+
+def _used(instrs: list[Instr], b: Buf) -> bool:
+    return any((isinstance(i.dst, Ref) and i.dst.buf is b) or b in i.reads() for i in instrs)
+
+
+def emit_compute(em: VectorEmitter) -> None:
+    w, k = em.w, em.k
+    with w.block(f"__aicore__ inline void Compute(int32_t {'rows' if em.rows else 'len'})"):
+        if em.rows:
+            w.line("const int32_t n = rows * static_cast<int32_t>(pitch_);")
+            w.line("const int32_t cols = static_cast<int32_t>(cols_);")
+            w.line("const int32_t pitch = static_cast<int32_t>(pitch_);")
+        else:
+            w.line("const int32_t n = len;")
+        _views(em)
+        em._reduce_tmp_views()
+        for decl, _name, loc in k.prog.scalars:
+            w.line(decl, loc)
+        _instructions(em)
+        for o in k.written:
+            if o.buf is not None:
+                w.line(f"{o.buf.phys}.EnQue({o.buf.name});")
+        for i in k.array_inputs:
+            b = i.vv.buf
+            assert b is not None
+            if i.vv.cls in (FULL, COL):
+                w.line(f"{b.phys}.FreeTensor({b.name});")
+
+
+def _instructions(em: VectorEmitter) -> None:
+    w = em.w
+    instrs = em.k.prog.instrs
+    i = 0
+    while i < len(instrs):
+        ins = instrs[i]
+        if not ins.per_row:
+            w.line(render(ins), ins.loc)
+            i += 1
+            continue
+        j, written = i, set()
+        while j < len(instrs) and instrs[j].per_row:
+            # A row value read as a scalar must be complete (and synced) before the loop.
+            if any(s.buf in written for s in instrs[j].srcs if isinstance(s, ColElem)):
+                break
+            if instrs[j].dst is not None:
+                written.add(instrs[j].dst.buf)
+            j += 1
+        run = instrs[i:j]
+        if any(x.needs_scalar_sync() for x in run):
+            w.line("SetFlag<HardEvent::V_S>(EVENT_ID0);")
+            w.line("WaitFlag<HardEvent::V_S>(EVENT_ID0);")
+        with w.block("for (int32_t r = 0; r < rows; ++r)", run[0].loc, directive=False):
+            for x in run:
+                w.line(render(x), x.loc)
+        i = j

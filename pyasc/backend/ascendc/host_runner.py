@@ -1,0 +1,69 @@
+"""Running a host program: the IR interpreter plus ``ascend.launch``.
+
+:class:`HostRunner` is the interpreter with one extra op: a launch hands its arguments to
+a *launcher* (the ascend-sim library here; the AscendCL runtime later).  Arguments are
+made what a kernel expects: arrays C-contiguous (a non-contiguous array a kernel writes
+is copied in and copied back, so numpy in-place semantics hold for views), scalars as
+numpy scalars; an empty array is passed as a one-element dummy (its data pointer is not
+a valid address).  A ``block_dim`` of 0 (empty data) launches nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pyasc.backend.ascendc.ops import LaunchOp
+from pyasc.ir.interpreter import Interpreter
+
+Launcher = Callable[[str, int, Sequence[Any]], dict[str, int]]
+"""``launcher(kernel, block_dim, args) -> counters``."""
+
+
+def _launch(it: HostRunner, op: LaunchOp, env: dict) -> list:
+    values = [env[v] for v in op.operand_values]
+    block_dim = int(values[0])
+    if block_dim == 0:
+        return []
+    writes = set(op.attributes["writes"])
+    args: list[Any] = []
+    copy_back: list[tuple[np.ndarray, np.ndarray]] = []
+    for pos, v in enumerate(values[1:]):
+        if isinstance(v, np.ndarray) and v.size == 0:
+            args.append(np.zeros(1, v.dtype))  # an empty array has no valid GM address
+        elif isinstance(v, np.ndarray):
+            ready = np.ascontiguousarray(v)
+            if pos in writes and (ready is not v or not v.flags.writeable):
+                ready = np.array(v, order="C", copy=True)
+                copy_back.append((v, ready))
+            args.append(ready)
+        else:
+            args.append(v)
+    it.counters.append(it.launcher(op.attributes["kernel"], block_dim, args))
+    for dest, src in copy_back:
+        dest[...] = src
+    return []
+
+
+class HostRunner(Interpreter):
+    """Interprets a host program, launching kernels through ``launcher``."""
+
+    extra_handlers: ClassVar[dict] = {LaunchOp: _launch}
+
+    def __init__(self, module: Any, launcher: Launcher) -> None:
+        super().__init__(module)
+        self.launcher = launcher
+        self.counters: list[dict[str, int]] = []
+
+    def total_counters(self) -> dict[str, int]:
+        """The counters of every launch of the last call, summed (peaks: maximum)."""
+        total: dict[str, int] = {}
+        for c in self.counters:
+            for key, value in c.items():
+                if key == "ub_peak_bytes":
+                    total[key] = max(total.get(key, 0), value)
+                else:
+                    total[key] = total.get(key, 0) + value
+        return total

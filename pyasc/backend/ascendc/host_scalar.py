@@ -1,0 +1,180 @@
+"""Host side of a scalar kernel: buffers, parameters, block count, launch and results.
+
+The host allocates the kernel's array results and large temporaries (their extents are
+recomputed on the host by cloning the loop-level scalar ops that define them), passes
+constant arrays, one-element buffers for scalar results and a zeroed status word per
+block, launches, checks the status and reads the results back.  A kernel split across
+blocks launches ``min(cores, trip count)`` blocks when the loop bounds are host values,
+else one per core.
+"""
+
+from __future__ import annotations
+
+from pyasc.backend.ascendc.emit_scalar import kernel_params
+from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.ops import CheckStatusOp
+from pyasc.backend.ascendc.scalar_plan import ARENA_BYTES, GmArray, ScalarKernel
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.ir.core import BlockArgument, DenseArray, Operation, OpResult, Value
+from pyasc.ir.ops import arith, mem
+from pyasc.ir.rewrite import constant_value
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, i32, u8
+
+
+class NotHostComputable(Exception):
+    """A loop-level value the host cannot compute before the launch."""
+
+
+class _HostValues:
+    """Clones the loop-level scalar computations of extents and bounds into the host."""
+
+    def __init__(self, hb: HostBuilder, k: ScalarKernel, inputs: list[Value]) -> None:
+        self.hb, self.k, self.inputs = hb, k, inputs
+        self.memo: dict[Value, Value] = {}
+
+    def get(self, v: Value) -> Value:
+        if v in self.memo:
+            return self.memo[v]
+        if isinstance(v, BlockArgument):
+            if v.block is not self.k.fn.entry or not isinstance(v.type, ScalarType):
+                raise NotHostComputable(str(v))
+            out = self.inputs[v.index]
+        else:
+            out = self._op_result(v)
+        self.memo[v] = out
+        return out
+
+    def _op_result(self, v: Value) -> Value:
+        assert isinstance(v, OpResult)
+        op: Operation = v.op
+        if isinstance(op, mem.DimOp):
+            src = op.operand_values[0]
+            if not isinstance(src, BlockArgument) or src.block is not self.k.fn.entry:
+                raise NotHostComputable(op.name)
+            return self.hb.dim(self.inputs[src.index], op.attributes["axis"])
+        if op.region_list or op.parent is not self.k.fn.entry or \
+                type(op).__module__ not in ("pyasc.ir.ops.arith", "pyasc.ir.ops.math") or \
+                not isinstance(v.type, ScalarType):
+            raise NotHostComputable(op.name)
+        mapping = {x: self.get(x) for x in op.operand_values}
+        return self.hb.insert(op.clone(mapping)).result
+
+
+def _array_arg(hb: HostBuilder, hv: _HostValues, a: GmArray, inputs: list[Value],
+               block_dim: Value) -> Value:
+    if a.source == "input":
+        return inputs[a.index]
+    if a.source == "const":
+        assert isinstance(a.value, OpResult)
+        dense = a.value.op.attributes["value"]
+        assert isinstance(dense, DenseArray)
+        return hb.insert(arith.ConstantOp.new(dense, dense.type)).result
+    if a.source == "scalar":
+        return hb.alloc((1,), a.elem, [hb.const(1)])
+    if a.source == "status":
+        buf = hb.alloc((DYN,), i32, [block_dim])
+        hb.insert(mem.FillOp([hb.const(0, i32), buf], []))
+        return buf
+    if a.source == "arena":
+        return hb.alloc((DYN,), u8, [hb.mul(block_dim, ARENA_BYTES)])
+    assert isinstance(a.value, OpResult)  # result or temp: a top-level mem.alloc
+    t = a.value.type
+    assert isinstance(t, MemRefType)
+    try:
+        dims = [hv.get(d) for d in a.value.op.operand_values]
+    except NotHostComputable:
+        from pyasc.errors import UnsupportedSyntaxError
+
+        loc = a.value.op.loc
+        raise UnsupportedSyntaxError(
+            "the size of an array computed in scalar device code depends on data; the "
+            "ascendc backend needs array sizes the host can compute",
+            filename=loc.file, lineno=loc.line or None) from None
+    it = iter(dims)
+    full = [hb.const(d) if d != DYN else next(it) for d in t.shape]
+    return hb.alloc(t.shape, t.element, full)
+
+
+def _block_dim(hb: HostBuilder, hv: _HostValues, k: ScalarKernel, soc: SoC) -> Value:
+    lp = k.parallel
+    if lp is None:
+        return hb.const(1)
+    step = constant_value(lp.step)
+    try:
+        if isinstance(step, int) and step < 0:
+            span = hb.binary(arith.SubOp, hv.get(lp.lower), hv.get(lp.upper))
+            step = -step
+        else:
+            span = hb.binary(arith.SubOp, hv.get(lp.upper), hv.get(lp.lower))
+        step_v = step if isinstance(step, int) else hv.get(lp.step)
+        trip = hb.ceil_div(hb.max(span, 0), hb.max(step_v, 1))
+    except NotHostComputable:
+        return hb.const(soc.vector_blocks)
+    return hb.max(hb.min(trip, soc.vector_blocks), 1)
+
+
+def _written_inputs(k: ScalarKernel) -> set[int]:
+    from pyasc.ir.passes.effects import base_buffer
+
+    written = set()
+    for op in k.fn.walk():
+        if isinstance(op, mem.StoreOp):
+            root = base_buffer(op.dest)
+            if isinstance(root, BlockArgument) and root.block is k.fn.entry:
+                written.add(root.index)
+    return written
+
+
+def launch_scalar(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
+                  soc: SoC) -> list[Value]:
+    """Emit the host ops that run scalar kernel ``k``; returns the region's results."""
+    hv = _HostValues(hb, k, inputs)
+    block_dim = _block_dim(hb, hv, k, soc)
+    args: list[Value] = []
+    writes: list[int] = []
+    buffers: dict[str, Value] = {}
+    written_inputs = _written_inputs(k)
+    for p in kernel_params(k):
+        a = p.array
+        if a is not None:
+            v = _array_arg(hb, hv, a, inputs, block_dim)
+            buffers[a.name] = v
+            if isinstance(v.type, MemRefType) and (
+                    a.source in ("result", "temp", "scalar", "status", "arena")
+                    or a.index in written_inputs):
+                writes.append(len(args))
+            args.append(v)
+        elif p.role == "dim":
+            args.append(hb.dim(inputs[p.index], p.axis))
+        else:
+            args.append(inputs[p.index])
+    hb.launch(k.name, block_dim, args, writes)
+    status = k.status
+    if status is not None:
+        messages, kinds = k.check_codes()
+        hb.insert(CheckStatusOp([buffers[status.name]], [], {
+            "messages": messages, "kinds": kinds}, loc=k.loc))
+    return _results(hb, k, inputs, buffers)
+
+
+def _results(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
+             buffers: dict[str, Value]) -> list[Value]:
+    term = k.fn.entry.terminator
+    assert term is not None
+    out: list[Value] = []
+    for j, (v, outer) in enumerate(zip(term.operand_values, k.outputs, strict=True)):
+        if isinstance(v, BlockArgument):
+            out.append(inputs[v.index])
+            continue
+        arr = next(a for a in k.arrays if a.index == j and a.source in ("scalar", "result"))
+        buf = buffers[arr.name]
+        if arr.source == "scalar":
+            val = hb.insert(mem.LoadOp([buf, hb.const(0)], [arr.elem])).result
+        else:
+            val = hb.to_tensor(buf)
+        assert val.type == outer.type or isinstance(outer.type, TensorType | ScalarType)
+        out.append(val)
+    return out
+
+
+__all__ = ["NotHostComputable", "launch_scalar"]

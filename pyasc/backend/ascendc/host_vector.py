@@ -1,0 +1,206 @@
+"""Host side of a vector kernel: iteration space, broadcasts, outputs, tiling, launch.
+
+Work split (computed on the host, passed as kernel arguments):
+
+* ``flat``/``reduce``: ``n`` elements; ``perBlock`` is ``ceil(n / cores)``, at least
+  :data:`MIN_BLOCK_ELEMENTS`, rounded up so that every block starts on a 32-byte
+  boundary of every array; ``block_dim = ceil(n / perBlock)`` (no empty blocks).
+* ``rows``: ``rows`` x ``cols``; ``rowsPerBlock`` is ``ceil(rows / cores)``, at least
+  enough rows for :data:`MIN_BLOCK_ELEMENTS` elements, rounded up to 8 rows.
+
+Whole-array reductions come back as one 32-byte slot per block; the host reduces the
+``block_dim`` partial results (the final step of the reduction) and rounds to the
+result type.
+"""
+
+from __future__ import annotations
+
+from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR
+from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.ops import UBCheckOp
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.vec_alloc import bytes_per_element
+from pyasc.backend.ascendc.vec_kernel import KernelInput, VectorKernel, result_slot
+from pyasc.ir.core import Value
+from pyasc.ir.ops import arith, tensor
+from pyasc.ir.types import DYN, ScalarType, TensorType, element_type
+
+MIN_BLOCK_ELEMENTS = 1024
+"""Fewest elements a block gets: smaller problems use fewer blocks (launch overhead)."""
+
+_HOST_REDUCE = {"sum": tensor.SumOp, "max": tensor.ReduceMaxOp, "min": tensor.ReduceMinOp}
+
+
+def _space_dims(hb: HostBuilder, k: VectorKernel, operands: list[Value]) -> list[Value]:
+    """Run-time extents of the iteration space (broadcast over the array inputs)."""
+    space = k.info.space
+    rank = len(space)
+    dims: list[Value] = []
+    for axis, extent in enumerate(space):
+        if extent != DYN:
+            dims.append(hb.const(extent))
+            continue
+        acc: Value | None = None
+        for inp, host in zip(k.inputs, operands, strict=True):
+            d = _input_extent(hb, inp, host, axis, rank)
+            if d is not None:
+                acc = d if acc is None else hb.broadcast_dim(acc, d)
+        if acc is None:
+            acc = _fill_extent(k, operands, axis)
+        dims.append(acc)
+    return dims
+
+
+def _input_extent(hb: HostBuilder, inp: KernelInput, host: Value, axis: int,
+                  rank: int) -> Value | None:
+    t = host.type
+    if inp.vv.cls == SCALAR or not isinstance(t, TensorType):
+        return None
+    if inp.vv.cls == COL and axis == rank - 1 or inp.vv.cls == ROW and axis != rank - 1:
+        return None
+    local = axis - (rank - t.rank)
+    return hb.dim(host, local) if local >= 0 else None
+
+
+def _fill_extent(k: VectorKernel, operands: list[Value], axis: int) -> Value:
+    """A run-time extent only a fill or broadcast inside the group knows (its dims)."""
+    args = list(k.group.body.blocks[0].args)
+    for op in k.group.body.blocks[0].ops:
+        if isinstance(op, tensor.FillOp | tensor.BroadcastOp):
+            t = op.result.type
+            assert isinstance(t, TensorType)
+            if t.rank == len(k.info.space) and t.shape[axis] == DYN:
+                pos = sum(1 for d in t.shape[:axis] if d == DYN)
+                dim = op.operand_values[1 + pos]
+                if dim in args:
+                    return operands[args.index(dim)]
+    raise AssertionError(f"no run-time extent for axis {axis} of kernel {k.name}")
+
+
+def _required_shape(cls: str, space: tuple[int, ...]) -> tuple[int, ...]:
+    if cls == FULL:
+        return space
+    if cls == COL:
+        return (*space[:-1], 1)
+    return (1,) * (len(space) - 1) + (space[-1],)
+
+
+def _prepare_input(hb: HostBuilder, inp: KernelInput, host: Value, k: VectorKernel,
+                   dims: list[Value]) -> Value:
+    """The array the kernel reads: ``host`` broadcast to its class's shape if needed."""
+    if inp.vv.cls == SCALAR:
+        return hb.extract_scalar(host)
+    shape = _required_shape(inp.vv.cls, k.info.space)
+    t = host.type
+    if isinstance(t, TensorType) and t.shape == shape:
+        return host
+    if inp.vv.cls == COL:
+        bdims = [*dims[:-1], hb.const(1)]
+    elif inp.vv.cls == ROW:
+        bdims = [hb.const(1)] * (len(shape) - 1) + [dims[-1]]
+    else:
+        bdims = dims
+    return hb.broadcast(host, shape, element_type(t), bdims)
+
+
+def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
+                  result_types: list) -> list[Value]:  # noqa: ANN001
+    """Emit the host ops that run kernel ``k``; returns the group's result values."""
+    dims = _space_dims(hb, k, operands)
+    args = [_prepare_input(hb, i, h, k, dims)
+            for i, h in zip(k.inputs, operands, strict=True) if i.vv.cls != SCALAR]
+    scalars = [hb.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
+               if i.vv.cls == SCALAR]
+    tiling, block_dim = _tiling(hb, k, dims, soc)
+    outs: dict[int, Value] = {}
+    out_args: list[Value] = []
+    for o in k.written:
+        t = result_types[o.index]
+        if o.kind == PARTIAL:
+            assert o.partial is not None
+            size = hb.mul(block_dim, result_slot(o.partial))
+            buf = hb.alloc((DYN,), o.partial.acc.dtype, [size])
+        else:
+            assert isinstance(t, TensorType)
+            shape_dims = _result_dims(hb, o.kind, o.squeezed, dims, t)
+            buf = hb.alloc(t.shape, t.element, shape_dims)
+        outs[o.index] = buf
+        out_args.append(buf)
+    first_out = len(args)
+    all_args = args + out_args + scalars + tiling
+    hb.launch(k.name, block_dim, all_args, range(first_out, first_out + len(out_args)))
+    return _results(hb, k, operands, outs, block_dim, result_types)
+
+
+def _result_dims(hb: HostBuilder, kind: str, squeezed: bool, dims: list[Value],
+                 t: TensorType) -> list[Value]:
+    if kind == COL:
+        return list(dims[:-1]) if squeezed else [*dims[:-1], hb.const(1)]
+    return dims[len(dims) - t.rank:]
+
+
+def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
+            soc: SoC) -> tuple[list[Value], Value]:
+    cores = soc.vector_blocks
+    if k.schedule == "rows":
+        rows = hb.product(dims[:-1])
+        cols = dims[-1]
+        if k.info.space[-1] == DYN:  # one row must fit a tile (static: checked at compile)
+            bpe = bytes_per_element(k.phys)
+            need = hb.mul(hb.round_up(cols, k.unit), bpe)
+            hb.insert(UBCheckOp([need], [], {"budget": k.tile * bpe,
+                                             "what": f"one row of kernel '{k.name}'"},
+                                loc=k.group.loc))
+        min_rows = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(cols, 1))
+        per = hb.round_up(hb.max(hb.ceil_div(rows, cores), min_rows), 8)
+        empty = hb.insert(arith.CmpOp.new("eq", cols, hb.const(0))).result
+        blocks = hb.insert(arith.SelectOp.new(empty, hb.const(0), hb.ceil_div(rows, per))).result
+        return [rows, cols, per], blocks
+    n = hb.product(dims)
+    unit = 32 // min(_gm_itemsizes(k))
+    per = hb.round_up(hb.max(hb.ceil_div(n, cores), MIN_BLOCK_ELEMENTS), unit)
+    return [n, per], hb.ceil_div(n, per)
+
+
+def _gm_itemsizes(k: VectorKernel) -> list[int]:
+    sizes = [i.vv.buf.itemsize for i in k.array_inputs if i.vv.buf is not None]
+    sizes += [o.buf.itemsize for o in k.written if o.buf is not None]
+    return sizes or [4]
+
+
+def _results(hb: HostBuilder, k: VectorKernel, operands: list[Value], outs: dict[int, Value],
+             block_dim: Value, result_types: list) -> list[Value]:  # noqa: ANN001
+    results: list[Value] = []
+    for o in k.outputs:
+        if o.kind == "passthrough":
+            results.append(operands[o.source])
+        elif o.kind == "same":
+            results.append(results[o.source])
+        elif o.kind == PARTIAL:
+            results.append(_final_reduce(hb, o, outs[o.index], block_dim,
+                                         result_types[o.index]))
+        else:
+            results.append(hb.to_tensor(outs[o.index]))
+    return results
+
+
+def _final_reduce(hb: HostBuilder, o, buf: Value, block_dim: Value, t) -> Value:  # noqa: ANN001
+    """The host's final step of a whole-array reduction over the per-block results."""
+    assert o.partial is not None
+    acc_t = o.partial.acc.dtype
+    parts = hb.to_tensor(buf)
+    slot = result_slot(o.partial)
+    zero, one = hb.const(0), hb.const(slot)
+    picked = hb.insert(tensor.SliceOp([parts, zero, block_dim, one],
+                                      [TensorType((DYN,), acc_t)])).result
+    red = hb.insert(_HOST_REDUCE[o.partial.kind].new(picked, (0,), False)).result
+    elem = element_type(t)
+    if elem != acc_t:
+        red = hb.insert(arith.CastOp.new(red, elem)).result
+    if isinstance(t, ScalarType):
+        return red
+    assert isinstance(t, TensorType)
+    return hb.insert(tensor.FillOp.new(red, t)).result
+
+
+__all__ = ["MIN_BLOCK_ELEMENTS", "launch_vector"]

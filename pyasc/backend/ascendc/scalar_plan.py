@@ -1,0 +1,306 @@
+"""Planning a scalar kernel: outline a region, lower it to loops, place its buffers.
+
+The region (a run of ops, or a group the vector schedules reject) is outlined into a
+function, lowered with ``lower-to-loops`` (plus ``expand-math`` once that pass exists)
+and the loop-level result is split:
+
+* GM arrays (kernel ``GM_ADDR`` parameters): the region's array inputs, its array
+  results and large top-level temporaries (allocated by the host: their extents are
+  computed from the inputs), constant arrays, one-element buffers for scalar results,
+  and a status word per block when the region has run-time checks;
+* local arrays: temporaries of static size up to :data:`LOCAL_LIMIT` bytes (kernel stack);
+* everything else is device code, emitted by ``emit_scalar``.
+
+A top-level ``loop.for`` is split across blocks when it is provably independent: it is
+the only code that writes GM, carries no values, and every GM write in it (and every
+read of a buffer it writes) indexes one fixed axis with the loop variable directly;
+buffers it writes must not alias anything else it touches.  Otherwise one block runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pyasc.backend.ascendc.tiles import RESERVED
+from pyasc.errors import UnsupportedSyntaxError
+from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
+from pyasc.ir.ops import func, loop, mem
+from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
+from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.types import MemRefType, ScalarType
+
+LOCAL_LIMIT = 4096
+"""Largest static temporary (bytes) kept as a local array on the kernel's stack."""
+
+ARENA_BYTES = 1 << 20
+"""Per-block GM workspace for temporaries of run-time size allocated inside loops (a
+bump allocator reset at the end of each iteration; overflowing it raises E50003)."""
+
+_LOWERING = ("expand-math", "lower-to-loops", "canonicalize", "cse", "dce")
+
+
+@dataclass
+class GmArray:
+    """One ``GM_ADDR`` parameter of a scalar kernel."""
+
+    name: str
+    value: Value | None          # the memref in the lowered function (None: status)
+    elem: ScalarType
+    source: str                  # input | result | temp | const | scalar | status
+    index: int = -1              # input position, or result position
+
+
+@dataclass
+class ScalarKernel:
+    name: str
+    loc: Location
+    fn: FuncOp                               # the region at loop level
+    inputs: list[Value]                      # outside values, in parameter order
+    outputs: list[Value]                     # region results (outside values)
+    arrays: list[GmArray] = field(default_factory=list)
+    locals: set[Value] = field(default_factory=set)
+    arena: set[Value] = field(default_factory=set)   # temporaries in the GM workspace
+    parallel: loop.ForOp | None = None
+    asserts: list[func.AssertOp] = field(default_factory=list)
+    reason: str = ""
+
+    def array_of(self, v: Value) -> GmArray | None:
+        for a in self.arrays:
+            if a.value is v:
+                return a
+        return None
+
+    @property
+    def status(self) -> GmArray | None:
+        return next((a for a in self.arrays if a.source == "status"), None)
+
+    @property
+    def workspace(self) -> GmArray | None:
+        return next((a for a in self.arrays if a.source == "arena"), None)
+
+    def check_codes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Messages and kinds of the status codes ``1..n`` the kernel may report."""
+        messages = [op.attributes["message"] for op in self.asserts]
+        kinds = [op.attributes["kind"] for op in self.asserts]
+        if self.arena:
+            messages.append(f"temporary arrays of kernel '{self.name}' need more than its "
+                            f"{ARENA_BYTES} bytes of GM workspace per block")
+            kinds.append("oom")
+        return tuple(messages), tuple(kinds)
+
+
+def outline(ops: Sequence[Operation], inputs: Sequence[Value], outputs: Sequence[Value],
+            mapping: dict[Value, Value] | None = None, name: str = "region") -> FuncOp:
+    """A function computing ``outputs`` from ``inputs`` with clones of ``ops``."""
+    fn = FuncOp.empty(name, [v.type for v in inputs], [v.type for v in outputs],
+                      [v.name_hint for v in inputs], loc=ops[0].loc if ops else None)
+    env: dict[Value, Value] = dict(mapping or {})
+    for v, arg in zip(inputs, fn.entry.args, strict=True):
+        env.setdefault(v, arg)
+    for v in external_values(ops):  # scalar constants are cloned, not passed
+        if v not in env and is_scalar_constant(v):
+            env[v] = fn.entry.append(v.op.clone()).result  # type: ignore[attr-defined]
+    for op in ops:
+        fn.entry.append(op.clone(env))
+    fn.entry.append(func.ReturnOp([env.get(v, v) for v in outputs]))
+    return fn
+
+
+def is_scalar_constant(v: Value) -> bool:
+    return isinstance(v, OpResult) and v.op.name == "arith.constant" and \
+        isinstance(v.type, ScalarType)
+
+
+def external_values(ops: Sequence[Operation]) -> list[Value]:
+    """Values the ops use that none of them (at any depth) defines, in first-use order."""
+    defined: set[Value] = set()
+    for op in ops:
+        for inner in op.walk():
+            defined.update(inner.result_values)
+            for region in inner.region_list:
+                for block in region.blocks:
+                    defined.update(block.args)
+    seen: list[Value] = []
+    for op in ops:
+        for inner in op.walk():
+            for v in inner.operand_values:
+                if v not in defined and v not in seen:
+                    seen.append(v)
+    return seen
+
+
+def escaping_values(ops: Sequence[Operation]) -> list[Value]:
+    members = set(ops)
+    return [r for op in ops for r in op.result_values
+            if any(not _inside_any(u, members) for u, _ in r.uses)]
+
+
+def _inside_any(user: Operation, members: set[Operation]) -> bool:
+    op: Operation | None = user
+    while op is not None:
+        if op in members:
+            return True
+        op = op.parent_op
+    return False
+
+
+def lower_region(fn: FuncOp, options: dict[str, object]) -> FuncOp:
+    """``fn`` (tensor level) lowered to loop level in a module of its own."""
+    module = ModuleOp.empty()
+    module.append(fn)
+    names = [p for p in _LOWERING if p in PASS_REGISTRY]
+    PassManager(names).run(module, PassContext(options=dict(options)))
+    return module.get(fn.sym_name)
+
+
+def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list[Value],
+                       distinct: Callable[[int, int], bool], reason: str,
+                       options: dict[str, object]) -> ScalarKernel:
+    """Lower ``fn`` and place its buffers; ``distinct(i, j)`` says whether array inputs
+    ``i`` and ``j`` are known not to alias."""
+    low = lower_region(fn, options)
+    k = ScalarKernel(name, fn.loc, low, inputs, outputs, reason=reason)
+    _reject_unsupported(low)
+    names = _Names()
+    for i, arg in enumerate(low.entry.args):
+        if isinstance(arg.type, MemRefType):
+            k.arrays.append(GmArray(names.new(arg.name_hint or f"in{i}"), arg,
+                                    arg.type.element, "input", i))
+    _place_results(k, names)
+    _place_temporaries(k, names)
+    k.asserts = [op for op in low.walk() if isinstance(op, func.AssertOp)]
+    if k.arena:
+        k.arrays.append(GmArray(names.new("workspace"), None, ScalarType("ui8"), "arena"))
+    if k.asserts or k.arena:
+        k.arrays.append(GmArray(names.new("status"), None, ScalarType("i32"), "status"))
+    k.parallel = find_parallel_loop(k, distinct)
+    return k
+
+
+def _reject_unsupported(low: FuncOp) -> None:
+    for op in low.walk():
+        if isinstance(op, func.CallOp):
+            raise UnsupportedSyntaxError("calls to other compiled functions inside device "
+                                         "code are not supported by the ascendc backend",
+                                         filename=op.loc.file, lineno=op.loc.line or None)
+
+
+def _place_results(k: ScalarKernel, names: _Names) -> None:
+    term = k.fn.entry.terminator
+    assert term is not None
+    for j, v in enumerate(term.operand_values):
+        if isinstance(v, BlockArgument):
+            continue  # a parameter returned as it is
+        if isinstance(v.type, ScalarType):
+            k.arrays.append(GmArray(names.new(f"result{j}"), v, v.type, "scalar", j))
+        elif isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp) and \
+                v.op.parent is k.fn.entry:
+            k.arrays.append(GmArray(names.new(f"out{j}"), v, v.type.element, "result", j))
+        else:
+            raise UnsupportedSyntaxError(
+                "an array computed by a loop (carried from iteration to iteration) is not "
+                "supported by the ascendc backend yet", filename=k.loc.file,
+                lineno=k.loc.line or None, hint="write into a preallocated array instead")
+
+
+def _place_temporaries(k: ScalarKernel, names: _Names) -> None:
+    for op in k.fn.walk():
+        if isinstance(op, mem.ConstantOp):
+            k.arrays.append(GmArray(names.new("const"), op.result, op.result.type.element,
+                                    "const"))
+        if not isinstance(op, mem.AllocOp) or k.array_of(op.result) is not None:
+            continue
+        t = op.result.type
+        assert isinstance(t, MemRefType)
+        size = t.num_elements()
+        if size is not None and size * t.element.itemsize <= LOCAL_LIMIT:
+            k.locals.add(op.result)
+        elif op.parent is k.fn.entry:
+            k.arrays.append(GmArray(names.new("work"), op.result, t.element, "temp"))
+        else:
+            k.arena.add(op.result)
+
+
+# ---------------------------------------------------------------- block split
+
+
+def _root(v: Value) -> Value:
+    return base_buffer(v)
+
+
+def _gm_roots(k: ScalarKernel) -> set[Value]:
+    return {a.value for a in k.arrays if a.value is not None}
+
+
+def _writes_gm(op: Operation, gm: set[Value]) -> bool:
+    return any(isinstance(x, mem.StoreOp) and _root(x.dest) in gm for x in op.walk())
+
+
+def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) -> loop.ForOp | None:
+    """The top-level loop to split across blocks, or ``None`` (see the module docstring)."""
+    gm = _gm_roots(k)
+    writers = [op for op in k.fn.entry.ops if _writes_gm(op, gm)]
+    if len(writers) != 1 or not isinstance(writers[0], loop.ForOp) or writers[0].inits:
+        return None
+    lp = writers[0]
+    iv = lp.induction_var
+    axis: dict[Value, int] = {}
+    for op in lp.walk():
+        if isinstance(op, mem.StoreOp):
+            root = _root(op.dest)
+            if root in gm:
+                if op.dest is not root or not _claims_axis(op.indices, iv, root, axis):
+                    return None
+            elif not lp.is_ancestor_of(root.op):  # type: ignore[union-attr]
+                return None  # writes a local array that lives across iterations
+    written = set(axis)
+    for op in lp.walk():
+        if isinstance(op, mem.LoadOp) and _root(op.source) in written:
+            if op.source is not _root(op.source) or \
+                    axis[op.source] >= len(op.indices) or op.indices[axis[op.source]] is not iv:
+                return None
+    return lp if _no_alias(k, written, lp, gm, distinct) else None
+
+
+def _claims_axis(indices: Sequence[Value], iv: Value, root: Value, axis: dict[Value, int]) -> bool:
+    positions = [i for i, v in enumerate(indices) if v is iv]
+    if not positions:
+        return False
+    if root in axis:
+        return axis[root] in positions
+    axis[root] = positions[0]
+    return True
+
+
+def _no_alias(k: ScalarKernel, written: set[Value], lp: loop.ForOp, gm: set[Value],
+              distinct: Callable[[int, int], bool]) -> bool:
+    touched = {_root(v) for op in lp.walk() for v in op.operand_values
+               if isinstance(v.type, MemRefType) and _root(v) in gm}
+    inputs = {a.value: a.index for a in k.arrays if a.source == "input"}
+    for w in written:
+        for t in touched:
+            if t is w or w not in inputs or t not in inputs:
+                continue  # results, temporaries and constants are fresh buffers
+            if not distinct(inputs[w], inputs[t]):
+                return False
+    return True
+
+
+class _Names:
+    def __init__(self) -> None:
+        self.taken: set[str] = set(RESERVED)
+
+    def new(self, base: str) -> str:
+        clean = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "a"
+        name, k = clean, 1
+        while name in self.taken:
+            name = f"{clean}_{k}"
+            k += 1
+        self.taken.add(name)
+        return name
+
+
+__all__ = ["ARENA_BYTES", "LOCAL_LIMIT", "GmArray", "ScalarKernel", "escaping_values",
+           "external_values", "is_scalar_constant", "outline", "plan_scalar_kernel"]

@@ -1,0 +1,164 @@
+"""The ``ascend-sim`` target: generated AscendC run against pyasc's host model of the API.
+
+``SimBackend.compile`` lowers the program (kernels + host program), compiles the source
+with the host C++ compiler against ``sim/`` and returns a :class:`SimKernel`: calling it
+interprets the host program, launching each kernel in the compiled library.  Compiled
+libraries are cached in memory (per process) and on disk (``pyasc.runtime.disk_cache``,
+backend directory ``ascend-sim``) under a key made of the source, the sim headers, the
+compiler's version and the SoC configuration, since each C++ build costs seconds.
+``kernel.last_counters`` holds the sim counters of the last call (GM <-> UB bytes for
+the profiler), summed over its launches; ``kernel.last_launches`` has them per launch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pyasc.backend.ascendc.codegen import AscendProgram, PyascPerformanceWarning, lower_program
+from pyasc.backend.ascendc.host_runner import HostRunner
+from pyasc.backend.ascendc.sim import SIM_DIR, SimConfig, SimLibrary, compile_kernels
+from pyasc.backend.ascendc.sim.runner import SimViolationError, find_compiler
+from pyasc.backend.ascendc.soc import SoC, socs_for
+from pyasc.backend.base import Program
+from pyasc.runtime.disk_cache import DiskCache
+
+_FORMAT = 1
+
+
+@functools.cache
+def compiler_version() -> str:
+    """First line of the host C++ compiler's ``--version`` output."""
+    cxx = find_compiler()
+    out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60)
+    text = (out.stdout or out.stderr).strip()
+    return f"{cxx}: {text.splitlines()[0] if text else '?'}"
+
+
+@functools.cache
+def headers_digest() -> str:
+    """SHA-256 over the sim headers (a change rebuilds every cached library)."""
+    h = hashlib.sha256()
+    for path in sorted(SIM_DIR.glob("*.h")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def sim_config(soc: SoC, opt_level: str | None = None) -> SimConfig:
+    """The build configuration for ``soc``; the optimisation level is ``opt_level``, else
+    ``PYASC_SIM_OPT`` (e.g. ``-O0`` for faster builds), else ``-O2``."""
+    opt = opt_level or os.environ.get("PYASC_SIM_OPT", "-O2")
+    if opt not in ("-O0", "-O1", "-O2", "-O3"):
+        opt = "-O2"
+    return SimConfig(ub_bytes=soc.ub_bytes, ub_reserved_bytes=soc.reserved_ub_bytes,
+                     opt_level=opt)
+
+
+def library_key(source: str, kernels: Sequence[str], config: SimConfig) -> str:
+    parts = {"format": _FORMAT, "source": hashlib.sha256(source.encode()).hexdigest(),
+             "kernels": list(kernels), "headers": headers_digest(),
+             "compiler": compiler_version(), "defines": config.defines(),
+             "opt": config.opt_level}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=128)
+def _loaded(key: str, path: str, kernels: tuple[str, ...], source: str, filename: str,
+            config: SimConfig) -> SimLibrary:
+    """One ``dlopen`` per cached library and process."""
+    return SimLibrary(ctypes.CDLL(path), kernels, source=source, filename=filename,
+                      config=config)
+
+
+def build_library(ap: AscendProgram, use_cache: bool = True,
+                  cache: DiskCache | None = None, opt_level: str | None = None) -> SimLibrary:
+    """The compiled ascend-sim library of ``ap`` (from the caches when possible)."""
+    config = sim_config(ap.soc, opt_level)
+    kernels = tuple(ap.kernel_names)
+    if not use_cache:
+        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config)
+    cache = cache if cache is not None else DiskCache(backend="ascend-sim")
+    key = library_key(ap.source, kernels, config)
+    entry = cache.load(key)
+    if entry is None:
+        _compile_into(cache, key, ap, kernels, config)
+        entry = cache.load(key)
+    if entry is None:  # the cache is not writable: build in a temporary directory
+        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config)
+    path = cache.dir / key[:2] / str(entry.manifest["object"])
+    return _loaded(key, str(path), kernels, ap.source, ap.filename, config)
+
+
+def _compile_into(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[str, ...],
+                  config: SimConfig) -> None:
+    work = Path(tempfile.mkdtemp(prefix="pyasc-sim-"))
+    try:
+        compile_kernels(ap.source, kernels, filename=ap.filename, config=config, keep_dir=work)
+        cache.store(key, {"kernels": list(kernels), "soc": ap.soc.name,
+                          "compiler": compiler_version()}, (work / "kernel.so").read_bytes())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class SimKernel:
+    """A compiled program on ascend-sim: ``kernel(flat_args) -> flat_results``."""
+
+    def __init__(self, program: Program, ascend: AscendProgram, lib: SimLibrary | None) -> None:
+        self.program, self.ascend, self.lib = program, ascend, lib
+        self.last_counters: dict[str, int] = {}
+        self.last_launches: list[dict[str, int]] = []
+
+    @property
+    def source(self) -> str:
+        return self.ascend.source
+
+    def _launch(self, kernel: str, block_dim: int, args: Sequence[Any]) -> dict[str, int]:
+        assert self.lib is not None, "a program without kernels launched one"
+        try:
+            return self.lib.launch(kernel, block_dim, *args)
+        except SimViolationError as exc:
+            full = self.ascend.files.get(exc.file)
+            if full is None:
+                raise
+            raise SimViolationError(exc.api, full, exc.line, exc.block, exc.detail,
+                                    filename=full, lineno=exc.line or None) from None
+
+    def __call__(self, flat_args: Sequence[Any]) -> list[Any]:
+        runner = HostRunner(self.ascend.host, self._launch)
+        try:
+            return runner.call(self.ascend.entry, *flat_args)
+        finally:
+            self.last_launches = runner.counters
+            self.last_counters = runner.total_counters()
+
+
+class SimBackend:
+    """The ``ascend-sim`` target (see the module docstring)."""
+
+    name = "ascend-sim"
+
+    def __init__(self, cache: DiskCache | None = None) -> None:
+        self._cache = cache
+
+    def compile(self, program: Program) -> SimKernel:
+        """Lower ``program`` for each requested SoC; build and load the first one."""
+        socs = socs_for(program.options.get("device_type"))  # type: ignore[arg-type]
+        lowered = [lower_program(program, soc) for soc in socs[:1]]
+        with warnings.catch_warnings():  # the other SoCs only check that the kernels fit
+            warnings.simplefilter("ignore", PyascPerformanceWarning)
+            for soc in socs[1:]:
+                lower_program(program, soc)
+        use_cache = program.options.get("cache", True) is not False
+        ap = lowered[0]
+        lib = build_library(ap, use_cache, self._cache) if ap.kernels else None
+        return SimKernel(program, ap, lib)

@@ -1,0 +1,145 @@
+"""The SoC table: Unified Buffer size, InitBuffer budget, core counts, compiler arch, dtypes.
+
+Every number carries a tag in its comment: ``[V]`` read in public CANN sources or docs
+(file named), ``[V3]`` read in third-party material quoting the CANN platform ini files,
+``[I]`` inferred (same family, product literature) and unverified.  Nothing here was
+measured on hardware.
+
+Sources:
+
+* UB sizes: asc-devkit ``impl/basic_api/utils/kernel_utils_constants.h``:
+  ``__NPU_ARCH__ 1001/2002`` (Ascend910, Ascend310P) ``TOTAL_UB_SIZE = 256 KB``,
+  ``TOTAL_VEC_LOCAL_SIZE = 248 KB``; ``2201`` (Ascend910B, Ascend910_93) 192 KB / 184 KB;
+  ``3002`` (Ascend310B) 248 KB / 184 KB.  ``TOTAL_VEC_LOCAL_SIZE`` is what ``InitBuffer``
+  may hand out; the rest is scratch of the APIs that use reserved UB.
+* ``--cce-aicore-arch``: asc-devkit asc plugin ``CCE_AICORE_MAP``: Ascend910 ``dav-c100``,
+  Ascend310P ``dav-m200-vec`` (vector) / ``dav-m200``, Ascend910B and the Ascend910_93
+  list ``dav-c220-vec`` / ``dav-c220-cube``, Ascend310B ``dav-m300``.  The same file's
+  ``SOC_VERSION_MAP`` lists the SoC names used below.
+* Core counts: ``data/platform_config/<soc>.ini`` ``[SoCInfo]`` as quoted in CANN and
+  torchair docs (Ascend910B1/B2: ``ai_core_cnt=24 vector_core_cnt=48``) and third-party
+  excerpts (Ascend910B4: 20/40, Ascend310P3: 8/7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyasc.errors import InvalidOptionError
+
+KB = 1024
+
+# Element types the vector APIs accept on dav-c220 (static_asserts of the dav_c220 impl
+# headers, reference section 1.3) [V].  Other archs are assumed to match [I] except where
+# a family overrides it (no bf16 on dav-m200 [V3]).
+C220_DTYPES: dict[str, frozenset[str]] = {
+    "arith": frozenset({"f16", "f32", "i16", "i32"}),      # Add Sub Mul Max Min, *s forms
+    "div": frozenset({"f16", "f32"}),                      # Div
+    "unary": frozenset({"f16", "f32"}),                    # Exp Ln Abs Sqrt Rsqrt Reciprocal
+    "relu": frozenset({"f16", "f32", "i32"}),
+    "duplicate": frozenset({"f16", "bf16", "i16", "ui16", "i32", "ui32", "f32"}),
+    "compare": frozenset({"f16", "f32"}),                  # int32 only with EQ
+    "select": frozenset({"f16", "f32"}),
+    "reduce": frozenset({"f16", "f32"}),                   # ReduceSum/Max/Min
+    "copy": frozenset({"i8", "ui8", "i16", "ui16", "f16", "bf16", "i32", "ui32", "f32",
+                       "i64", "ui64", "f64"}),             # DataCopyPad
+}
+
+
+@dataclass(frozen=True)
+class SoC:
+    """One SoC: the numbers the tiling and the compiler driver need."""
+
+    name: str
+    family: str              # Ascend910B, Ascend910_93, Ascend310P, Ascend310B, Ascend910
+    ub_bytes: int            # TOTAL_UB_SIZE
+    init_buffer_bytes: int   # TOTAL_VEC_LOCAL_SIZE: the sum of InitBuffer sizes
+    vector_blocks: int       # blocks a vector-only kernel may launch (block_dim bound)
+    aicore_arch: str         # --cce-aicore-arch of a vector kernel
+    npu_arch: int            # __NPU_ARCH__
+    dtypes: dict[str, frozenset[str]]
+
+    @property
+    def reserved_ub_bytes(self) -> int:
+        """UB above the InitBuffer budget (API scratch, e.g. Select's reserved buffer)."""
+        return self.ub_bytes - self.init_buffer_bytes
+
+    def supports(self, api: str, dtype: str) -> bool:
+        """Whether the vector API class ``api`` takes element type ``dtype`` here."""
+        return dtype in self.dtypes.get(api, frozenset())
+
+
+def _no_bf16(table: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    return {k: v - {"bf16"} for k, v in table.items()}
+
+
+def _c220(name: str, family: str, vector_blocks: int) -> SoC:
+    return SoC(name, family, 192 * KB, 184 * KB, vector_blocks, "dav-c220-vec", 2201,
+               C220_DTYPES)
+
+
+SOCS: dict[str, SoC] = {s.name: s for s in (
+    # Ascend910B: 24 AIC + 48 AIV on B1/B2 [V3]; B4 20 + 40 [V3]; B3 20 + 40 [I].
+    _c220("Ascend910B1", "Ascend910B", 48),
+    _c220("Ascend910B2", "Ascend910B", 48),
+    _c220("Ascend910B3", "Ascend910B", 40),
+    _c220("Ascend910B4", "Ascend910B", 40),
+    # Ascend910_93 (Atlas A3): dav-c220 like 910B [V]; 24 + 48 per die on 9391/9392/9381/
+    # 9382 [I], 20 + 40 on 9372/9362 [I].
+    _c220("Ascend910_9391", "Ascend910_93", 48),
+    _c220("Ascend910_9392", "Ascend910_93", 48),
+    _c220("Ascend910_9381", "Ascend910_93", 48),
+    _c220("Ascend910_9382", "Ascend910_93", 48),
+    _c220("Ascend910_9372", "Ascend910_93", 40),
+    _c220("Ascend910_9362", "Ascend910_93", 40),
+    # Ascend310P: 256 KB UB / 248 KB budget [V]; vector kernels run on the 8 AI cores of
+    # a 310P3 (ai_core_cnt=8 [V3]); 310P1 assumed 10 [I]; no bf16 [V3].
+    SoC("Ascend310P1", "Ascend310P", 256 * KB, 248 * KB, 10, "dav-m200-vec", 2002,
+        _no_bf16(C220_DTYPES)),
+    SoC("Ascend310P3", "Ascend310P", 256 * KB, 248 * KB, 8, "dav-m200-vec", 2002,
+        _no_bf16(C220_DTYPES)),
+    # Ascend310B: 248 KB UB, 184 KB InitBuffer budget [V]; one AI core [I].
+    SoC("Ascend310B1", "Ascend310B", 248 * KB, 184 * KB, 1, "dav-m300", 3002, C220_DTYPES),
+    SoC("Ascend310B4", "Ascend310B", 248 * KB, 184 * KB, 1, "dav-m300", 3002, C220_DTYPES),
+    # Ascend910 (first generation): 256 KB / 248 KB [V]; 32 AI cores on 910A, 30 on the
+    # "Ascend910B" first-generation part [I]; no bf16 [I].
+    SoC("Ascend910A", "Ascend910", 256 * KB, 248 * KB, 32, "dav-c100", 1001,
+        _no_bf16(C220_DTYPES)),
+    SoC("Ascend910ProB", "Ascend910", 256 * KB, 248 * KB, 30, "dav-c100", 1001,
+        _no_bf16(C220_DTYPES)),
+)}
+
+DEFAULT_SOC = "Ascend910B1"
+
+# ``device_type=[...]`` names of the decorator -> the SoC compiled for.  "Ascend910B" in
+# the decorator means the 910B family (the first-generation part of the same name is
+# reachable as "Ascend910ProB").
+ALIASES: dict[str, str] = {
+    "Ascend910": "Ascend910A",
+    "Ascend910B": "Ascend910B1",
+    "Ascend910_93": "Ascend910_9391",
+    "Ascend310": "Ascend310P3",
+    "Ascend310P": "Ascend310P3",
+    "Ascend310B": "Ascend310B1",
+}
+
+
+def get_soc(name: str | None = None) -> SoC:
+    """The SoC called ``name`` (a table name or a family alias); the default is 910B1."""
+    key = ALIASES.get(name or DEFAULT_SOC, name or DEFAULT_SOC)
+    try:
+        return SOCS[key]
+    except KeyError:
+        known = ", ".join(sorted(set(SOCS) | set(ALIASES)))
+        raise InvalidOptionError(f"unknown SoC {name!r}", hint=f"known SoCs: {known}") from None
+
+
+def socs_for(device_type: tuple[str, ...] | list[str] | None) -> list[SoC]:
+    """The SoCs a ``device_type`` option asks for (the default SoC when it is ``None``)."""
+    if not device_type:
+        return [get_soc()]
+    seen: dict[str, SoC] = {}
+    for name in device_type:
+        soc = get_soc(name)
+        seen.setdefault(soc.name, soc)
+    return list(seen.values())

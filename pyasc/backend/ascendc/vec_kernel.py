@@ -1,0 +1,208 @@
+"""Planning one vector kernel: lowering, outputs, physical buffers, tile size, parameters.
+
+:func:`plan_vector_kernel` turns a ``fusion.group`` into a :class:`VectorKernel`, the
+complete description the C++ emitter (``emit_vector``) and the host-program builder
+(``host_vector``) share.  Kernel parameters, in order: one ``GM_ADDR`` per array input,
+one per array output (per-block partial results of whole-array reductions included),
+the scalar inputs by value, then the tiling parameters computed by the host:
+``n, perBlock`` (flat and reduce schedules) or ``rows, cols, rowsPerBlock`` (rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, SCALAR, GroupInfo, analyze
+from pyasc.backend.ascendc.grouping import value_name
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.tiles import Buf, TileProgram, ctype
+from pyasc.backend.ascendc.vec_alloc import (
+    RESULT_BYTES,
+    PhysBuf,
+    assign,
+    choose_tile,
+)
+from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
+from pyasc.backend.ascendc.vec_lower import Partial, VecLowering, VVal
+from pyasc.backend.ascendc.vec_math import MATH_RULES
+from pyasc.ir.core import BlockArgument, Value
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.types import DYN, f16, u8
+
+RULES = {**ARITH_RULES, **MATH_RULES}
+
+TILING_PARAMS = {"flat": ("n", "perBlock"), "reduce": ("n", "perBlock"),
+                 "rows": ("rows", "cols", "rowsPerBlock")}
+
+
+@dataclass
+class KernelInput:
+    arg: BlockArgument
+    vv: VVal
+
+
+@dataclass
+class KernelOutput:
+    """Result ``index`` of the group: a buffer the kernel writes, or another result."""
+
+    index: int
+    kind: str                  # full | col | partial | passthrough | same
+    buf: Buf | None = None
+    partial: Partial | None = None
+    source: int = -1           # passthrough: input position; same: earlier result index
+    squeezed: bool = False
+
+
+@dataclass
+class VectorKernel:
+    name: str
+    group: FusionGroupOp
+    info: GroupInfo
+    prog: TileProgram
+    inputs: list[KernelInput]
+    outputs: list[KernelOutput]
+    phys: list[PhysBuf] = field(default_factory=list)
+    tile: int = 0
+    unit: int = 8              # row pitch alignment in elements (32 bytes for every dtype)
+
+    @property
+    def schedule(self) -> str:
+        return self.info.schedule
+
+    @property
+    def array_inputs(self) -> list[KernelInput]:
+        return [i for i in self.inputs if i.vv.cls != SCALAR]
+
+    @property
+    def scalar_inputs(self) -> list[KernelInput]:
+        return [i for i in self.inputs if i.vv.cls == SCALAR]
+
+    @property
+    def written(self) -> list[KernelOutput]:
+        return [o for o in self.outputs if o.kind in (FULL, COL, PARTIAL)]
+
+    def param_names(self) -> list[str]:
+        names = [i.vv.buf.name for i in self.array_inputs]  # type: ignore[union-attr]
+        names += [out_param(o) for o in self.written]
+        names += [i.vv.expr.rstrip("_") for i in self.scalar_inputs]
+        return names + list(TILING_PARAMS[self.schedule])
+
+    def param_types(self) -> list[str]:
+        n_gm = len(self.array_inputs) + len(self.written)
+        scalars = [ctype(i.vv.dtype) for i in self.scalar_inputs]
+        return ["GM_ADDR"] * n_gm + scalars + ["int64_t"] * len(TILING_PARAMS[self.schedule])
+
+    def max_tile_rows(self) -> int:
+        from pyasc.backend.ascendc.vec_alloc import MAX_TILE_ROWS
+
+        return min(MAX_TILE_ROWS, max(1, self.tile // self.unit))
+
+
+def out_param(o: KernelOutput) -> str:
+    if o.kind == PARTIAL:
+        assert o.partial is not None
+        return o.partial.acc.name + "Part"
+    assert o.buf is not None
+    return o.buf.name
+
+
+def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKernel:
+    """Analyze, lower and size ``group`` (raises ``NotVectorizable`` or E50003)."""
+    info = analyze(group)
+    for arg, outer in zip(group.body.blocks[0].args, group.inputs, strict=True):
+        arg.name_hint = arg.name_hint or value_name(outer)
+    low = VecLowering(group, info, soc, RULES)
+    low.run()
+    inputs = [KernelInput(a, low.get(a)) for a in group.body.blocks[0].args]
+    outputs = _outputs(low, group)
+    kernel = VectorKernel(name, group, info, low.prog, inputs, outputs)
+    kernel.phys = assign(low.prog)
+    for o in kernel.written:
+        if o.kind == PARTIAL:
+            assert o.partial is not None
+            kernel.phys.append(PhysBuf(o.partial.acc.name + "Res_", "res",
+                                       o.partial.acc.itemsize, "res"))
+    _size(kernel, soc)
+    return kernel
+
+
+def _outputs(low: VecLowering, group: FusionGroupOp) -> list[KernelOutput]:
+    term = group.body.blocks[0].terminator
+    assert term is not None
+    args = list(group.body.blocks[0].args)
+    outs: list[KernelOutput] = []
+    seen: dict[Value, int] = {}
+    for j, v in enumerate(term.operand_values):
+        if v in seen:
+            outs.append(KernelOutput(j, "same", source=seen[v]))
+            continue
+        seen[v] = j
+        if isinstance(v, BlockArgument):
+            outs.append(KernelOutput(j, "passthrough", source=args.index(v)))
+        elif v in low.partials:
+            partial = low.partials[v]
+            low.prog.reduce_tmp_types.add(partial.acc.dtype.name)
+            outs.append(KernelOutput(j, PARTIAL, partial=partial))
+        else:
+            vv = low.get(v)
+            cls = low.info.classes[v]
+            single = len(term.operand_values) == 1
+            buf = _output_buffer(low, vv, v.name_hint or ("out" if single else f"out{j}"))
+            outs.append(KernelOutput(j, cls, buf, squeezed=v in low.info.squeezed))
+    return outs
+
+
+def _output_buffer(low: VecLowering, vv: VVal, hint: str) -> Buf:
+    """The buffer holding an output: the value's own temporary when possible."""
+    assert vv.buf is not None
+    if vv.is_mask:  # booleans leave as bytes: select 1/0 in half, cast to uint8
+        wide = low.temp(vv, f16, "flag")
+        select(low, wide, vv, VVal(SCALAR, f16, expr=low.literal(1, f16)),
+               VVal(SCALAR, f16, expr=low.literal(0, f16)))
+        out = low.new_vec(vv.cls, u8, hint)  # bytes, not a mask: new_vec(u8) is a tile
+        assert out.buf is not None
+        low.cast(out, wide, "CAST_NONE")
+        out.buf.role = "out"
+        return out.buf
+    if vv.buf.role == "calc":
+        vv.buf.role = "out"
+        vv.buf.name = low.prog.unique(hint)  # no text was written yet: renaming is free
+        return vv.buf
+    copy = low.new_vec(vv.cls, vv.dtype, hint)
+    low.scalar_call("Muls", copy, vv, low.literal(1, vv.dtype))
+    assert copy.buf is not None
+    copy.buf.role = "out"
+    return copy.buf
+
+
+def _size(kernel: VectorKernel, soc: SoC) -> None:
+    sizes = [b.itemsize for b in kernel.prog.buffers if b.kind in ("tile", "row")]
+    kernel.unit = 32 // min(sizes) if sizes else 8
+    space = kernel.info.space
+    static = all(d != DYN for d in space)
+    want: int | None = None
+    min_tile = 256
+    if kernel.schedule == "rows":
+        cols = space[-1]
+        if cols != DYN:
+            pitch = -(-cols // kernel.unit) * kernel.unit
+            min_tile = pitch
+            if static:
+                rows = 1
+                for d in space[:-1]:
+                    rows *= d
+                want = pitch * rows
+    elif static:
+        total = 1
+        for d in space:
+            total *= d
+        want = max(1, total)
+    what = f"the fused {kernel.group.attributes['kind']} kernel at this line"
+    kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit, min_tile,
+                              want, kernel.group.loc, what)
+
+
+def result_slot(partial: Partial) -> int:
+    """Elements per block in the partial-result buffer (one 32-byte block each)."""
+    return RESULT_BYTES // partial.acc.itemsize
+

@@ -1,0 +1,272 @@
+"""Finding and calling a compiled specialization with as little Python as possible.
+
+Three levels, fastest first:
+
+1. ``HybridFunction.__call__`` calls the *native entry* of the specialization it used
+   last (a builtin function generated with the kernel: it checks every argument against
+   the specialization, allocates the outputs and calls the kernel), then those of a few
+   other recent ones; each answers ``pyasc.runtime.MISS`` (in ~50 ns) for arguments of
+   another specialization.
+2. :class:`CallTable` maps a cheap *signature* of the arguments (type, dtype, shape and
+   strides of arrays, type of scalars, value of compile-time arguments, tuple structure;
+   computed straight from the arguments) to an :class:`Entry`: the native entry if there
+   is one, else a Python caller generated once per specialization (straight-line code:
+   no loop over the arguments).
+3. On a miss, the decorator binds the arguments, computes the specialization key and
+   loads or compiles the kernel; the signature is then added to the table.
+
+A signature determines the specialization key (the key is a function of exactly the
+properties in it), so a table hit can never select another specialization; what it does
+not cover (alignment, writeability, an integer's range) the callers check on every call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pyasc.frontend.callplan import CallTemplate, convert, template_from_json
+from pyasc.frontend.specialize import Spec, layout_of
+
+MAX_SIGNATURES = 1024
+"""Signatures remembered per function (strided views of many shapes could otherwise
+grow the table without bound); the table is cleared when full."""
+
+_SCALARS = frozenset({bool, int, float})
+_EMPTY = inspect.Parameter.empty
+_ndarray = np.ndarray
+
+
+class Signatures:
+    """Signature computation for one function, given which argument paths are
+    specialized by value and whether shapes are dynamic."""
+
+    def __init__(self, signature: inspect.Signature, by_value: set[tuple],
+                 dynamic: bool) -> None:
+        self.names = tuple(signature.parameters)
+        self.defaults = tuple(p.default for p in signature.parameters.values())
+        self.exact = {name: {p[1:] for p in by_value if p[0] == name} for name in self.names}
+        self.array = _dynamic_array if dynamic else _static_array
+        # the common case, arrays and Python scalars, none by value: one call per argument
+        self.quick = None if dynamic or any(self.exact.values()) else _quick
+
+    def of(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+        """The signature of a call, or ``None`` when it has none (extra positional
+        arguments, unhashable values: the full path reports or handles those)."""
+        names = self.names
+        if len(args) > len(names):
+            return None
+        quick = self.quick
+        if quick is not None:
+            try:
+                sig = tuple([quick(v) for v in args])
+                if kwargs:  # (name, entry) pairs: never equal to a positional entry
+                    sig += tuple([(k, quick(v)) for k, v in kwargs.items()
+                                  if k in self.exact or _unknown()])
+                return sig
+            except _NotQuick:
+                pass
+        sig = tuple(self._arg(v, self.exact[n], ()) for v, n in zip(args, names, strict=False))
+        if kwargs:
+            exact = self.exact
+            try:
+                sig += tuple((k, self._arg(v, exact[k], ())) for k, v in kwargs.items())
+            except KeyError:  # an unknown keyword: binding reports it
+                return None
+        return sig
+
+    def positional(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+        """The call with keywords and defaults put in their places (for the native
+        entry, which takes positions), or ``None`` when binding would fail."""
+        n = len(args)
+        rest = self.names[n:]
+        if len(rest) == len(kwargs):  # every later parameter given by keyword
+            try:
+                return args + tuple([kwargs[name] for name in rest])
+            except KeyError:
+                return None
+        out = list(args)
+        for name, default in zip(rest, self.defaults[n:], strict=True):
+            value = kwargs.get(name, default)
+            if value is _EMPTY:
+                return None
+            out.append(value)
+        return tuple(out) if sum(name in kwargs for name in rest) == len(kwargs) else None
+
+    def _arg(self, v: object, exact: set[tuple], path: tuple) -> object:
+        t = type(v)
+        if t is _ndarray or isinstance(v, _ndarray):
+            return self.array(v, t)
+        if t is tuple:
+            return (tuple, *(self._arg(x, exact, (*path, i)) for i, x in enumerate(v)))
+        if t in _SCALARS and path not in exact:
+            return t
+        if isinstance(v, np.generic) and path not in exact:
+            return t
+        return (t, v)  # compile-time values (by-value scalars, None, dtypes, strings)
+
+
+class _NotQuick(Exception):  # noqa: N818 - control flow
+    """An argument :func:`_quick` leaves to the general rules."""
+
+
+def _unknown() -> bool:
+    raise _NotQuick  # an unknown keyword: the general rules return None for it
+
+
+def _quick(v: object) -> object:
+    """The signature entry of an exact ndarray (dtype number, shape, strides: they
+    determine dtype name, rank, layout class and shape) or a Python scalar (its type),
+    when nothing is by value and shapes are static.  Distinct from every entry the
+    general rules make, which start with a type."""
+    t = type(v)
+    if t is _ndarray:
+        return (v.dtype.num, v.shape, v.strides)  # type: ignore[attr-defined]
+    if t in _SCALARS:
+        return t
+    raise _NotQuick
+
+
+def _static_array(a: np.ndarray, t: type) -> tuple:
+    return (t, a.dtype, a.shape, a.strides)
+
+
+def _dynamic_array(a: np.ndarray, t: type) -> tuple:
+    return (t, a.dtype, a.ndim, layout_of(a))
+
+
+class Entry:
+    """One specialization ready to call: ``native(*args)`` (or ``None``) and
+    ``call(args, kwargs)``, the generated Python caller."""
+
+    __slots__ = ("call", "kernel", "native", "template")
+
+    def __init__(self, kernel: Any, template: CallTemplate, call: Callable,
+                 native: Callable | None) -> None:
+        self.kernel = kernel
+        self.template = template
+        self.call = call
+        self.native = native
+
+
+def make_entry(hf: Any, specs: dict[str, Spec], call_data: dict[str, Any],
+               kernel: Any) -> Entry:
+    """The entry of a specialization of ``hf`` (``specs``) whose ``kernel`` was compiled
+    or loaded with ``call_data``."""
+    template = template_from_json(call_data["template"])
+    call = python_caller(hf, specs, template, kernel)
+    native = None
+    make_native = getattr(kernel, "native_entry", None)
+    if make_native is not None and call_data.get("native") is not None:
+        native = make_native(_defaults(hf.__signature__))
+    return Entry(kernel, template, call, native)
+
+
+def _defaults(signature: inspect.Signature) -> list[object]:
+    return [p.default for p in signature.parameters.values()
+            if p.default is not inspect.Parameter.empty]
+
+
+def python_caller(hf: Any, specs: dict[str, Spec], template: CallTemplate,
+                  kernel: Any) -> Callable[[tuple, dict], Any]:
+    """``call(args, kwargs)``: flatten, call ``kernel``, rebuild the result; generated
+    as straight-line code for this specialization."""
+    params = hf.__signature__.parameters
+    positional = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                     for p in params.values())
+    names = [f"a{i}" for i in range(len(specs))]
+    flat = [f"{name}{''.join(f'[{i}]' for i in path)}"
+            for name, spec in zip(names, specs.values(), strict=True)
+            for path in _leaf_paths(spec, ())]
+    env: dict[str, Any] = {"kernel": kernel, "bind": _binder(hf)}
+    lines = ["def call(args, kwargs):",
+             f"    if kwargs or len(args) != {len(specs) if positional else -1}:",
+             "        args = bind(args, kwargs)"]
+    if names:
+        lines.append(f"    {', '.join(names)}, = args")
+    lines += [f"    flat = [{', '.join(flat)}]", "    r = kernel(flat)",
+              f"    return {_result_expr(template.shape, template.params, env)}"]
+    exec("\n".join(lines), env)  # generated from the key and template, never user text
+    call = env["call"]
+    call.__doc__ = "\n".join(lines)
+    return call
+
+
+def _binder(hf: Any) -> Callable[[tuple, dict], tuple]:
+    def bind(args: tuple, kwargs: dict[str, Any]) -> tuple:
+        return tuple(hf._arguments(args, kwargs).values())
+    return bind
+
+
+def _leaf_paths(spec: Spec, path: tuple) -> list[tuple]:
+    if spec[0] == "tuple":
+        return [p for i, s in enumerate(spec[1:]) for p in _leaf_paths(s, (*path, i))]
+    return [] if spec[0] == "const" else [path]
+
+
+def _result_expr(shape: Any, params: tuple[int | None, ...], env: dict[str, Any]) -> str:
+    kind = shape[0]
+    if kind in ("tuple", "list"):
+        items = "".join(_result_expr(s, params, env) + ", " for s in shape[1])
+        return f"({items})" if kind == "tuple" else f"[{items}]"
+    name = f"c{len(env)}"
+    if kind == "const":
+        env[name] = shape[1]
+        return name
+    j = shape[1]
+    if params and params[j] is not None:
+        return f"flat[{params[j]}]"
+    env[name] = convert(shape[2])
+    return f"{name}(r[{j}])"
+
+
+class CallTable:
+    """Per-function tables: signature -> entry and (target, key) -> entry."""
+
+    def __init__(self) -> None:
+        self.by_sig: dict[tuple, Entry] = {}
+        self.by_key: dict[tuple, Entry] = {}
+        self.signatures: Signatures | None = None
+
+    def signature_of(self, hf: Any, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+        """The call's signature (``None`` if it has none; it may be unhashable)."""
+        sigs = self.signatures
+        if sigs is None:
+            params = hf.__signature__.parameters
+            if any(p.kind == p.VAR_POSITIONAL for p in params.values()):
+                return None  # positions do not map to names: always bind
+            sigs = self.signatures = Signatures(hf.__signature__, set(hf._by_value),
+                                                hf.options.dynamic_shape)
+        return sigs.of(args, kwargs)
+
+    def find(self, hf: Any, target: str, args: tuple, kwargs: dict[str, Any]
+             ) -> Entry | None:
+        """The entry remembered for this call's signature, if any."""
+        sig = self.signature_of(hf, args, kwargs)
+        if sig is None:
+            return None
+        try:
+            return self.by_sig.get((target, sig))
+        except TypeError:  # an unhashable argument
+            return None
+
+    def remember(self, hf: Any, target: str, args: tuple, kwargs: dict[str, Any],
+                 entry: Entry) -> None:
+        """Route later calls with this call's signature to ``entry``."""
+        sig = self.signature_of(hf, args, kwargs)
+        if sig is None:
+            return
+        if len(self.by_sig) >= MAX_SIGNATURES:
+            self.by_sig.clear()
+        try:
+            self.by_sig[(target, sig)] = entry
+        except TypeError:
+            pass
+
+    def by_value_changed(self) -> None:
+        """Arguments specialized by value changed: signatures must include them."""
+        self.signatures = None
+        self.by_sig.clear()

@@ -1,0 +1,141 @@
+"""Errors and guarantees of the AscendC backend: E50003, toolchain missing, scalar-code
+warnings, run-time checks, and no ``Subs``/``Divs``/``Neg`` in any generated source."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from ascendc_cases import adaptive_avg_pool, layernorm, softmax, zoo
+from ascendc_kit import STORE, run_sim
+
+from pyasc import hybrid
+from pyasc.backend.ascendc import (
+    NPUBackend,
+    PyascPerformanceWarning,
+    generate_ascendc,
+    lower_program,
+)
+from pyasc.backend.base import get_backend
+from pyasc.errors import OutOfMemoryError, ToolchainMissingError, UnsupportedSyntaxError
+
+
+@hybrid
+def wide_softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _line_of(fn, needle: str) -> int:
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn.__wrapped__)
+    return first + next(i for i, text in enumerate(lines) if needle in text)
+
+
+def test_static_row_too_long_for_the_ub_is_e50003():
+    x = np.zeros((2, 60000), np.float32)
+    with pytest.raises(OutOfMemoryError) as info:
+        lower_program(wide_softmax.specialize(x))
+    err = info.value
+    assert err.code == "E50003"
+    assert err.lineno in (_line_of(wide_softmax, "np.exp("), _line_of(wide_softmax, "return"))
+    assert "bytes of Unified Buffer" in err.message and "188416" in err.message
+    assert "probe" not in err.message
+
+
+def test_dynamic_row_too_long_is_e50003_at_run_time():
+    x = np.zeros((2, 60000), np.float32)
+    with pytest.raises(OutOfMemoryError) as info:
+        run_sim(softmax, x)
+    assert info.value.code == "E50003"
+    assert info.value.filename.endswith("ascendc_cases.py")
+    assert "one row of kernel" in info.value.message
+
+
+def test_every_soc_of_device_type_is_checked():
+    @hybrid(device_type=["Ascend910B1", "Ascend310P3"])
+    def shift(x):
+        return x + 1
+
+    x = np.zeros(10, np.float32)
+    with pytest.raises(ToolchainMissingError):
+        NPUBackend(require_device=False).compile(shift.specialize(x))
+    src = shift.ascendc(x)
+    assert "Ascend910B1" in src and shift.ascendc(x, soc="Ascend310P3") != src
+
+
+def test_npu_target_without_cann_is_e50030(monkeypatch):
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    with pytest.raises(ToolchainMissingError) as info:
+        get_backend("ascend").compile(layernorm.specialize(
+            np.zeros((2, 4), np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32)))
+    assert info.value.code == "E50030"
+    assert "ASCEND_HOME_PATH" in info.value.message
+    assert "set_env.sh" in str(info.value)
+
+
+def test_scalar_code_warns_with_the_python_line():
+    x = np.zeros((6, 6), np.float32)
+    with pytest.warns(PyascPerformanceWarning) as record:
+        lower_program(adaptive_avg_pool.specialize(x, (2, 2)))
+    w = record[0]
+    assert w.filename.endswith("ascendc_cases.py")
+    assert w.lineno == _line_of(adaptive_avg_pool, "for i in range(oh)")
+    assert "scalar" in str(w.message)
+
+
+def test_vector_code_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)
+        lower_program(softmax.specialize(np.zeros((3, 5), np.float32)))
+
+
+@hybrid(dynamic_shape=True)
+def asserting(x, limit):
+    total = 0.0
+    for i in range(x.shape[0]):
+        assert x[i] < limit, "value over the limit"
+        total += x[i] * 2
+    return total
+
+
+def test_user_assert_in_a_scalar_kernel_raises_assertion_error():
+    x = np.arange(5, dtype=np.float64)
+    out, _ = run_sim(asserting, x, 10.0)
+    assert out == pytest.approx(20.0)
+    with pytest.raises(AssertionError, match="value over the limit"):
+        run_sim(asserting, x, 3.0)
+
+
+@hybrid
+def carried_array(x):
+    acc = np.zeros_like(x)
+    for _ in range(3):
+        acc = acc + np.sin(x)
+    return acc
+
+
+def test_arrays_carried_by_loops_are_reported():
+    with pytest.raises(UnsupportedSyntaxError):
+        lower_program(carried_array.specialize(np.zeros(4, np.float32)))
+
+
+_FORBIDDEN = re.compile(r"\b(Subs|Divs|Neg)\s*\(")
+
+
+def test_no_subs_divs_or_neg_in_generated_sources():
+    extra = [(zoo, (np.ones((4, 8), np.float16), np.ones((4, 8), np.float16),
+                    np.float16(2))),
+             (softmax, (np.ones((4, 8), np.float16),))]
+    sources = [b.ascend.source for b in STORE.builds.values()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PyascPerformanceWarning)
+        sources += [generate_ascendc(fn.specialize(*args)) for fn, args in extra]
+    assert len(sources) >= 3
+    for text in sources:
+        assert not _FORBIDDEN.search(text)
+    assert any("Adds(" in t and "-" in t for t in sources)  # x - s became Adds(x, -s)

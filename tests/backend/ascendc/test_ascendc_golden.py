@@ -1,0 +1,60 @@
+"""Golden text of the generated AscendC (and of two host programs).
+
+Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
+diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
+not depend on the shapes), plus the scalar fallback of the adaptive pool's loops.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ascendc_cases import adaptive_avg_pool, gelu, layernorm, relu, softmax
+
+from pyasc.backend.ascendc import PyascPerformanceWarning, generate_ascendc, lower_program
+
+GOLDEN = Path(__file__).parent / "golden"
+X = np.ones((4, 8), np.float32)
+CASES = {
+    "relu": (relu, (X,)),
+    "gelu": (gelu, (X,)),
+    "softmax": (softmax, (X,)),
+    "layernorm": (layernorm, (X, X[0], X[0])),
+    "adaptive_avg_pool": (adaptive_avg_pool, (X, (2, 2))),
+}
+
+
+def _compare(path: Path, text: str) -> None:
+    if os.environ.get("PYASC_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.exists(), f"{path} missing: run with PYASC_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), f"{path.name} changed (PYASC_UPDATE_GOLDEN=1 to accept)"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_source(name):
+    fn, args = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PyascPerformanceWarning)
+        text = generate_ascendc(fn.specialize(*args), "Ascend910B1")
+    _compare(GOLDEN / f"{name}.cpp", text)
+
+
+@pytest.mark.parametrize("name", ["relu", "layernorm"])
+def test_host_program(name):
+    fn, args = CASES[name]
+    host = lower_program(fn.specialize(*args)).host
+    text = "\n".join(line.split(" loc(")[0] for line in str(host).splitlines()) + "\n"
+    _compare(GOLDEN / f"{name}.host.ir", text)
+
+
+def test_ascendc_method_of_hybrid_functions():
+    assert relu.ascendc(X, soc="Ascend910B1") == (GOLDEN / "relu.cpp").read_text()
+    text = relu.ascendc(X, soc="Ascend310P3")
+    assert "--cce-aicore-arch=dav-m200-vec" in text

@@ -1,0 +1,181 @@
+"""Unit tests of the AscendC backend's pieces: SoC table, C++ expressions, #line
+bookkeeping, the grouping fallback on hand-written IR, schedules, tile sizing and the
+host program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ascendc_cases import layernorm, softmax
+
+from pyasc.backend.ascendc import PyascPerformanceWarning, lower_program
+from pyasc.backend.ascendc.analysis import COL, FULL, ROW, SCALAR, analyze, classify_type
+from pyasc.backend.ascendc.cexpr import helpers_used, literal, scalar_expr
+from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.grouping import form_groups
+from pyasc.backend.ascendc.ops import LaunchOp
+from pyasc.backend.ascendc.partition import GroupItem, HostItem, ScalarItem, partition
+from pyasc.backend.ascendc.soc import SOCS, get_soc, socs_for
+from pyasc.backend.ascendc.vec_alloc import PhysBuf, choose_tile, reduce_tmp_elems
+from pyasc.backend.ascendc.vec_kernel import plan_vector_kernel
+from pyasc.backend.base import Program
+from pyasc.errors import InvalidOptionError, OutOfMemoryError
+from pyasc.ir import Location, parse_module
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.types import DYN, TensorType, f16, f32, i32, index
+
+SOC = get_soc("Ascend910B1")
+
+
+def test_soc_table():
+    assert (SOC.ub_bytes, SOC.init_buffer_bytes, SOC.vector_blocks) == (196608, 188416, 48)
+    assert SOC.aicore_arch == "dav-c220-vec" and SOC.supports("arith", "f16")
+    assert not SOC.supports("div", "i32")
+    assert get_soc("Ascend310P").aicore_arch == "dav-m200-vec"
+    assert get_soc("Ascend910").aicore_arch == "dav-c100"
+    assert get_soc("Ascend310B").aicore_arch == "dav-m300"
+    assert {s.family for s in SOCS.values()} == {"Ascend910B", "Ascend910_93", "Ascend310P",
+                                                  "Ascend310B", "Ascend910"}
+    assert all(s.init_buffer_bytes < s.ub_bytes for s in SOCS.values())
+    assert not get_soc("Ascend310P3").supports("duplicate", "bf16")
+    assert [s.name for s in socs_for(["Ascend310", "Ascend910B"])] == ["Ascend310P3",
+                                                                        "Ascend910B1"]
+    assert socs_for(None) == [SOC]
+    with pytest.raises(InvalidOptionError):
+        get_soc("Ascend999")
+
+
+def test_literals_and_scalar_expressions():
+    assert literal(0.5, f32) == "0.5f" and literal(1, f32) == "1.0f"
+    assert literal(float("inf"), f32) == "__builtin_inff()"
+    assert literal(-2.0, f16) == "half(-2.0f)"
+    assert literal(3, i32) == "int32_t(3)" and literal(7, index) == "7"
+    module = parse_module(_ADD_TEXT)
+    ops = list(module.get("f").entry.ops)
+    add, floordiv = ops[0], ops[1]
+    assert scalar_expr(add, ["a", "b"]) == "int32_t(uint32_t(a) + uint32_t(b))"
+    text = scalar_expr(floordiv, ["a", "b"])
+    assert text == "PyascFloorDiv<int32_t>(a, b)"
+    assert "numpy floor_divide" in helpers_used(text)[0]
+
+
+_ADD_TEXT = """
+"builtin.module"() ({
+  "func.func"() ({
+  ^bb0(%a: i32, %b: i32):
+    %0 = "arith.add"(%a, %b) : (i32, i32) -> i32
+    %1 = "arith.floordiv"(%a, %b) : (i32, i32) -> i32
+    "func.return"(%0, %1) : (i32, i32) -> ()
+  }) {function_type = (i32, i32) -> (i32, i32), sym_name = "f"} : () -> ()
+}) : () -> ()
+"""
+
+
+def test_line_directives_restore_the_generated_numbering():
+    w = CWriter("k.cpp")
+    w.raw("// head")
+    w.line("Add(a, b, c, n);", Location("/src/op.py", 12, 5))
+    w.line("plain();")
+    w.line("x = y;", Location("/src/op.py", 13, 1), directive=False)
+    lines = w.text().splitlines()
+    assert lines[1] == '#line 12 "op.py"' and lines[2].endswith("Add(a, b, c, n);")
+    restore = lines[3]
+    assert restore == '#line 5 "k.cpp"' and lines[4] == "plain();"  # really line 5
+    assert lines[5] == "// op.py:13" and w.files == {"op.py": "/src/op.py"}
+
+
+def test_value_classes():
+    space = (DYN, 8)
+    assert classify_type(TensorType((DYN, 8), f32), space) == FULL
+    assert classify_type(TensorType((DYN, 1), f32), space) == COL
+    assert classify_type(TensorType((8,), f32), space) == ROW
+    assert classify_type(TensorType((1, 1), f32), space) == SCALAR
+    assert classify_type(f32, space) == SCALAR
+    assert classify_type(TensorType((3, 8, 8), f32), space) is None
+
+
+_UNGROUPED = """
+"builtin.module"() ({
+  "func.func"() ({
+  ^bb0(%x: memref<?x?xf32>, %s: f32):
+    %0 = "mem.to_tensor"(%x) : (memref<?x?xf32>) -> tensor<?x?xf32>
+    %1 = "tensor.max"(%0) {axes = [1], keepdims = true} : (tensor<?x?xf32>) -> tensor<?x1xf32>
+    %2 = "arith.sub"(%0, %1) : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    %3 = "arith.mul"(%s, %s) : (f32, f32) -> f32
+    %4 = "math.exp"(%2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %5 = "arith.mul"(%4, %3) : (tensor<?x?xf32>, f32) -> tensor<?x?xf32>
+    %6 = "math.sin"(%5) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    "func.return"(%6) : (tensor<?x?xf32>) -> ()
+  }) {function_type = (memref<?x?xf32>, f32) -> tensor<?x?xf32>, sym_name = "f"} : () -> ()
+}) : () -> ()
+"""
+
+
+def test_grouping_fallback_on_ir_without_groups():
+    module = parse_module(_UNGROUPED)
+    fn = module.get("f")
+    form_groups(fn, lambda g: plan_vector_kernel(g, SOC, "probe"))
+    groups = [op for op in fn.entry.ops if isinstance(op, FusionGroupOp)]
+    assert len(groups) == 1 and groups[0].attributes["kind"] == "rowwise"
+    body = [op.name for op in groups[0].body.blocks[0].ops]
+    assert body == ["tensor.max", "arith.sub", "math.exp", "arith.mul", "fusion.yield"]
+    info = analyze(groups[0])
+    assert info.schedule == "rows"
+    kinds = [type(item).__name__ for item in partition(fn)]
+    # to_tensor and the scalar multiply stay on the host; sin has no vector lowering
+    assert kinds == ["HostItem", "HostItem", "GroupItem", "ScalarItem", "HostItem"]
+    assert isinstance(partition(fn)[3], ScalarItem)
+    assert all(isinstance(i, HostItem | GroupItem | ScalarItem) for i in partition(fn))
+
+
+def test_grouping_without_the_fusion_pass(monkeypatch):
+    monkeypatch.setenv("PYASC_DISABLE_PASSES", "fusion")
+    from pyasc import hybrid
+
+    @hybrid
+    def norm(x):
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    program = norm.specialize(np.zeros((3, 5), np.float32))
+    assert "fusion.group" not in str(program.module)
+    ap = lower_program(program)
+    assert ap.kernel_names == ["norm_0"]
+
+
+def test_fused_groups_merge_into_one_kernel():
+    x = np.zeros((4, 6), np.float32)
+    program = layernorm.specialize(x, x[0], x[0])
+    assert str(program.module).count('"fusion.group"') == 2  # the fusion pass splits it
+    assert lower_program(program).kernel_names == ["layernorm_0"]
+
+
+def test_host_program_of_a_static_shape():
+    from ascendc_cases import seed_relu
+
+    ap = lower_program(seed_relu.specialize(np.zeros((4, 8), np.float32)))
+    launches = [op for op in ap.host.walk() if isinstance(op, LaunchOp)]
+    assert len(launches) == 1
+    text = str(ap.host)
+    assert '"ascend.launch"' in text and "kernel = \"relu_0\"" in text
+    consts = [op for op in ap.host.get("relu").entry.ops if op.name == "arith.constant"]
+    assert {op.attributes["value"] for op in consts} >= {1, 32}  # folded tiling values
+
+
+def test_choose_tile_fills_the_budget_and_reports_e50003():
+    phys = [PhysBuf("xQue_", "tile", 4, "in", 2), PhysBuf("yQue_", "tile", 4, "out", 2)]
+    tile = choose_tile(phys, SOC.init_buffer_bytes, 8, 256, None, Location(), "k")
+    assert tile % 256 == 0 and 16 * tile <= SOC.init_buffer_bytes < 16 * (tile + 256)
+    assert choose_tile(phys, SOC.init_buffer_bytes, 8, 256, 300, Location(), "k") == 512
+    with pytest.raises(OutOfMemoryError, match="188416"):
+        choose_tile(phys, SOC.init_buffer_bytes, 8, 20000, None, Location("a.py", 3, 1), "k")
+    assert reduce_tmp_elems(64, 4) == 8 and reduce_tmp_elems(8192, 2) == 128
+
+
+def test_program_with_empty_options():
+    module = parse_module(_UNGROUPED)
+    program = Program(module=module, entry="f", cache_key="k")
+    with pytest.warns(PyascPerformanceWarning, match="math.sin"):
+        ap = lower_program(program, "Ascend910B4")
+    assert ap.soc.name == "Ascend910B4" and len(ap.kernels) == 2
+    assert softmax.ascendc(np.zeros((2, 3), np.float32)).count('extern "C"') == 1
