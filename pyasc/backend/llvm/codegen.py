@@ -13,6 +13,7 @@ frees the kernel's live temporaries and returns the error's code (see
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -33,6 +34,16 @@ def where(op: Operation) -> str:
     """``file:line:col`` of an op for messages (the form Python tracebacks use)."""
     loc = op.loc
     return f"{loc.file}:{loc.line}:{loc.col}" if loc.known else "<unknown location>"
+
+
+def located(op: Operation, message: str) -> str:
+    """``message`` for a run-time error raised by ``op``: prefixed with the op's
+    ``file:line:col`` and followed by that source line, when the op has a location."""
+    if not op.loc.known:
+        return message
+    text = linecache.getline(op.loc.file, op.loc.line).strip()
+    return f"{where(op)}: {message}" + (f"\n    {text}" if text else "")
+
 
 FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")
 """Fast-math flags used with ``fastmath=True`` (no ``nnan``/``ninf``: isnan must work)."""
@@ -134,6 +145,7 @@ class FunctionEmitter:
         self.values: dict[Value, Any] = {}
         self.allocs = AllocTracker()
         self.prealloc: dict[Operation, ir.Value] = {}  # alloc op -> runtime's buffer
+        self.in_parallel = False  # emitting an outlined parallel loop body (parallel.py)
 
     # -- values
     def get(self, v: Value) -> ir.Value:
@@ -170,6 +182,10 @@ class FunctionEmitter:
         if fn is None:
             raise InternalCompilerError(f"the CPU backend cannot lower '{op.name}' at {where(op)}"
                                         " (expected loop-level IR)")
+        strict = bool(op.attributes.get("strict")) and bool(self.mc.fastmath)
+        saved = self.mc.fastmath
+        if strict:
+            self.mc.fastmath = ()  # see arith.ElementwiseOp: no reassociation here
         try:
             fn(self, op)
         except InternalCompilerError:
@@ -177,6 +193,8 @@ class FunctionEmitter:
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise InternalCompilerError(f"lowering '{op.name}' at {where(op)} failed: {exc}") \
                 from exc
+        finally:
+            self.mc.fastmath = saved
 
     # -- run-time failures
     def check(self, ok: ir.Value, kind: str, message: str) -> None:

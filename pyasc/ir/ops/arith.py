@@ -82,9 +82,15 @@ def _coerce_scalar(value: object, t: ScalarType) -> object:
 
 
 class ElementwiseOp(Operation):
-    """Base of elementwise ops whose result element type equals the operands'."""
+    """Base of elementwise ops whose result element type equals the operands'.
+
+    ``strict = true`` forbids reassociation and contraction of this op even when the
+    function is compiled with ``fastmath=True``: expand-math marks the carefully ordered
+    polynomial code it emits, whose accuracy depends on the evaluation order.
+    """
 
     results = ("result",)
+    attrs = {"strict": attr(bool, optional=True)}
     traits = PURE
     allowed: ClassVar[str] = "numeric"  # numeric | float | integer | logical | any
 

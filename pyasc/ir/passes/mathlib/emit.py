@@ -57,6 +57,10 @@ class Emitter:
         return self._consts[key]
 
     def emit(self, op: Operation) -> Val:
+        if self.fastmath and "strict" in op.attrs:
+            # The polynomial's evaluation order is part of its accuracy: keep the backend's
+            # fast-math reassociation away from it.
+            op.attributes["strict"] = True
         return Val(self, self.rw.insert(op).result)
 
     def special(self, cond: Val, value: Operand, y: Val) -> Val:
