@@ -32,7 +32,7 @@ from pyasc.frontend.values import (
     kind_name,
 )
 from pyasc.ir.core import Value
-from pyasc.ir.ops import tensor
+from pyasc.ir.ops import mem, tensor
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, Type, index
 
 MISSING = Undefined("is not defined on every path")
@@ -128,7 +128,7 @@ def join(name: str, values: Sequence[object], allow_missing: bool) -> object:
             + ", ".join(sorted({kind_name(v) for v in present})),
             hint="return the same structure on every path" if name.startswith("$rv")
             else "give the variable the same kind of value on every path")
-    return _leaf_slot(name, present)
+    return _leaf_slot(name, present, missing=len(present) < len(values))
 
 
 def _display(name: str) -> str:
@@ -160,7 +160,7 @@ def _join_sequences(name: str, values: Sequence[object], allow_missing: bool) ->
     return TupleShape(items, isinstance(present[0], list))
 
 
-def _leaf_slot(name: str, present: list[object]) -> Slot:
+def _leaf_slot(name: str, present: list[object], missing: bool) -> Slot:
     arrays = [v for v in present if isinstance(v, Tensor | Buffer)]
     if not arrays:
         elem, weak = element_of(present[0]), is_weak(present[0])
@@ -169,7 +169,10 @@ def _leaf_slot(name: str, present: list[object]) -> Slot:
         return Slot(elem, weak)
     if len(arrays) == len(present) and all(isinstance(v, Buffer) for v in arrays) and \
             len({v.type for v in arrays}) == 1:
-        return Slot(arrays[0].type)
+        t = arrays[0].type
+        if missing and not t.is_contiguous:  # a placeholder is needed (see dummy)
+            t = MemRefType(t.shape, t.element, (DYN,) * t.rank)
+        return Slot(t)
     elem: ScalarType = arrays[0].type.element
     for v in present:
         elem = join_types((elem, False), (element_of(v), is_weak(v) and
@@ -207,6 +210,8 @@ def _convert(em: Emitter, slot: Slot, value: object) -> Value:
     t = slot.type
     if isinstance(t, MemRefType):
         assert isinstance(value, Buffer)
+        if value.type != t:  # static strides relaxed to `?` by _leaf_slot
+            return _view_as(em, value.value, em.dims(value), t)
         return value.value
     if isinstance(t, ScalarType):
         return em.scalar(value, t).value
@@ -232,10 +237,18 @@ def dummy(em: Emitter, t: Type) -> Value:
     if isinstance(t, TensorType):
         return em.fill(em.const(0, t.element), sizes).value
     assert isinstance(t, MemRefType)
-    if not t.is_contiguous:
-        raise TypeMismatchError("a strided view is defined on one path only",
-                                hint="define the variable before the branch or loop")
-    return em.alloc(sizes, t.element).value
+    buf = em.alloc(sizes, t.element).value
+    # a strided view (say `y = x[::2]` after an early return): a view of the fresh
+    # buffer; its type has only `?` strides (see _leaf_slot), which any view satisfies
+    return buf if t.is_contiguous else _view_as(em, buf, sizes, t)
+
+
+def _view_as(em: Emitter, buf: Value, dims: Sequence[object], t: MemRefType) -> Value:
+    """All of ``buf`` as a ``mem.subview`` of type ``t`` (same shape, other strides)."""
+    zero, one = em.const(0, index).value, em.const(1, index).value
+    sizes = [em.const(d, index).value if isinstance(d, int) else d.value  # type: ignore
+             for d in dims]
+    return em.result(mem.SubviewOp([buf, *[zero] * t.rank, *sizes, *[one] * t.rank], [t]))
 
 
 # ---------------------------------------------------------------------------- rebuild

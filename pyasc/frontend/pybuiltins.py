@@ -83,7 +83,7 @@ def _extreme(pred: str, fold: Callable, pick: Callable) -> Callable:
 
 
 def _pick(lw, best: object, v: object, pred: str, fold: Callable, pick: Callable) -> object:
-    if isinstance(best, Tensor | Buffer) or isinstance(v, Tensor | Buffer):
+    if any(isinstance(x, Tensor | Buffer) and x.type.rank for x in (best, v)):  # 0-d: ok
         raise TypeMismatchError("min()/max() of arrays: the truth value of an array is "
                                 "ambiguous", hint="use np.minimum/np.maximum or np.min/np.max")
     if is_number(best) and is_number(v):

@@ -9,17 +9,27 @@ values) and the arguments afterwards (in-place writes must match).  Runners:
 * ``"ir-opt"``: the IR after the default pass pipeline, interpreted;
 * any target name (``"cpu"``, ``"ascend-sim"``): the compiled kernel of that backend.
 
-The backends' tests reuse this module with ``runners=("cpu",)``; the environment
-variable ``PYASC_DIFF_RUNNERS`` (comma separated) changes the default runners, e.g.
-``PYASC_DIFF_RUNNERS=ir,cpu pytest tests/frontend`` runs every frontend differential
-test against the CPU backend too.
+The default runners are ``ir``, ``ir-opt`` and ``cpu``: every differential test also
+runs natively.  The environment variable ``PYASC_DIFF_RUNNERS`` (comma separated)
+overrides them, e.g. ``PYASC_DIFF_RUNNERS=ir pytest tests/frontend`` for a quick run.
+The ``cpu`` runner compiles with a disk cache private to the test process.
+
+Comparisons are exact (NaN equal to NaN) unless the test states an error budget with
+``rtol=``: a :class:`Tol` (transcendental calls and summed terms, converted to a
+tolerance per result dtype with :data:`ULPS`) or a plain number (used as rtol and atol).
 """
 
 from __future__ import annotations
 
+import atexit
 import copy
 import os
-from collections.abc import Callable, Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,16 +38,94 @@ from pyasc.backend.base import Program, get_backend
 from pyasc.ir import parse_module
 from pyasc.ir.interpreter import Interpreter
 
-DEFAULT_RUNNERS = tuple(os.environ.get("PYASC_DIFF_RUNNERS", "ir,ir-opt").split(","))
-TOLERANCE = {np.dtype("float16"): 2e-3, np.dtype("float32"): 2e-5,
-             np.dtype("float64"): 1e-11}
 
+def default_runners(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """``ir``, ``ir-opt`` and ``cpu``, unless ``PYASC_DIFF_RUNNERS`` lists others."""
+    return tuple(r.strip() for r in env.get("PYASC_DIFF_RUNNERS", "ir,ir-opt,cpu").split(",")
+                 if r.strip())
+
+
+DEFAULT_RUNNERS = default_runners()
+
+# ------------------------------------------------------------------------ tolerances
+
+ULPS: dict[str, dict[str, float]] = {
+    # per transcendental call on the path to a result (exp, log, tanh, sin, ..., and
+    # powers numpy computes with pow()): the backends' routines and numpy's SIMD/libm
+    # ones are each within ~1-3 ULP of the exact value (docs/math-accuracy.md)
+    "math": {"float16": 2, "float32": 4, "float64": 4},
+    # per summed term of a reduction (sum, mean, var, matmul/dot inner length): the
+    # backends add in order, numpy pairwise (and float16 sums in float32); a Python
+    # loop accumulating `acc = acc + x[i]` adds in the same order everywhere: exact
+    "term": {"float16": 2, "float32": 2, "float64": 2},
+}
+"""Error budget in ULPs (units of the result dtype's ``eps``).  Everything else is
+compared exactly: integers and bools, and float ``+ - * / // % ** 2``, ``min``,
+``max``, ``abs``, ``sqrt``, ``where``, comparisons and casts (IEEE-exact operations
+done in numpy's order and dtypes)."""
+
+
+@dataclass(frozen=True)
+class Tol:
+    """An error budget: ``math`` transcendental calls and ``terms`` summed terms of
+    magnitude ``scale`` (the magnitude sets the absolute error of cancelling sums)."""
+
+    math: int = 0
+    terms: int = 0
+    scale: float = 1.0
+    dtype: str | None = None  # the precision the work was done in, if below the results'
+
+    def __add__(self, other: Tol) -> Tol:
+        low = [d for d in (self.dtype, other.dtype) if d is not None]
+        return Tol(self.math + other.math, self.terms + other.terms,
+                   max(self.scale, other.scale),
+                   max(low, key=lambda d: np.finfo(d).eps) if low else None)
+
+    def rtol(self, dtype: np.dtype) -> float:
+        """The relative tolerance for results of ``dtype`` (0 means exact)."""
+        if dtype.kind not in "fc":
+            return 0.0
+        work = np.dtype(dtype)
+        if self.dtype is not None and np.finfo(self.dtype).eps > np.finfo(work).eps:
+            work = np.dtype(self.dtype)
+        ulps = self.math * ULPS["math"][work.name] + self.terms * ULPS["term"][work.name]
+        return float(ulps * np.finfo(work).eps)
+
+
+EXACT = Tol()
+MATH = Tol(math=1)
+
+
+def SUM(n: int, scale: float = 1.0) -> Tol:  # noqa: N802 - reads like the constants
+    """The budget of a sum (or dot product) of ``n`` terms of magnitude ``scale``."""
+    return Tol(terms=n, scale=scale)
+
+
+# --------------------------------------------------------------------------- runners
 
 def _interpreter(module: Any) -> Callable[[Program], Callable[[Sequence[Any]], list]]:
     def compile_fn(program: Program) -> Callable[[Sequence[Any]], list]:
         target = module if module is not None else program.module
         return lambda flat: Interpreter(target).call(program.entry, *flat)
     return compile_fn
+
+
+@cache
+def _private_cache_root() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="pyasc-diff-cache-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def _cpu_backend() -> Any:
+    from pyasc.backend.llvm.backend import LLVMBackend
+    from pyasc.runtime.disk_cache import DiskCache
+
+    return LLVMBackend(cache=DiskCache(_private_cache_root()))
+
+
+BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
+"""Backends built by the differential runner itself (others: ``get_backend``)."""
 
 
 def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
@@ -47,12 +135,14 @@ def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
         return fn.run_with(_interpreter(module), *args, **kwargs)
     if runner == "ir-opt":
         return fn.run_with(_interpreter(None), *args, **kwargs)
-    return fn.run_with(lambda p: get_backend(runner).compile(p), *args, **kwargs)
+    backend = BACKENDS.get(runner, lambda: get_backend(runner))()
+    return fn.run_with(backend.compile, *args, **kwargs)
 
 
 def check(fn: Any, *args: Any, runners: Sequence[str] = DEFAULT_RUNNERS,
-          rtol: float | None = None, **kwargs: Any) -> Any:
-    """Assert that every runner matches the Python reference; returns the reference."""
+          rtol: float | Tol | None = None, **kwargs: Any) -> Any:
+    """Assert that every runner matches the Python reference; returns the reference
+    (or the exception it raised, which every runner must raise too)."""
     ref_args = copy.deepcopy(args)
     try:
         expected = fn.__wrapped__(*ref_args, **copy.deepcopy(kwargs))
@@ -79,7 +169,9 @@ def _expect_raise(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any],
     raise AssertionError(f"{fn.__name__} [{runner}] did not raise {exc_type.__name__}")
 
 
-def assert_same(got: Any, expected: Any, where: str, rtol: float | None = None) -> None:
+# ------------------------------------------------------------------------ comparison
+
+def assert_same(got: Any, expected: Any, where: str, rtol: float | Tol | None = None) -> None:
     """Recursive comparison: types, dtypes, shapes, values (NaN equal to NaN)."""
     if isinstance(expected, tuple | list):
         assert type(got) is type(expected) and len(got) == len(expected), \
@@ -102,12 +194,19 @@ def assert_same(got: Any, expected: Any, where: str, rtol: float | None = None) 
         assert got == expected, f"{where}: got {got!r}, expected {expected!r}"
 
 
-def _close(got: np.ndarray, expected: np.ndarray, where: str, rtol: float | None) -> None:
-    tol = rtol if rtol is not None else TOLERANCE.get(expected.dtype)
-    if tol is None:
-        assert np.array_equal(got, expected), f"{where}: {got!r} != {expected!r}"
+def _close(got: np.ndarray, expected: np.ndarray, where: str,
+           rtol: float | Tol | None) -> None:
+    if isinstance(rtol, float | int):
+        rel = absolute = float(rtol)
     else:
-        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, equal_nan=True,
+        budget = rtol or EXACT
+        rel = budget.rtol(expected.dtype)
+        absolute = rel * max(1.0, budget.scale)
+    if rel == 0.0:
+        assert np.array_equal(got, expected, equal_nan=expected.dtype.kind in "fc"), \
+            f"{where}: values differ (exact comparison)\n got: {got!r}\n expected: {expected!r}"
+    else:
+        np.testing.assert_allclose(got, expected, rtol=rel, atol=absolute, equal_nan=True,
                                    err_msg=where)
 
 
@@ -140,4 +239,35 @@ def views(a: np.ndarray) -> list[np.ndarray]:
     if a.ndim >= 2:
         out.append(a.T)
         out.append(a[:, ::2])
+    return out
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    whole = (slice(None, None, 2),) * a.ndim
+    buf = np.zeros(tuple(2 * d for d in a.shape), a.dtype)
+    buf[whole] = a
+    return buf[whole]
+
+
+def _reversed(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    flip = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(a.ndim))
+    return np.ascontiguousarray(a[flip])[flip]
+
+
+LAYOUTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "C": np.ascontiguousarray,
+    "F": np.asfortranarray,
+    "step2": _strided,                                        # x[::2] on every axis
+    "reversed": lambda a: _reversed(a, (0,)),                 # x[::-1]
+    "reversed-inner": lambda a: _reversed(a, (a.ndim - 1,)),  # x[:, ::-1]
+    "transposed": lambda a: np.ascontiguousarray(a.T).T,      # x.T of a C array
+}
+"""Ways to lay out the same values in memory; each returns an array equal to its input
+(same shape, dtype and values) whose strides follow the named pattern."""
+
+
+def in_layout(a: np.ndarray, layout: str) -> np.ndarray:
+    """``a``'s values in the memory ``layout`` (a key of :data:`LAYOUTS`)."""
+    out = LAYOUTS[layout](a) if a.ndim else np.array(a)
+    assert out.shape == a.shape and np.array_equal(out, a, equal_nan=True)
     return out

@@ -23,6 +23,7 @@ from llvmlite import ir
 from pyasc.backend.llvm.codegen import (
     FunctionEmitter,
     flatten,
+    located,
     n_parts,
     part_types,
     unflatten,
@@ -200,7 +201,7 @@ def _emit_if(fe: FunctionEmitter, op: loop.IfOp) -> None:
 
 
 def _emit_assert(fe: FunctionEmitter, op: func.AssertOp) -> None:
-    fe.check(fe.get(op.cond), op.attributes["kind"], op.attributes["message"])
+    fe.check(fe.get(op.cond), op.attributes["kind"], located(op, op.attributes["message"]))
 
 
 CONTROL_EMITTERS = {

@@ -39,6 +39,9 @@ def _numpy_dtype(fn, x: Tensor, **kwargs: object) -> ScalarType:
 
 
 def _wrap(lw, value, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Scalar | Tensor:
+    if isinstance(value.type, TensorType) and value.type.rank == 0:
+        # numpy returns a scalar for every 0-d reduction result (keepdims on a 0-d array)
+        return Scalar(lw.em.result(tensor.ExtractOp([value], [value.type.element])))
     if isinstance(value.type, TensorType):
         dims = lw.em.dims(x)
         out = [1 if a in axes else d for a, d in enumerate(dims)] if keepdims else \

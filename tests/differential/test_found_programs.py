@@ -1,0 +1,189 @@
+"""Programs the random generator (``progen``) found wrong, reduced by hand.
+
+Each stays here as a regression test once fixed; open bugs are ``xfail(strict=True)``
+with the reason, and the generator avoids the construct until they are fixed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from diff import check
+
+from pyasc import hybrid
+from pyasc.errors import InternalCompilerError
+
+
+@hybrid
+def view_bound_in_branches_that_return(a, s):
+    out = np.zeros_like(a)
+    if s > 0:
+        out[1:] = a[1:]
+        return out
+    else:
+        t = a[::2]  # a strided view bound on a path that returns
+        out[::2] = t
+        return out
+
+
+@hybrid
+def view_bound_before_a_break(a, n):
+    out = np.zeros_like(a)
+    for i in range(n):
+        if i > 1:
+            break
+        t = a[::2]
+        out[::2] = t * i
+    return out
+
+
+@hybrid
+def strided_view_returned_inside_loop(x, n):
+    t = x[::2]
+    for i in range(n):
+        if i > 2:
+            return t
+    return t
+
+
+@hybrid
+def strided_slice_after_an_early_return(x, n):
+    if n < 0:
+        return x[::2] * 0
+    y = x[::2]
+    return y + 1
+
+
+@hybrid
+def view_written_after_the_loop(a, n):
+    out = np.zeros_like(a)
+    v = out[1::2]
+    for i in range(n):
+        if i > 2:
+            break
+        v = out[:-1:2]  # the same view type as before the loop
+        v[...] = i
+    v[0] = 9  # still a view of out
+    return out
+
+
+@hybrid(dynamic_shape=True)
+def strided_parameter_bound_in_a_branch(a, s):
+    if s > 1:
+        return a * 2
+    elif (a > s).any():
+        t = a  # a transposed parameter: a strided memref
+        return t * 3
+    else:
+        return a * 4
+
+
+@pytest.mark.parametrize("fn,x,arg", [
+    (view_bound_in_branches_that_return, np.arange(7.0), 1),
+    (view_bound_before_a_break, np.arange(7.0), 5),
+    (strided_parameter_bound_in_a_branch, np.arange(4.0).reshape(2, 2).T, 0),
+    (strided_view_returned_inside_loop, np.arange(6.0), 5),
+    (strided_view_returned_inside_loop, np.arange(6.0), 1),
+    (strided_slice_after_an_early_return, np.arange(7.0), 1),
+    (strided_slice_after_an_early_return, np.arange(7.0), -1),
+    (view_written_after_the_loop, np.arange(7.0), 0),
+    (view_written_after_the_loop, np.arange(7.0), 5),
+], ids=["view-in-returning-branches", "view-before-break", "transposed-parameter",
+        "view-returned-in-loop", "view-returned-after-loop", "slice-after-return",
+        "slice-after-return-taken", "view-after-no-loop", "view-after-loop"])
+def test_strided_view_bound_on_a_path_that_jumps(fn, x, arg):
+    # was E50001 "a strided view is defined on one path only": the join after the
+    # if/loop needs a placeholder of the view's type on the path that jumped away
+    check(fn, x, arg)
+
+
+@hybrid
+def reduce_0d_keepdims(x):
+    return x.sum(keepdims=True), x.max(keepdims=True), x.mean(keepdims=True)
+
+
+def test_reductions_of_0d_arrays_with_keepdims_are_scalars():
+    # numpy returns scalars; pyasc returned 0-d arrays
+    check(reduce_0d_keepdims, np.array(3, np.uint8))
+
+
+@hybrid
+def assign_0d_into_element(x):
+    out = np.zeros_like(x)
+    out[...] = x
+    return out
+
+
+def test_a_0d_array_assigned_to_a_0d_buffer():
+    # was E50002 "setting an array element with a sequence"
+    check(assign_0d_into_element, np.array(2.5, np.float32))
+
+
+@hybrid
+def param_returned_early(x, n):
+    if n < 0:
+        return x
+    x[0] = 5
+    return x
+
+
+@hybrid
+def param_returned_inside_loop(x, n):
+    for i in range(n):
+        if i > 2:
+            return x
+    return x
+
+
+@hybrid
+def param_view_returned_inside_loop(x, n):
+    t = x[1:]
+    for i in range(n):
+        if i > 2:
+            return t
+    return t
+
+
+@pytest.mark.xfail(strict=True, reason="CPU backend: a parameter (or a view of one) "
+                   "returned by an early `return` (in an if or a loop) and again later is "
+                   "joined with the frontend's placeholder allocation for the paths that "
+                   "did not return (merge.dummy), and the backend's result plan "
+                   "(llvm/plan.py _buffer_for) cannot tell which buffer the result is",
+                   raises=InternalCompilerError)
+@pytest.mark.parametrize("fn", [param_returned_early, param_returned_inside_loop,
+                                param_view_returned_inside_loop])
+def test_parameter_returned_from_inside_a_loop(fn):
+    check(fn, np.arange(6.0), 5, runners=("cpu",))
+
+
+@hybrid
+def builtin_extremes_of_0d_arrays(a, b, s):
+    return max(a, b), min(a, b, a), max(a, b) > s
+
+
+def test_builtin_min_max_of_0d_arrays():
+    # was E50001 "min()/max() of arrays: the truth value of an array is ambiguous"
+    for a, b in [(3.0, -1.0), (np.nan, 1.0), (1.0, np.nan)]:
+        check(builtin_extremes_of_0d_arrays, np.array(a), np.array(b), 0.5)
+    check(builtin_extremes_of_0d_arrays, np.array(3), np.array(7), 5)
+
+
+@hybrid
+def unused_max_of_empty(a):
+    a.max()  # numpy raises ValueError; the value is never used
+    return a * 2
+
+
+@hybrid
+def max_of_empty_selected_away(a):
+    return np.where(True, a * 2, a.max())
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "tensor.max/min (and argmax/argmin) are 'pure' in the IR, so DCE/canonicalize "
+    "remove an unused or selected-away reduction, and with it numpy's ValueError "
+    "for an empty array: ir-opt and cpu return a result where numpy raises"))
+@pytest.mark.parametrize("fn", [unused_max_of_empty, max_of_empty_selected_away],
+                         ids=["unused", "selected-away"])
+def test_max_of_an_empty_array_raises_even_if_unused(fn):
+    check(fn, np.zeros(0, np.float32))

@@ -1,0 +1,92 @@
+"""The differential helper itself (``tests/frontend/diff.py``): default runners, the
+error-budget table, exact comparisons that catch one ULP, layouts that keep values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from diff import (
+    DEFAULT_RUNNERS,
+    EXACT,
+    LAYOUTS,
+    MATH,
+    SUM,
+    ULPS,
+    Tol,
+    assert_same,
+    check,
+    default_runners,
+    in_layout,
+    rand,
+)
+
+from pyasc import hybrid
+
+
+def test_every_differential_test_runs_on_the_cpu_by_default():
+    assert default_runners({}) == ("ir", "ir-opt", "cpu")
+    assert default_runners({"PYASC_DIFF_RUNNERS": "ir, cpu"}) == ("ir", "cpu")
+    import os
+
+    if "PYASC_DIFF_RUNNERS" not in os.environ:
+        assert DEFAULT_RUNNERS == ("ir", "ir-opt", "cpu")
+
+
+def test_exact_comparisons_catch_one_ulp_and_nan_equals_nan():
+    x = np.array([1.0, np.nan, -0.0], np.float32)
+    assert_same(x.copy(), x, "same")
+    with pytest.raises(AssertionError, match="exact"):
+        assert_same(np.nextafter(x, np.float32(2)), x, "one ulp")
+    with pytest.raises(AssertionError):
+        assert_same(np.float64(1.0), 1.0, "numpy vs Python scalar")
+    with pytest.raises(AssertionError):
+        assert_same(np.int32(7), np.int64(7), "dtype")
+
+
+def test_budgets_scale_with_math_calls_and_summed_terms():
+    f32, f64 = np.dtype("float32"), np.dtype("float64")
+    assert EXACT.rtol(f32) == 0.0 and MATH.rtol(np.dtype("int32")) == 0.0
+    assert MATH.rtol(f32) == ULPS["math"]["float32"] * np.finfo(f32).eps
+    assert SUM(100).rtol(f64) == 100 * ULPS["term"]["float64"] * np.finfo(f64).eps
+    both = MATH + SUM(10, scale=5.0)
+    assert (both.math, both.terms, both.scale) == (1, 10, 5.0)
+    # work done in float32 and returned as float64 keeps the float32 budget
+    assert Tol(math=1, dtype="float32").rtol(f64) == MATH.rtol(f32)
+    x = np.array([1.0], np.float32)
+    assert_same(x * (1 + 3e-7), x, "within the budget", MATH)
+    with pytest.raises(AssertionError):
+        assert_same(x * (1 + 1e-5), x, "beyond the budget", MATH)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (13, 7), (0, 5), (3, 1, 4)])
+def test_layouts_keep_shape_dtype_and_values(layout, shape):
+    a = rand(shape, "int16")
+    b = in_layout(a, layout)
+    assert b.shape == a.shape and b.dtype == a.dtype and np.array_equal(a, b)
+    if layout != "C" and a.ndim >= 2 and min(a.shape) > 1:
+        assert not b.flags.c_contiguous
+
+
+@hybrid
+def off_by_one(x):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0]):
+        out[i] = x[i - 1]
+    return out
+
+
+class ShiftedBackend:
+    """A wrong backend: its kernels return the reference result shifted by one."""
+
+    def compile(self, program):
+        return lambda flat: [np.roll(off_by_one.__wrapped__(*flat), 1)]
+
+
+def test_check_fails_when_a_runner_differs(monkeypatch):
+    import diff
+
+    monkeypatch.setitem(diff.BACKENDS, "shifted", ShiftedBackend)
+    check(off_by_one, np.arange(4.0), runners=("ir", "ir-opt", "cpu"))
+    with pytest.raises(AssertionError, match=r"off_by_one \[shifted\]"):
+        check(off_by_one, np.arange(4.0), runners=("shifted",))
