@@ -13,7 +13,16 @@ import os
 from collections.abc import Sequence
 
 from pyasc.ir.ops.func import ModuleOp
-from pyasc.ir.passes import canonicalize, cse, dce, expand_math, fusion, lower_loops  # noqa: F401
+from pyasc.ir.passes import (  # noqa: F401
+    canonicalize,
+    cse,
+    dce,
+    expand_math,
+    fusion,
+    layout,
+    lower_loops,
+    memplan,
+)
 from pyasc.ir.passes.manager import (
     PASS_REGISTRY,
     Pass,
@@ -30,6 +39,14 @@ DEFAULT_PIPELINE: list[str] = [
     "fusion",        # partition fusible tensor ops into fusion.group kernels
 ]
 
+LOOP_PIPELINE: list[str] = [
+    "lower-to-loops",  # tensor-level IR -> loop-level IR (the backends' input)
+    "layout",          # inner loops over unit strides; copy re-read strided inputs once
+    "memplan",         # temporaries hoisted out of loops, dead buffers reused
+    "canonicalize", "cse", "dce",
+]
+"""Tensor-level IR (after :data:`DEFAULT_PIPELINE`) to optimized loop-level IR."""
+
 
 def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
                  options: dict[str, object] | None = None) -> ModuleOp:
@@ -40,5 +57,5 @@ def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
     return PassManager(names).run(module, PassContext(options=dict(options or {})))
 
 
-__all__ = ["DEFAULT_PIPELINE", "PASS_REGISTRY", "Pass", "PassContext", "PassManager",
-           "get_pass", "register_pass", "run_pipeline"]
+__all__ = ["DEFAULT_PIPELINE", "LOOP_PIPELINE", "PASS_REGISTRY", "Pass", "PassContext",
+           "PassManager", "get_pass", "register_pass", "run_pipeline"]
