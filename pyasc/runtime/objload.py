@@ -4,8 +4,9 @@ The CPU backend emits x86-64 ELF objects in LLVM's large code model, so the code
 to everything (constant pools, its own functions, libm/libc) through absolute 64-bit
 relocations.  Loading one is then a small, fully checked job: map the allocated
 sections (code, read-only data, data, zero-filled data) into fresh pages, resolve
-symbols (the object's own, or ``dlsym`` in libm, libc, libgcc_s and the process), apply
-the relocations, make code pages read+execute and read-only data read-only.  This is
+symbols (the object's own, pyasc's thread pool, or ``dlsym`` in libm, libc, libgcc_s
+and the process), apply the relocations, make code pages read+execute and read-only
+data read-only.  This is
 what MCJIT does for these objects, at a fraction of the cost: no ``llvmlite.binding``
 import (~30-80 ms) and no execution engine per kernel, so a disk-cache hit in a fresh
 process costs about a millisecond.
@@ -46,6 +47,9 @@ a negative width is a signed 32-bit field."""
 LIBRARIES = ("libm.so.6", "libc.so.6", "libgcc_s.so.1")
 """Where undefined symbols of generated code live (libm functions, aligned_alloc/free,
 ``__truncdfhf2``), searched in order, then the process itself."""
+
+RUNTIME_PREFIX = "pyasc.rt."
+"""Undefined symbols with this prefix are pyasc's runtime functions (the thread pool)."""
 
 
 class ObjectFormatError(ValueError):
@@ -250,7 +254,14 @@ def _patch(place: int, value: int, width: int) -> None:
 
 @functools.cache
 def _external(name: str) -> int:
-    """The address of an undefined symbol (libm, libc, libgcc_s, then the process)."""
+    """The address of an undefined symbol: pyasc's own runtime functions (the thread
+    pool, ``pyasc.runtime.threads``), then libm, libc, libgcc_s and the process."""
+    if name.startswith(RUNTIME_PREFIX):
+        from pyasc.runtime import threads  # loads the pool's code on first need
+
+        address = threads.runtime_symbol(name)
+        if address:
+            return address
     for lib in _libraries():
         try:
             return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0

@@ -12,6 +12,10 @@ recognize::
 Memref values carried through loops and ifs are split into their SSA parts (data
 pointer, dims, strides), one phi each; parts the type makes static are dropped again
 by LLVM.
+
+A loop that ``parallel.splits`` (the outermost parallel loop of a function) has its
+iteration range run by the thread pool instead: ``parallel.emit_parallel`` outlines the
+range loop below into a function and calls the pool.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
+from pyasc.backend.llvm import parallel
 from pyasc.backend.llvm.codegen import (
     FunctionEmitter,
     flatten,
@@ -115,18 +120,27 @@ def _trip_count(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, ub: ir.Value,
 
 
 def _emit_for(fe: FunctionEmitter, op: loop.ForOp) -> None:
-    b = fe.b
     lb, ub, step = fe.get(op.lower), fe.get(op.upper), fe.get(op.step)
     tc = _trip_count(fe, op, lb, ub, step)
     _forget_carried(fe, op)
+    if parallel.splits(fe, op):
+        parallel.emit_parallel(fe, op, lb, step, tc, _emit_range)
+        return
+    _emit_range(fe, op, lb, step, i64(0), tc)
+
+
+def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
+                first: ir.Value, end: ir.Value) -> None:
+    """The iterations ``k`` in ``[first, end)`` of ``op`` (``iv = lb + k * step``)."""
+    b = fe.b
     pre = b.block
     header, body, exit_ = (fe.new_block(n) for n in ("for.header", "for.body", "for.exit"))
     b.branch(header)
     b.position_at_end(header)
     k = b.phi(I64, name="k")
-    k.add_incoming(i64(0), pre)
+    k.add_incoming(first, pre)
     carried = _phis(fe, [v.type for v in op.inits], op.inits, pre)
-    b.cbranch(b.icmp_signed("<", k, tc), body, exit_)
+    b.cbranch(b.icmp_signed("<", k, end), body, exit_)
     b.position_at_end(body)
     with fe.allocs.scope():
         fe.set(op.induction_var, iadd(b, lb, imul(b, k, step)))

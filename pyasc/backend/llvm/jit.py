@@ -137,12 +137,16 @@ def looks_loadable(obj: bytes) -> bool:
 
 
 class LoadedCode:
-    """Machine code loaded from an object file; keep it alive while calling into it."""
+    """Machine code loaded from an object file; keep it alive while calling into it.
+    ``runtime``: resolve pyasc's runtime functions (the thread pool) for it."""
 
-    def __init__(self, obj: bytes, symbols: list[str], name: str) -> None:
+    def __init__(self, obj: bytes, symbols: list[str], name: str,
+                 runtime: bool = True) -> None:
         if not looks_loadable(obj):
             raise InternalCompilerError(f"kernel '{name}': object code is malformed")
         initialize()
+        if runtime:
+            _add_runtime_symbols(obj)
         with _COMPILE_LOCK:
             self._tm = target_machine()
             self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self._tm)
@@ -153,6 +157,17 @@ class LoadedCode:
         if missing:
             raise InternalCompilerError(f"kernel '{name}': symbols {missing} not found in "
                                         "the loaded object code")
+
+
+def _add_runtime_symbols(obj: bytes) -> None:
+    """Make the thread pool's entry resolvable for a kernel object calling it (outside
+    the compile lock: loading the pool may compile it)."""
+    from pyasc.runtime import threads
+
+    if threads.ENTRY.encode() in obj:
+        address = threads.runtime_symbol(threads.ENTRY)
+        if address:
+            llvm.add_symbol(threads.ENTRY, address)
 
 
 def _parse(ir_text: str, name: str) -> llvm.ModuleRef:

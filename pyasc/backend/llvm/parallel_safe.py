@@ -1,0 +1,138 @@
+"""Which loops the CPU backend may split over threads without changing what anyone sees.
+
+Two questions about a ``loop.for`` without carried values (loop-level IR):
+
+:func:`independent` -- may its iterations run in any order, at once?  Passes mark the
+loops they generate ``parallel = true``; a loop the user wrote (``for i in range(...)``)
+is proved independent here when every memory effect in it is one of:
+
+* any access to a buffer allocated inside the loop (private to the iteration);
+* loads from a buffer the loop never writes (parameters included);
+* a ``mem.store`` into a buffer ``B`` the *function* allocates (``mem.alloc``, so no
+  parameter and no view can alias it), directly (not through a view), with the loop
+  variable itself as the index of one fixed axis of ``B`` in every store; every other
+  use of ``B`` (or of a view of ``B``) inside the loop is a ``mem.load`` from ``B`` with
+  the loop variable at that same axis, or ``mem.dim``.
+
+Iteration ``i`` then writes only elements whose coordinate on that axis is ``i``, and
+reads written elements only there: no two iterations touch the same written element.
+Calls (``func.call``) and any other writing op make a loop dependent.  This is the
+block-split rule of the AscendC scalar backend (``ascendc/scalar_plan.py``), restricted
+to buffers that cannot alias.  The seed's bilateral filter's row loop qualifies.
+
+:func:`partial_writes_visible` -- could a failing split loop leave the caller's memory
+different from a sequential run?  Sequentially, iterations after the first failing one
+never run; split, some of them may have run.  That is invisible when the loop writes
+only buffers the function allocates (the kernel frees or discards them on an error),
+and impossible when nothing in the loop can fail (``func.assert``, ``func.call``, an
+inner loop whose step is not a constant).  A call counts as writing every memref it
+is given.  Allocation failure is not counted: running
+out of memory is not reproducible anyway.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.ops import arith, func, loop, mem
+from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.types import MemRefType
+
+
+def independent(op: loop.ForOp) -> bool:
+    """Whether the iterations of ``op`` touch no written element in common (see the
+    module docstring); ``False`` whenever that cannot be shown."""
+    if op.inits:
+        return False
+    iv = op.induction_var
+    axes: dict[Value, int] = {}
+    for inner in op.walk():
+        if isinstance(inner, func.CallOp) or \
+                inner.has_trait("writes") and not isinstance(inner, mem.StoreOp):
+            return False
+        if isinstance(inner, mem.StoreOp) and not _private(op, inner.dest):
+            if not _claims(inner, iv, axes):
+                return False
+    return all(_uses_ok(op, buf, axes[buf], iv) for buf in axes)
+
+
+def partial_writes_visible(op: loop.ForOp) -> bool:
+    """Whether a failing run of ``op`` split over threads could leave memory the caller
+    can see different from a sequential run (see the module docstring)."""
+    return _can_fail(op) and any(not _function_owned(v) for inner in op.walk()
+                                 for v in _written(inner))
+
+
+def _private(op: Operation, v: Value) -> bool:
+    """``v`` views a buffer allocated inside ``op``."""
+    root = base_buffer(v)
+    return isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp) and \
+        op is not root.op and op.is_ancestor_of(root.op)
+
+
+def _function_owned(v: Value) -> bool:
+    root = base_buffer(v)
+    return isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp)
+
+
+def _written(op: Operation) -> list[Value]:
+    """The buffers ``op`` may write: a writing op's destination; for a call, every
+    memref it is given."""
+    if isinstance(op, func.CallOp):
+        return [v for v in op.operand_values if isinstance(v.type, MemRefType)]
+    if not op.has_trait("writes"):
+        return []
+    dest = getattr(op, "dest", None)
+    return [dest if isinstance(dest, Value) else op.operand_values[0]]
+
+
+def _claims(store: mem.StoreOp, iv: Value, axes: dict[Value, int]) -> bool:
+    """A store directly into a function-allocated buffer indexed by ``iv`` on the
+    buffer's claimed axis (the first such axis of its first store)."""
+    dest = store.dest
+    if base_buffer(dest) is not dest or not _function_owned(dest):
+        return False
+    positions = [k for k, v in enumerate(store.indices) if v is iv]
+    if dest in axes:
+        return axes[dest] in positions
+    if not positions:
+        return False
+    axes[dest] = positions[0]
+    return True
+
+
+def _uses_ok(op: loop.ForOp, buf: Value, axis: int, iv: Value) -> bool:
+    """Every use of ``buf`` or a view of it inside ``op`` stays on row ``iv``."""
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operand_values:
+            if base_buffer(v) is not buf:
+                continue
+            if isinstance(inner, mem.DimOp):
+                continue
+            if isinstance(inner, (mem.LoadOp, mem.StoreOp)) and v is buf and \
+                    _indexed(inner, axis, iv):
+                continue
+            return False
+    return True
+
+
+def _indexed(op: mem.LoadOp | mem.StoreOp, axis: int, iv: Value) -> bool:
+    indices = op.indices
+    return axis < len(indices) and indices[axis] is iv
+
+
+def _can_fail(op: loop.ForOp) -> bool:
+    for inner in op.walk():
+        if isinstance(inner, (func.AssertOp, func.CallOp)):
+            return True
+        if isinstance(inner, loop.ForOp) and inner is not op and \
+                not _nonzero_constant(inner.step):
+            return True
+    return False
+
+
+def _nonzero_constant(v: Value) -> bool:
+    owner = v.owner
+    return isinstance(owner, arith.ConstantOp) and isinstance(owner.value, int) and \
+        owner.value != 0

@@ -1,0 +1,201 @@
+"""The process's CPU thread pool: loading its code, its settings and its statistics.
+
+Kernels with a parallel loop call the undefined symbol :data:`ENTRY`
+(``pyasc.rt.parallel_for``, contract in ``pyasc.backend.llvm.pool``).  The object
+loader (``objload``) and MCJIT resolve it through :func:`runtime_symbol`, which loads
+the pool's object code on first need: from the disk cache, else generated and compiled
+(once per machine and pyasc build, ~20-60 ms) and stored there.  A kernel without
+parallel loops never loads it.
+
+There is one pool per process on purpose: workers are shared by every kernel, and a
+loop finding the pool busy (another thread's loop, or a loop nested in one) runs on its
+own thread instead of waiting or oversubscribing.  Its lifetime:
+
+* ``atexit``: :meth:`ThreadPool.shutdown` waits for a running loop and joins the
+  workers, so their code is never unmapped under them at interpreter exit;
+* ``os.fork``: the child resets the pool (it has none of the workers; fresh ones start
+  on first need).
+
+Settings:
+
+* ``PYASC_NUM_THREADS`` -- read by the pool (``getenv``) at every loop large enough to
+  split, so a change applies to the next call: threads per loop, caller included; a
+  value that is not a positive integer is ignored; ``1`` means no thread is ever
+  started.  Capped at :data:`MAX_THREADS`.  As with any C library reading the
+  environment, change it while no kernel is running in another thread.
+* default thread count -- the CPUs in this process's affinity mask
+  (``os.sched_getaffinity``) when the pool is loaded;
+* minimum work -- :data:`DEFAULT_MIN_WORK` cost units (see ``parallel.py``);
+  :func:`minimum_work` changes it (tests use 0 to split every parallel loop).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import functools
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pyasc.runtime import objload
+
+ENTRY = "pyasc.rt.parallel_for"
+SYMBOLS = (ENTRY, "pyasc.rt.pool_configure", "pyasc.rt.pool_shutdown",
+           "pyasc.rt.pool_after_fork", "pyasc.rt.pool_stats")
+"""The pool object's external functions."""
+
+ENV = "PYASC_NUM_THREADS"
+MAX_THREADS = 256
+"""Most threads one loop uses (workers + the caller)."""
+
+DEFAULT_MIN_WORK = 1 << 18
+"""Smallest ``trip count * iteration cost`` that is split (about 30 us of scalar work:
+below that, waking a worker costs more than it saves)."""
+
+_NAME = "pyasc.rt.pool"
+_STRTOL = re.compile(r"\s*[+-]?\d+\Z")
+_LOAD_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    """``splits``: loops run on several threads so far; ``workers``: started threads;
+    ``default_threads`` and ``min_work``: the current settings."""
+
+    splits: int
+    workers: int
+    default_threads: int
+    min_work: int
+
+
+class ThreadPool:
+    """The loaded pool code and ctypes callers for its control functions."""
+
+    def __init__(self, code: Any) -> None:
+        self.code = code  # keeps the machine code mapped (for the process's life)
+        a = code.addresses
+        i64 = ctypes.c_int64
+        self._configure = ctypes.CFUNCTYPE(None, i64, i64)(a["pyasc.rt.pool_configure"])
+        self._shutdown = ctypes.CFUNCTYPE(None)(a["pyasc.rt.pool_shutdown"])
+        self._after_fork = ctypes.CFUNCTYPE(None)(a["pyasc.rt.pool_after_fork"])
+        self._stats = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(a["pyasc.rt.pool_stats"])
+
+    def address(self, name: str) -> int:
+        """The address of one of :data:`SYMBOLS`."""
+        return int(self.code.addresses[name])
+
+    def configure(self, default_threads: int = -1, min_work: int = -1) -> None:
+        """Change the settings (a negative value keeps the current one)."""
+        self._configure(default_threads, min_work)
+
+    def stats(self) -> PoolStats:
+        out = (ctypes.c_int64 * 4)()
+        self._stats(out)
+        return PoolStats(*(int(x) for x in out))
+
+    def shutdown(self) -> None:
+        """Wait for a running loop, join the workers; later loops run inline."""
+        self._shutdown()
+
+    def after_fork(self) -> None:
+        self._after_fork()
+
+
+def pool() -> ThreadPool:
+    """The process's pool, loaded (and configured) on first use."""
+    with _LOAD_LOCK:
+        return _pool()
+
+
+@functools.cache
+def _pool() -> ThreadPool:
+    p = ThreadPool(_load_code())
+    p.configure(default_threads(), DEFAULT_MIN_WORK)
+    atexit.register(p.shutdown)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=p.after_fork)
+    return p
+
+
+def runtime_symbol(name: str) -> int | None:
+    """The address of pool symbol ``name`` for a kernel being loaded, else ``None``."""
+    return pool().address(name) if name in SYMBOLS else None
+
+
+def default_threads() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def num_threads() -> int:
+    """The threads a large parallel loop would use now (the pool's rule, in Python)."""
+    text = os.environ.get(ENV)
+    if text is not None and _STRTOL.match(text) and int(text) >= 1:
+        return min(int(text), MAX_THREADS)
+    return min(pool().stats().default_threads, MAX_THREADS)
+
+
+def stats() -> PoolStats:
+    """The pool's counters and settings."""
+    return pool().stats()
+
+
+@contextmanager
+def minimum_work(units: int) -> Iterator[None]:
+    """Split loops whose ``trip count * cost`` is at least ``units`` inside the block."""
+    p = pool()
+    before = p.stats().min_work
+    p.configure(min_work=max(0, units))
+    try:
+        yield
+    finally:
+        p.configure(min_work=before)
+
+
+# ------------------------------------------------------------------ the object code
+
+
+def _load_code() -> Any:
+    from pyasc.backend.llvm.host import compiler_identity, cpu_identity
+    from pyasc.runtime.disk_cache import DiskCache, package_digest
+
+    parts = {"what": _NAME, "source": package_digest(), "cpu": cpu_identity(),
+             **compiler_identity()}
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    cache = DiskCache()
+    found = cache.load(key)
+    if found is not None and found.manifest.get("entry") == _NAME:
+        try:
+            return _map(found.obj, fresh=False)
+        except Exception:  # a broken entry is rebuilt
+            pass
+    from pyasc.backend.llvm import jit
+    from pyasc.backend.llvm.pool import pool_ir
+
+    obj = jit.compile_ir(pool_ir(), _NAME).obj
+    cache.store(key, {"entry": _NAME, "symbols": list(SYMBOLS)}, obj)
+    return _map(obj, fresh=True)
+
+
+def _map(obj: bytes, fresh: bool) -> Any:
+    """The object in memory: the object loader, else MCJIT (see ``backend.load_code``)."""
+    try:
+        return objload.LoadedObject(obj, SYMBOLS)
+    except objload.ObjectFormatError:
+        if not fresh:
+            raise
+    except objload.UnsupportedObject:
+        pass
+    from pyasc.backend.llvm import jit
+
+    return jit.LoadedCode(obj, list(SYMBOLS), _NAME, runtime=False)
