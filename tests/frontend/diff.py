@@ -7,10 +7,12 @@ values) and the arguments afterwards (in-place writes must match).  Runners:
 
 * ``"ir"``: the unoptimized IR run by the IR interpreter;
 * ``"ir-opt"``: the IR after the default pass pipeline, interpreted;
-* any target name (``"cpu"``, ``"ascend-sim"``): the compiled kernel of that backend.
+* any target name (``"cpu"``, ``"ascend-sim"``): the compiled kernel of that backend;
+* ``"cpu-nopasses"``: the CPU backend on the unoptimized IR with every optional pass
+  disabled (:data:`OPTIONAL_PASSES`: no folding, CSE, DCE, fusion, expand-math, layout or
+  memory planning), so each test checks the passes on and off natively as well.
 
-The default runners are ``ir``, ``ir-opt`` and ``cpu``: every differential test also
-runs natively.  The environment variable ``PYASC_DIFF_RUNNERS`` (comma separated)
+The default runners are ``ir``, ``ir-opt``, ``cpu`` and ``cpu-nopasses``.  The environment variable ``PYASC_DIFF_RUNNERS`` (comma separated)
 overrides them, e.g. ``PYASC_DIFF_RUNNERS=ir pytest tests/frontend`` for a quick run.
 The ``cpu`` runner compiles with a disk cache private to the test process.
 
@@ -26,8 +28,9 @@ import copy
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -40,9 +43,10 @@ from pyasc.ir.interpreter import Interpreter
 
 
 def default_runners(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
-    """``ir``, ``ir-opt`` and ``cpu``, unless ``PYASC_DIFF_RUNNERS`` lists others."""
-    return tuple(r.strip() for r in env.get("PYASC_DIFF_RUNNERS", "ir,ir-opt,cpu").split(",")
-                 if r.strip())
+    """``ir``, ``ir-opt``, ``cpu`` and ``cpu-nopasses``, unless ``PYASC_DIFF_RUNNERS``
+    lists others."""
+    text = env.get("PYASC_DIFF_RUNNERS", "ir,ir-opt,cpu,cpu-nopasses")
+    return tuple(r.strip() for r in text.split(",") if r.strip())
 
 
 DEFAULT_RUNNERS = default_runners()
@@ -127,9 +131,39 @@ def _cpu_backend() -> Any:
 BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
 """Backends built by the differential runner itself (others: ``get_backend``)."""
 
+OPTIONAL_PASSES = ("canonicalize", "cse", "dce", "fusion", "expand-math", "layout",
+                   "memplan")
+"""Every pass of the frontend's and the CPU backend's pipelines but ``lower-to-loops``."""
+
+
+@contextmanager
+def passes_disabled(names: Sequence[str]) -> Iterator[None]:
+    """``PYASC_DISABLE_PASSES`` set to ``names`` inside the block."""
+    before = os.environ.get("PYASC_DISABLE_PASSES")
+    os.environ["PYASC_DISABLE_PASSES"] = ",".join(names)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYASC_DISABLE_PASSES"]
+        else:
+            os.environ["PYASC_DISABLE_PASSES"] = before
+
+
+def _run_without_passes(fn: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    module = parse_module(fn.ir(*args, optimized=False, **kwargs))
+    backend = _cpu_backend()
+
+    def compile_fn(program: Program) -> Any:
+        with passes_disabled(OPTIONAL_PASSES):
+            return backend.compile(replace(program, module=module))
+    return fn.run_with(compile_fn, *args, **kwargs)
+
 
 def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
     """Call ``fn`` through one runner."""
+    if runner == "cpu-nopasses":
+        return _run_without_passes(fn, args, kwargs)
     if runner == "ir":
         module = parse_module(fn.ir(*args, optimized=False, **kwargs))
         return fn.run_with(_interpreter(module), *args, **kwargs)

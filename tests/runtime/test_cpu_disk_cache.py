@@ -185,3 +185,18 @@ def test_two_processes_compiling_at_once_both_succeed(tmp_path):
     code = jit.LoadedCode(entry.obj, [abi.symbol, abi.py_symbol], "relu")
     _works(CPUKernel(abi, code.addresses, keepalive=code))
     assert not list(DiskCache().dir.rglob("*.tmp"))
+
+
+def test_disabled_passes_are_part_of_the_key(monkeypatch):
+    p = program(relu_text("?"), "relu", "relu-disabled")
+    monkeypatch.delenv("PYASC_DISABLE_PASSES", raising=False)
+    plain = cache_key(p)
+    monkeypatch.setenv("PYASC_DISABLE_PASSES", "memplan, layout")
+    without = cache_key(p)
+    monkeypatch.setenv("PYASC_DISABLE_PASSES", "layout,memplan,")
+    assert cache_key(p) == without != plain  # the set of names, not the spelling
+    kernel = LLVMBackend().compile(p)
+    assert not kernel.from_cache
+    _works(kernel)
+    monkeypatch.delenv("PYASC_DISABLE_PASSES")
+    assert not LLVMBackend().compile(p).from_cache  # built with the passes: a new entry

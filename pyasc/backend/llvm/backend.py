@@ -6,7 +6,8 @@ signature, computed without building IR), the entry name, the options, pyasc's v
 and source digest, the ABI version, the compiler (llvmlite and its LLVM library) and the
 host CPU model and features (``host``).  ``compile`` looks the key up first: a hit
 loads the object (nothing is lowered or compiled); a miss lowers a clone of the module
-with ``lower-to-loops`` (then canonicalize/cse/dce), generates LLVM IR, optimizes it
+with ``pyasc.ir.passes.LOOP_PIPELINE`` (lower-to-loops, expand-math, layout, memplan,
+canonicalize/cse/dce), generates LLVM IR, optimizes it
 for the host, emits an object file, stores it with the ABI and the program's
 ``call_data`` and loads it.  ``load`` finds a kernel from the key parts alone, so the
 frontend can skip building the IR; ``Program.options["cache"] = False`` skips the cache.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +36,9 @@ from pyasc.runtime.disk_cache import DiskCache, package_digest
 if TYPE_CHECKING:  # pragma: no cover
     from pyasc.ir.ops.func import ModuleOp
 
-LOWERING_PIPELINE = ("lower-to-loops", "canonicalize", "cse", "dce")
-"""Passes run on a clone of the program's module before code generation (those that are
-registered; ``lower-to-loops`` leaves loop-level input unchanged)."""
+DISABLE_VARIABLE = "PYASC_DISABLE_PASSES"
+"""Passes named there are skipped (``pyasc.ir.passes.run_pipeline``); the disk-cache key
+includes the list, so code built without a pass is never loaded as code built with it."""
 
 _KEY_OPTIONS_IGNORED = ("cache",)
 
@@ -54,13 +56,11 @@ class Build:
 def lower_to_loops(program: Program) -> ModuleOp:
     """A loop-level clone of the program's module (the original is left untouched)."""
     from pyasc.ir.ops.func import ModuleOp
-    from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
+    from pyasc.ir.passes import LOOP_PIPELINE, run_pipeline
 
     module = program.module.clone()
     assert isinstance(module, ModuleOp)
-    pipeline = [p for p in LOWERING_PIPELINE if p in PASS_REGISTRY]
-    PassManager(pipeline).run(module, PassContext(options=dict(program.options)))
-    return module
+    return run_pipeline(module, LOOP_PIPELINE, program.options)
 
 
 def build(program: Program) -> Build:
@@ -88,8 +88,16 @@ def disk_key(program_key: str, entry: str, options: dict[str, Any]) -> str:
         "program": program_key, "entry": entry, "pyasc": __version__,
         "source": package_digest(), "abi": ABI_VERSION, "cpu": cpu_identity(),
         "options": json.dumps(kept, sort_keys=True, default=repr), **compiler_identity(),
+        "disabled": _disabled_passes(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _disabled_passes() -> list[str]:
+    """``PYASC_DISABLE_PASSES`` as ``run_pipeline`` reads it (parsed here so a cache
+    lookup does not import the passes)."""
+    text = os.environ.get(DISABLE_VARIABLE, "")
+    return sorted({p.strip() for p in text.split(",") if p.strip()})
 
 
 def cache_key(program: Program) -> str:

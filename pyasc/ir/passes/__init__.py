@@ -41,21 +41,35 @@ DEFAULT_PIPELINE: list[str] = [
 
 LOOP_PIPELINE: list[str] = [
     "lower-to-loops",  # tensor-level IR -> loop-level IR (the backends' input)
+    "expand-math",     # exp/log/tanh/... as branch-free arithmetic, so loops vectorize
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
     "canonicalize", "cse", "dce",
 ]
-"""Tensor-level IR (after :data:`DEFAULT_PIPELINE`) to optimized loop-level IR."""
+"""Tensor-level IR (after :data:`DEFAULT_PIPELINE`) to optimized loop-level IR: what the
+CPU backend runs before code generation.  Every pass but ``lower-to-loops`` is an
+optimization that may be disabled."""
+
+REQUIRED_PASSES = frozenset({"lower-to-loops"})
+"""Passes the backends cannot do without; the rest may be disabled (results unchanged)."""
 
 
 def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
                  options: dict[str, object] | None = None) -> ModuleOp:
     """Run the passes named in ``pipeline`` on ``module`` (in place) and return it;
     passes named in ``PYASC_DISABLE_PASSES`` are skipped."""
-    disabled = {p.strip() for p in os.environ.get("PYASC_DISABLE_PASSES", "").split(",")}
-    names = [p for p in pipeline if p not in disabled]
+    disabled = disabled_passes()
+    names = [p for p in pipeline if p not in disabled or p in REQUIRED_PASSES]
     return PassManager(names).run(module, PassContext(options=dict(options or {})))
 
 
+def disabled_passes() -> frozenset[str]:
+    """The pass names listed in ``PYASC_DISABLE_PASSES`` (read at every pipeline run;
+    ``LLVMBackend`` puts the same list in its disk-cache key)."""
+    text = os.environ.get("PYASC_DISABLE_PASSES", "")
+    return frozenset(p.strip() for p in text.split(",") if p.strip())
+
+
 __all__ = ["DEFAULT_PIPELINE", "LOOP_PIPELINE", "PASS_REGISTRY", "Pass", "PassContext",
-           "PassManager", "get_pass", "register_pass", "run_pipeline"]
+           "PassManager", "REQUIRED_PASSES", "disabled_passes", "get_pass", "register_pass",
+           "run_pipeline"]
