@@ -3,6 +3,8 @@ error-budget table, exact comparisons that catch one ULP, layouts that keep valu
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from diff import (
@@ -10,6 +12,7 @@ from diff import (
     EXACT,
     LAYOUTS,
     MATH,
+    OPTIONAL_PASSES,
     SUM,
     ULPS,
     Tol,
@@ -21,15 +24,17 @@ from diff import (
 )
 
 from pyasc import hybrid
+from pyasc.backend.llvm.backend import LLVMBackend
 
 
 def test_every_differential_test_runs_on_the_cpu_by_default():
-    assert default_runners({}) == ("ir", "ir-opt", "cpu")
+    both = ("ir", "ir-opt", "cpu", "cpu-nopasses")  # compiled with the passes on and off
+    assert default_runners({}) == both
     assert default_runners({"PYASC_DIFF_RUNNERS": "ir, cpu"}) == ("ir", "cpu")
     import os
 
     if "PYASC_DIFF_RUNNERS" not in os.environ:
-        assert DEFAULT_RUNNERS == ("ir", "ir-opt", "cpu")
+        assert DEFAULT_RUNNERS == both
 
 
 def test_exact_comparisons_catch_one_ulp_and_nan_equals_nan():
@@ -90,3 +95,24 @@ def test_check_fails_when_a_runner_differs(monkeypatch):
     check(off_by_one, np.arange(4.0), runners=("ir", "ir-opt", "cpu"))
     with pytest.raises(AssertionError, match=r"off_by_one \[shifted\]"):
         check(off_by_one, np.arange(4.0), runners=("shifted",))
+
+
+@hybrid
+def _scaled_exp(x):
+    return np.exp(x * 2.0) + 1.0
+
+
+def test_nopasses_runner_compiles_the_unoptimized_ir_with_every_pass_off(monkeypatch):
+    seen = []
+    compile_ = LLVMBackend.compile
+
+    def spy(self, program):
+        seen.append((os.environ.get("PYASC_DISABLE_PASSES"), str(program.module)))
+        return compile_(self, program)
+
+    monkeypatch.setattr(LLVMBackend, "compile", spy)
+    check(_scaled_exp, rand((7,)), runners=("cpu-nopasses",), rtol=MATH)
+    [(disabled, module)] = seen
+    assert disabled == ",".join(OPTIONAL_PASSES) and "fusion.group" not in module
+    assert "PYASC_DISABLE_PASSES" not in os.environ or \
+        os.environ["PYASC_DISABLE_PASSES"] != disabled  # restored after the compile

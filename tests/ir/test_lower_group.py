@@ -84,7 +84,11 @@ def test_bilateral_window_needs_no_buffer_inside_the_pixel_loop() -> None:
     inside = [op for loop in loops for op in loop.walk() if op.name == "mem.alloc"]
     assert not inside
     exps = [op for op in lowered.walk() if op.name == "math.exp"]
-    assert len(exps) == 2  # the space kernel once, the color kernel once per element
+    # the space kernel once; the colour kernel once per element of the 11-column window
+    # row, which the small-window rule unrolls (one lane per column), shared by both sums
+    assert len(exps) == 1 + 11
+    sums = [op for op in lowered.walk() if op.name == "loop.for" and len(op.inits) == 22]
+    assert len(sums) == 1  # one loop over the window rows carrying 2 x 11 column lanes
 
 
 # ---------------------------------------------------------------------------- kernels

@@ -16,7 +16,8 @@ combined pairwise (4 levels), and the block sums go into a compensated
 (Kahan-Babuska-Neumaier) running sum ``(s, c)`` that is also carried over the outer
 reduced axes.  The tail (``n % 128``) is one more block: lanes over the full
 16-element chunks, the last ``n % 16`` elements into lane 0.  Rows statically shorter
-than 16 are summed sequentially and then compensated.  Error bound: an element goes
+than 16 are summed sequentially and then compensated, except in a small window (next
+paragraph).  Error bound: an element goes
 through at most 7 + 4 additions inside its block (numpy's pairwise sum: 15 + 3 inside
 a 128-block, plus one per halving level, ``log2(n/128)``), and the compensated sum of
 the block sums adds about 2 ulp however many blocks there are.  Measured against
@@ -27,6 +28,19 @@ on threads.  ``inf``/``nan`` pass through: the compensation is dropped when the
 running sum is not finite.  f16/bf16 sums accumulate in f32 and round once, as numpy's
 pairwise sum does.  ``prod``, ``max``, ``min`` and integer sums run in source order
 (bit-identical to numpy).
+
+Small windows (the rule for short static reductions).  When every reduced extent is
+static, the innermost row has ``n < LANES`` elements and the outer reduced axes hold
+``2..LANES`` rows in all (the bilateral filter's 11 x 11 window), a float sum keeps one
+lane per *column*: lane ``k`` adds the elements ``(r, k)`` of the rows in order (at most
+16 numbers, sequentially), and at the end the ``n`` lanes are combined pairwise (at most
+4 levels).  An element thus goes through at most 15 + 4 additions, as in numpy's
+pairwise sum of a 128-element block (16 per accumulator, then 3 levels), and no
+compensation is needed for so few terms.  Why: the row is emitted unrolled (``n``
+copies of the element code, at constant column indices) and the lanes are loop-carried
+values of the row loop, so LLVM's SLP vectorizer computes up to 8 columns at once (the
+colour kernel's ``exp``), where a sequential row sum would force scalar code.  Other
+reductions of the phase combine in source order, as everywhere.
 """
 
 from __future__ import annotations
@@ -115,9 +129,11 @@ def neumaier(gen: LoopGen, s: Value, c: Value, x: Value) -> list[Value]:
 
 
 def pairwise(acc: Acc, values: Sequence[Value]) -> Value:
+    """Neighbours combined level by level (an odd last value moves up unchanged)."""
     vals = list(values)
     while len(vals) > 1:
-        vals = [acc.combine(vals[k], vals[k + 1]) for k in range(0, len(vals), 2)]
+        vals = [acc.combine(vals[k], vals[k + 1]) if k + 1 < len(vals) else vals[k]
+                for k in range(0, len(vals), 2)]
     return vals[0]
 
 
@@ -154,9 +170,12 @@ def reduce_phase(ev: GroupEval, reds: Sequence[Operation], kept: Sequence[Value]
         return vals
 
     red_dims = [dims[a] for a in axes]
-    row = _Row(gen, accs, red_dims[-1], elements)
-    state = [v for acc in accs for v in acc.state()]
-    state = gen.nest_carried(red_dims[:-1], state, row.run, prefix="r")
+    if _columns_fit(accs, red_dims):
+        state = _Columns(gen, accs, constant_of(red_dims[-1]), elements).run(red_dims[:-1])
+    else:
+        row = _Row(gen, accs, red_dims[-1], elements)
+        state = [v for acc in accs for v in acc.state()]
+        state = gen.nest_carried(red_dims[:-1], state, row.run, prefix="r")
     results: list[Value] = []
     for acc, st in zip(accs, _split(accs, state, lambda a: len(a.state())), strict=True):
         value = acc.final(st)
@@ -258,4 +277,47 @@ class _Row:
         es = self.elements([*outer, j])
         for a, p, e in zip(self.accs, parts, es, strict=True):
             p[0] = a.combine(p[0], e)
+        return [v for p in parts for v in p]
+
+
+def _columns_fit(accs: Sequence[Acc], red_dims: Sequence[Value]) -> bool:
+    """The small-window rule (module docstring): static row shorter than ``LANES`` and
+    at most ``LANES`` static rows, with a float sum among the reductions."""
+    sizes = [constant_of(d) for d in red_dims]
+    if len(sizes) < 2 or not all(isinstance(c, int) and c > 0 for c in sizes):
+        return False
+    rows = 1
+    for c in sizes[:-1]:
+        rows *= c
+    return sizes[-1] < LANES and 1 < rows <= LANES and any(a.compensated for a in accs)
+
+
+class _Columns:
+    """A small window: one lane per column, carried over the rows (module docstring)."""
+
+    def __init__(self, gen: LoopGen, accs: list[Acc], n: int,
+                 elements: Callable[[list[Value]], list[Value]]) -> None:
+        self.gen, self.accs, self.n, self.elements = gen, accs, n, elements
+
+    def width(self, acc: Acc) -> int:
+        return self.n if acc.compensated else 1
+
+    def run(self, outer_dims: Sequence[Value]) -> list[Value]:
+        """The compensated-state layout ``lower_group_reduce`` expects after the rows."""
+        inits = [v for a in self.accs
+                 for v in ([a.zero()] * self.n if a.compensated else a.state())]
+        lanes = self.gen.nest_carried(outer_dims, inits, self._row, prefix="r")
+        out: list[Value] = []
+        for a, ls in zip(self.accs, _split(self.accs, lanes, self.width), strict=True):
+            out += a.absorb(a.state(), pairwise(a, ls)) if a.compensated else ls
+        return out
+
+    def _row(self, outer: list[Value], carried: list[Value]) -> list[Value]:
+        """The ``n`` columns of one row, unrolled, in source order."""
+        parts = _split(self.accs, carried, self.width)
+        for k in range(self.n):
+            es = self.elements([*outer, self.gen.const(k)])
+            for a, p, e in zip(self.accs, parts, es, strict=True):
+                slot = k if a.compensated else 0
+                p[slot] = a.combine(p[slot], e)
         return [v for p in parts for v in p]
