@@ -4,8 +4,10 @@ Operands are read as ``a[batch..., i, k]`` and ``b[batch..., k, j]`` (a 1-D ``a`
 ``i`` axis, a 1-D ``b`` no ``j`` axis); batch axes broadcast like elementwise operands,
 and a ``shape`` check compares the two ``k`` sizes when either is dynamic.
 
-* general case, i-k-j order: for each (batch, i) the output row is zeroed, then for each
-  ``k`` the scalar ``a[i, k]`` is loaded once and ``out[i, j] += a[i, k] * b[k, j]``
+* matrix @ matrix of f32/f64/i32/i64 (static sizes at least one register tile, or
+  dynamic): the cache-blocked, register-tiled nest of ``lower_matmul_tiled``;
+* other matrix products, i-k-j order: for each (batch, i) the output row is zeroed,
+  then for each ``k`` the scalar ``a[i, k]`` is loaded once and ``out[i, j] += a[i, k] * b[k, j]``
   runs over ``j`` — the unit-stride axis of ``b`` and of the fresh output;
 * a 1-D ``b`` (matrix-vector, dot) and f16/bf16 operands: each output element is a
   reduction over ``k`` (``reduce_space``: 8 partial sums for floats; f16/bf16 multiply
@@ -20,10 +22,11 @@ from collections.abc import Sequence
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, tensor
+from pyasc.ir.passes import lower_matmul_tiled as tiled
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
 from pyasc.ir.passes.loopgen import Broadcast, LoopGen
 from pyasc.ir.passes.lower_reduce import LANES, identity, reduce_space
-from pyasc.ir.types import ScalarType, TensorType, f32
+from pyasc.ir.types import DYN, ScalarType, TensorType, f32
 
 
 class _Operands:
@@ -61,7 +64,29 @@ def _lower_matmul(cx: Lowerer, op: tensor.MatmulOp) -> list[Value]:
     elem = a.type.element
     if not b_mat or elem.name in ("f16", "bf16"):
         return [_by_dot_products(cx, op, ops, rows, cols, k_a)]
+    if a_mat and tiled.worth_tiling(elem, shape[-2], shape[-1]):
+        return [_tiled(cx, op, ops, (rows, cols, k_a), k_static=_static_k(a, b))]
     return [_ikj(cx, op, ops, rows, cols, k_a)]
+
+
+def _static_k(a: Value, b: Value) -> int:
+    k = a.type.shape[-1]
+    return k if k != DYN else b.type.shape[-2]
+
+
+def _tiled(cx: Lowerer, op: Operation, ops: _Operands,
+           sizes: tuple[list[Value], list[Value], Value], k_static: int) -> Value:
+    """The cache-blocked nest of ``lower_matmul_tiled`` after zeroing the output."""
+    gen = cx.gen
+    rows, cols, k = sizes
+    elem = ops.a.type.element
+    out = cx.alloc(op.result.type, [*rows, *cols], op.result.name_hint)
+    gen.copy(gen.const(_zero(elem), elem), out, [*rows, *cols], parallel=True)
+    nest = tiled.TiledMatmul(
+        gen, out, lambda bidx, i, kk: ops.load_a([*bidx, i], kk), ops.load_b,
+        (rows[-1], cols[0], k), (arith.AddOp, arith.MulOp), k_static)
+    tiled.batch_nest(gen, rows[:-1], nest.emit)
+    return out
 
 
 def _ikj(cx: Lowerer, op: Operation, ops: _Operands, rows: list[Value], cols: list[Value],
