@@ -121,7 +121,7 @@ def lower_if(lw: Lowering, cond: Value, then_fn: Callable[[], None],
                                  if isinstance(p.get(name, MISSING), Undefined))
 
     names = _ordered_names(pre, *paths)
-    plan, undefined = make_plan(names, paths, allow_missing)
+    plan, undefined = make_plan(names, paths, allow_missing, pre)
     for block, path in zip(blocks, paths, strict=True):
         with lw.em.b.at(block):
             _yield(lw, plan, path, loop.YieldOp)
@@ -213,7 +213,7 @@ def _loop_plan(pre: dict[str, object], end: dict[str, object], prev: Plan,
     def allow_missing(name: str) -> bool:
         return name == RV or keep_new(name)
 
-    return make_plan(changed, [pre, end], allow_missing)
+    return make_plan(changed, [pre, end], allow_missing, pre)
 
 
 def rebind(lw: Lowering, plan: Plan, args: list[Value]) -> None:

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import CompiledKernel, Program, get_backend
+from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError, PyascError
 from pyasc.frontend.callplan import native_request, template_to_json
-from pyasc.frontend.callsite import at_caller
 from pyasc.frontend.dispatch import CallTable, Entry, make_entry
 from pyasc.frontend.fingerprint import parse_source, program_key, source_text
 from pyasc.frontend.options import Options, make_options, resolve_target, target_env

@@ -181,7 +181,8 @@ def python_caller(hf: Any, specs: dict[str, Spec], template: CallTemplate,
     flat = [f"{name}{''.join(f'[{i}]' for i in path)}"
             for name, spec in zip(names, specs.values(), strict=True)
             for path in _leaf_paths(spec, ())]
-    env: dict[str, Any] = {"kernel": kernel, "bind": _binder(hf)}
+    # ``__name__``: errors raised through it are located past it (pyasc.callsite)
+    env: dict[str, Any] = {"__name__": __name__, "kernel": kernel, "bind": _binder(hf)}
     lines = ["def call(args, kwargs):",
              f"    if kwargs or len(args) != {len(specs) if positional else -1}:",
              "        args = bind(args, kwargs)"]

@@ -11,11 +11,21 @@ the array it meets (``acc = 0`` then ``acc = acc + row``), and reads a buffer as
 tensor when it meets a tensor or a buffer of another layout.  Paths on which a name is
 missing (``MISSING``) get a dummy of the slot's type when the caller allows it (the
 path jumped away, or the name is a hidden return slot).
+
+The hidden return slot (``$rv``) is read only where the returned flag is set, so its
+value on the paths that did not return is never observed.  When every path that
+returned returned one value that a name held before the ``if`` or loop (``return x`` of
+a parameter, of a view bound before a loop, of a result buffer: values in scope there
+are defined in enclosing blocks), the slot is that value (``Same``): nothing is
+yielded and no dummy is made, so a parameter returned early and again later is still
+returned as the caller's own object, with no placeholder allocation per call.  (Other
+returns of arrays join the placeholder; a result that may then be a parameter, a view
+of one or a buffer is told apart at run time: ``backend/llvm/plan.py``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,18 +119,22 @@ def identical(a: object, b: object) -> bool:
         return False
 
 
-def join(name: str, values: Sequence[object], allow_missing: bool) -> object:
+def join(name: str, values: Sequence[object], allow_missing: bool,
+         before: Set[Value] = frozenset()) -> object:
     """The join of one name's values over several paths (a ``Same``, slot tree or
-    ``MISSING`` when the name cannot be defined after the join)."""
+    ``MISSING`` when the name cannot be defined after the join); ``before``: the IR
+    values of the scope before the joining op (see the module docstring)."""
     present = [v for v in values if v is not MISSING and not isinstance(v, Undefined)]
     if len(present) < len(values) and not allow_missing or not present:
         return MISSING
-    # A run-time value seen on one path only may be defined on that path: yield it.
+    # A run-time value seen on one path only may be defined on that path: yield it
+    # (unless no path can observe the others: see the module docstring).
     if all(identical(present[0], v) for v in present[1:]) and (
-            len(present) == len(values) or not has_runtime(present[0])):
+            len(present) == len(values) or not has_runtime(present[0])
+            or name.startswith("$rv") and runtime_values(present[0]) <= before):
         return Same(present[0])
     if all(isinstance(v, tuple | list) for v in present):
-        return _join_sequences(name, values, allow_missing)
+        return _join_sequences(name, values, allow_missing, before)
     if not all(is_number(v) or isinstance(v, Scalar | Tensor | Buffer | np.generic)
                for v in present):
         raise TypeMismatchError(
@@ -140,6 +154,13 @@ def _display(name: str) -> str:
     return f"'{name}' holds"
 
 
+def runtime_values(v: object) -> set[Value]:
+    """The IR values of the run-time leaves of ``v``."""
+    if isinstance(v, tuple | list):
+        return set().union(*(runtime_values(x) for x in v))
+    return {v.value} if isinstance(v, Scalar | Tensor | Buffer) else set()
+
+
 def has_runtime(v: object) -> bool:
     """Whether ``v`` is or contains a run-time value."""
     if isinstance(v, tuple | list):
@@ -147,13 +168,14 @@ def has_runtime(v: object) -> bool:
     return isinstance(v, Scalar | Tensor | Buffer)
 
 
-def _join_sequences(name: str, values: Sequence[object], allow_missing: bool) -> object:
+def _join_sequences(name: str, values: Sequence[object], allow_missing: bool,
+                    before: Set[Value]) -> object:
     present = [v for v in values if isinstance(v, tuple | list)]
     if len({len(v) for v in present}) != 1 or len({type(v) for v in present}) != 1:
         raise TypeMismatchError(f"{_display(name)} tuples of different lengths on "
                                 "different paths")
     items = tuple(join(f"{name}[{i}]", [v[i] if isinstance(v, tuple | list) else MISSING
-                                        for v in values], allow_missing)
+                                        for v in values], allow_missing, before)
                   for i in range(len(present[0])))
     if any(item is MISSING for item in items):
         return MISSING
@@ -277,11 +299,14 @@ def static_dims_or_none(t: Type) -> tuple[int, ...] | None:
 
 
 def make_plan(names: Sequence[str], paths: Sequence[dict[str, object]],
-              allow_missing: Callable[[str], bool]) -> tuple[Plan, set[str]]:
-    """Join ``names`` over ``paths``; returns the plan and the names left undefined."""
+              allow_missing: Callable[[str], bool], before: dict[str, object] | None = None
+              ) -> tuple[Plan, set[str]]:
+    """Join ``names`` over ``paths``; returns the plan and the names left undefined.
+    ``before`` is the scope before the ``if`` or loop (its values are defined there)."""
     plan, undefined = Plan(), set()
+    known = runtime_values(list(before.values())) if before else frozenset()
     for name in names:
-        shape = join(name, [p.get(name, MISSING) for p in paths], allow_missing(name))
+        shape = join(name, [p.get(name, MISSING) for p in paths], allow_missing(name), known)
         if shape is MISSING:
             undefined.add(name)
         else:

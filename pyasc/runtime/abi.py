@@ -25,7 +25,8 @@ scalar is one slot; an array of rank ``r`` is ``1 + 2r`` slots written like an a
 descriptor.  Then one slot per result buffer (``buffers[b].slot``): for a
 *preallocated* buffer the descriptor-entry caller stores its data pointer there before
 the call; for a buffer the kernel allocates, the kernel stores the ``aligned_alloc``
-pointer, which the caller frees once the returned array is garbage-collected.
+pointer, which the caller frees once the returned array is garbage-collected (NULL
+when the kernel did not allocate it: a result chosen at run time that was an argument).
 
 Both return 0 on success, or ``k >= 1`` for ``errors[k - 1]``: a failed ``func.assert``,
 a zero loop step or an allocation failure.  A failing kernel frees its own temporaries.
@@ -50,7 +51,7 @@ from typing import Any
 ERR_ARGS = -1
 """Return code of the fast ABI when an argument does not fit the specialization."""
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 PYARRAY_OFFSETS = {"data": 16, "nd": 24, "dims": 32, "strides": 40, "descr": 56,
                    "flags": 64}
@@ -96,7 +97,9 @@ class ResultSpec:
     ``"buffer"`` (the whole preallocated result buffer ``buffer``, returned as the
     runtime's own ``np.empty`` array); ``"array"`` (a view described by the result
     descriptor whose memory belongs to argument ``param``, to result buffer ``buffer``,
-    or to read-only kernel constants when ``copy`` is true: then the runtime copies it).
+    or to read-only kernel constants when ``copy`` is true: then the runtime copies it;
+    with ``choices``, memory chosen at run time: all of one of those arguments (returned
+    as the argument itself), a view of one, or else result buffer ``buffer``).
     """
 
     kind: str
@@ -106,7 +109,7 @@ class ResultSpec:
     param: int | None = None
     buffer: int | None = None
     copy: bool = False
-    choices: tuple[int, ...] = ()  # "param" chosen at run time among these arguments
+    choices: tuple[int, ...] = ()  # arguments the memory is chosen among at run time
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from pyasc.runtime.marshal import (
     numpy_dtype,
     python_type,
 )
-from pyasc.runtime.results import KernelBuffer, pick_argument, wrap_array
+from pyasc.runtime.results import KernelBuffer, pick_argument, pick_view, wrap_array
 
 
 class ResultSlots:
@@ -85,10 +85,11 @@ def make_caller(abi: KernelABI, address: int,
                 fail: Callable[[int, Any], None]) -> Callable[[Any], list]:
     """A function ``call(flat_args) -> list`` for the fast entry at ``address``."""
     proto = ctypes.CFUNCTYPE(ctypes.c_int32, *fast_argtypes(abi))
-    env: dict[str, Any] = {
-        "fn": proto(address), "abi": abi, "p": abi.params, "ndarray": np.ndarray,
-        "empty": np.empty, "check_count": check_count, "check_array": check_array,
-        "convert": convert_scalar, "fail": fail, "wrap": wrap_array, "pick": pick_argument,
+    env: dict[str, Any] = {  # ``__name__``: errors are located past it (pyasc.callsite)
+        "__name__": __name__, "fn": proto(address), "abi": abi, "p": abi.params,
+        "ndarray": np.ndarray, "empty": np.empty, "check_count": check_count,
+        "check_array": check_array, "convert": convert_scalar, "fail": fail,
+        "wrap": wrap_array, "pick": pick_argument, "pick_view": pick_view,
         "KernelBuffer": KernelBuffer, "ResultSlots": ResultSlots, "pool": [],
         "alloc_failed": lambda k, exc: buffer_failed(abi.buffers[k], exc),
     }
@@ -175,8 +176,8 @@ def _shape_expr(b: BufferSpec) -> str:
 def _result_expr(j: int, r: ResultSpec, buffers: list[str], env: dict[str, Any]) -> str:
     if r.kind == "buffer":
         return buffers[r.buffer]
+    desc = f"res.i64[{r.slot}:{r.slot + 1 + 2 * r.rank}].tolist()"
     if r.kind == "param" and r.choices:
-        desc = f"res.i64[{r.slot}:{r.slot + 1 + 2 * r.rank}].tolist()"
         return f"pick(args, {r.choices}, {desc}, {r.rank})"
     if r.kind == "param":
         return f"args[{r.param}]"
@@ -186,5 +187,6 @@ def _result_expr(j: int, r: ResultSpec, buffers: list[str], env: dict[str, Any])
     env[f"rd{j}"] = numpy_dtype(r.dtype)
     owner = f"args[{r.param}]" if r.param is not None else \
         buffers[r.buffer] if r.buffer is not None else "None"
-    desc = f"res.i64[{r.slot}:{r.slot + 1 + 2 * r.rank}].tolist()"
+    if r.choices:  # memory chosen at run time (see results.pick_view)
+        return f"pick_view(args, {r.choices}, {desc}, {r.rank}, rd{j}, {owner})"
     return f"wrap({owner}, {desc}, {r.rank}, rd{j}, {r.copy})"

@@ -10,6 +10,11 @@ each call then validates arguments fully in Python and writes descriptors into s
 Both keep per-call slot arrays in a small pool, so concurrent calls from several
 threads never share them; ctypes releases the GIL while the kernel runs.
 
+An :class:`ArgumentError` found on the way (the Python-side checks, or ``ERR_ARGS``
+from the fast entry explained by ``marshal``) is located at the user's call
+(:func:`pyasc.callsite.at_caller`) as it leaves :meth:`CPUKernel.__call__`: the frames
+are walked only then, so a successful call pays nothing for it.
+
 A kernel compiled with a native entry (``abi.native``) also offers it as a Python
 builtin (:meth:`CPUKernel.native_entry`, see ``pycall.py``), which the frontend calls
 directly with the user's arguments.
@@ -25,7 +30,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from pyasc.errors import InternalCompilerError, OutOfMemoryError
+from pyasc.callsite import at_caller
+from pyasc.errors import ArgumentError, InternalCompilerError, OutOfMemoryError
 from pyasc.runtime.abi import ERR_ARGS, PYARRAY_OFFSETS, KernelABI
 from pyasc.runtime.caller import make_caller
 from pyasc.runtime.descriptor import DescriptorCaller
@@ -95,7 +101,10 @@ class CPUKernel:
             self._call = DescriptorCaller(abi, addresses[abi.symbol], fail)
 
     def __call__(self, flat_args: Sequence[Any]) -> list[Any]:
-        return self._call(flat_args)
+        try:  # free unless raised (3.11+ zero-cost exceptions)
+            return self._call(flat_args)
+        except ArgumentError as exc:
+            raise at_caller(exc) from None
 
     def native_entry(self, defaults: Sequence[object] = ()) -> Callable[..., Any] | None:
         """The native entry as a builtin taking the Python call (``defaults``: values of

@@ -18,7 +18,7 @@ import numpy as np
 from pyasc.runtime.abi import KernelABI, ResultSpec
 from pyasc.runtime.caller import ResultSlots, buffer_failed
 from pyasc.runtime.marshal import check_array, check_count, convert_scalar, numpy_dtype
-from pyasc.runtime.results import KernelBuffer, pick_argument, wrap_array
+from pyasc.runtime.results import KernelBuffer, pick_argument, pick_view, wrap_array
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -100,4 +100,6 @@ class DescriptorCaller:
         owner = args[r.param] if r.param is not None else \
             owners[r.buffer] if r.buffer is not None else None
         desc = res.i64[r.slot:r.slot + 1 + 2 * r.rank].tolist()
+        if r.choices:  # memory chosen at run time
+            return pick_view(args, r.choices, desc, r.rank, numpy_dtype(r.dtype), owner)
         return wrap_array(owner, desc, r.rank, numpy_dtype(r.dtype), r.copy)

@@ -117,10 +117,6 @@ class ProgramGen:
     # -- statements
     def assign_temp(self, indent: int, returned: bool = False) -> None:
         e = self.gen.expr(3)
-        if returned and self.gen.is_input(e):
-            # known bug (test_found_programs): a parameter or a view of one returned by
-            # an early `return` and again later
-            e = self.scope.expr(f"({e.text} * 1)", e.shape, e.fuzzy) or e
         name = self.fresh("t")
         self.emit(indent, f"{name} = {e.text}")
         self.bind(name, e)

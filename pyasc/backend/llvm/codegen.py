@@ -145,6 +145,7 @@ class FunctionEmitter:
         self.values: dict[Value, Any] = {}
         self.allocs = AllocTracker()
         self.prealloc: dict[Operation, ir.Value] = {}  # alloc op -> runtime's buffer
+        self.tracked: dict[Operation, ir.Value] = {}  # alloc op -> result slot to record it
         self.in_parallel = False  # emitting an outlined parallel loop body (parallel.py)
 
     # -- values

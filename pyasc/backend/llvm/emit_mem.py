@@ -3,7 +3,8 @@
 ``mem.alloc`` calls ``aligned_alloc(64, size)`` (size rounded up to 64 bytes; a failure or
 a negative/overflowing size returns the "memory" error) unless the allocation is a
 preallocated result buffer, whose pointer the runtime stores in the result slots (see
-``plan.py``).  Views only recompute the data pointer, dims and strides.
+``plan.py``); a *tracked* allocation (of a result chosen at run time) also records its
+pointer in its buffer's result slot.  Views only recompute the data pointer, dims and strides.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _emit_alloc(fe: FunctionEmitter, op: mem.AllocOp) -> None:
     if data is None:
         data = _malloc(fe, op, t, shape)
         fe.allocs.add(op.result, data)
+        if op in fe.tracked:
+            fe.b.store(data, fe.tracked[op], align=8)
     fe.set(op.result, MemRef.build(fe.b, t, data, shape, None))
 
 

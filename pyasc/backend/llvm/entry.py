@@ -77,6 +77,9 @@ def emit_core(mc: ModuleContext, func: FuncOp, plan: EntryPlan, emitters: dict,
     for alloc, ptr in zip(plan.buffer_of_alloc, fn.args[2:], strict=True):
         ptr.add_attribute("noalias")
         fe.prealloc[alloc] = ptr
+    for alloc, k in plan.tracked.items():  # NULL unless the allocation is made
+        fe.tracked[alloc] = slot_ptr(fe.b, res_ptr, plan.buffers[k].slot)
+        fe.b.store(ir.Constant(PTR, None), fe.tracked[alloc], align=8)
     for arg, spec in zip(func.entry.args, plan.params, strict=True):
         fe.set(arg, _load_param(fe.b, args_ptr, spec.slot, arg.type))
     term = fe.emit_block(func.entry)
@@ -127,8 +130,9 @@ def _store_results(fe: FunctionEmitter, plan: EntryPlan, values: list,
         m = fe.memref(v)
         for k, part in enumerate(m.components()):
             b.store(part, slot_ptr(b, res, spec.slot + k), align=8)
-    for buf, base in zip(plan.buffers, plan.buffer_base, strict=True):
-        if not buf.prealloc:
+    tracked = set(plan.tracked.values())  # their allocations stored their pointers
+    for k, (buf, base) in enumerate(zip(plan.buffers, plan.buffer_base, strict=True)):
+        if not buf.prealloc and k not in tracked:
             b.store(fe.memref(base).data, slot_ptr(b, res, buf.slot), align=8)
 
 

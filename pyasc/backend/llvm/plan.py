@@ -13,9 +13,19 @@ array is traced back through views (``subview``, ``transpose``, ``reshape``) to 
   pointer to the runtime, which frees it when the returned array dies;
 * a loop/if result that holds one of several parameters (``x if c else y``): the
   runtime returns whichever argument object the result descriptor points into;
+* a loop/if result (or a view of one) whose memory may be a parameter's, a view of a
+  parameter's or an allocation's (``y = x if c else np.zeros_like(x)``; ``x[1:]``
+  returned early from a loop and ``x[:-1]`` after it): a result *chosen at run time*
+  (kind ``"array"`` with ``choices``).  The kernel writes the result's descriptor and
+  the runtime compares its data pointer with the arguments' memory: all of an argument
+  is returned as the caller's own object, a pointer into one as a view of it, anything
+  else is the result buffer of the allocations (``runtime.results.pick_view``).  A
+  single allocation in the entry block is preallocated; otherwise the kernel stores
+  the pointer of each of those allocations it makes into the buffer's slot (``tracked``;
+  NULL if it made none), so the runtime frees an allocation that was not returned;
 * a ``mem.constant``: read-only kernel memory, copied out by the runtime.
 
-Anything else (say, a view of a buffer chosen at run time) is an internal error.
+Anything else (say, a constant chosen at run time) is an internal error.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ class EntryPlan:
     arg_slots: int = 0
     result_slots: int = 0
     owner: dict[Value, int] = field(default_factory=dict)  # allocation -> its buffer
+    tracked: dict[Operation, int] = field(default_factory=dict)  # alloc -> buffer it sets
 
 
 def root_of(v: Value) -> Value:
@@ -95,12 +106,12 @@ def _plan_params(func: FuncOp) -> tuple[list[ParamSpec], int]:
 
 
 def _written_params(func: FuncOp) -> set[int]:
+    """Parameters a ``mem.store`` may write into (through views and loop/if results)."""
     written: set[int] = set()
     for op in func.walk():
         if isinstance(op, mem.StoreOp):
-            root = root_of(op.dest)
-            if isinstance(root, BlockArgument) and root.block is func.entry:
-                written.add(root.index)
+            roots = origins(func, op.dest, set(), views=True) or {root_of(op.dest)}
+            written |= {r.index for r in roots if _is_param(func, r)}  # type: ignore
     return written
 
 
@@ -128,11 +139,37 @@ def _plan_result(func: FuncOp, plan: EntryPlan, v: Value, slot: int,
         choices = tuple(sorted(o.index for o in found))  # type: ignore[attr-defined]
         return ResultSpec("param", t.element.name, slot, t.rank, param=choices[0],
                           choices=choices), slot + 1 + 2 * t.rank
+    chosen = _chosen_at_run_time(func, plan, root, found)
+    if chosen is not None:
+        choices, buf = chosen
+        return ResultSpec("array", t.element.name, slot, t.rank, buffer=buf,
+                          choices=choices), slot + 1 + 2 * t.rank
     buf = _buffer_for(func, plan, root, found)
     if root is v and plan.buffers[buf].prealloc:
         return ResultSpec("buffer", t.element.name, -1, t.rank, buffer=buf), slot
     return ResultSpec("array", t.element.name, slot, t.rank, buffer=buf), \
         slot + 1 + 2 * t.rank
+
+
+def _chosen_at_run_time(func: FuncOp, plan: EntryPlan, root: Value,
+                        found: set[Value] | None) -> tuple[tuple[int, ...], int | None] | None:
+    """For a result whose memory may be a parameter's (or a view of one) and may be an
+    allocation's: the parameters and the buffer of the allocations (if any)."""
+    if found is not None and not any(_is_param(func, o) for o in found):
+        return None  # allocations only: an ordinary result buffer
+    roots = origins(func, root, set(), views=True)
+    if not roots or not any(_is_param(func, o) for o in roots):
+        return None
+    params = tuple(sorted(o.index for o in roots if _is_param(func, o)))  # type: ignore
+    allocs = {o for o in roots if not _is_param(func, o)}
+    if not allocs:
+        return params, None
+    buf = _buffer_for(func, plan, root, allocs)
+    if not plan.buffers[buf].prealloc:  # the root may be an argument: record the allocation
+        if any(u.name == "mem.dealloc" for o in allocs for u, _ in o.uses):
+            raise InternalCompilerError(f"'{func.sym_name}' may return a buffer it frees")
+        plan.tracked.update({o.op: buf for o in allocs})  # type: ignore[attr-defined]
+    return params, buf
 
 
 def _buffer_for(func: FuncOp, plan: EntryPlan, root: Value,
@@ -152,9 +189,9 @@ def _buffer_for(func: FuncOp, plan: EntryPlan, root: Value,
             raise InternalCompilerError(f"two results of '{func.sym_name}' may share a buffer")
         if any(u.name == "mem.dealloc" for u, _ in src.uses) and src is root:
             raise InternalCompilerError(f"'{func.sym_name}' returns a buffer it deallocates")
-    t = root.type
+    alloc = _single_alloc(root, sources)
+    t = (alloc.result if alloc is not None else root).type  # the allocation's own shape
     assert isinstance(t, MemRefType)
-    alloc = root.op if isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp) else None
     dims = _dim_sources(func, alloc) if alloc is not None and alloc.parent is func.entry \
         else None
     plan.buffers.append(BufferSpec(-1, dims is not None, t.element.name, tuple(t.shape),
@@ -165,9 +202,27 @@ def _buffer_for(func: FuncOp, plan: EntryPlan, root: Value,
     return idx
 
 
-def origins(func: FuncOp, v: Value, seen: set[Value]) -> set[Value] | None:
+def _single_alloc(root: Value, sources: set[Value]) -> Operation | None:
+    """The one ``mem.alloc`` whose memory ``root`` holds (itself, or the only source of
+    a loop/if result that is never freed), or ``None``."""
+    if isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp):
+        return root.op
+    if len(sources) != 1:
+        return None
+    (src,) = sources
+    if not isinstance(src, OpResult) or not isinstance(src.op, mem.AllocOp) or \
+            any(u.name == "mem.dealloc" for u, _ in src.uses):
+        return None
+    return src.op
+
+
+def origins(func: FuncOp, v: Value, seen: set[Value], views: bool = False
+            ) -> set[Value] | None:
     """The allocations (``mem.alloc`` results) and parameters ``v`` may hold, through
-    loop-carried values and if results; ``None`` if it may hold anything else."""
+    loop-carried values and if results (and through view ops if ``views``: the values
+    whose memory ``v`` may point into); ``None`` if it may hold anything else."""
+    if views:
+        v = root_of(v)
     if v in seen:
         return set()
     seen.add(v)
@@ -178,7 +233,7 @@ def origins(func: FuncOp, v: Value, seen: set[Value]) -> set[Value] | None:
         return None
     out: set[Value] = set()
     for src in carried:
-        found = origins(func, src, seen)
+        found = origins(func, src, seen, views)
         if found is None:
             return None
         out |= found

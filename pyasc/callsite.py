@@ -1,30 +1,41 @@
 """Locating errors at the user's call site (for errors not tied to a function body).
 
 Argument errors, decoration-time option errors and the like point at the first stack
-frame outside the ``pyasc`` package: the user's call or decorator line, with the column
-of the call expression when Python records it (3.11+).
+frame outside pyasc: the user's call or decorator line, with the column of the call
+expression when Python records it (3.11+).  Used by the frontend (binding, options)
+and by the runtime (a compiled kernel's argument checks), hence outside both.
+
+A frame belongs to pyasc when its code lives in the package or its module is a
+``pyasc`` module: the callers the runtime and the dispatcher generate with ``exec``
+run with ``__name__`` set to the generating module for this reason (their file name is
+``<string>``, like any exec'd user code).  Frames are inspected only when an error is
+raised, never on a successful call.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import FrameType
 
 from pyasc.errors import PyascError
 
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+_PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def _inside_pyasc(filename: str) -> bool:
+def _inside_pyasc(frame: FrameType) -> bool:
+    module = frame.f_globals.get("__name__")
+    if isinstance(module, str) and (module == "pyasc" or module.startswith("pyasc.")):
+        return True
     try:
-        return Path(filename).resolve().is_relative_to(_PACKAGE_DIR)
+        return Path(frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE_DIR)
     except (OSError, ValueError):
         return False
 
 
-def _user_frame():
-    frame = sys._getframe(1)
-    while frame is not None and _inside_pyasc(frame.f_code.co_filename):
+def _user_frame() -> FrameType | None:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and _inside_pyasc(frame):
         frame = frame.f_back
     return frame
 
@@ -41,7 +52,7 @@ def at_caller(err: PyascError) -> PyascError:
     return err.with_location(frame.f_code.co_filename, lineno, col, end)
 
 
-def _positions(frame) -> tuple | None:
+def _positions(frame: FrameType) -> tuple | None:
     """(lineno, end_lineno, col, end_col) of the frame's current instruction."""
     code = frame.f_code
     if not hasattr(code, "co_positions"):
