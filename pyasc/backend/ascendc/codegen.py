@@ -35,9 +35,9 @@ from pyasc.backend.ascendc.scalar_plan import (
     plan_scalar_kernel,
 )
 from pyasc.backend.ascendc.soc import SoC, get_soc
+from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
-from pyasc.errors import UnsupportedSyntaxError
 from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
@@ -80,8 +80,8 @@ class _Lowering:
         self.module = module
         self.fn = module.get(program.entry)
         if len(list(module.functions)) != 1:
-            raise UnsupportedSyntaxError("the ascendc backend compiles single-function "
-                                         "programs (callees are inlined by the frontend)")
+            raise unsupported("a program of several functions (callees are inlined by the "
+                              "frontend)", self.fn.loc)
         self.host = ModuleOp.empty()
         fn = self.fn
         self.hfn = FuncOp.empty(fn.sym_name, fn.function_type.inputs,
@@ -130,15 +130,20 @@ class _Lowering:
         inputs = [v for v in external_values(item.ops) if not is_scalar_constant(v)]
         outputs = escaping_values(item.ops)
         fn = outline(item.ops, inputs, outputs)
-        self._launch_scalar(fn, inputs, outputs, _reason(item.ops), item.ops[0].loc)
+        self._launch_scalar(fn, inputs, outputs, _reason(item.ops), item.ops[0].loc,
+                            item.ops)
 
     def _launch_scalar(self, fn: FuncOp, inputs: list[Value], outputs: list[Value],
-                       reason: str, loc: Location) -> None:
+                       reason: str, loc: Location,
+                       region: list[Operation] | None = None) -> None:
         def distinct(i: int, j: int) -> bool:
             return _distinct(inputs[i], inputs[j])
 
+        def private(i: int) -> bool:
+            return region is not None and _private(inputs[i], region)
+
         k = plan_scalar_kernel(self._name(), fn, inputs, outputs, distinct, reason,
-                               self.program.options)
+                               self.program.options, private)
         self.kernels.append(k)
         self.regions.append((loc, reason))
         _warn(loc, reason)
@@ -156,6 +161,27 @@ def _distinct(a: Value, b: Value) -> bool:
         return False
     fresh = [isinstance(r, OpResult) and isinstance(r.op, mem.AllocOp) for r in (ra, rb)]
     return any(fresh)  # two parameters may be the same array
+
+
+def _private(v: Value, region: list[Operation]) -> bool:
+    """True when ``v`` is a buffer allocated outside ``region`` that nothing after the
+    region uses (directly or through views): the kernel may treat it as its own."""
+    if not (isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp)):
+        return False
+    block = region[0].parent
+    ops = list(block.ops)  # type: ignore[union-attr]
+    first = ops.index(region[0])
+    todo = [v]
+    while todo:
+        for user, _ in todo.pop().uses:
+            top: Operation | None = user
+            while top is not None and top.parent is not block:
+                top = top.parent_op
+            if top is None or (top not in region and ops.index(top) > first):
+                return False
+            if user.has_trait("view"):
+                todo.extend(user.result_values)
+    return True
 
 
 def _reason(ops: list[Operation]) -> str:

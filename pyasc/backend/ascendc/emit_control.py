@@ -1,15 +1,18 @@
 """Control flow of scalar kernels: ``loop.for/while/if`` as C++ loops and branches.
 
-Loop-carried values live in mutable variables declared before the loop; a ``yield``
-first copies every yielded value into a temporary and then assigns, so swaps
-(``a, b = b, a``) are correct.  The loop a kernel splits across blocks iterates over its
-block's contiguous chunk of the trip count (``GetBlockIdx``/``GetBlockNum``).
+Loop-carried values live in mutable variables declared before the loop (arrays in
+carrier arrays, ``emit_carry``); a ``yield`` first copies every yielded value into a
+temporary and then assigns, so swaps (``a, b = b, a``) are correct.  The loop a kernel
+splits across blocks iterates over its block's contiguous chunk of the trip count
+(``GetBlockIdx``/``GetBlockNum``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyasc.backend.ascendc import emit_carry as carry
+from pyasc.backend.ascendc.emit_carry import Target
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import loop
@@ -19,7 +22,11 @@ if TYPE_CHECKING:
     from pyasc.backend.ascendc.emit_scalar import Emit, ScalarEmitter
 
 
-def _assign(em: ScalarEmitter, targets: list[str], values: list[Value], op: Operation) -> None:
+def _assign(em: ScalarEmitter, targets: list[Target], values: list[Value],
+            op: Operation) -> None:
+    pairs = carry.assign(em, targets, values, op)
+    targets = [t for t, _ in pairs]  # type: ignore[misc]
+    values = [v for _, v in pairs]
     srcs = [em.get(v) for v in values]
     if len(targets) > 1 and set(srcs) & set(targets):
         temps = []
@@ -34,7 +41,7 @@ def _assign(em: ScalarEmitter, targets: list[str], values: list[Value], op: Oper
             em.w.line(f"{t} = {s};", op.loc, directive=False)
 
 
-def _body(em: ScalarEmitter, block, targets: list[str]) -> None:  # noqa: ANN001
+def _body(em: ScalarEmitter, block, targets: list[Target]) -> None:  # noqa: ANN001
     """Emit a region's ops; its ``loop.yield`` assigns ``targets``.  Workspace slices
     taken in the region are given back at its end (nothing allocated there escapes)."""
     mark = None
@@ -60,11 +67,11 @@ def _cond(iv: str, ub: str, step_v: Value, step: str) -> str:
 def emit_for(em: ScalarEmitter, op: Operation) -> None:
     assert isinstance(op, loop.ForOp)
     lb, ub, step = (em.get(v) for v in (op.lower, op.upper, op.step))
-    carried = [em.mutable(r, em.get(init), "acc") for r, init in zip(op.outputs, op.inits,
+    carried = [carry.slot(em, r, init, "acc", op) for r, init in zip(op.outputs, op.inits,
                                                                       strict=True)]
     body = op.body.blocks[0]
-    for arg, name in zip(body.args[1:], carried, strict=True):
-        em.vals[arg] = name
+    for arg, target in zip(body.args[1:], carried, strict=True):
+        carry.bind(em, arg, target)
     iv = em.names.new(body.args[0].name_hint or "i")
     em.vals[body.args[0]] = iv
     if op is em.k.parallel:
@@ -115,11 +122,11 @@ def _trip_count(lb: str, ub: str, step: str) -> str:
 def emit_while(em: ScalarEmitter, op: Operation) -> None:
     assert isinstance(op, loop.WhileOp)
     before, after = op.before.blocks[0], op.after.blocks[0]
-    args = [em.mutable(a, em.get(init), "arg") for a, init in zip(before.args, op.inits,
+    args = [carry.slot(em, a, init, "arg", op) for a, init in zip(before.args, op.inits,
                                                                   strict=True)]
-    results = [em.mutable(r, None, "res") for r in op.outputs]
-    for a, name in zip(after.args, results, strict=True):
-        em.vals[a] = name
+    results = [carry.slot(em, r, None, "res", op) for r in op.outputs]
+    for a, target in zip(after.args, results, strict=True):
+        carry.bind(em, a, target)
     with em.w.block("while (true)", op.loc, directive=False):
         for inner in before.ops:
             if isinstance(inner, loop.ConditionOp):
@@ -133,7 +140,7 @@ def emit_while(em: ScalarEmitter, op: Operation) -> None:
 
 def emit_if(em: ScalarEmitter, op: Operation) -> None:
     assert isinstance(op, loop.IfOp)
-    results = [em.mutable(r, None, "res") for r in op.outputs]
+    results = [carry.slot(em, r, None, "res", op) for r in op.outputs]
     with em.w.block(f"if ({em.get(op.cond)})", op.loc, directive=False):
         _body(em, op.then_region.blocks[0], results)
     else_block = op.else_region.blocks[0]

@@ -18,7 +18,9 @@ from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.scalar_math import math_expr
 from pyasc.backend.ascendc.scalar_plan import GmArray, ScalarKernel, _Names
 from pyasc.backend.ascendc.tiles import ctype, storage_type
-from pyasc.ir.core import Operation, Value
+from pyasc.backend.ascendc.unsupported import unsupported
+from pyasc.errors import InternalCompilerError
+from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import func, mem
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, MemRefType, ScalarType
@@ -118,7 +120,10 @@ class ScalarEmitter:
         c = constant_value(v)
         if c is not None and isinstance(v.type, ScalarType):
             return cexpr.literal(c, v.type)
-        raise KeyError(f"no C++ value for {v}")
+        where = v.op.loc if isinstance(v, OpResult) else None
+        raise InternalCompilerError(f"scalar AscendC: no C++ value for {v}",
+                                    filename=where.file if where else None,
+                                    lineno=where.line or None if where else None)
 
     def declare(self, v: Value, expr: str, op: Operation, hint: str = "v") -> str:
         name = self.names.new(v.name_hint or hint)
@@ -196,7 +201,7 @@ class ScalarEmitter:
         if fn is None and type(op).__module__ in _SCALAR_MODULES:
             fn = _emit_scalar_op
         if fn is None:
-            raise NotImplementedError(f"scalar AscendC for '{op.name}' is not written")
+            raise unsupported(f"'{op.name}' in scalar device code", op.loc)
         fn(self, op)
 
 
@@ -356,6 +361,9 @@ def _emit_assert(em: ScalarEmitter, op: Operation) -> None:
 
 
 def _emit_return(em: ScalarEmitter, op: Operation) -> None:
+    from pyasc.backend.ascendc.emit_carry import store_carried_results
+
+    store_carried_results(em, op)
     writes = []
     for j, v in enumerate(op.operand_values):
         arr = next((a for a in em.k.arrays if a.source == "scalar" and a.index == j), None)

@@ -77,19 +77,18 @@ def _array_arg(hb: HostBuilder, hv: _HostValues, a: GmArray, inputs: list[Value]
         return buf
     if a.source == "arena":
         return hb.alloc((DYN,), u8, [hb.mul(block_dim, ARENA_BYTES)])
-    assert isinstance(a.value, OpResult)  # result or temp: a top-level mem.alloc
-    t = a.value.type
+    assert isinstance(a.value, OpResult)  # result or temp: a top-level mem.alloc, or
+    t = a.value.type                      # a loop's or branch's carried static array
     assert isinstance(t, MemRefType)
+    extents = a.value.op.operand_values if isinstance(a.value.op, mem.AllocOp) else []
     try:
-        dims = [hv.get(d) for d in a.value.op.operand_values]
+        dims = [hv.get(d) for d in extents]
     except NotHostComputable:
-        from pyasc.errors import UnsupportedSyntaxError
+        from pyasc.backend.ascendc.unsupported import unsupported
 
-        loc = a.value.op.loc
-        raise UnsupportedSyntaxError(
-            "the size of an array computed in scalar device code depends on data; the "
-            "ascendc backend needs array sizes the host can compute",
-            filename=loc.file, lineno=loc.line or None) from None
+        raise unsupported("an array whose size depends on data computed in device code "
+                          "(the host must compute array sizes before the launch)",
+                          a.value.op.loc) from None
     it = iter(dims)
     full = [hb.const(d) if d != DYN else next(it) for d in t.shape]
     return hb.alloc(t.shape, t.element, full)
@@ -170,6 +169,8 @@ def _results(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
         buf = buffers[arr.name]
         if arr.source == "scalar":
             val = hb.insert(mem.LoadOp([buf, hb.const(0)], [arr.elem])).result
+        elif isinstance(outer.type, MemRefType):
+            val = buf  # a new array returned as an array
         else:
             val = hb.to_tensor(buf)
         assert val.type == outer.type or isinstance(outer.type, TensorType | ScalarType)

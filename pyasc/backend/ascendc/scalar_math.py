@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyasc.backend.ascendc.tiles import ctype
+from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.core import Operation
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import ScalarType, element_type
@@ -245,16 +246,23 @@ def helper_texts(used: set[str]) -> list[str]:
     return [_TEXTS[name] for name in _ORDER if name in need]
 
 
+def _lit(t: ScalarType, v: int) -> str:
+    """``v`` in a conditional with a ``t`` operand (half and bfloat16 need their type)."""
+    return f"static_cast<{ctype(t)}>({v})" if t.is_float and t.itemsize <= 2 else str(v)
+
+
 def _abs(t: ScalarType, src: ScalarType, x: str) -> str:
     if src.is_float:  # 0 - x turns -0.0 into +0.0, like np.abs
-        return f"static_cast<{ctype(t)}>({x} <= 0 ? 0 - {x} : {x})"
+        neg = f"0 - {x}" if src.itemsize > 2 else f"static_cast<{ctype(src)}>(0 - {x})"
+        return f"static_cast<{ctype(t)}>({x} <= 0 ? {neg} : {x})"  # half - int is float
     u = ctype(src) if src.is_unsigned else "u" + ctype(src)
     return f"static_cast<{ctype(t)}>({x} < 0 ? -{u}({x}) : {u}({x}))"
 
 
 PURE: dict[type, Callable[[ScalarType, ScalarType, str], str]] = {
     m.AbsOp: _abs,
-    m.SignOp: lambda t, s, x: f"static_cast<{ctype(t)}>({x} > 0 ? 1 : ({x} < 0 ? -1 : {x}))",
+    m.SignOp: lambda t, s, x: (f"static_cast<{ctype(t)}>({x} > 0 ? {_lit(s, 1)} : "
+                               f"({x} < 0 ? {_lit(s, -1)} : {x}))"),
     m.IsNanOp: lambda t, s, x: f"({x} != {x})",
     m.IsInfOp: lambda t, s, x: f"({x} == {x} && {x} - {x} != {x} - {x})",
     m.IsFiniteOp: lambda t, s, x: f"({x} - {x} == {x} - {x})",
@@ -279,4 +287,4 @@ def math_expr(op: Operation, args: list[str], helpers: set[str]) -> str:
     if cls is m.PowOp:
         u = ctype(t) if t.is_unsigned else "u" + ctype(t)
         return f"PyascPowI<{ctype(t)}, {u}>({args[0]}, {args[1]})"
-    raise NotImplementedError(f"scalar AscendC for '{op.name}' is not written")
+    raise unsupported(f"'{op.name}' in scalar device code", op.loc)

@@ -22,17 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from pyasc.backend.ascendc.scalar_checks import LOCAL_LIMIT, fresh_result, reject_unsupported
 from pyasc.backend.ascendc.tiles import RESERVED
-from pyasc.errors import UnsupportedSyntaxError
+from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
 from pyasc.ir.ops import func, loop, mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
-from pyasc.ir.types import MemRefType, ScalarType
-
-LOCAL_LIMIT = 4096
-"""Largest static temporary (bytes) kept as a local array on the kernel's stack."""
+from pyasc.ir.types import MemRefType, ScalarType, TensorType
 
 ARENA_BYTES = 1 << 20
 """Per-block GM workspace for temporaries of run-time size allocated inside loops (a
@@ -157,18 +155,20 @@ def lower_region(fn: FuncOp, options: dict[str, object]) -> FuncOp:
 
 def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list[Value],
                        distinct: Callable[[int, int], bool], reason: str,
-                       options: dict[str, object]) -> ScalarKernel:
+                       options: dict[str, object],
+                       private: Callable[[int], bool] = lambda i: False) -> ScalarKernel:
     """Lower ``fn`` and place its buffers; ``distinct(i, j)`` says whether array inputs
-    ``i`` and ``j`` are known not to alias."""
+    ``i`` and ``j`` are known not to alias, ``private(i)`` whether nothing outside the
+    region sees input ``i`` after it (a buffer the kernel may treat as its own)."""
     low = lower_region(fn, options)
     k = ScalarKernel(name, fn.loc, low, inputs, outputs, reason=reason)
-    _reject_unsupported(low)
+    reject_unsupported(low, private)
     names = _Names()
     for i, arg in enumerate(low.entry.args):
         if isinstance(arg.type, MemRefType):
             k.arrays.append(GmArray(names.new(arg.name_hint or f"in{i}"), arg,
                                     arg.type.element, "input", i))
-    _place_results(k, names)
+    _place_results(k, names, private)
     _place_temporaries(k, names)
     k.asserts = [op for op in low.walk() if isinstance(op, func.AssertOp)]
     if k.arena:
@@ -179,15 +179,13 @@ def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list
     return k
 
 
-def _reject_unsupported(low: FuncOp) -> None:
-    for op in low.walk():
-        if isinstance(op, func.CallOp):
-            raise UnsupportedSyntaxError("calls to other compiled functions inside device "
-                                         "code are not supported by the ascendc backend",
-                                         filename=op.loc.file, lineno=op.loc.line or None)
+
+_CARRY_OPS = (loop.ForOp, loop.WhileOp, loop.IfOp)
 
 
-def _place_results(k: ScalarKernel, names: _Names) -> None:
+def _place_results(k: ScalarKernel, names: _Names, private: Callable[[int], bool]) -> None:
+    """GM arrays for the region's results: scalars, top-level allocations and the fresh
+    arrays of loops and branches (copied from their carriers at the end)."""
     term = k.fn.entry.terminator
     assert term is not None
     for j, v in enumerate(term.operand_values):
@@ -195,14 +193,16 @@ def _place_results(k: ScalarKernel, names: _Names) -> None:
             continue  # a parameter returned as it is
         if isinstance(v.type, ScalarType):
             k.arrays.append(GmArray(names.new(f"result{j}"), v, v.type, "scalar", j))
-        elif isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp) and \
-                v.op.parent is k.fn.entry:
+        elif isinstance(v, OpResult) and v.op.parent is k.fn.entry and (
+                isinstance(v.op, mem.AllocOp) or isinstance(v.op, _CARRY_OPS) and (
+                    isinstance(k.outputs[j].type, TensorType)  # a value: a copy is fine
+                    or fresh_result(v, private))):
             k.arrays.append(GmArray(names.new(f"out{j}"), v, v.type.element, "result", j))
         else:
-            raise UnsupportedSyntaxError(
-                "an array computed by a loop (carried from iteration to iteration) is not "
-                "supported by the ascendc backend yet", filename=k.loc.file,
-                lineno=k.loc.line or None, hint="write into a preallocated array instead")
+            loc = v.op.loc if isinstance(v, OpResult) else k.loc
+            raise unsupported("returning from device code an array a loop or a branch "
+                              "chose that may alias another array", loc,
+                              hint="return a copy, or write into a preallocated array")
 
 
 def _place_temporaries(k: ScalarKernel, names: _Names) -> None:

@@ -18,6 +18,7 @@ from pyasc.backend.ascendc import (
     generate_ascendc,
     lower_program,
 )
+from pyasc.backend.ascendc.unsupported import DeviceUnsupportedError
 from pyasc.backend.base import get_backend
 from pyasc.errors import OutOfMemoryError, ToolchainMissingError, UnsupportedSyntaxError
 
@@ -119,9 +120,44 @@ def carried_array(x):
     return acc
 
 
-def test_arrays_carried_by_loops_are_reported():
-    with pytest.raises(UnsupportedSyntaxError):
-        lower_program(carried_array.specialize(np.zeros(4, np.float32)))
+carried_dynamic = hybrid(dynamic_shape=True)(carried_array.__wrapped__)
+
+
+@hybrid
+def swapped_in_place(x, y, steps):
+    a, b = x, y  # the caller's arrays: numpy writes into them, copies would not
+    for _ in range(steps):
+        b[0] = a[1]
+        a, b = b, a
+    return a
+
+
+@hybrid
+def write_chosen(x, y, n):
+    for i in range(n):
+        if x[i] > 0:
+            out = x
+        else:
+            out = y
+        out[i] = 1.0  # numpy writes into x or y
+    return x
+
+
+@pytest.mark.filterwarnings("ignore::pyasc.backend.ascendc.PyascPerformanceWarning")
+def test_unsupported_carried_arrays_are_coded_errors_at_the_loop():
+    # static carried arrays live in carrier arrays (test_ascendc_diff_suite runs them);
+    # run-time sizes, and writes into a carried buffer that may alias, cannot
+    x = np.zeros(4, np.float32)
+    lower_program(carried_array.specialize(x))
+    for fn, args, what in [(carried_dynamic, (x,), "run-time size"),
+                           (swapped_in_place, (x, x + 1, 3), "may alias"),
+                           (write_chosen, (x, x + 1, 4), "chosen by a branch")]:
+        with pytest.raises(DeviceUnsupportedError, match=what) as info:
+            lower_program(fn.specialize(*args))
+        err = info.value
+        assert err.code == "E50010" and isinstance(err, UnsupportedSyntaxError)
+        assert "not supported on ascend-sim/device" in str(err)
+        assert err.lineno is not None and err.filename == __file__
 
 
 _FORBIDDEN = re.compile(r"\b(Subs|Divs|Neg)\s*\(")
