@@ -60,7 +60,7 @@ DEFAULT_MIN_WORK = 1 << 18
 below that, waking a worker costs more than it saves)."""
 
 _NAME = "pyasc.rt.pool"
-_STRTOL = re.compile(r"\s*[+-]?\d+\Z")
+_STRTOL = re.compile(r"\s*[+-]?\d+\Z", re.ASCII)  # C isspace, ASCII digits
 _LOAD_LOCK = threading.Lock()
 
 
