@@ -30,7 +30,7 @@ it; ``parallel.py`` only splits loops for which that cannot be observed.
 
 Synchronisation: a job is published by storing ``ticket = generation << 16 | workers``
 (release) under the pool mutex and broadcasting ``wake``; a worker spins on the ticket
-for about :data:`SPIN` pause instructions (tens of microseconds) before sleeping on
+for :data:`SPIN` pause instructions (about 60 us on this AMD EPYC) before sleeping on
 ``wake``, so back-to-back loops do not pay a futex wake-up each.  A worker whose index
 is below the ticket's ``workers`` runs chunks, then decrements ``pending``; the last one
 signals ``done`` under the mutex, where the caller (after its own spin) waits.  Workers
@@ -53,8 +53,10 @@ from pyasc.runtime.threads import ENTRY, MAX_THREADS
 CHUNKS_PER_THREAD = 4
 """Chunks per participating thread: dynamic balance on a noisy machine, few atomics."""
 
-SPIN = 1 << 14
-"""Pause instructions a waiting thread spins before sleeping."""
+SPIN = 1 << 11
+"""Pause instructions a waiting thread spins before sleeping.  A pause costs ~30 ns on
+AMD Zen (measured: 16384 took ~480 us) and ~40 ns on recent Intel cores; spinning much
+longer than a futex wake-up (~10-50 us) only burns a core other processes could use."""
 
 _SYNC_BYTES = 64  # >= sizeof(pthread_mutex_t) = 40 and sizeof(pthread_cond_t) = 48
 _SIGSET_BYTES = 128
