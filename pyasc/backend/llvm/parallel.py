@@ -21,7 +21,7 @@ Why outlining plus a pool entry in libc-pthread LLVM IR: the body needs no GIL (
 kernels' entries already release it), the pool persists across calls (creating a
 thread costs tens of microseconds, more than a small loop), and nothing but llvmlite
 is needed at build time.  ``cost`` is a static estimate of one iteration's work (in
-roughly scalar operations, :func:`iteration_cost`); the pool runs loops with
+roughly scalar operations, ``pyasc.ir.passes.loop_cost``); the pool runs loops with
 ``trip count * cost`` below its minimum work (``2**18`` by default, about 30 us of
 scalar work) inline on the calling thread, so tiny kernels pay one direct call.
 
@@ -40,43 +40,24 @@ from llvmlite import ir
 
 from pyasc.backend.llvm.codegen import FunctionEmitter, flatten, unflatten
 from pyasc.backend.llvm.lltypes import I32, I64, PTR, i64, opaque
-from pyasc.backend.llvm.parallel_safe import independent, partial_writes_visible
 from pyasc.ir.core import Block, Operation, Value
-from pyasc.ir.ops import func, loop, math, mem
+from pyasc.ir.ops import loop
+from pyasc.ir.passes.loop_cost import iteration_cost
+from pyasc.ir.passes.parallel_safe import splittable
 from pyasc.runtime.threads import ENTRY
 
 EmitRange = Callable[[FunctionEmitter, loop.ForOp, ir.Value, ir.Value, ir.Value, ir.Value],
                      None]
 """``emit_range(fe, op, lb, step, first, end)``: the loop over ``k`` in ``[first, end)``."""
 
-MAX_COST = 1 << 40
-DYNAMIC_TRIPS = 16
-"""Assumed trip count of an inner loop whose bounds are not constants."""
-
-_WEIGHTS: dict[type, int] = {
-    loop.YieldOp: 0, loop.ConditionOp: 0, mem.DimOp: 0, mem.SubviewOp: 0,
-    mem.TransposeOp: 0, mem.ReshapeOp: 0, mem.ConstantOp: 0, mem.AllocOp: 64,
-    mem.DeallocOp: 16, func.CallOp: 32,
-    **{cls: 16 for cls in (math.ExpOp, math.Exp2Op, math.Expm1Op, math.LogOp, math.Log2Op,
-                           math.Log10Op, math.Log1pOp, math.TanhOp, math.SinOp, math.CosOp,
-                           math.TanOp, math.ErfOp, math.SigmoidOp, math.PowOp)},
-}
-"""Cost of one execution of an op (default 1); region ops are costed by their regions."""
 
 
 def splits(fe: FunctionEmitter, op: loop.ForOp) -> bool:
-    """Whether ``op`` is emitted as a parallel loop: not nested in one, no carried
-    values, marked ``parallel`` or proved independent, no failure that could expose
-    which later iterations ran (both in ``parallel_safe``), and not freeing a buffer
-    it does not define."""
-    if fe.in_parallel or op.inits:
-        return False
-    if not (op.attributes.get("parallel") or independent(op)):
-        return False
-    if partial_writes_visible(op):
-        return False
-    return not any(isinstance(d, mem.DeallocOp) and not _inside(op, d.buffer)
-                   for d in op.walk())
+    """Whether ``op`` is emitted as a parallel loop: not nested in one, and
+    ``splittable`` (``pyasc.ir.passes.parallel_safe``: no carried values, marked
+    ``parallel`` or proved independent, no failure that could expose which later
+    iterations ran, not freeing a buffer it does not define)."""
+    return not fe.in_parallel and splittable(op)
 
 
 def emit_parallel(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
@@ -105,48 +86,6 @@ def live_ins(op: Operation) -> list[Value]:
             if v not in seen and not _inside(op, v):
                 seen[v] = None
     return list(seen)
-
-
-def iteration_cost(op: loop.ForOp) -> int:
-    """Estimated work of one iteration of ``op`` (about one unit per scalar op)."""
-    return max(1, min(MAX_COST, _block_cost(op.body.blocks[0])))
-
-
-def _block_cost(block: Block) -> int:
-    total = 0
-    for op in block.ops:
-        total += _op_cost(op)
-    return min(MAX_COST, total)
-
-
-def _op_cost(op: Operation) -> int:
-    if isinstance(op, loop.ForOp):
-        return _trips(op) * (1 + _block_cost(op.body.blocks[0]))
-    if isinstance(op, loop.WhileOp):
-        inner = _block_cost(op.before.blocks[0]) + _block_cost(op.after.blocks[0])
-        return DYNAMIC_TRIPS * (1 + inner)
-    if isinstance(op, loop.IfOp):
-        return 1 + max(_block_cost(r.blocks[0]) for r in op.region_list)
-    return _WEIGHTS.get(type(op), 1)
-
-
-def _trips(op: loop.ForOp) -> int:
-    bounds = [_constant(v) for v in (op.lower, op.upper, op.step)]
-    if any(b is None for b in bounds):
-        return DYNAMIC_TRIPS
-    lo, hi, step = bounds
-    if step == 0:
-        return 1
-    return max(0, -(-(hi - lo) // step)) if step > 0 else max(0, -(-(lo - hi) // -step))
-
-
-def _constant(v: Value) -> int | None:
-    from pyasc.ir.ops import arith
-
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, int):
-        return int(owner.value)
-    return None
 
 
 def _inside(op: Operation, v: Value) -> bool:

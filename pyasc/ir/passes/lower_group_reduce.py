@@ -36,11 +36,14 @@ lane per *column*: lane ``k`` adds the elements ``(r, k)`` of the rows in order 
 16 numbers, sequentially), and at the end the ``n`` lanes are combined pairwise (at most
 4 levels).  An element thus goes through at most 15 + 4 additions, as in numpy's
 pairwise sum of a 128-element block (16 per accumulator, then 3 levels), and no
-compensation is needed for so few terms.  Why: the row is emitted unrolled (``n``
-copies of the element code, at constant column indices) and the lanes are loop-carried
-values of the row loop, so LLVM's SLP vectorizer computes up to 8 columns at once (the
-colour kernel's ``exp``), where a sequential row sum would force scalar code.  Other
-reductions of the phase combine in source order, as everywhere.
+compensation is needed for so few terms.  The lanes live in a small buffer (``n``
+elements per sum, zeroed first, freed after the combination) and each row is a
+unit-stride loop over its columns doing ``lanes[k] += element(r, k)``: the iterations
+of that loop are independent, so LLVM's loop vectorizer computes 4-8 columns at once
+(the colour kernel's ``exp`` included) and keeps the lanes in registers; SSA lanes
+carried by an unrolled row only got 2-wide SLP code.  ``memplan`` keeps such a buffer
+private to the loop the backend splits over threads.  Other reductions of the phase
+are carried by the column loop, in source order, as everywhere.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pyasc.ir.core import Operation, Value
-from pyasc.ir.ops import arith, tensor
+from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
 from pyasc.ir.passes.lower_reduce import identity
@@ -293,31 +296,50 @@ def _columns_fit(accs: Sequence[Acc], red_dims: Sequence[Value]) -> bool:
 
 
 class _Columns:
-    """A small window: one lane per column, carried over the rows (module docstring)."""
+    """A small window: one lane per column, kept in a small buffer (module docstring)."""
 
     def __init__(self, gen: LoopGen, accs: list[Acc], n: int,
                  elements: Callable[[list[Value]], list[Value]]) -> None:
         self.gen, self.accs, self.n, self.elements = gen, accs, n, elements
 
-    def width(self, acc: Acc) -> int:
-        return self.n if acc.compensated else 1
-
     def run(self, outer_dims: Sequence[Value]) -> list[Value]:
         """The compensated-state layout ``lower_group_reduce`` expects after the rows."""
-        inits = [v for a in self.accs
-                 for v in ([a.zero()] * self.n if a.compensated else a.state())]
-        lanes = self.gen.nest_carried(outer_dims, inits, self._row, prefix="r")
+        gen, n = self.gen, self.gen.const(self.n)
+        lanes = {a: gen.alloc((self.n,), a.acc_t, [n], name="lanes")
+                 for a in self.accs if a.compensated}
+        gen.for_(gen.const(0), n, lambda iv, _: self._zero(lanes, iv[0]), name="k")
+        inits = [v for a in self.accs if not a.compensated for v in a.state()]
+        rest = iter(gen.nest_carried(outer_dims, inits, lambda o, c: self._row(
+            lanes, o, c), prefix="r"))
         out: list[Value] = []
-        for a, ls in zip(self.accs, _split(self.accs, lanes, self.width), strict=True):
-            out += a.absorb(a.state(), pairwise(a, ls)) if a.compensated else ls
+        for a in self.accs:
+            if a.compensated:
+                ls = [gen.load(lanes[a], [gen.const(k)]) for k in range(self.n)]
+                out += a.absorb(a.state(), pairwise(a, ls))
+            else:
+                out.append(next(rest))
+        for buf in lanes.values():
+            gen.b.insert(mem.DeallocOp([buf]))
         return out
 
-    def _row(self, outer: list[Value], carried: list[Value]) -> list[Value]:
-        """The ``n`` columns of one row, unrolled, in source order."""
-        parts = _split(self.accs, carried, self.width)
-        for k in range(self.n):
-            es = self.elements([*outer, self.gen.const(k)])
-            for a, p, e in zip(self.accs, parts, es, strict=True):
-                slot = k if a.compensated else 0
-                p[slot] = a.combine(p[slot], e)
-        return [v for p in parts for v in p]
+    def _zero(self, lanes: dict[Acc, Value], k: Value) -> list[Value]:
+        for a, buf in lanes.items():
+            self.gen.store(a.zero(), buf, [k])
+        return []
+
+    def _row(self, lanes: dict[Acc, Value], outer: list[Value],
+             carried: list[Value]) -> list[Value]:
+        """One row: a unit-stride loop over its columns, each adding to its lane."""
+        def column(iv: list[Value], acc_vals: list[Value]) -> list[Value]:
+            es = self.elements([*outer, iv[0]])
+            it = iter(acc_vals)
+            nxt: list[Value] = []
+            for a, e in zip(self.accs, es, strict=True):
+                if a.compensated:
+                    lane = self.gen.load(lanes[a], iv)
+                    self.gen.store(a.combine(lane, e), lanes[a], iv)
+                else:
+                    nxt.append(a.combine(next(it), e))
+            return nxt
+        return self.gen.for_(self.gen.const(0), self.gen.const(self.n), column, carried,
+                             name="k")

@@ -28,10 +28,15 @@ speculatable index ops (``mem.dim``, ``arith.constant``, ``add``, ``sub``, ``mul
 out with it.  Repeated level by level, an invariant buffer ends up outside every
 loop: one allocation per call instead of one per iteration.  The buffer is
 uninitialized at each iteration either way (``np.empty``), so no result changes.
-Hoisting stops at a ``parallel`` loop: its iterations may run on different threads at
-once and must not share a buffer, so the allocation stays at the top of the parallel
-loop's body, outside all its inner loops.  A buffer whose size changes from one
-iteration to the next is not hoisted.
+Hoisting stops at a ``parallel`` loop, and at the loop the CPU backend will split over
+threads when one of its iterations is costly (``splittable``, outermost, at least
+``PRIVATE_MIN_COST`` units of ``loop_cost``, e.g. the bilateral filter's row loop):
+its iterations may run on different threads at once and must not share a buffer
+(sharing would also make a user loop dependent, hence sequential), so the allocation
+stays in that loop's body, outside all its inner loops: one allocation per iteration
+of the split loop.  A cheap splittable loop gets its buffers hoisted out (it then runs
+on one thread, which is cheaper than an allocation per iteration).  A buffer whose
+size changes from one iteration to the next is not hoisted.
 
 **Reuse** (``memplan_reuse``): a linear scan over each block, after hoisting out of its
 children.  At a planable ``mem.alloc`` ``x``, a planable buffer ``b`` of the same block

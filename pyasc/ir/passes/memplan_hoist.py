@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import loop, mem
+from pyasc.ir.passes.loop_cost import iteration_cost
 from pyasc.ir.passes.memplan_buffers import dealloc_of
+from pyasc.ir.passes.parallel_safe import splittable
 
 # Ops that compute sizes and may run speculatively (no trap, no effect): they move out
 # of a loop together with an allocation whose size they compute.
@@ -35,11 +37,32 @@ def _in_loop(op: Operation) -> bool:
     return False
 
 
+PRIVATE_MIN_COST = 4096
+"""Per-iteration work (``loop_cost`` units, about 1-2 us) above which a loop the backend
+splits keeps its private buffers; below, an allocation per iteration costs more than
+running the loop on one thread."""
+
+
+def _split_outermost(op: loop.ForOp) -> bool:
+    """``op`` is a costly loop the CPU backend splits over threads: splittable, and no
+    enclosing loop is (a buffer hoisted out of it would be shared by the threads and
+    would make it dependent)."""
+    if iteration_cost(op) < PRIVATE_MIN_COST or not splittable(op):
+        return False
+    anc = op.parent_op
+    while anc is not None:
+        if isinstance(anc, loop.ForOp) and splittable(anc):
+            return False
+        anc = anc.parent_op
+    return True
+
+
 def _hoistable_parent(block: Block) -> Operation | None:
     """The op allocations of ``block`` may move out of, if any."""
     parent = block.parent_op
     if isinstance(parent, loop.ForOp):
-        return None if parent.attributes.get("parallel") else parent
+        stop = parent.attributes.get("parallel") or _split_outermost(parent)
+        return None if stop else parent
     if isinstance(parent, loop.WhileOp):
         return parent
     if isinstance(parent, loop.IfOp) and _in_loop(parent):

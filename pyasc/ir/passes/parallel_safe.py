@@ -1,12 +1,16 @@
-"""Which loops the CPU backend may split over threads without changing what anyone sees.
+"""Which loops may be split over threads without changing what anyone sees.
 
-Two questions about a ``loop.for`` without carried values (loop-level IR):
+An analysis of loop-level IR shared by the CPU backend (``backend/llvm/parallel.py``
+splits the outermost :func:`splittable` loop) and ``memplan`` (which keeps loop-private
+buffers inside that loop, so that it stays splittable).  Three questions about a
+``loop.for`` without carried values:
 
 :func:`independent` -- may its iterations run in any order, at once?  Passes mark the
 loops they generate ``parallel = true``; a loop the user wrote (``for i in range(...)``)
 is proved independent here when every memory effect in it is one of:
 
-* any access to a buffer allocated inside the loop (private to the iteration);
+* any access to a buffer allocated inside the loop (private to the iteration),
+  including its ``mem.dealloc`` and whole-buffer writes (``mem.fill``, ``mem.copy``);
 * loads from a buffer the loop never writes (parameters included);
 * a ``mem.store`` into a buffer ``B`` the *function* allocates (``mem.alloc``, so no
   parameter and no view can alias it), directly (not through a view), with the loop
@@ -28,11 +32,14 @@ and impossible when nothing in the loop can fail (``func.assert``, ``func.call``
 inner loop whose step is not a constant).  A call counts as writing every memref it
 is given.  Allocation failure is not counted: running
 out of memory is not reproducible anyway.
+
+:func:`splittable` -- both of the above, for a loop marked ``parallel = true`` by the
+pass that generated it or proved independent, that frees no buffer defined outside it.
 """
 
 from __future__ import annotations
 
-from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, func, loop, mem
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import MemRefType
@@ -46,13 +53,26 @@ def independent(op: loop.ForOp) -> bool:
     iv = op.induction_var
     axes: dict[Value, int] = {}
     for inner in op.walk():
-        if isinstance(inner, func.CallOp) or \
-                inner.has_trait("writes") and not isinstance(inner, mem.StoreOp):
+        if isinstance(inner, func.CallOp):
+            return False
+        if inner.has_trait("writes") and not isinstance(inner, mem.StoreOp) and \
+                not all(_private(op, v) for v in _written(inner)):
             return False
         if isinstance(inner, mem.StoreOp) and not _private(op, inner.dest):
             if not _claims(inner, iv, axes):
                 return False
     return all(_uses_ok(op, buf, axes[buf], iv) for buf in axes)
+
+
+def splittable(op: loop.ForOp) -> bool:
+    """Whether ``op``'s iterations may run on several threads (see the module
+    docstring); whether a loop nested in a split one is split too is the caller's call."""
+    if op.inits or not (op.attributes.get("parallel") or independent(op)):
+        return False
+    if partial_writes_visible(op):
+        return False
+    return not any(isinstance(d, mem.DeallocOp) and not _inside(op, d.buffer)
+                   for d in op.walk())
 
 
 def partial_writes_visible(op: loop.ForOp) -> bool:
@@ -67,6 +87,14 @@ def _private(op: Operation, v: Value) -> bool:
     root = base_buffer(v)
     return isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp) and \
         op is not root.op and op.is_ancestor_of(root.op)
+
+
+def _inside(op: Operation, v: Value) -> bool:
+    """``v`` is defined inside ``op`` (a result of a nested op or a block argument)."""
+    owner = v.owner
+    if isinstance(owner, Block):
+        owner = owner.parent_op
+    return owner is not None and op.is_ancestor_of(owner)
 
 
 def _function_owned(v: Value) -> bool:
