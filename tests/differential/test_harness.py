@@ -12,6 +12,7 @@ from diff import (
     EXACT,
     LAYOUTS,
     MATH,
+    ON_DEVICE,
     OPTIONAL_PASSES,
     SUM,
     ULPS,
@@ -20,6 +21,7 @@ from diff import (
     check,
     default_runners,
     in_layout,
+    on_device,
     rand,
 )
 
@@ -116,3 +118,11 @@ def test_nopasses_runner_compiles_the_unoptimized_ir_with_every_pass_off(monkeyp
     assert disabled == ",".join(OPTIONAL_PASSES) and "fusion.group" not in module
     assert "PYASC_DISABLE_PASSES" not in os.environ or \
         os.environ["PYASC_DISABLE_PASSES"] != disabled  # restored after the compile
+
+
+def test_device_only_budgets_are_exact_on_the_cpu():
+    budget = ON_DEVICE(SUM(4))
+    assert budget.rtol(np.dtype("float32")) == 0.0
+    assert (budget + ON_DEVICE(MATH)).rtol(np.dtype("float32")) == 0.0
+    assert on_device(budget).rtol(np.dtype("float32")) > 0.0
+    assert (budget + MATH).rtol(np.dtype("float32")) > 0.0  # a CPU budget stays one

@@ -81,17 +81,18 @@ class Tol:
     scale: float = 1.0
     dtype: str | None = None  # the precision the work was done in, if below the results'
     device: bool = False  # budgets of a device runner (DEVICE_ULPS), not of the CPU's
+    device_only: bool = False  # exact on the CPU runners (see ON_DEVICE)
 
     def __add__(self, other: Tol) -> Tol:
         low = [d for d in (self.dtype, other.dtype) if d is not None]
         return Tol(self.math + other.math, self.terms + other.terms,
                    max(self.scale, other.scale),
                    max(low, key=lambda d: np.finfo(d).eps) if low else None,
-                   self.device or other.device)
+                   self.device or other.device, self.device_only and other.device_only)
 
     def rtol(self, dtype: np.dtype) -> float:
         """The relative tolerance for results of ``dtype`` (0 means exact)."""
-        if dtype.kind not in "fc":
+        if dtype.kind not in "fc" or self.device_only and not self.device:
             return 0.0
         work = np.dtype(dtype)
         if self.dtype is not None and np.finfo(self.dtype).eps > np.finfo(work).eps:
@@ -103,6 +104,12 @@ class Tol:
 
 EXACT = Tol()
 MATH = Tol(math=1)
+
+
+def ON_DEVICE(budget: Tol) -> Tol:  # noqa: N802
+    """``budget`` on device runners only; the CPU runners stay exact (the device sums
+    in a tree, computes ``x ** 3`` by multiplication, has its own ``exp``)."""
+    return replace(budget, device_only=True)
 
 
 def SUM(n: int, scale: float = 1.0) -> Tol:  # noqa: N802 - reads like the constants
