@@ -41,14 +41,16 @@ class CallTemplate:
 
     def rebuild(self, results: Sequence[Any], flat_args: Sequence[Any]) -> Any:
         """The Python return value from the kernel's flat results."""
-        return _rebuild(self.shape, results, flat_args, self.params)
+        return rebuild(self.shape, results, flat_args, self.params)
 
 
-def _rebuild(shape: Any, results: Sequence[Any], args: Sequence[Any],
-             params: tuple[int | None, ...]) -> Any:
+def rebuild(shape: Any, results: Sequence[Any], args: Sequence[Any],
+            params: tuple[int | None, ...]) -> Any:
+    """The Python value of template ``shape`` (shared with the frontend's
+    ``ResultTemplate``): results converted, returned parameters handed back as is."""
     kind = shape[0]
     if kind in ("tuple", "list"):
-        items = [_rebuild(s, results, args, params) for s in shape[1]]
+        items = [rebuild(s, results, args, params) for s in shape[1]]
         return tuple(items) if kind == "tuple" else items
     if kind == "const":
         return shape[1]

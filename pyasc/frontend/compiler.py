@@ -16,6 +16,7 @@ import numpy as np
 
 from pyasc.errors import InternalCompilerError, IRVerificationError, UnsupportedSyntaxError
 from pyasc.frontend import calls, exprs, flow, indexing, npfuncs, stmts  # noqa: F401 - rules
+from pyasc.frontend.callplan import rebuild
 from pyasc.frontend.emit import Emitter
 from pyasc.frontend.lowering import RET, CompileUnit, Lowering
 from pyasc.frontend.specialize import Param, Spec, const_value
@@ -36,27 +37,7 @@ class ResultTemplate:
     params: tuple[int | None, ...] = ()
 
     def rebuild(self, results: list[Any], flat_args: list[Any]) -> Any:
-        return _rebuild(self.shape, results, flat_args, self.params)
-
-
-def _rebuild(shape: Any, results: list[Any], args: list[Any],
-             params: tuple[int | None, ...]) -> Any:
-    kind = shape[0]
-    if kind in ("tuple", "list"):
-        items = [_rebuild(s, results, args, params) for s in shape[1]]
-        return tuple(items) if kind == "tuple" else items
-    if kind == "const":
-        return shape[1]
-    j, conv = shape[1], shape[2]
-    if params and params[j] is not None:
-        return args[params[j]]
-    value = results[j]
-    if conv == "array":
-        return np.asarray(value)
-    kind, name = conv.split(":")
-    if kind == "py":
-        return {"int": int, "float": float, "bool": bool}[name](value)
-    return np.dtype(name).type(value)
+        return rebuild(self.shape, results, flat_args, self.params)
 
 
 @dataclass

@@ -378,6 +378,15 @@ class Block:
         self.ops.insert(index, op)
         return op
 
+    def ancestor_of(self, op: Operation) -> Operation | None:
+        """The op of this block that is ``op`` or contains it (``None`` if outside)."""
+        while op.parent is not self:
+            parent = op.parent_op
+            if parent is None:
+                return None
+            op = parent
+        return op
+
     def index_of(self, op: Operation) -> int:
         for i, o in enumerate(self.ops):
             if o is op:

@@ -44,8 +44,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pyasc.runtime import objload
-
 ENTRY = "pyasc.rt.parallel_for"
 SYMBOLS = (ENTRY, "pyasc.rt.pool_configure", "pyasc.rt.pool_shutdown",
            "pyasc.rt.pool_after_fork", "pyasc.rt.pool_stats")
@@ -188,14 +186,7 @@ def _load_code() -> Any:
 
 
 def _map(obj: bytes, fresh: bool) -> Any:
-    """The object in memory: the object loader, else MCJIT (see ``backend.load_code``)."""
-    try:
-        return objload.LoadedObject(obj, SYMBOLS)
-    except objload.ObjectFormatError:
-        if not fresh:
-            raise
-    except objload.UnsupportedObject:
-        pass
-    from pyasc.backend.llvm import jit
+    """The object in memory, as a kernel's (``backend.load_code``)."""
+    from pyasc.backend.llvm.backend import load_code
 
-    return jit.LoadedCode(obj, list(SYMBOLS), _NAME, runtime=False)
+    return load_code(obj, list(SYMBOLS), _NAME, fresh=fresh, runtime=False)

@@ -161,10 +161,12 @@ def _symbols(abi: KernelABI) -> list[str]:
     return [abi.symbol, abi.py_symbol] + ([abi.native.symbol] if abi.native else [])
 
 
-def load_code(obj: bytes, symbols: list[str], name: str, fresh: bool = False) -> Any:
+def load_code(obj: bytes, symbols: list[str], name: str, fresh: bool = False,
+              runtime: bool = True) -> Any:
     """Machine code of ``obj`` in memory (``.addresses``): the object loader, or MCJIT
     for objects it does not handle.  A malformed object raises ``ObjectFormatError``,
-    except one just compiled (``fresh``): MCJIT then gets to judge it too."""
+    except one just compiled (``fresh``): MCJIT then gets to judge it too.  ``runtime``:
+    resolve pyasc's runtime functions for MCJIT (not for the thread pool itself)."""
     try:
         return objload.LoadedObject(obj, symbols)
     except objload.ObjectFormatError:
@@ -174,7 +176,7 @@ def load_code(obj: bytes, symbols: list[str], name: str, fresh: bool = False) ->
         pass
     from pyasc.backend.llvm import jit
 
-    return jit.LoadedCode(obj, symbols, name)
+    return jit.LoadedCode(obj, symbols, name, runtime=runtime)
 
 
 class LLVMBackend:

@@ -92,15 +92,6 @@ def _home(v: Value) -> tuple[Block, Operation | None]:
     return v.op.parent, v.op
 
 
-def _ancestor_in(block: Block, op: Operation) -> Operation | None:
-    while op.parent is not block:
-        parent = op.parent_op
-        if parent is None:
-            return None
-        op = parent
-    return op
-
-
 def _placement(c: Value, graph: dict[Value, list[Value]]) -> tuple[Block, int] | None:
     """Where ``mem.dealloc(c)`` goes (block, insertion index), or ``None`` if ``c``
     escapes its block."""
@@ -112,7 +103,7 @@ def _placement(c: Value, graph: dict[Value, list[Value]]) -> tuple[Block, int] |
         for user, _ in alias.uses:
             if user is term:
                 return None
-            anc = _ancestor_in(block, user)
+            anc = block.ancestor_of(user)
             if anc is not None:
                 last = max(last, positions[anc])
     return block, last + 1

@@ -49,16 +49,6 @@ _MOVABLE = frozenset({"pure", "view", "constant"})
 _OPAQUE = (FusionGroupOp, tensor.MapOp)  # regions that are never partitioned
 
 
-def ancestor_in(block: Block, op: Operation) -> Operation | None:
-    """The op of ``block`` that is ``op`` or contains it."""
-    while op.parent is not block:
-        parent = op.parent_op
-        if parent is None:
-            return None
-        op = parent
-    return op
-
-
 class Clusters:
     """Union of ops into clusters, with the acyclicity and schedule checks."""
 
@@ -98,7 +88,7 @@ class Clusters:
         found: dict[Operation, None] = {}
         for r in op.result_values:
             for user, _ in r.uses:
-                anc = ancestor_in(self.block, user)
+                anc = self.block.ancestor_of(user)
                 if anc is not None:
                     found[anc] = None
         return sorted(found, key=self.pos)
@@ -118,7 +108,7 @@ class Clusters:
     def outputs(self, ops: Sequence[Operation]) -> list[Value]:
         inside = set(ops)
         return [r for op in ops for r in op.result_values
-                if any(ancestor_in(self.block, u) not in inside for u, _ in r.uses)]
+                if any(self.block.ancestor_of(u) not in inside for u, _ in r.uses)]
 
     def cyclic(self, ops: set[Operation]) -> bool:
         """True if a path leaves ``ops`` and comes back (other clusters contracted)."""
@@ -232,7 +222,7 @@ class _Partition:
         made: list[Operation] = []
         for cid in cids:
             uses = [(u, i) for r in p.result_values for u, i in r.uses
-                    if self.cl.of.get(ancestor_in(self.block, u)) == cid]
+                    if self.cl.of.get(self.block.ancestor_of(u)) == cid]
             copy = p.clone()
             self.block.insert(self.block.index_of(p) + 1, copy)
             self.cl.touched()

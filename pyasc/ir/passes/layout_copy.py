@@ -9,7 +9,6 @@ from pyasc.ir.ops import func, loop, mem
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.loopgen import LoopGen, static_strides
-from pyasc.ir.passes.memplan_buffers import top_in
 from pyasc.ir.types import DYN, MemRefType
 
 COPY_MIN_ELEMENTS = 4096
@@ -120,7 +119,7 @@ def _copy(fn: FuncOp, v: Value, loads: list[mem.LoadOp]) -> None:
         entry.insert(0, op)
     for ld in loads:
         ld.set_operand(0, buf)
-    last = max(entry.index_of(top_in(entry, ld)) for ld in loads)  # type: ignore[arg-type]
+    last = max(entry.index_of(entry.ancestor_of(ld)) for ld in loads)  # type: ignore[arg-type]
     entry.insert(last + 1, mem.DeallocOp([buf], loc=entry.ops[last].loc))
 
 

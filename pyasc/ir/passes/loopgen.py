@@ -167,7 +167,7 @@ class LoopGen:
         if known is not None:
             return known
         cached = self._dims.get((buf, axis))
-        if cached is not None and _encloses(cached.op.parent, self.b.block):
+        if cached is not None and encloses(cached.op.parent, self.b.block):
             return cached
         self._dims[(buf, axis)] = dim = self.emit(mem.DimOp([buf], [index], {"axis": axis}))
         return dim
@@ -310,7 +310,7 @@ class LoopGen:
                                                dst, ivs), parallel=parallel)
 
 
-def _encloses(outer: Block | None, block: Block | None) -> bool:
+def encloses(outer: Block | None, block: Block | None) -> bool:
     """True if ``block`` is ``outer`` or nested in it (values of ``outer`` defined
     before the insertion point are then visible)."""
     while block is not None:

@@ -31,21 +31,11 @@ from pyasc.ir.passes import lower_group_reduce as red
 from pyasc.ir.passes.bufferize import Lowerer
 from pyasc.ir.passes.fusion_rules import ELEMENTWISE, REDUCTIONS, is_unit_reshape
 from pyasc.ir.passes.fusion_schedule import reduction_dependent
-from pyasc.ir.passes.loopgen import Broadcast, LoopGen, constant_of
+from pyasc.ir.passes.loopgen import Broadcast, LoopGen, constant_of, encloses
 from pyasc.ir.passes.lower_group_dims import DIMS
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, index
 
 Index = Sequence[Value]
-
-
-def encloses(outer: Block | None, block: Block | None) -> bool:
-    """True if ``block`` is ``outer`` or nested in it."""
-    while block is not None:
-        if block is outer:
-            return True
-        op = block.parent_op
-        block = op.parent if op is not None else None
-    return False
 
 
 class GroupEval:

@@ -55,7 +55,7 @@ from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
-from pyasc.ir.passes.lower_reduce import identity
+from pyasc.ir.passes.lower_reduce import REDUCTIONS, identity
 from pyasc.ir.types import ScalarType, TensorType, element_type, f32, i1
 
 if TYPE_CHECKING:
@@ -64,15 +64,7 @@ if TYPE_CHECKING:
 LANES = 16
 BLOCK = 8 * LANES
 
-# op class -> (combine op, combine op on i1, identity kind, numpy name if empty fails)
-_KINDS: dict[type[Operation], tuple[type[Operation], type[Operation], str, str]] = {
-    tensor.SumOp: (arith.AddOp, arith.OrOp, "zero", ""),
-    tensor.ProdOp: (arith.MulOp, arith.AndOp, "one", ""),
-    tensor.ReduceMaxOp: (arith.MaxOp, arith.OrOp, "lowest", "maximum"),
-    tensor.ReduceMinOp: (arith.MinOp, arith.AndOp, "highest", "minimum"),
-    tensor.AnyOp: (arith.OrOp, arith.OrOp, "zero", ""),
-    tensor.AllOp: (arith.AndOp, arith.AndOp, "one", ""),
-}
+_KINDS = REDUCTIONS  # lower_reduce's table: op -> (combine, on i1, identity, numpy name)
 
 
 class Acc:

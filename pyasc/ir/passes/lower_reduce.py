@@ -41,7 +41,7 @@ from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, f32, i1, u8
 LANES = 8
 
 # op class -> (combine op, combine op on i1, identity kind, numpy name if empty fails)
-_REDUCTIONS: dict[type[Operation], tuple[type[Operation], type[Operation], str, str]] = {
+REDUCTIONS: dict[type[Operation], tuple[type[Operation], type[Operation], str, str]] = {
     tensor.SumOp: (arith.AddOp, arith.OrOp, "zero", ""),
     tensor.ProdOp: (arith.MulOp, arith.AndOp, "one", ""),
     tensor.ReduceMaxOp: (arith.MaxOp, arith.OrOp, "lowest", "maximum"),
@@ -139,7 +139,7 @@ class _Plan:
 
 
 def _plan(gen: LoopGen, op: Operation, elem: ScalarType, in_place: bool) -> _Plan:
-    combine_cls, bool_cls, ident, _ = _REDUCTIONS[type(op)]
+    combine_cls, bool_cls, ident, _ = REDUCTIONS[type(op)]
     truth = isinstance(op, tensor.AnyOp)  # AllOp derives from AnyOp
     acc_t = i1 if truth else elem
     if isinstance(op, tensor.SumOp) and elem.name in ("f16", "bf16") and not in_place:
@@ -155,7 +155,7 @@ def _lower_reduce(cx: Lowerer, op: Operation) -> list[Value]:
     kept_axes = [a for a in range(rank) if a not in axes]
     in_place = bool(kept_axes) and (rank - 1) not in axes
     plan = _plan(gen, op, src.type.element, in_place)
-    numpy_name = _REDUCTIONS[type(op)][3]
+    numpy_name = REDUCTIONS[type(op)][3]
     if numpy_name:
         gen.check(gen.cmp("ne", gen.product([dims[a] for a in axes]), gen.const(0)),
                   f"zero-size array to reduction operation {numpy_name} which has no "
@@ -298,7 +298,7 @@ def _argreduce_axis(cx: Lowerer, op: Operation, src: Value, dims: list[Value], a
 
 
 RULES: dict[type[Operation], LowerFn] = {
-    **{cls: _lower_reduce for cls in _REDUCTIONS},
+    **{cls: _lower_reduce for cls in REDUCTIONS},
     tensor.ArgMaxOp: _lower_argreduce,
     tensor.ArgMinOp: _lower_argreduce,
 }

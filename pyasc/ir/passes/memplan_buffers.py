@@ -24,16 +24,6 @@ def aliases(buf: Value) -> list[Value]:
     return out
 
 
-def top_in(block: Block, op: Operation) -> Operation | None:
-    """The op of ``block`` that is ``op`` or contains it (``None`` if outside)."""
-    while op.parent is not block:
-        parent = op.parent_op
-        if parent is None:
-            return None
-        op = parent
-    return op
-
-
 def dealloc_of(buf: OpResult) -> mem.DeallocOp | None:
     """The dealloc of a planable alloc result ``buf`` (see the module docstring), else
     ``None``."""
@@ -50,7 +40,7 @@ def dealloc_of(buf: OpResult) -> mem.DeallocOp | None:
         for user, _ in alias.uses:
             if isinstance(user, _ESCAPES) or (user.has_trait("frees") and user is not frees[0]):
                 return None
-            top = top_in(block, user)
+            top = block.ancestor_of(user)
             if top is None or not start < pos[top] <= end:
                 return None
     return frees[0]

@@ -78,11 +78,9 @@ class _WriteIndex:
 
 
 def _ancestor_in(block: Block, op: Operation) -> Operation:
-    while op.parent is not block:
-        parent = op.parent_op
-        assert parent is not None, "use is not nested in the snapshot's block"
-        op = parent
-    return op
+    anc = block.ancestor_of(op)
+    assert anc is not None, "use is not nested in the snapshot's block"
+    return anc
 
 
 def _transitive_users(value: Value) -> list[Operation]:
