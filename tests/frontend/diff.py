@@ -9,7 +9,8 @@ values) and the arguments afterwards (in-place writes must match).  Runners:
 * ``"ir-opt"``: the IR after the default pass pipeline, interpreted;
 * any target name (``"cpu"``, ``"ascend-sim"``): the compiled kernel of that backend;
   device runners (:data:`DEVICE_RUNNERS`, ``"ascend-sim"``) skip documented
-  limitations of the device and use the device's error budgets (:data:`DEVICE_ULPS`);
+  limitations of the device (:func:`compare` returns the runners it skipped) and use
+  the device's error budgets (:data:`DEVICE_ULPS`);
 * ``"cpu-nopasses"``: the CPU backend on the unoptimized IR with every optional pass
   disabled (:data:`OPTIONAL_PASSES`: no folding, CSE, DCE, fusion, expand-math, layout or
   memory planning), so each test checks the passes on and off natively as well.
@@ -188,29 +189,38 @@ def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
 def check(fn: Any, *args: Any, runners: Sequence[str] = DEFAULT_RUNNERS,
           rtol: float | Tol | None = None, **kwargs: Any) -> Any:
     """Assert that every runner matches the Python reference; returns the reference
-    (or the exception it raised, which every runner must raise too)."""
+    (or the exception it raised, which every runner must raise too).  The test is
+    skipped when every runner hit a documented device limitation."""
+    expected, skipped = compare(fn, *args, runners=runners, rtol=rtol, **kwargs)
+    _skip_if_none_ran(skipped, runners)
+    return expected
+
+
+def compare(fn: Any, *args: Any, runners: Sequence[str] = DEFAULT_RUNNERS,
+            rtol: float | Tol | None = None, **kwargs: Any) -> tuple[Any, dict[str, str]]:
+    """:func:`check` without the skip: the reference (or its exception) and
+    ``{runner: reason}`` for the device runners skipped on a documented limitation
+    (for callers that judge many examples in one test, such as hypothesis tests)."""
     ref_args = copy.deepcopy(args)
     try:
         expected = fn.__wrapped__(*ref_args, **copy.deepcopy(kwargs))
     except Exception as exc:  # the compiled code must fail the same way
-        skipped = [_expect_raise(fn, runner, args, kwargs, type(exc)) for runner in runners]
-        _skip_if_none_ran([s for s in skipped if s], runners)
-        return exc
-    skipped: list[str] = []
+        reasons = {r: _expect_raise(fn, r, args, kwargs, type(exc)) for r in runners}
+        return exc, {r: why for r, why in reasons.items() if why}
+    skipped: dict[str, str] = {}
     for runner in runners:
         got_args = copy.deepcopy(args)
         try:
             got = run(fn, runner, got_args, copy.deepcopy(kwargs))
         except Exception as exc:
-            skipped.append(_device_skip(runner, exc))
+            skipped[runner] = _device_skip(runner, exc)
             continue
         where = f"{fn.__name__} [{runner}]"
         tol = on_device(rtol) if runner in DEVICE_RUNNERS else rtol
         assert_same(got, expected, where, tol)
         for i, (a, b) in enumerate(zip(got_args, ref_args, strict=True)):
             assert_same(a, b, f"{where} argument {i} after the call", tol)
-    _skip_if_none_ran(skipped, runners)
-    return expected
+    return expected, skipped
 
 
 def _expect_raise(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any],
@@ -268,11 +278,11 @@ def _device_skip(runner: str, exc: Exception) -> str:
     return f"{runner}: {str(exc).splitlines()[0]}"
 
 
-def _skip_if_none_ran(skipped: list[str], runners: Sequence[str]) -> None:
-    if skipped and len(skipped) == len(runners):
+def _skip_if_none_ran(skipped: dict[str, str], runners: Sequence[str]) -> None:
+    if skipped and set(skipped) == set(runners):
         import pytest
 
-        pytest.skip("; ".join(skipped))
+        pytest.skip("; ".join(skipped.values()))
 
 
 # ------------------------------------------------------------------------ comparison

@@ -11,10 +11,14 @@ and the loop-level result is split:
 * local arrays: temporaries of static size up to :data:`LOCAL_LIMIT` bytes (kernel stack);
 * everything else is device code, emitted by ``emit_scalar``.
 
-A top-level ``loop.for`` is split across blocks when it is provably independent: it is
-the only code that writes GM, carries no values, and every GM write in it (and every
-read of a buffer it writes) indexes one fixed axis with the loop variable directly;
-buffers it writes must not alias anything else it touches.  Otherwise one block runs.
+A top-level ``loop.for`` is split across blocks when it is the only code that writes
+GM and :func:`~pyasc.ir.passes.parallel_safe.independent` proves its iterations
+independent, counting as owned the GM arrays no other array it touches may alias
+(local arrays are each block's own: writing one that outlives an iteration keeps the
+loop whole).  Every block runs the code around the loop, so that code must not touch
+memory the loop writes; and a loop with a run-time check must not write memory the
+caller sees (``partial_writes_visible``: a block failing early must not leave later
+rows written).  Otherwise one block runs.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pyasc.ir.ops import func, loop, mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.passes.parallel_safe import independent, partial_writes_visible
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
 
 ARENA_BYTES = 1 << 20
@@ -226,66 +231,60 @@ def _place_temporaries(k: ScalarKernel, names: _Names) -> None:
 # ---------------------------------------------------------------- block split
 
 
-def _root(v: Value) -> Value:
-    return base_buffer(v)
-
-
-def _gm_roots(k: ScalarKernel) -> set[Value]:
-    return {a.value for a in k.arrays if a.value is not None}
-
-
-def _writes_gm(op: Operation, gm: set[Value]) -> bool:
-    return any(isinstance(x, mem.StoreOp) and _root(x.dest) in gm for x in op.walk())
-
-
 def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) -> loop.ForOp | None:
     """The top-level loop to split across blocks, or ``None`` (see the module docstring)."""
-    gm = _gm_roots(k)
-    writers = [op for op in k.fn.entry.ops if _writes_gm(op, gm)]
-    if len(writers) != 1 or not isinstance(writers[0], loop.ForOp) or writers[0].inits:
+    gm = {a.value for a in k.arrays if a.value is not None}
+    writers = [op for op in k.fn.entry.ops if _stores_into(op, gm)]
+    if len(writers) != 1 or not isinstance(writers[0], loop.ForOp):
         return None
     lp = writers[0]
-    iv = lp.induction_var
-    axis: dict[Value, int] = {}
-    for op in lp.walk():
-        if isinstance(op, mem.StoreOp):
-            root = _root(op.dest)
-            if root in gm:
-                if op.dest is not root or not _claims_axis(op.indices, iv, root, axis):
-                    return None
-            elif not lp.is_ancestor_of(root.op):  # type: ignore[union-attr]
-                return None  # writes a local array that lives across iterations
-    written = set(axis)
-    for op in lp.walk():
-        if isinstance(op, mem.LoadOp) and _root(op.source) in written:
-            if op.source is not _root(op.source) or \
-                    axis[op.source] >= len(op.indices) or op.indices[axis[op.source]] is not iv:
-                return None
-    return lp if _no_alias(k, written, lp, gm, distinct) else None
+    shared = _may_share(k, distinct)
+    touched = _roots_used([lp])
+    written = {base_buffer(x.dest) for x in lp.walk() if isinstance(x, mem.StoreOp)}
+    around = _roots_used([op for op in k.fn.entry.ops if op is not lp])
+
+    def owned(buf: Value) -> bool:  # not GM: a block-local array, one copy per block
+        return buf in gm and not any(t is not buf and shared(buf, t) for t in touched)
+
+    if not independent(lp, owned) or partial_writes_visible(lp, _hidden(k)):
+        return None
+    return None if any(shared(w, r) for w in written for r in around) else lp
 
 
-def _claims_axis(indices: Sequence[Value], iv: Value, root: Value, axis: dict[Value, int]) -> bool:
-    positions = [i for i, v in enumerate(indices) if v is iv]
-    if not positions:
-        return False
-    if root in axis:
-        return axis[root] in positions
-    axis[root] = positions[0]
-    return True
+def _stores_into(op: Operation, roots: set[Value]) -> bool:
+    return any(isinstance(x, mem.StoreOp) and base_buffer(x.dest) in roots for x in op.walk())
 
 
-def _no_alias(k: ScalarKernel, written: set[Value], lp: loop.ForOp, gm: set[Value],
-              distinct: Callable[[int, int], bool]) -> bool:
-    touched = {_root(v) for op in lp.walk() for v in op.operand_values
-               if isinstance(v.type, MemRefType) and _root(v) in gm}
+def _roots_used(ops: Sequence[Operation]) -> set[Value]:
+    """The buffers ``ops`` load, store or view (``mem.dim`` reads only the shape)."""
+    return {base_buffer(v) for op in ops for inner in op.walk()
+            if not isinstance(inner, mem.DimOp | func.ReturnOp)
+            for v in inner.operand_values if isinstance(v.type, MemRefType)}
+
+
+def _may_share(k: ScalarKernel,
+               distinct: Callable[[int, int], bool]) -> Callable[[Value, Value], bool]:
+    """Whether two root buffers of ``k`` may be the same memory: the same buffer, or two
+    inputs ``distinct`` cannot tell apart (results, temporaries, constants are fresh)."""
     inputs = {a.value: a.index for a in k.arrays if a.source == "input"}
-    for w in written:
-        for t in touched:
-            if t is w or w not in inputs or t not in inputs:
-                continue  # results, temporaries and constants are fresh buffers
-            if not distinct(inputs[w], inputs[t]):
-                return False
-    return True
+
+    def shared(a: Value, b: Value) -> bool:
+        return a is b or a in inputs and b in inputs and not distinct(inputs[a], inputs[b])
+    return shared
+
+
+def _hidden(k: ScalarKernel) -> Callable[[Value], bool]:
+    """Whether the caller never sees a root buffer of ``k`` once the kernel failed: the
+    kernel's own allocations, and inputs that are copies or arrays the function
+    allocated (it raises before returning them)."""
+    def hidden(buf: Value) -> bool:
+        if isinstance(buf, BlockArgument) and buf.block is k.fn.entry:
+            outer = k.inputs[buf.index]
+            if isinstance(outer.type, TensorType):
+                return True
+            buf = base_buffer(outer)
+        return isinstance(buf, OpResult) and isinstance(buf.op, mem.AllocOp)
+    return hidden
 
 
 class _Names:

@@ -28,6 +28,18 @@ _WEIGHTS: dict[type, int] = {
 """Cost of one execution of an op (default 1); region ops are costed by their regions."""
 
 
+INLINE_WORK = 1 << 18
+"""Below this much work (trip count times iteration cost) the thread pool runs a split
+loop on the calling thread: the default of ``pyasc.runtime.threads.DEFAULT_MIN_WORK``."""
+
+
+def static_work(op: loop.ForOp) -> int | None:
+    """``trip count * iteration cost`` when the trip count is a constant, else None."""
+    if any(_constant(v) is None for v in (op.lower, op.upper, op.step)):
+        return None
+    return min(MAX_COST, _trips(op) * iteration_cost(op))
+
+
 def iteration_cost(op: loop.ForOp) -> int:
     """Estimated work of one iteration of ``op`` (about one unit per scalar op)."""
     return max(1, min(MAX_COST, _block_cost(op.body.blocks[0])))

@@ -20,34 +20,44 @@ is proved independent here when every memory effect in it is one of:
 
 Iteration ``i`` then writes only elements whose coordinate on that axis is ``i``, and
 reads written elements only there: no two iterations touch the same written element.
-Calls (``func.call``) and any other writing op make a loop dependent.  This is the
-block-split rule of the AscendC scalar backend (``ascendc/scalar_plan.py``), restricted
-to buffers that cannot alias.  The seed's bilateral filter's row loop qualifies.
+Calls (``func.call``) and any other writing op make a loop dependent.  The seed's
+bilateral filter's row loop qualifies.  The AscendC scalar backend
+(``ascendc/scalar_plan.py``) asks the same question of a kernel's loop with its own
+``owned`` (kernel arrays it knows share no memory with the others the loop touches).
 
 :func:`partial_writes_visible` -- could a failing split loop leave the caller's memory
 different from a sequential run?  Sequentially, iterations after the first failing one
 never run; split, some of them may have run.  That is invisible when the loop writes
-only buffers the function allocates (the kernel frees or discards them on an error),
-and impossible when nothing in the loop can fail (``func.assert``, ``func.call``, an
-inner loop whose step is not a constant).  A call counts as writing every memref it
-is given.  Allocation failure is not counted: running
-out of memory is not reproducible anyway.
+only buffers the function allocates (the kernel frees or discards them on an error;
+a caller may name other hidden buffers), and impossible when nothing in the loop can
+fail (``func.assert``, ``func.call``, an inner loop whose step is not a constant).  A
+call counts as writing every memref it is given.  Allocation failure is not counted:
+running out of memory is not reproducible anyway.
 
 :func:`splittable` -- both of the above, for a loop marked ``parallel = true`` by the
-pass that generated it or proved independent, that frees no buffer defined outside it.
+pass that generated it or proved independent, that frees no buffer defined outside it,
+and that is not a small loop (constant trip count, less than ``loop_cost.INLINE_WORK``
+of work, which the pool would run inline anyway) nested in a loop carrying values: the
+16-iteration lane loops of a float sum would otherwise become a pool call per step.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, func, loop, mem
 from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.passes.loop_cost import INLINE_WORK, static_work
 from pyasc.ir.types import MemRefType
 
 
-def independent(op: loop.ForOp) -> bool:
+def independent(op: loop.ForOp, owned: Callable[[Value], bool] | None = None) -> bool:
     """Whether the iterations of ``op`` touch no written element in common (see the
-    module docstring); ``False`` whenever that cannot be shown."""
+    module docstring); ``False`` whenever that cannot be shown.  ``owned(b)`` says
+    whether a stored-to root buffer ``b`` shares memory with nothing else ``op`` can
+    reach (default: ``b`` is a ``mem.alloc`` of the function)."""
+    owned = owned or _function_owned
     if op.inits:
         return False
     iv = op.induction_var
@@ -59,7 +69,7 @@ def independent(op: loop.ForOp) -> bool:
                 not all(_private(op, v) for v in _written(inner)):
             return False
         if isinstance(inner, mem.StoreOp) and not _private(op, inner.dest):
-            if not _claims(inner, iv, axes):
+            if not _claims(inner, iv, axes, owned):
                 return False
     return all(_uses_ok(op, buf, axes[buf], iv) for buf in axes)
 
@@ -69,16 +79,33 @@ def splittable(op: loop.ForOp) -> bool:
     docstring); whether a loop nested in a split one is split too is the caller's call."""
     if op.inits or not (op.attributes.get("parallel") or independent(op)):
         return False
+    if _in_accumulation(op) and (static_work(op) or INLINE_WORK) < INLINE_WORK:
+        return False  # a lane loop inside a sum: dispatched per step, always inline
     if partial_writes_visible(op):
         return False
     return not any(isinstance(d, mem.DeallocOp) and not _inside(op, d.buffer)
                    for d in op.walk())
 
 
-def partial_writes_visible(op: loop.ForOp) -> bool:
+def _in_accumulation(op: Operation) -> bool:
+    """``op`` is nested in a loop carrying values (a sequential accumulation)."""
+    parent = op.parent_op
+    while parent is not None:
+        if isinstance(parent, loop.WhileOp) or (isinstance(parent, loop.ForOp)
+                                                and parent.inits):
+            return True
+        parent = parent.parent_op
+    return False
+
+
+def partial_writes_visible(op: loop.ForOp,
+                           hidden: Callable[[Value], bool] | None = None) -> bool:
     """Whether a failing run of ``op`` split over threads could leave memory the caller
-    can see different from a sequential run (see the module docstring)."""
-    return _can_fail(op) and any(not _function_owned(v) for inner in op.walk()
+    can see different from a sequential run (see the module docstring).  ``hidden(b)``
+    says whether the caller never sees root buffer ``b`` after a failure (default:
+    ``b`` is a ``mem.alloc`` of the function)."""
+    hidden = hidden or _function_owned
+    return _can_fail(op) and any(not hidden(base_buffer(v)) for inner in op.walk()
                                  for v in _written(inner))
 
 
@@ -113,11 +140,12 @@ def _written(op: Operation) -> list[Value]:
     return [dest if isinstance(dest, Value) else op.operand_values[0]]
 
 
-def _claims(store: mem.StoreOp, iv: Value, axes: dict[Value, int]) -> bool:
-    """A store directly into a function-allocated buffer indexed by ``iv`` on the
-    buffer's claimed axis (the first such axis of its first store)."""
+def _claims(store: mem.StoreOp, iv: Value, axes: dict[Value, int],
+            owned: Callable[[Value], bool]) -> bool:
+    """A store directly into an ``owned`` buffer indexed by ``iv`` on the buffer's
+    claimed axis (the first such axis of its first store)."""
     dest = store.dest
-    if base_buffer(dest) is not dest or not _function_owned(dest):
+    if base_buffer(dest) is not dest or not owned(dest):
         return False
     positions = [k for k, v in enumerate(store.indices) if v is iv]
     if dest in axes:
