@@ -94,6 +94,35 @@ def test_writes_through_views_alias_the_parameter():
 
 
 @hybrid
+def accumulate_in_place(x, w):
+    out = np.zeros((3,) + x.shape, x.dtype)
+    for k in range(3):
+        out[k] += w[k] * x  # the fused group stores straight into out[k]
+        out[k, 1:] += out[k, :-1]  # reads the buffer at another index: via a temporary
+        out[k] = np.exp(out[k] * 0.125) + out[k]
+    t = x.copy()
+    t[::-1] += t
+    x[1:] += x[:-1] * 2
+    x += 1
+    return out, t, x
+
+
+@hybrid
+def add_into(p, q):
+    p += q * 2
+    return p
+
+
+def test_accumulating_into_views_matches_numpy():
+    check(accumulate_in_place, rand((5, 6)), rand((3,), seed=1), rtol=MATH)
+    check(accumulate_in_place, views(rand((8, 6)))[2], rand((3,), seed=1),
+          rtol=MATH)
+    a = rand((7,), "int32")
+    check(add_into, a, a)  # both parameters are one array
+    check(add_into, rand((4, 3), "int32"), rand((4, 3), "int32", seed=2))
+
+
+@hybrid
 def masks(x, limit):
     y = x.copy()
     y[y > limit] = limit

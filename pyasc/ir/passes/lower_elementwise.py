@@ -115,6 +115,8 @@ def _lower_broadcast(cx: Lowerer, op: tensor.BroadcastOp) -> list[Value]:
 def _lower_write(cx: Lowerer, op: Operation) -> list[Value]:
     """``mem.write``, ``mem.copy`` and ``mem.fill``: (source, dest) operands."""
     src, dst = cx.getall(op.operand_values)
+    if src is dst:  # a fused group already stored into dst (lower_group_inplace)
+        return []
     # A written tensor or scalar never overlaps the destination (snapshots that could
     # are copies); a mem.copy between user buffers may.
     cx.gen.copy(src, dst, parallel=not isinstance(op, mem.CopyOp))

@@ -15,6 +15,10 @@ stated ``rowwise`` case, one row buffer (``lower_group_rows``).
   with the identity, then one nest over the source in C order updates them in place
   (source order, as numpy; outermost loop ``parallel`` when axis 0 is kept) and
   stores the domain-shaped outputs on the way.
+* a group whose one result is only written into a view right after it
+  (``out[:, o] += ...``, ``out[:, :, i, j] = x[...].mean(axis=(2, 3))``) stores into
+  that view directly when no read can tell (``lower_group_inplace``); the
+  ``mem.write`` then copies a buffer onto itself and is dropped.
 * ``generic`` (and any body the rules above cannot take): the body is inlined and
   lowered op by op.
 
@@ -29,25 +33,27 @@ from collections.abc import Sequence
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops.func import FusionGroupOp
-from pyasc.ir.passes import lower_group_rows
+from pyasc.ir.passes import lower_group_inplace, lower_group_rows
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
 from pyasc.ir.passes.fusion_schedule import Schedule, analyze, reductions
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
+from pyasc.ir.passes.lower_group_acc import Acc
 from pyasc.ir.passes.lower_group_eval import GroupEval, Index, hoister, nest, same_dims, supported
-from pyasc.ir.passes.lower_group_reduce import Acc
 from pyasc.ir.types import TensorType
 
 
 class Outputs:
     """The group's results: a fresh buffer per tensor output, values for scalars."""
 
-    def __init__(self, cx: Lowerer, ev: GroupEval) -> None:
+    def __init__(self, cx: Lowerer, ev: GroupEval, into: Value | None = None) -> None:
         self.ev = ev
         self.values = list(ev.outputs)
         self.buffers: dict[Value, Value] = {}
         self.scalars: dict[Value, Value] = {}
         for y in dict.fromkeys(self.values):
-            if isinstance(y.type, TensorType):
+            if into is not None:  # the single output, stored into the written buffer
+                self.buffers[y] = into
+            elif isinstance(y.type, TensorType):
                 self.buffers[y] = cx.alloc(y.type, ev.dims(y), y.name_hint)
         self.done: set[Value] = set()
 
@@ -135,7 +141,8 @@ def lower_group(cx: Lowerer, op: FusionGroupOp) -> list[Value]:
         return _inline(cx, op)
     ev = GroupEval(cx, op)
     ev.prologue()
-    outs = Outputs(cx, ev)
+    into = lower_group_inplace.destination(cx, op, sched.kind == "elementwise")
+    outs = Outputs(cx, ev, into)
     if sched.kind == "elementwise":
         _elementwise(ev, sched, outs)
     elif sched.column:

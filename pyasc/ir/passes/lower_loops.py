@@ -67,6 +67,7 @@ from pyasc.ir.passes import (
 from pyasc.ir.passes.bufferize import CONTROL_RULES, Lowerer, LowerFn, buffer_type
 from pyasc.ir.passes.dealloc import insert_deallocs
 from pyasc.ir.passes.loopgen import LoopGen
+from pyasc.ir.passes.lower_group_inplace import place_destinations
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.snapshots import inline_fusion_scopes, reusable_snapshots
 from pyasc.ir.types import FunctionType
@@ -86,6 +87,7 @@ RULES: dict[type, LowerFn] = {
 def lower_function(fn: FuncOp) -> None:
     """Lower one function in place to loop-level IR."""
     inline_fusion_scopes(fn)
+    place_destinations(fn)
     reuse = reusable_snapshots(fn)
     old = fn.entry
     new = Block([buffer_type(a.type) for a in old.args], [a.name_hint for a in old.args])

@@ -1,0 +1,139 @@
+"""Storing a fused group straight into the buffer its result is written to.
+
+``out[:, o] += w * x[:, c, dy:dy + oh, dx:dx + ow]`` is, at tensor level,
+``y = fusion.group(snapshot(out[:, o]), ...)`` followed by ``mem.write(y, out[:, o])``.
+Lowered literally, the group fills a temporary and the write copies it into the view:
+two extra passes over the data per statement.  :func:`destination` lets the group
+store each element into the written view directly when that cannot change a value
+that is read.  The rule:
+
+* the group has one result, a tensor of static shape, whose only use is the
+  ``mem.write`` right after the group (only pure ops, such as the destination's
+  ``mem.subview``, in between: nothing reads or writes memory between computing and
+  writing), into a destination of that same shape (the write does not broadcast);
+* every tensor operand of the group lowers either
+  - to the destination buffer itself, and every value computed from it inside the
+    group is computed by elementwise ops of the result's shape (so element ``i`` of
+    the destination is read only to compute element ``i``, before it is stored), or
+  - to a buffer that cannot overlap the destination: a different base buffer, where
+    at least one of the two is a ``mem.alloc`` of this function (two parameters may be
+    the same array; a snapshot that had to be copied is a fresh ``mem.alloc``).
+
+Reading the destination itself is allowed for ``elementwise`` schedules only, where
+every element of the result is computed independently at its own index; a reduction
+(``out[:, :, i, j] = x[..., window].mean(axis=(2, 3))``) stores into its destination
+directly when no operand can overlap it.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.ops import mem
+from pyasc.ir.ops.func import FuncOp, FusionGroupOp
+from pyasc.ir.passes.bufferize import Lowerer
+from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.passes.fusion_rules import ELEMENTWISE
+from pyasc.ir.types import DYN, MemRefType, TensorType
+
+
+def _next_effect(op: Operation) -> Operation | None:
+    """The first op after ``op`` in its block that is not pure (views and index
+    arithmetic, such as the ``mem.subview`` of the written destination, come between)."""
+    block = op.parent
+    assert block is not None
+    for nxt in block.ops[block.index_of(op) + 1:]:
+        if nxt.region_list or "pure" not in nxt.traits:
+            return nxt
+    return None
+
+
+def _single_write(group: Operation) -> mem.WriteOp | None:
+    """The ``mem.write`` right after ``group`` that is the only use of its only result."""
+    results = group.result_values
+    if len(results) != 1 or len(results[0].uses) != 1:
+        return None
+    write = _next_effect(group)
+    if not isinstance(write, mem.WriteOp) or write.value is not results[0]:
+        return None
+    return write
+
+
+def place_destinations(fn: FuncOp) -> None:
+    """Move the pure ops computing the destination of a group's single write in front
+    of the group (Python evaluates ``out[:, o]`` after the right-hand side), so that
+    the destination is lowered before the group that may store into it."""
+    for group in [op for op in fn.walk() if isinstance(op, FusionGroupOp)]:
+        write = _single_write(group)
+        if write is None:
+            continue
+        block = group.parent
+        assert block is not None
+        between = block.ops[block.index_of(group) + 1:block.index_of(write)]
+        needed: set[Operation] = set()
+        work = [write.dest]
+        while work:
+            v = work.pop()
+            if isinstance(v, OpResult) and v.op in between and v.op not in needed:
+                needed.add(v.op)
+                work.extend(v.op.operand_values)
+        for op in [o for o in between if o in needed]:  # in their order
+            block.detach(op)
+            block.insert(block.index_of(group), op)
+
+
+def _pointwise_only(arg: Value, shape: tuple[int, ...]) -> bool:
+    """True if every value computed from ``arg`` is an elementwise op of ``shape``."""
+    work, seen = [arg], set()
+    while work:
+        v = work.pop()
+        for user, _ in v.uses:
+            if user.has_trait("terminator"):
+                continue
+            if not isinstance(user, ELEMENTWISE) or any(
+                    r.type.shape != shape for r in user.result_values
+                    if isinstance(r.type, TensorType)):
+                return False
+            for r in user.result_values:
+                if r not in seen:
+                    seen.add(r)
+                    work.append(r)
+    return True
+
+
+def _is_alloc(v: Value) -> bool:
+    return isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp)
+
+
+def _disjoint(a: Value, b: Value) -> bool:
+    """True if lowered memrefs ``a`` and ``b`` provably share no element."""
+    ra, rb = base_buffer(a), base_buffer(b)
+    return ra is not rb and (_is_alloc(ra) or _is_alloc(rb))
+
+
+def destination(cx: Lowerer, group: Operation, elementwise: bool) -> Value | None:
+    """The lowered buffer ``group`` may store its single result into directly (the
+    destination of the ``mem.write`` after it), or None (module docstring).
+    ``elementwise``: the group's schedule computes each element at its own index."""
+    write = _single_write(group)
+    if write is None:
+        return None
+    y = write.value
+    shape = y.type.shape if isinstance(y.type, TensorType) else None
+    dtype = write.dest.type
+    if shape is None or DYN in shape or not isinstance(dtype, MemRefType) \
+            or dtype.shape != shape:
+        return None
+    dst = cx.values.get(write.dest)  # defined before the group (place_destinations)
+    if dst is None:
+        return None
+    args = group.region_list[0].blocks[0].args
+    for operand, arg in zip(group.operand_values, args, strict=True):
+        if not isinstance(operand.type, TensorType):
+            continue
+        buf = cx.get(operand)
+        if buf is dst:
+            if not elementwise or arg.type.shape != shape or not _pointwise_only(arg, shape):
+                return None
+        elif not _disjoint(buf, dst):
+            return None
+    return dst
