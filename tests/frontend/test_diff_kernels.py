@@ -8,6 +8,9 @@ import pytest
 from diff import SUM, Tol, check, rand, views
 
 from pyasc import hybrid
+from pyasc.backend.llvm.backend import lower_to_loops
+from pyasc.ir.core import Operation
+from pyasc.ir.ops import loop, mem
 
 
 @hybrid
@@ -74,6 +77,89 @@ def test_convolution_and_pooling(n):
     check(conv1d, rand((n,)), rand((3,), seed=4))
     check(max_pool2d, rand((n, n + 1)), 2)
     check(max_pool2d, rand((n, n)), 3)
+
+
+@hybrid
+def window_means(x, oh, ow):
+    n, c, h, w = x.shape
+    out = np.empty((n, c, oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, ((i + 1) * h + oh - 1) // oh
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, ((j + 1) * w + ow - 1) // ow
+            out[:, :, i, j] = np.mean(x[:, :, h0:h1, w0:w1], axis=(2, 3))
+    return out
+
+
+@hybrid
+def smear_columns(x):
+    out = x.copy()
+    for j in range(1, x.shape[1]):
+        out[:, j] = out[:, j - 1] * 0.5 + x[:, j]  # column j needs column j - 1 first
+    return out
+
+
+@pytest.mark.parametrize("shape,oh,ow", [((2, 3, 9, 7), 2, 3), ((1, 2, 40, 33), 3, 2),
+                                         ((2, 1, 5, 5), 5, 5), ((1, 1, 64, 20), 1, 1)])
+def test_window_pools_over_planes(shape, oh, ow):
+    # user loops over windows around a reduction over all planes: the layout pass may
+    # run the planes outermost (the structure is checked below); results unchanged
+    check(window_means, rand(shape), oh, ow, rtol=SUM(64))
+    check(window_means, views(rand((shape[0] * 2,) + shape[1:]))[0], oh, ow, rtol=SUM(64))
+
+
+def test_loops_carrying_a_column_are_not_reordered():
+    check(smear_columns, rand((6, 9)))
+    check(smear_columns, views(rand((6, 18)))[3])
+
+
+# ``layout`` on user loops around fused nests reading and writing through views made per
+# iteration: analysed on the viewed buffers, the planes' loops move outside the window
+# loops and take the ``parallel`` mark; a loop carrying a dependence stays in place.
+
+def loop_module(fn, *args):
+    return lower_to_loops(fn._specialization(args, {})[0].program)
+
+
+def top_loops(module) -> list[loop.ForOp]:
+    fn = next(iter(module.functions))
+    return [op for op in fn.entry.ops if isinstance(op, loop.ForOp)]
+
+
+def allocs(op: Operation) -> list[str | None]:
+    return [o.result.name_hint for o in op.walk() if isinstance(o, mem.AllocOp)]
+
+
+def test_window_pool_runs_planes_outside_the_window_loops():
+    x = np.zeros((8, 64, 112, 112), np.float32)
+    module = loop_module(window_means, x, 7, 7)
+    nest = [lp for lp in top_loops(module) if "lanes" in allocs(lp)]
+    assert len(nest) == 1
+    outer = nest[0]
+    assert outer.attributes.get("parallel")  # one split for the whole pool
+    # the planes' loops (8 and 64 iterations) are outside the window loops (7 each)
+    trips = []
+    lp: Operation = outer
+    while isinstance(lp, loop.ForOp) and len(trips) < 4:
+        trips.append(lp.upper)
+        inner = [o for o in lp.body.blocks[0].ops if isinstance(o, loop.ForOp)]
+        lp = inner[0] if len(inner) == 1 else None
+    sizes = [getattr(t.owner, "value", None) for t in trips]
+    assert 8 in sizes[:3] and 64 in sizes[:3], sizes
+    # the window sums are stored straight into out[:, :, i, j]: no temporary
+    assert [a for a in allocs(module) if a != "lanes"] == [None]  # out, nothing else
+
+
+def test_loop_carrying_a_column_stays_outermost():
+    module = loop_module(smear_columns, np.zeros((6, 9), np.float32))
+    user = [lp for lp in top_loops(module) if constant(lp.lower) == 1]  # range(1, ...)
+    assert len(user) == 1
+    assert any(isinstance(o, loop.ForOp) for o in user[0].walk() if o is not user[0])
+    assert not user[0].attributes.get("parallel")
+
+
+def constant(v):
+    return getattr(v.owner, "value", None)
 
 
 @hybrid

@@ -10,7 +10,9 @@ changes a result.
 
 **Interchange.**  For each *band* (a perfect nest of ``loop.for`` without carried
 values, with rectangular bounds and constant non-zero steps; see ``layout_access``)
-whose body only loads, stores and computes (no calls, asserts or allocations):
+whose body only loads, stores and computes (no calls or asserts; allocations only of
+buffers private to one point of the band), with accesses through a ``mem.subview``
+analysed on the buffer it views (``offset + step * index`` per axis):
 
 * cost of loop ``l`` = the bytes stepped over per iteration of ``l``, summed over every
   load and store of the body: ``|stride| * itemsize`` of each axis indexed by ``iv_l``
@@ -21,7 +23,8 @@ whose body only loads, stores and computes (no calls, asserts or allocations):
   (when there is one: the inner loop then carries no value through memory, e.g. never
   ``out[j] += x[i, j]`` with ``i`` inside, which could not vectorize without
   reassociating), ties going to the later loop; the other loops follow by decreasing
-  cost, ties keeping the original order; so the inner loop runs over the unit-stride
+  cost, ties going first to a loop marked ``parallel`` (the split loop of a generated
+  nest), then keeping the original order; so the inner loop runs over the unit-stride
   axis whenever that is possible;
 * it is applied only if *exact*: every store's memref is defined outside the band, and
   any other access to memory that may alias it (same base; parameters may alias each
@@ -29,9 +32,10 @@ whose body only loads, stores and computes (no calls, asserts or allocations):
   same index values; and, for each store, the band loops *not* indexing it directly
   keep their relative order (two iterations writing one element, e.g. ``out[j] +=
   x[i, j]``, still run in the original order, so float sums are not reassociated);
-* ``parallel = true`` stays on the outermost loop only if it was there and the new
-  outermost loop is independent (every store indexes it directly); otherwise the
-  reordering that only moves the chosen innermost loop is tried, then none.
+* ``parallel = true`` goes to the new outermost loop when some loop of the band had
+  it (a generated nest inside user loops: ``for i: for j: out[:, :, i, j] = ...``) and
+  the new outermost loop is independent (every store indexes it directly); if it is
+  not, the reordering that only moves the chosen innermost loop is tried, then none.
 
 Pure ops between the band's loops (index arithmetic) are moved into the innermost body
 when the band is reordered.
@@ -89,8 +93,10 @@ def choose_order(band: Band) -> list[int] | None:
     allowed = [k for k in range(n) if independent(band, k)] or list(range(n))
     inner = min(allowed, key=lambda k: (costs[k], -k))
     rest = [k for k in range(n) if k != inner]
-    by_cost = sorted(rest, key=lambda k: -costs[k]) + [inner]  # stable: ties keep order
-    keep_parallel = bool(band.loops[0].attributes.get("parallel"))
+    # ties: a loop marked parallel (the split loop of a generated nest) goes first,
+    # then the original order (sorted is stable)
+    by_cost = sorted(rest, key=lambda k: (-costs[k], not _parallel(band.loops[k]))) + [inner]
+    keep_parallel = _any_parallel(band)
     for order in (by_cost, rest + [inner]):
         if order == list(range(n)):
             return None
@@ -99,6 +105,14 @@ def choose_order(band: Band) -> list[int] | None:
         if order_is_legal(band, order):
             return order
     return None
+
+
+def _parallel(lp: loop.ForOp) -> bool:
+    return bool(lp.attributes.get("parallel"))
+
+
+def _any_parallel(band: Band) -> bool:
+    return any(_parallel(lp) for lp in band.loops)
 
 
 def _sink_pure_ops(band: Band) -> None:
@@ -119,7 +133,7 @@ def permute(band: Band, order: list[int]) -> None:
     """Reorder the band's loops: structural loop ``j`` runs what loop ``order[j]`` ran."""
     _sink_pure_ops(band)
     loops = band.loops
-    parallel = bool(loops[0].attributes.get("parallel")) and independent(band, order[0])
+    parallel = _any_parallel(band) and independent(band, order[0])
     bounds = [(lp.lower, lp.upper, lp.step) for lp in loops]
     ivs = [lp.induction_var for lp in loops]
     uses = [list(iv.uses) for iv in ivs]

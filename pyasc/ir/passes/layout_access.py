@@ -7,6 +7,14 @@ index operand is *direct* in band loop ``l`` when it is ``iv_l``, ``iv_l + c``, 
 iv_l`` or ``iv_l - c`` with ``c`` a constant or defined outside the band; it *depends*
 on ``l`` when ``iv_l`` reaches it otherwise.  The legality and cost rules are stated in
 ``layout``'s module docstring.
+
+Accesses are analysed on the buffer a view shows: a load or store through a
+``mem.subview`` of a buffer that is not itself a view (``out[:, :, i, j]`` made inside
+the band, ``x[:, c, dy:dy + h]``) indexes that buffer on each axis at ``offset + step *
+index`` (a :class:`Term`; a dropped axis at ``offset``), so a view made per iteration
+still counts as indexed by the loops its offsets come from.  Buffers allocated inside
+the innermost band loop are private to one point of the band: their allocation, uses
+and release do not constrain the order.
 """
 
 from __future__ import annotations
@@ -32,14 +40,46 @@ BAND_OPS = frozenset({
 })
 
 
+@dataclass(frozen=True)
+class Term:
+    """The index of one axis of the accessed buffer: ``offset + step * index`` (``index``
+    None: a dropped axis, at ``offset``; ``offset`` None: zero; ``step`` None: not a
+    constant)."""
+
+    index: Value | None
+    offset: Value | None = None
+    step: int | None = 1
+
+
 @dataclass
 class Access:
-    """One ``mem.load``/``mem.store``: the memref, its index operands, and the kind."""
+    """One ``mem.load``/``mem.store``: the buffer, its index terms, and the kind."""
 
     op: Operation
     memref: Value
-    indices: list[Value]
+    indices: list[Term]
     store: bool
+
+    def stride(self, pos: int) -> int:
+        """Elements stepped over along axis ``pos`` per unit of its index, as a
+        magnitude (``DYN``, which is -1, when not known statically)."""
+        t = self.memref.type
+        assert isinstance(t, MemRefType)
+        stride, step = static_strides(t)[pos], self.indices[pos].step
+        return DYN if stride == DYN or step is None else abs(stride * step)
+
+
+def access(op: Operation, memref: Value, indices: Sequence[Value], store: bool) -> Access:
+    """The access of ``op``, seen on the buffer under one ``mem.subview`` (see above)."""
+    view = memref.op if isinstance(memref, OpResult) else None
+    if not isinstance(view, mem.SubviewOp) or base_buffer(view.source) is not view.source:
+        return Access(op, memref, [Term(v) for v in indices], store)
+    offsets, _, steps = view.parts()
+    drop = view.attributes.get("drop") or ()
+    it = iter(indices)
+    terms = [Term(None, off) if a in drop else Term(next(it), off, constant_of(st))
+             for a, (off, st) in enumerate(zip(offsets, steps, strict=True))]
+    return Access(op, view.source, terms, store)
 
 
 @dataclass
@@ -72,6 +112,10 @@ class Band:
             return frozenset()
         owner = v.op if isinstance(v, OpResult) else v.block.parent_op  # type: ignore
         assert owner is not None
+        if isinstance(owner, loop.ForOp) and v is owner.induction_var:
+            # an inner loop's counter moves with its bounds only (not with its body)
+            return frozenset().union(*(self.deps(b) for b in (owner.lower, owner.upper,
+                                                             owner.step)))
         return self._op_deps(owner)
 
     def _op_deps(self, op: Operation) -> frozenset[int]:
@@ -87,8 +131,32 @@ class Band:
     def invariant(self, v: Value) -> bool:
         return constant_of(v) is not None or self.outside(v)
 
-    def direct(self, v: Value, k: int) -> bool:
-        """True if index ``v`` is ``iv_k`` plus or minus a band-invariant value."""
+    def term_deps(self, t: Term) -> frozenset[int]:
+        """The band loops reaching the index or the offset of ``t``."""
+        found = frozenset()
+        for v in (t.index, t.offset):
+            if v is not None:
+                found |= self.deps(v)
+        return found
+
+    def direct(self, t: Term, k: int) -> bool:
+        """True if the buffer index ``t`` is ``iv_k`` (times a non-zero constant step)
+        plus or minus a band-invariant value: different iterations of ``k`` at the
+        same other indices touch different elements."""
+        return self._moves(t, k, self._direct)
+
+    def steps(self, t: Term, k: int) -> bool:
+        """Like :meth:`direct`, and also a broadcast ``select(c, iv_k + d, 0)`` with an
+        invariant condition (for costs only: a select is not injective)."""
+        return self._moves(t, k, self._steps)
+
+    def _moves(self, t: Term, k: int, rule) -> bool:  # noqa: ANN001 - a bound method
+        offset_fixed = t.offset is None or self.invariant(t.offset)
+        if t.index is not None and not self.invariant(t.index):
+            return bool(t.step) and offset_fixed and rule(t.index, k)
+        return t.offset is not None and self._direct(t.offset, k)
+
+    def _direct(self, v: Value, k: int) -> bool:
         iv = self.ivs[k]
         if v is iv:
             return True
@@ -99,22 +167,19 @@ class Band:
             a, b = b, a
         return a is iv and self.invariant(b)
 
-    def steps(self, v: Value, k: int) -> bool:
-        """True if index ``v`` moves with ``iv_k`` one for one: direct, or a broadcast
-        ``select(c, iv_k + d, 0)`` with an invariant condition (for costs only: a select
-        is not injective)."""
-        if self.direct(v, k):
+    def _steps(self, v: Value, k: int) -> bool:
+        if self._direct(v, k):
             return True
         if not isinstance(v, OpResult) or not isinstance(v.op, arith.SelectOp):
             return False
         c, a, b = v.op.operand_values
-        sides = [self.direct(a, k), self.direct(b, k)]
+        sides = [self._direct(a, k), self._direct(b, k)]
         return (self.invariant(c) and any(sides)
                 and all(d or self.invariant(x) for d, x in zip(sides, (a, b), strict=True)))
 
     def direct_loops(self, acc: Access) -> set[int]:
         """The band loops some index of ``acc`` is direct in."""
-        return {k for k in range(len(self.loops)) for v in acc.indices if self.direct(v, k)}
+        return {k for k in range(len(self.loops)) for t in acc.indices if self.direct(t, k)}
 
 
 def may_alias(a: Value, b: Value) -> bool:
@@ -150,13 +215,24 @@ def find_band(top: loop.ForOp) -> Band | None:
     for op in top.walk():
         if op in loops or (op.has_trait("terminator") and op.parent_op in loops):
             continue
-        if op.name not in BAND_OPS and "pure" not in op.traits:
+        if isinstance(op, mem.AllocOp):
+            band.legal &= _private(band, op.result)
+        elif isinstance(op, mem.DeallocOp):
+            band.legal &= _private(band, op.operand_values[0])
+        elif op.name not in BAND_OPS and "pure" not in op.traits:
             band.legal = False
-        if isinstance(op, mem.LoadOp):
-            band.accesses.append(Access(op, op.source, op.indices, False))
-        elif isinstance(op, mem.StoreOp):
-            band.accesses.append(Access(op, op.dest, op.indices, True))
+        if isinstance(op, mem.LoadOp) and not _private(band, op.source):
+            band.accesses.append(access(op, op.source, op.indices, False))
+        elif isinstance(op, mem.StoreOp) and not _private(band, op.dest):
+            band.accesses.append(access(op, op.dest, op.indices, True))
     return band
+
+
+def _private(band: Band, v: Value) -> bool:
+    """``v`` views a buffer allocated inside the innermost band loop."""
+    root = base_buffer(v)
+    return isinstance(root, OpResult) and isinstance(root.op, mem.AllocOp) and \
+        band.loops[-1].is_ancestor_of(root.op) and band.loops[-1] is not root.op
 
 
 def _loops_ok(band: Band) -> bool:
@@ -194,6 +270,16 @@ def independent(band: Band, k: int) -> bool:
     return all(k in band.direct_loops(a) for a in band.accesses if a.store)
 
 
+def moving_stride(band: Band, acc: Access, pos: int) -> int:
+    """Elements stepped over along axis ``pos`` of ``acc``'s buffer per unit of the loop
+    moving its term: the view's step times the stride when the view's index moves, the
+    buffer's stride when the view's offset does (``DYN`` when not static)."""
+    term = acc.indices[pos]
+    if term.index is not None and not band.invariant(term.index):
+        return acc.stride(pos)
+    return static_strides(acc.memref.type)[pos]  # type: ignore[arg-type]
+
+
 def stride_cost(band: Band, k: int) -> int:
     """Bytes stepped over per iteration of loop ``k``, each access's step capped at
     :data:`LINE_BYTES`, summed over the band's accesses."""
@@ -201,10 +287,10 @@ def stride_cost(band: Band, k: int) -> int:
     for acc in band.accesses:
         t = acc.memref.type
         assert isinstance(t, MemRefType)
-        strides = static_strides(t)
-        for pos, v in enumerate(acc.indices):
-            if band.steps(v, k) and strides[pos] != DYN:
-                total += min(abs(strides[pos]) * t.element.itemsize, LINE_BYTES)
-            elif k in band.deps(v):
+        for pos, term in enumerate(acc.indices):
+            stride = moving_stride(band, acc, pos)
+            if band.steps(term, k) and stride != DYN:
+                total += min(abs(stride) * t.element.itemsize, LINE_BYTES)
+            elif k in band.term_deps(term):
                 total += LINE_BYTES
     return total

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Value
 from pyasc.ir.ops import arith, loop
-from pyasc.ir.passes.layout_access import Band, order_is_legal
-from pyasc.ir.passes.loopgen import constant_of, static_strides
+from pyasc.ir.passes.layout_access import Band, moving_stride, order_is_legal
+from pyasc.ir.passes.loopgen import constant_of
 from pyasc.ir.types import DYN, index
 
 TILE_OUTER = 64
@@ -24,22 +24,18 @@ f32 transposes: 64 x 16 beat 16 x 16, 32 x 32, 16 x 64 and 8 x 256."""
 
 def _unit_in(band: Band, k: int) -> list[bool]:
     """Per access: is loop ``k`` its unit-stride loop (direct at a stride-1 axis)?"""
-    out = []
-    for acc in band.accesses:
-        strides = static_strides(acc.memref.type)  # type: ignore[arg-type]
-        out.append(any(band.steps(v, k) and strides[p] in (1, -1)
-                       for p, v in enumerate(acc.indices)))
-    return out
+    return [any(band.steps(t, k) and _unit(moving_stride(band, acc, p))
+                for p, t in enumerate(acc.indices)) for acc in band.accesses]
 
 
 def _strided_in(band: Band, k: int) -> list[bool]:
     """Per access: does loop ``k`` step it over a non-unit or unknown stride?"""
-    out = []
-    for acc in band.accesses:
-        strides = static_strides(acc.memref.type)  # type: ignore[arg-type]
-        out.append(any(band.steps(v, k) and (strides[p] == DYN or abs(strides[p]) != 1)
-                       for p, v in enumerate(acc.indices)))
-    return out
+    return [any(band.steps(t, k) and not _unit(moving_stride(band, acc, p))
+                for p, t in enumerate(acc.indices)) for acc in band.accesses]
+
+
+def _unit(stride: int) -> bool:
+    return stride != DYN and abs(stride) == 1
 
 
 def _long(lp: loop.ForOp, size: int) -> bool:
