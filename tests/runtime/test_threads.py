@@ -280,3 +280,61 @@ def test_errors_at_chunk_edges(monkeypatch, count):
                     pick(a, b, bad_a, bad_b)
         assert pick(a, b, ia, ib).tobytes() == (a[ia] * b[ib]).tobytes()
         assert threads.stats().splits > before
+
+
+def test_compile_time_work_threshold_is_the_pools_default():
+    from pyasc.ir.passes.loop_cost import INLINE_WORK
+
+    assert INLINE_WORK == threads.DEFAULT_MIN_WORK
+
+
+@hybrid
+def mean_square(a, b):
+    return np.mean((a - b) ** 2)
+
+
+def test_lane_loops_of_a_sum_are_not_dispatched_to_the_pool():
+    # the 16-iteration lane loop inside the block loop of a sum is independent, but
+    # splitting it would call the pool once per 16 elements: only real loops are split
+    a, b = X, X[::-1].copy()
+    assert "parallel_for" not in mean_square.llvm_ir(a, b)
+    assert mean_square(a, b) == pytest.approx(np.mean((a - b) ** 2), rel=1e-5)
+    assert "parallel_for" in relu.llvm_ir(X)
+
+
+@hybrid
+def total(x):
+    return np.sum(x)
+
+
+@hybrid(dynamic_shape=True)
+def total_dynamic(x):
+    return np.sum(x)
+
+
+def _sums(arrays: list) -> list[bytes]:
+    with threads.minimum_work(0):
+        return [np.asarray(f(a)).tobytes() for a in arrays for f in (total, total_dynamic)]
+
+
+@pytest.mark.parametrize("count", ["1", "2", "3"])
+def test_long_sums_are_split_in_fixed_chunks(monkeypatch, count):
+    # a whole-array float sum runs its 64 Ki-element chunks on the pool and absorbs the
+    # chunks' compensated sums in order: the same bits for every thread count
+    from pyasc.ir.passes.lower_group_reduce import SPLIT
+
+    rng = np.random.default_rng(3)
+    sizes = [SPLIT - 1, SPLIT, SPLIT + 1, 3 * SPLIT + 17]
+    arrays = [rng.standard_normal(n).astype(np.float32) + 1 for n in sizes]
+    arrays.append(np.concatenate([arrays[1], [np.inf]]).astype(np.float32))
+    arrays.append(np.concatenate([[np.nan], arrays[2]]).astype(np.float32))
+    monkeypatch.setenv("PYASC_NUM_THREADS", "1")
+    expected = _sums(arrays)
+    monkeypatch.setenv("PYASC_NUM_THREADS", count)
+    assert _sums(arrays) == expected
+    assert "parallel_for" in total.llvm_ir(arrays[3])
+    for a in arrays:
+        exact = np.sum(a.astype(np.float64))
+        got = total(a)
+        assert got == exact or np.isnan(exact) and np.isnan(got) or \
+            abs(got - exact) <= 4 * np.spacing(np.float32(abs(exact)))

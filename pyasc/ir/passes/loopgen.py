@@ -22,6 +22,7 @@ from pyasc.ir.types import (
     DYN,
     MemRefType,
     ScalarType,
+    Type,
     contiguous_strides,
     i1,
     index,
@@ -215,6 +216,17 @@ class LoopGen:
         with self.b.at(block):
             nxt = body([block.args[0]], list(block.args[1:]))
             self.b.insert(loop.YieldOp(list(nxt)))
+        return op.result_values
+
+    def if_(self, cond: Value, types: Sequence[Type], then: Callable[[], Sequence[Value]],
+            otherwise: Callable[[], Sequence[Value]]) -> list[Value]:
+        """``loop.if`` on ``cond`` with results of ``types``; each branch builds its ops
+        and returns the values it yields."""
+        op = loop.IfOp.empty(cond, list(types))
+        self.b.insert(op)
+        for region, body in ((op.then_region, then), (op.else_region, otherwise)):
+            with self.b.at(region.blocks[0]):
+                self.b.insert(loop.YieldOp(list(body())))
         return op.result_values
 
     def nest_carried(self, dims: Sequence[Value], inits: Sequence[Value],

@@ -15,35 +15,24 @@ blocks of ``BLOCK`` = 128 elements; a block is summed by ``LANES`` = 16 accumula
 combined pairwise (4 levels), and the block sums go into a compensated
 (Kahan-Babuska-Neumaier) running sum ``(s, c)`` that is also carried over the outer
 reduced axes.  The tail (``n % 128``) is one more block: lanes over the full
-16-element chunks, the last ``n % 16`` elements into lane 0.  Rows statically shorter
-than 16 are summed sequentially and then compensated, except in a small window (next
-paragraph).  Error bound: an element goes
-through at most 7 + 4 additions inside its block (numpy's pairwise sum: 15 + 3 inside
+16-element chunks, the last ``n % 16`` elements into lane 0.  The lanes live in a
+16-element buffer per sum (see ``_Row``).  Rows statically shorter than 16 are summed
+sequentially and then compensated, except in a small window (``lower_group_windows``:
+one lane per window column).  Error bound: an element goes through at most 7 + 4
+additions inside its block (numpy's pairwise sum: 15 + 3 inside
 a 128-block, plus one per halving level, ``log2(n/128)``), and the compensated sum of
 the block sums adds about 2 ulp however many blocks there are.  Measured against
 float64 references (``tests/ir/test_lower_group_accuracy.py``): within 1 ulp of
 numpy's error on benign rows, and far better on rows with cancellation (4 ulp where
 numpy is off by 1200 ulp at 4M elements).  The order depends only on the shape, never
-on threads.  ``inf``/``nan`` pass through: the compensation is dropped when the
+on threads.  A long whole-array sum at the top of the function (one reduced axis, no
+kept axes, float sums only, nothing stored on the way) is cut in chunks of ``SPLIT``
+elements summed by a ``parallel`` loop, each into its own compensated state, which are
+then absorbed in chunk order (``_Row.run_split``): the chunks depend on the length only.
+``inf``/``nan`` pass through: the compensation is dropped when the
 running sum is not finite.  f16/bf16 sums accumulate in f32 and round once, as numpy's
 pairwise sum does.  ``prod``, ``max``, ``min`` and integer sums run in source order
 (bit-identical to numpy).
-
-Small windows (the rule for short static reductions).  When every reduced extent is
-static, the innermost row has ``n < LANES`` elements and the outer reduced axes hold
-``2..LANES`` rows in all (the bilateral filter's 11 x 11 window), a float sum keeps one
-lane per *column*: lane ``k`` adds the elements ``(r, k)`` of the rows in order (at most
-16 numbers, sequentially), and at the end the ``n`` lanes are combined pairwise (at most
-4 levels).  An element thus goes through at most 15 + 4 additions, as in numpy's
-pairwise sum of a 128-element block (16 per accumulator, then 3 levels), and no
-compensation is needed for so few terms.  The lanes live in a small buffer (``n``
-elements per sum, zeroed first, freed after the combination) and each row is a
-unit-stride loop over its columns doing ``lanes[k] += element(r, k)``: the iterations
-of that loop are independent, so LLVM's loop vectorizer computes 4-8 columns at once
-(the colour kernel's ``exp`` included) and keeps the lanes in registers; SSA lanes
-carried by an unrolled row only got 2-wide SLP code.  ``memplan`` keeps such a buffer
-private to the loop the backend splits over threads.  Other reductions of the phase
-are carried by the column loop, in source order, as everywhere.
 """
 
 from __future__ import annotations
@@ -52,89 +41,23 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pyasc.ir.core import Operation, Value
-from pyasc.ir.ops import arith, mem, tensor
-from pyasc.ir.ops import math as m
+from pyasc.ir.ops import arith, mem
+from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
-from pyasc.ir.passes.lower_reduce import REDUCTIONS, identity
-from pyasc.ir.types import ScalarType, TensorType, element_type, f32, i1
+from pyasc.ir.passes.lower_group_acc import BLOCK, KINDS, LANES, Acc, neumaier, pairwise
+from pyasc.ir.passes.lower_group_windows import Columns, columns_fit, columns_fit_now
+from pyasc.ir.types import DYN
 
 if TYPE_CHECKING:
     from pyasc.ir.passes.lower_group_eval import GroupEval, Index
 
-LANES = 16
-BLOCK = 8 * LANES
-
-_KINDS = REDUCTIONS  # lower_reduce's table: op -> (combine, on i1, identity, numpy name)
-
-
-class Acc:
-    """The accumulator of one reduction: element conversion, combine, identity."""
-
-    def __init__(self, ev: GroupEval, op: Operation, in_place: bool = False) -> None:
-        self.ev, self.gen, self.op = ev, ev.gen, op
-        combine, on_bool, self.ident, _ = _KINDS[type(op)]
-        self.elem = element_type(op.operand_values[0].type)
-        self.truth = isinstance(op, tensor.AnyOp)  # AllOp derives from AnyOp
-        acc_t = i1 if self.truth else self.elem
-        if isinstance(op, tensor.SumOp) and self.elem.name in ("f16", "bf16") and not in_place:
-            acc_t = f32
-        self.acc_t: ScalarType = acc_t
-        self.cls = on_bool if acc_t.is_bool else combine
-        self.compensated = self.cls is arith.AddOp and acc_t.is_float
-        self.width = LANES if self.compensated else 1
-
-    def element(self, idx: Index) -> Value:
-        x = self.ev.at(self.op.operand_values[0], idx)
-        if self.truth and not self.elem.is_bool:
-            return self.gen.cmp("ne", x, identity(self.gen, "zero", self.elem))
-        return self.gen.cast(x, self.acc_t)
-
-    def combine(self, a: Value, b: Value) -> Value:
-        return self.gen.emit(self.cls.new(a, b))  # type: ignore[attr-defined]
-
-    def zero(self) -> Value:
-        return identity(self.gen, self.ident, self.acc_t)
-
-    def state(self) -> list[Value]:
-        """Initial state: ``[s, c]`` (compensated) or ``[acc]``."""
-        return [self.zero(), self.zero()] if self.compensated else [self.zero()]
-
-    def absorb(self, state: list[Value], x: Value) -> list[Value]:
-        """Add a partial result ``x`` to the state."""
-        if not self.compensated:
-            return [x]
-        return neumaier(self.gen, state[0], state[1], x)
-
-    def final(self, state: list[Value]) -> Value:
-        gen, v = self.gen, state[0]
-        if self.compensated:
-            fixed = gen.emit(arith.AddOp.new(state[0], state[1]))
-            v = gen.select(gen.emit(m.IsFiniteOp.new(state[0])), fixed, state[0])
-        t = self.op.result.type
-        return gen.cast(v, t.element if isinstance(t, TensorType) else t)
-
-
-def neumaier(gen: LoopGen, s: Value, c: Value, x: Value) -> list[Value]:
-    """One compensated step: ``s + x`` with its rounding error added to ``c``."""
-    t = gen.emit(arith.AddOp.new(s, x))
-    big = gen.cmp("ge", gen.emit(m.AbsOp.new(s)), gen.emit(m.AbsOp.new(x)))
-    lost_x = gen.emit(arith.AddOp.new(gen.emit(arith.SubOp.new(s, t)), x))
-    lost_s = gen.emit(arith.AddOp.new(gen.emit(arith.SubOp.new(x, t)), s))
-    return [t, gen.emit(arith.AddOp.new(c, gen.select(big, lost_x, lost_s)))]
-
-
-def pairwise(acc: Acc, values: Sequence[Value]) -> Value:
-    """Neighbours combined level by level (an odd last value moves up unchanged)."""
-    vals = list(values)
-    while len(vals) > 1:
-        vals = [acc.combine(vals[k], vals[k + 1]) if k + 1 < len(vals) else vals[k]
-                for k in range(0, len(vals), 2)]
-    return vals[0]
+SPLIT = 512 * BLOCK
+"""Elements per chunk of a long whole-array sum split over threads (64 Ki)."""
 
 
 def check_nonempty(ev: GroupEval, op: Operation) -> None:
     """numpy's ValueError for ``max``/``min`` over an empty extent (a ``shape`` check)."""
-    name = _KINDS[type(op)][3]
+    name = KINDS[type(op)][3]
     if name:
         gen = ev.gen
         dims = ev.dims(op.operand_values[0])
@@ -165,12 +88,31 @@ def reduce_phase(ev: GroupEval, reds: Sequence[Operation], kept: Sequence[Value]
         return vals
 
     red_dims = [dims[a] for a in axes]
-    if _columns_fit(accs, red_dims):
-        state = _Columns(gen, accs, constant_of(red_dims[-1]), elements).run(red_dims[:-1])
-    else:
+
+    def rows() -> list[Value]:
         row = _Row(gen, accs, red_dims[-1], elements)
         state = [v for acc in accs for v in acc.state()]
         state = gen.nest_carried(red_dims[:-1], state, row.run, prefix="r")
+        row.release()
+        return state
+
+    def columns() -> list[Value]:
+        return Columns(gen, accs, red_dims[-1], elements).run(red_dims[:-1])
+
+    fit = columns_fit(accs, red_dims)
+    owner = gen.b.block.parent_op  # None: the function's new entry block, being built
+    top_level = owner is None or isinstance(owner, FuncOp)  # not inside a user loop
+    if top_level and not kept and len(red_dims) == 1 and on_element is None and \
+            all(a.compensated for a in accs) and not (constant_of(red_dims[0]) or 0) < SPLIT:
+        row = _Row(gen, accs, red_dims[0], elements, shared=False)
+        state = row.run_split([v for acc in accs for v in acc.state()])
+    elif fit is True:
+        state = columns()
+    elif fit is None:  # decided at run time: the window's sizes are not static
+        types = [v.type for acc in accs for v in acc.state()]
+        state = gen.if_(columns_fit_now(gen, red_dims), types, columns, rows)
+    else:
+        state = rows()
     results: list[Value] = []
     for acc, st in zip(accs, _split(accs, state, lambda a: len(a.state())), strict=True):
         value = acc.final(st)
@@ -198,27 +140,87 @@ def _split(accs: Sequence[Acc], flat: Sequence[Value],
 
 
 class _Row:
-    """The innermost reduced axis: lanes and blocks for float sums (module docstring)."""
+    """The innermost reduced axis: lanes and blocks for float sums (module docstring).
+
+    The lanes of the float sums live in a small buffer (``LANES`` elements per sum,
+    allocated once per phase): each 16-element step is a loop over ``k`` doing
+    ``lanes[k] += element(j + k)``, whose iterations are independent, so LLVM's loop
+    vectorizer turns it into whole-vector adds and keeps the lanes in registers (16
+    SSA lanes only got shuffled 4-wide SLP code).  The order of additions is the same
+    either way.  Other reductions of the phase are carried through that loop in source
+    order."""
 
     def __init__(self, gen: LoopGen, accs: list[Acc], n: Value,
-                 elements: Callable[[list[Value]], list[Value]]) -> None:
+                 elements: Callable[[list[Value]], list[Value]], shared: bool = True) -> None:
         self.gen, self.accs, self.n, self.elements = gen, accs, n, elements
         short = isinstance(constant_of(n), int) and constant_of(n) < LANES
         self.lanes = any(a.compensated for a in accs) and not short
+        self.bufs = self._lane_buffers() if shared else {}
+
+    def _lane_buffers(self) -> dict[Acc, Value]:
+        size = self.gen.const(LANES)
+        return {a: self.gen.alloc((LANES,), a.acc_t, [size], name="lanes")
+                for a in self.accs if a.compensated and self.lanes}
+
+    def release(self) -> None:
+        for buf in self.bufs.values():
+            self.gen.b.insert(mem.DeallocOp([buf]))
 
     def run(self, outer: list[Value], state: list[Value]) -> list[Value]:
         if constant_of(self.n) == 0:
             return state
         if not self.lanes:
             return self._plain(outer, state)
-        gen, n = self.gen, self.n
-        nb = gen.sub(n, gen.rem(n, gen.const(BLOCK)))
-        if constant_of(nb) != 0:
-            state = gen.for_(gen.const(0), nb, lambda iv, st: self._chunk(
+        return self._range(outer, self.gen.const(0), self.n, state)
+
+    def _range(self, outer: list[Value], start: Value, end: Value,
+               state: list[Value]) -> list[Value]:
+        """Elements ``start..end`` of the row: whole blocks, then the rest."""
+        gen = self.gen
+        length = gen.sub(end, start)
+        nb = gen.add(start, gen.sub(length, gen.rem(length, gen.const(BLOCK))))
+        if not _same(nb, start):
+            state = gen.for_(start, nb, lambda iv, st: self._chunk(
                 outer, iv[0], gen.add(iv[0], gen.const(BLOCK)), st, True), state,
                 gen.const(BLOCK), name="jb")
-        if constant_of(nb) != constant_of(n) or constant_of(n) is None:
-            state = self._chunk(outer, nb, n, state, False)
+        if not _same(nb, end):
+            state = self._chunk(outer, nb, end, state, False)
+        return state
+
+    def run_split(self, state: list[Value]) -> list[Value]:
+        """A long single row (no kept axes, float sums only) in chunks of ``SPLIT``
+        elements: a ``parallel`` loop sums each chunk on its own (own lane buffers) into
+        a partials buffer, then the chunks' compensated states are absorbed in order.
+        The chunks depend on the length only: the same result for any thread count."""
+        gen, n, size = self.gen, self.n, self.gen.const(SPLIT)
+        count = gen.emit(arith.FloorDivOp.new(gen.add(n, gen.const(SPLIT - 1)), size))
+        two = gen.const(2)
+        parts = {a: gen.alloc((DYN,), a.acc_t, [gen.mul(count, two)], name="partials")
+                 for a in self.accs}
+
+        def chunk(iv: list[Value], _: list[Value]) -> list[Value]:
+            start = gen.mul(iv[0], size)
+            end = gen.emit(arith.MinOp.new(gen.add(start, size), n))
+            self.bufs = self._lane_buffers()
+            st = self._range([], start, end, [v for a in self.accs for v in a.state()])
+            for a, (s, c) in zip(self.accs, _pairs(st), strict=True):
+                gen.store(s, parts[a], [gen.mul(iv[0], two)])
+                gen.store(c, parts[a], [gen.add(gen.mul(iv[0], two), gen.const(1))])
+            self.release()
+            return []
+        gen.for_(gen.const(0), count, chunk, name="chunk")
+        gen.b.block.ops[gen.b.index - 1].attributes["parallel"] = True
+
+        def absorb(iv: list[Value], st: list[Value]) -> list[Value]:
+            out: list[Value] = []
+            for a, (s, c) in zip(self.accs, _pairs(st), strict=True):
+                at = gen.mul(iv[0], two)
+                t, lost = neumaier(gen, s, c, gen.load(parts[a], [at]))
+                out += [t, a.combine(lost, gen.load(parts[a], [gen.add(at, gen.const(1))]))]
+            return out
+        state = gen.for_(gen.const(0), count, absorb, state, name="chunk")
+        for buf in parts.values():
+            gen.b.insert(mem.DeallocOp([buf]))
         return state
 
     def _plain(self, outer: list[Value], state: list[Value]) -> list[Value]:
@@ -242,12 +244,18 @@ class _Row:
         """Elements ``start..end`` with lanes, then absorbed into the state."""
         gen, accs = self.gen, self.accs
         states = _split(accs, state, lambda a: len(a.state()))
-        lanes = [v for a, st in zip(accs, states, strict=True)
-                 for v in ([a.zero()] * LANES if a.compensated else st)]
+        for buf, acc in ((b, a) for a, b in self.bufs.items()):
+            for k in range(LANES):
+                gen.store(acc.zero(), buf, [gen.const(k)])
+        carried = [st[0] for a, st in zip(accs, states, strict=True) if not a.compensated]
         stop = end if full else gen.sub(end, gen.rem(gen.sub(end, start), gen.const(LANES)))
         if not _same(stop, start):
-            lanes = gen.for_(start, stop, lambda iv, c: self._lane_step(outer, iv[0], c),
-                             lanes, gen.const(LANES), name="j")
+            carried = gen.for_(start, stop, lambda iv, c: self._lane_step(outer, iv[0], c),
+                               carried, gen.const(LANES), name="j")
+        rest = iter(carried)
+        lanes = [v for a in accs for v in (
+            [gen.load(self.bufs[a], [gen.const(k)]) for k in range(LANES)]
+            if a.compensated else [next(rest)])]
         if not full and not _same(end, stop):
             lanes = gen.for_(stop, end, lambda iv, c: self._tail_step(outer, iv[0], c),
                              lanes, name="j")
@@ -258,14 +266,22 @@ class _Row:
         return out
 
     def _lane_step(self, outer: list[Value], j: Value, carried: list[Value]) -> list[Value]:
-        gen, accs = self.gen, self.accs
-        parts = _split(accs, carried, lambda a: a.width)
-        for k in range(LANES):
-            es = self.elements([*outer, gen.add(j, gen.const(k))])
-            for a, p, e in zip(accs, parts, es, strict=True):
-                slot = k if a.compensated else 0
-                p[slot] = a.combine(p[slot], e)
-        return [v for p in parts for v in p]
+        """Elements ``j .. j + LANES``: ``lanes[k] += element(j + k)`` for the float sums,
+        the other reductions carried in order."""
+        gen = self.gen
+
+        def column(iv: list[Value], vals: list[Value]) -> list[Value]:
+            es = self.elements([*outer, gen.add(j, iv[0])])
+            it = iter(vals)
+            nxt: list[Value] = []
+            for a, e in zip(self.accs, es, strict=True):
+                if a.compensated:
+                    lane = gen.load(self.bufs[a], iv)
+                    gen.store(a.combine(lane, e), self.bufs[a], iv)
+                else:
+                    nxt.append(a.combine(next(it), e))
+            return nxt
+        return gen.for_(gen.const(0), gen.const(LANES), column, carried, name="k")
 
     def _tail_step(self, outer: list[Value], j: Value, carried: list[Value]) -> list[Value]:
         parts = _split(self.accs, carried, lambda a: a.width)
@@ -274,64 +290,5 @@ class _Row:
             p[0] = a.combine(p[0], e)
         return [v for p in parts for v in p]
 
-
-def _columns_fit(accs: Sequence[Acc], red_dims: Sequence[Value]) -> bool:
-    """The small-window rule (module docstring): static row shorter than ``LANES`` and
-    at most ``LANES`` static rows, with a float sum among the reductions."""
-    sizes = [constant_of(d) for d in red_dims]
-    if len(sizes) < 2 or not all(isinstance(c, int) and c > 0 for c in sizes):
-        return False
-    rows = 1
-    for c in sizes[:-1]:
-        rows *= c
-    return sizes[-1] < LANES and 1 < rows <= LANES and any(a.compensated for a in accs)
-
-
-class _Columns:
-    """A small window: one lane per column, kept in a small buffer (module docstring)."""
-
-    def __init__(self, gen: LoopGen, accs: list[Acc], n: int,
-                 elements: Callable[[list[Value]], list[Value]]) -> None:
-        self.gen, self.accs, self.n, self.elements = gen, accs, n, elements
-
-    def run(self, outer_dims: Sequence[Value]) -> list[Value]:
-        """The compensated-state layout ``lower_group_reduce`` expects after the rows."""
-        gen, n = self.gen, self.gen.const(self.n)
-        lanes = {a: gen.alloc((self.n,), a.acc_t, [n], name="lanes")
-                 for a in self.accs if a.compensated}
-        gen.for_(gen.const(0), n, lambda iv, _: self._zero(lanes, iv[0]), name="k")
-        inits = [v for a in self.accs if not a.compensated for v in a.state()]
-        rest = iter(gen.nest_carried(outer_dims, inits, lambda o, c: self._row(
-            lanes, o, c), prefix="r"))
-        out: list[Value] = []
-        for a in self.accs:
-            if a.compensated:
-                ls = [gen.load(lanes[a], [gen.const(k)]) for k in range(self.n)]
-                out += a.absorb(a.state(), pairwise(a, ls))
-            else:
-                out.append(next(rest))
-        for buf in lanes.values():
-            gen.b.insert(mem.DeallocOp([buf]))
-        return out
-
-    def _zero(self, lanes: dict[Acc, Value], k: Value) -> list[Value]:
-        for a, buf in lanes.items():
-            self.gen.store(a.zero(), buf, [k])
-        return []
-
-    def _row(self, lanes: dict[Acc, Value], outer: list[Value],
-             carried: list[Value]) -> list[Value]:
-        """One row: a unit-stride loop over its columns, each adding to its lane."""
-        def column(iv: list[Value], acc_vals: list[Value]) -> list[Value]:
-            es = self.elements([*outer, iv[0]])
-            it = iter(acc_vals)
-            nxt: list[Value] = []
-            for a, e in zip(self.accs, es, strict=True):
-                if a.compensated:
-                    lane = self.gen.load(lanes[a], iv)
-                    self.gen.store(a.combine(lane, e), lanes[a], iv)
-                else:
-                    nxt.append(a.combine(next(it), e))
-            return nxt
-        return self.gen.for_(self.gen.const(0), self.gen.const(self.n), column, carried,
-                             name="k")
+def _pairs(state: Sequence[Value]) -> list[tuple[Value, Value]]:
+    return [(state[k], state[k + 1]) for k in range(0, len(state), 2)]

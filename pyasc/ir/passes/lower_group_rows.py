@@ -161,7 +161,10 @@ class _Rows:
         self._row_values(bound, set())
         done: set[Operation] = set()
         for p, phase in enumerate(self.phases):
-            reduce_phase(ev, phase, kept, lambda idx, p=p: self._on_element(p, idx))
+            writes = (p == 0 and self.early) or (self.stash is not None
+                                                 and p == self.stash.writer)
+            reduce_phase(ev, phase, kept,
+                         (lambda idx, p=p: self._on_element(p, idx)) if writes else None)
             if self.stash is not None and p == self.stash.writer:
                 st = self.stash
                 ev.loaders[st.value] = lambda idx, st=st: gen.load(st.buffer, st.index(idx))

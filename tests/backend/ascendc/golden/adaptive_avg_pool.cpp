@@ -80,361 +80,291 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
       const int64_t view_off = max_1 * x_d1 + max_4;
       const int64_t mul_4 = (max_3 * max_6);
       const float cast = static_cast<float>(mul_4);
-      float acc = 0.0f;
-      float acc_1 = 0.0f;
-      for (int64_t r0 = 0; r0 < max_3; r0 += 1) {
-        const int64_t rem = PyascRem<int64_t>(max_6, 128);
-        const int64_t sub_2 = (max_6 - rem);
-        float acc_2 = acc;
-        float acc_3 = acc_1;
-        for (int64_t jb = 0; jb < sub_2; jb += 128) {
-          const int64_t add_10 = (jb + 128);
-          float acc_4 = 0.0f;
-          float acc_5 = 0.0f;
-          float acc_6 = 0.0f;
-          float acc_7 = 0.0f;
-          float acc_8 = 0.0f;
-          float acc_9 = 0.0f;
-          float acc_10 = 0.0f;
-          float acc_11 = 0.0f;
-          float acc_12 = 0.0f;
-          float acc_13 = 0.0f;
-          float acc_14 = 0.0f;
-          float acc_15 = 0.0f;
-          float acc_16 = 0.0f;
-          float acc_17 = 0.0f;
-          float acc_18 = 0.0f;
-          float acc_19 = 0.0f;
-          for (int64_t j_1 = jb; j_1 < add_10; j_1 += 16) {
+      const bool cmp_4 = (max_6 > 0);
+      const bool cmp_5 = (max_6 <= 16);
+      const bool cmp_6 = (max_3 <= 16);
+      const bool and_1 = bool(cmp_4 & cmp_5);
+      const bool and_2 = bool(and_1 & cmp_6);
+      float res;
+      float res_1;
+      if (and_2) {
+        float lanes[16];
+        for (int64_t k_2 = 0; k_2 < 16; k_2 += 1) {
+          lanes[k_2] = 0.0f;
+        }
+        for (int64_t r0 = 0; r0 < max_3; r0 += 1) {
+          for (int64_t k_3 = 0; k_3 < max_6; k_3 += 1) {
 #line 70 "ascendc_cases.py"
-            const float x_1 = xGm.GetValue(view_off + r0 * x_d1 + j_1);
-#line 112 "adaptive_avg_pool.cpp"
-            const float add_11 = (acc_4 + x_1);
-            const int64_t add_12 = (j_1 + 1);
-#line 70 "ascendc_cases.py"
-            const float x_2 = xGm.GetValue(view_off + r0 * x_d1 + add_12);
-#line 117 "adaptive_avg_pool.cpp"
-            const float add_13 = (acc_5 + x_2);
-            const int64_t add_14 = (j_1 + 2);
-#line 70 "ascendc_cases.py"
-            const float x_3 = xGm.GetValue(view_off + r0 * x_d1 + add_14);
-#line 122 "adaptive_avg_pool.cpp"
-            const float add_15 = (acc_6 + x_3);
-            const int64_t add_16 = (j_1 + 3);
-#line 70 "ascendc_cases.py"
-            const float x_4 = xGm.GetValue(view_off + r0 * x_d1 + add_16);
-#line 127 "adaptive_avg_pool.cpp"
-            const float add_17 = (acc_7 + x_4);
-            const int64_t add_18 = (j_1 + 4);
-#line 70 "ascendc_cases.py"
-            const float x_5 = xGm.GetValue(view_off + r0 * x_d1 + add_18);
-#line 132 "adaptive_avg_pool.cpp"
-            const float add_19 = (acc_8 + x_5);
-            const int64_t add_20 = (j_1 + 5);
-#line 70 "ascendc_cases.py"
-            const float x_6 = xGm.GetValue(view_off + r0 * x_d1 + add_20);
-#line 137 "adaptive_avg_pool.cpp"
-            const float add_21 = (acc_9 + x_6);
-            const int64_t add_22 = (j_1 + 6);
-#line 70 "ascendc_cases.py"
-            const float x_7 = xGm.GetValue(view_off + r0 * x_d1 + add_22);
-#line 142 "adaptive_avg_pool.cpp"
-            const float add_23 = (acc_10 + x_7);
-            const int64_t add_24 = (j_1 + 7);
-#line 70 "ascendc_cases.py"
-            const float x_8 = xGm.GetValue(view_off + r0 * x_d1 + add_24);
-#line 147 "adaptive_avg_pool.cpp"
-            const float add_25 = (acc_11 + x_8);
-            const int64_t add_26 = (j_1 + 8);
-#line 70 "ascendc_cases.py"
-            const float x_9 = xGm.GetValue(view_off + r0 * x_d1 + add_26);
-#line 152 "adaptive_avg_pool.cpp"
-            const float add_27 = (acc_12 + x_9);
-            const int64_t add_28 = (j_1 + 9);
-#line 70 "ascendc_cases.py"
-            const float x_10 = xGm.GetValue(view_off + r0 * x_d1 + add_28);
-#line 157 "adaptive_avg_pool.cpp"
-            const float add_29 = (acc_13 + x_10);
-            const int64_t add_30 = (j_1 + 10);
-#line 70 "ascendc_cases.py"
-            const float x_11 = xGm.GetValue(view_off + r0 * x_d1 + add_30);
-#line 162 "adaptive_avg_pool.cpp"
-            const float add_31 = (acc_14 + x_11);
-            const int64_t add_32 = (j_1 + 11);
-#line 70 "ascendc_cases.py"
-            const float x_12 = xGm.GetValue(view_off + r0 * x_d1 + add_32);
-#line 167 "adaptive_avg_pool.cpp"
-            const float add_33 = (acc_15 + x_12);
-            const int64_t add_34 = (j_1 + 12);
-#line 70 "ascendc_cases.py"
-            const float x_13 = xGm.GetValue(view_off + r0 * x_d1 + add_34);
-#line 172 "adaptive_avg_pool.cpp"
-            const float add_35 = (acc_16 + x_13);
-            const int64_t add_36 = (j_1 + 13);
-#line 70 "ascendc_cases.py"
-            const float x_14 = xGm.GetValue(view_off + r0 * x_d1 + add_36);
-#line 177 "adaptive_avg_pool.cpp"
-            const float add_37 = (acc_17 + x_14);
-            const int64_t add_38 = (j_1 + 14);
-#line 70 "ascendc_cases.py"
-            const float x_15 = xGm.GetValue(view_off + r0 * x_d1 + add_38);
-#line 182 "adaptive_avg_pool.cpp"
-            const float add_39 = (acc_18 + x_15);
-            const int64_t add_40 = (j_1 + 15);
-#line 70 "ascendc_cases.py"
-            const float x_16 = xGm.GetValue(view_off + r0 * x_d1 + add_40);
-#line 187 "adaptive_avg_pool.cpp"
-            const float add_41 = (acc_19 + x_16);
-            acc_4 = add_11;
-            acc_5 = add_13;
-            acc_6 = add_15;
-            acc_7 = add_17;
-            acc_8 = add_19;
-            acc_9 = add_21;
-            acc_10 = add_23;
-            acc_11 = add_25;
-            acc_12 = add_27;
-            acc_13 = add_29;
-            acc_14 = add_31;
-            acc_15 = add_33;
-            acc_16 = add_35;
-            acc_17 = add_37;
-            acc_18 = add_39;
-            acc_19 = add_41;
+            const float x_1 = xGm.GetValue(view_off + r0 * x_d1 + k_3);
+#line 100 "adaptive_avg_pool.cpp"
+            const float x_2 = lanes[k_3];
+            const float add_10 = (x_2 + x_1);
+            lanes[k_3] = add_10;
           }
-          const float add_42 = (acc_4 + acc_5);
-          const float add_43 = (acc_6 + acc_7);
-          const float add_44 = (acc_8 + acc_9);
-          const float add_45 = (acc_10 + acc_11);
-          const float add_46 = (acc_12 + acc_13);
-          const float add_47 = (acc_14 + acc_15);
-          const float add_48 = (acc_16 + acc_17);
-          const float add_49 = (acc_18 + acc_19);
-          const float add_50 = (add_42 + add_43);
-          const float add_51 = (add_44 + add_45);
-          const float add_52 = (add_46 + add_47);
-          const float add_53 = (add_48 + add_49);
-          const float add_54 = (add_50 + add_51);
-          const float add_55 = (add_52 + add_53);
-          const float add_56 = (add_54 + add_55);
-          const float add_57 = (acc_2 + add_56);
-          const float abs_1 = static_cast<float>(acc_2 <= 0 ? 0 - acc_2 : acc_2);
-          const float abs_2 = static_cast<float>(add_56 <= 0 ? 0 - add_56 : add_56);
-          const bool cmp_4 = (abs_1 >= abs_2);
-          const float sub_3 = (acc_2 - add_57);
-          const float add_58 = (sub_3 + add_56);
-          const float sub_4 = (add_56 - add_57);
-          const float add_59 = (sub_4 + acc_2);
-          const float select_4 = (cmp_4 ? add_58 : add_59);
-          const float add_60 = (acc_3 + select_4);
-          acc_2 = add_57;
-          acc_3 = add_60;
         }
-        const int64_t sub_5 = (max_6 - sub_2);
-        const int64_t rem_1 = PyascRem<int64_t>(sub_5, 16);
-        const int64_t sub_6 = (max_6 - rem_1);
-        float acc_20 = 0.0f;
-        float acc_21 = 0.0f;
-        float acc_22 = 0.0f;
-        float acc_23 = 0.0f;
-        float acc_24 = 0.0f;
-        float acc_25 = 0.0f;
-        float acc_26 = 0.0f;
-        float acc_27 = 0.0f;
-        float acc_28 = 0.0f;
-        float acc_29 = 0.0f;
-        float acc_30 = 0.0f;
-        float acc_31 = 0.0f;
-        float acc_32 = 0.0f;
-        float acc_33 = 0.0f;
-        float acc_34 = 0.0f;
-        float acc_35 = 0.0f;
-        for (int64_t j_2 = sub_2; j_2 < sub_6; j_2 += 16) {
-#line 70 "ascendc_cases.py"
-          const float x_17 = xGm.GetValue(view_off + r0 * x_d1 + j_2);
-#line 256 "adaptive_avg_pool.cpp"
-          const float add_61 = (acc_20 + x_17);
-          const int64_t add_62 = (j_2 + 1);
-#line 70 "ascendc_cases.py"
-          const float x_18 = xGm.GetValue(view_off + r0 * x_d1 + add_62);
-#line 261 "adaptive_avg_pool.cpp"
-          const float add_63 = (acc_21 + x_18);
-          const int64_t add_64 = (j_2 + 2);
-#line 70 "ascendc_cases.py"
-          const float x_19 = xGm.GetValue(view_off + r0 * x_d1 + add_64);
-#line 266 "adaptive_avg_pool.cpp"
-          const float add_65 = (acc_22 + x_19);
-          const int64_t add_66 = (j_2 + 3);
-#line 70 "ascendc_cases.py"
-          const float x_20 = xGm.GetValue(view_off + r0 * x_d1 + add_66);
-#line 271 "adaptive_avg_pool.cpp"
-          const float add_67 = (acc_23 + x_20);
-          const int64_t add_68 = (j_2 + 4);
-#line 70 "ascendc_cases.py"
-          const float x_21 = xGm.GetValue(view_off + r0 * x_d1 + add_68);
-#line 276 "adaptive_avg_pool.cpp"
-          const float add_69 = (acc_24 + x_21);
-          const int64_t add_70 = (j_2 + 5);
-#line 70 "ascendc_cases.py"
-          const float x_22 = xGm.GetValue(view_off + r0 * x_d1 + add_70);
-#line 281 "adaptive_avg_pool.cpp"
-          const float add_71 = (acc_25 + x_22);
-          const int64_t add_72 = (j_2 + 6);
-#line 70 "ascendc_cases.py"
-          const float x_23 = xGm.GetValue(view_off + r0 * x_d1 + add_72);
-#line 286 "adaptive_avg_pool.cpp"
-          const float add_73 = (acc_26 + x_23);
-          const int64_t add_74 = (j_2 + 7);
-#line 70 "ascendc_cases.py"
-          const float x_24 = xGm.GetValue(view_off + r0 * x_d1 + add_74);
-#line 291 "adaptive_avg_pool.cpp"
-          const float add_75 = (acc_27 + x_24);
-          const int64_t add_76 = (j_2 + 8);
-#line 70 "ascendc_cases.py"
-          const float x_25 = xGm.GetValue(view_off + r0 * x_d1 + add_76);
-#line 296 "adaptive_avg_pool.cpp"
-          const float add_77 = (acc_28 + x_25);
-          const int64_t add_78 = (j_2 + 9);
-#line 70 "ascendc_cases.py"
-          const float x_26 = xGm.GetValue(view_off + r0 * x_d1 + add_78);
-#line 301 "adaptive_avg_pool.cpp"
-          const float add_79 = (acc_29 + x_26);
-          const int64_t add_80 = (j_2 + 10);
-#line 70 "ascendc_cases.py"
-          const float x_27 = xGm.GetValue(view_off + r0 * x_d1 + add_80);
-#line 306 "adaptive_avg_pool.cpp"
-          const float add_81 = (acc_30 + x_27);
-          const int64_t add_82 = (j_2 + 11);
-#line 70 "ascendc_cases.py"
-          const float x_28 = xGm.GetValue(view_off + r0 * x_d1 + add_82);
-#line 311 "adaptive_avg_pool.cpp"
-          const float add_83 = (acc_31 + x_28);
-          const int64_t add_84 = (j_2 + 12);
-#line 70 "ascendc_cases.py"
-          const float x_29 = xGm.GetValue(view_off + r0 * x_d1 + add_84);
-#line 316 "adaptive_avg_pool.cpp"
-          const float add_85 = (acc_32 + x_29);
-          const int64_t add_86 = (j_2 + 13);
-#line 70 "ascendc_cases.py"
-          const float x_30 = xGm.GetValue(view_off + r0 * x_d1 + add_86);
-#line 321 "adaptive_avg_pool.cpp"
-          const float add_87 = (acc_33 + x_30);
-          const int64_t add_88 = (j_2 + 14);
-#line 70 "ascendc_cases.py"
-          const float x_31 = xGm.GetValue(view_off + r0 * x_d1 + add_88);
-#line 326 "adaptive_avg_pool.cpp"
-          const float add_89 = (acc_34 + x_31);
-          const int64_t add_90 = (j_2 + 15);
-#line 70 "ascendc_cases.py"
-          const float x_32 = xGm.GetValue(view_off + r0 * x_d1 + add_90);
-#line 331 "adaptive_avg_pool.cpp"
-          const float add_91 = (acc_35 + x_32);
-          acc_20 = add_61;
-          acc_21 = add_63;
-          acc_22 = add_65;
-          acc_23 = add_67;
-          acc_24 = add_69;
-          acc_25 = add_71;
-          acc_26 = add_73;
-          acc_27 = add_75;
-          acc_28 = add_77;
-          acc_29 = add_79;
-          acc_30 = add_81;
-          acc_31 = add_83;
-          acc_32 = add_85;
-          acc_33 = add_87;
-          acc_34 = add_89;
-          acc_35 = add_91;
-        }
-        float acc_36 = acc_20;
-        float acc_37 = acc_21;
-        float acc_38 = acc_22;
-        float acc_39 = acc_23;
-        float acc_40 = acc_24;
-        float acc_41 = acc_25;
-        float acc_42 = acc_26;
-        float acc_43 = acc_27;
-        float acc_44 = acc_28;
-        float acc_45 = acc_29;
-        float acc_46 = acc_30;
-        float acc_47 = acc_31;
-        float acc_48 = acc_32;
-        float acc_49 = acc_33;
-        float acc_50 = acc_34;
-        float acc_51 = acc_35;
-        for (int64_t j_3 = sub_6; j_3 < max_6; j_3 += 1) {
-#line 70 "ascendc_cases.py"
-          const float x_33 = xGm.GetValue(view_off + r0 * x_d1 + j_3);
-#line 369 "adaptive_avg_pool.cpp"
-          const float add_92 = (acc_36 + x_33);
-          const float acc_36_next = add_92;
-          const float acc_37_next = acc_37;
-          const float acc_38_next = acc_38;
-          const float acc_39_next = acc_39;
-          const float acc_40_next = acc_40;
-          const float acc_41_next = acc_41;
-          const float acc_42_next = acc_42;
-          const float acc_43_next = acc_43;
-          const float acc_44_next = acc_44;
-          const float acc_45_next = acc_45;
-          const float acc_46_next = acc_46;
-          const float acc_47_next = acc_47;
-          const float acc_48_next = acc_48;
-          const float acc_49_next = acc_49;
-          const float acc_50_next = acc_50;
-          const float acc_51_next = acc_51;
-          acc_36 = acc_36_next;
-          acc_37 = acc_37_next;
-          acc_38 = acc_38_next;
-          acc_39 = acc_39_next;
-          acc_40 = acc_40_next;
-          acc_41 = acc_41_next;
-          acc_42 = acc_42_next;
-          acc_43 = acc_43_next;
-          acc_44 = acc_44_next;
-          acc_45 = acc_45_next;
-          acc_46 = acc_46_next;
-          acc_47 = acc_47_next;
-          acc_48 = acc_48_next;
-          acc_49 = acc_49_next;
-          acc_50 = acc_50_next;
-          acc_51 = acc_51_next;
-        }
-        const float add_93 = (acc_36 + acc_37);
-        const float add_94 = (acc_38 + acc_39);
-        const float add_95 = (acc_40 + acc_41);
-        const float add_96 = (acc_42 + acc_43);
-        const float add_97 = (acc_44 + acc_45);
-        const float add_98 = (acc_46 + acc_47);
-        const float add_99 = (acc_48 + acc_49);
-        const float add_100 = (acc_50 + acc_51);
-        const float add_101 = (add_93 + add_94);
-        const float add_102 = (add_95 + add_96);
-        const float add_103 = (add_97 + add_98);
-        const float add_104 = (add_99 + add_100);
-        const float add_105 = (add_101 + add_102);
-        const float add_106 = (add_103 + add_104);
-        const float add_107 = (add_105 + add_106);
-        const float add_108 = (acc_2 + add_107);
-        const float abs_3 = static_cast<float>(acc_2 <= 0 ? 0 - acc_2 : acc_2);
-        const float abs_4 = static_cast<float>(add_107 <= 0 ? 0 - add_107 : add_107);
-        const bool cmp_5 = (abs_3 >= abs_4);
-        const float sub_7 = (acc_2 - add_108);
-        const float add_109 = (sub_7 + add_107);
-        const float sub_8 = (add_107 - add_108);
-        const float add_110 = (sub_8 + acc_2);
-        const float select_5 = (cmp_5 ? add_109 : add_110);
-        const float add_111 = (acc_3 + select_5);
-        acc = add_108;
-        acc_1 = add_111;
+        const float x_3 = lanes[0];
+        const float x_4 = lanes[1];
+        const float x_5 = lanes[2];
+        const float x_6 = lanes[3];
+        const float x_7 = lanes[4];
+        const float x_8 = lanes[5];
+        const float x_9 = lanes[6];
+        const float x_10 = lanes[7];
+        const float x_11 = lanes[8];
+        const float x_12 = lanes[9];
+        const float x_13 = lanes[10];
+        const float x_14 = lanes[11];
+        const float x_15 = lanes[12];
+        const float x_16 = lanes[13];
+        const float x_17 = lanes[14];
+        const float x_18 = lanes[15];
+        const float add_11 = (x_3 + x_4);
+        const float add_12 = (x_5 + x_6);
+        const float add_13 = (x_7 + x_8);
+        const float add_14 = (x_9 + x_10);
+        const float add_15 = (x_11 + x_12);
+        const float add_16 = (x_13 + x_14);
+        const float add_17 = (x_15 + x_16);
+        const float add_18 = (x_17 + x_18);
+        const float add_19 = (add_11 + add_12);
+        const float add_20 = (add_13 + add_14);
+        const float add_21 = (add_15 + add_16);
+        const float add_22 = (add_17 + add_18);
+        const float add_23 = (add_19 + add_20);
+        const float add_24 = (add_21 + add_22);
+        const float add_25 = (add_23 + add_24);
+        const float add_26 = (0.0f + add_25);
+        const float abs_1 = static_cast<float>(add_25 <= 0 ? 0 - add_25 : add_25);
+        const bool cmp_7 = (0.0f >= abs_1);
+        const float sub_2 = (0.0f - add_26);
+        const float add_27 = (sub_2 + add_25);
+        const float sub_3 = (add_25 - add_26);
+        const float add_28 = (sub_3 + 0.0f);
+        const float select_4 = (cmp_7 ? add_27 : add_28);
+        const float add_29 = (0.0f + select_4);
+        res = add_26;
+        res_1 = add_29;
       }
-      const float add_112 = (acc + acc_1);
-      const bool isfinite = (acc - acc == acc - acc);
-      const float select_6 = (isfinite ? add_112 : acc);
-      const float div = (select_6 / cast);
+      else {
+        float lanes_1[16];
+        float acc = 0.0f;
+        float acc_1 = 0.0f;
+        for (int64_t r0_1 = 0; r0_1 < max_3; r0_1 += 1) {
+          const int64_t rem = PyascRem<int64_t>(max_6, 128);
+          const int64_t sub_4 = (max_6 - rem);
+          float acc_2 = acc;
+          float acc_3 = acc_1;
+          for (int64_t jb = 0; jb < sub_4; jb += 128) {
+            const int64_t add_30 = (jb + 128);
+            lanes_1[0] = 0.0f;
+            lanes_1[1] = 0.0f;
+            lanes_1[2] = 0.0f;
+            lanes_1[3] = 0.0f;
+            lanes_1[4] = 0.0f;
+            lanes_1[5] = 0.0f;
+            lanes_1[6] = 0.0f;
+            lanes_1[7] = 0.0f;
+            lanes_1[8] = 0.0f;
+            lanes_1[9] = 0.0f;
+            lanes_1[10] = 0.0f;
+            lanes_1[11] = 0.0f;
+            lanes_1[12] = 0.0f;
+            lanes_1[13] = 0.0f;
+            lanes_1[14] = 0.0f;
+            lanes_1[15] = 0.0f;
+            for (int64_t j_1 = jb; j_1 < add_30; j_1 += 16) {
+              for (int64_t k_4 = 0; k_4 < 16; k_4 += 1) {
+                const int64_t add_31 = (j_1 + k_4);
+#line 70 "ascendc_cases.py"
+                const float x_19 = xGm.GetValue(view_off + r0_1 * x_d1 + add_31);
+#line 181 "adaptive_avg_pool.cpp"
+                const float x_20 = lanes_1[k_4];
+                const float add_32 = (x_20 + x_19);
+                lanes_1[k_4] = add_32;
+              }
+            }
+            const float x_21 = lanes_1[0];
+            const float x_22 = lanes_1[1];
+            const float x_23 = lanes_1[2];
+            const float x_24 = lanes_1[3];
+            const float x_25 = lanes_1[4];
+            const float x_26 = lanes_1[5];
+            const float x_27 = lanes_1[6];
+            const float x_28 = lanes_1[7];
+            const float x_29 = lanes_1[8];
+            const float x_30 = lanes_1[9];
+            const float x_31 = lanes_1[10];
+            const float x_32 = lanes_1[11];
+            const float x_33 = lanes_1[12];
+            const float x_34 = lanes_1[13];
+            const float x_35 = lanes_1[14];
+            const float x_36 = lanes_1[15];
+            const float add_33 = (x_21 + x_22);
+            const float add_34 = (x_23 + x_24);
+            const float add_35 = (x_25 + x_26);
+            const float add_36 = (x_27 + x_28);
+            const float add_37 = (x_29 + x_30);
+            const float add_38 = (x_31 + x_32);
+            const float add_39 = (x_33 + x_34);
+            const float add_40 = (x_35 + x_36);
+            const float add_41 = (add_33 + add_34);
+            const float add_42 = (add_35 + add_36);
+            const float add_43 = (add_37 + add_38);
+            const float add_44 = (add_39 + add_40);
+            const float add_45 = (add_41 + add_42);
+            const float add_46 = (add_43 + add_44);
+            const float add_47 = (add_45 + add_46);
+            const float add_48 = (acc_2 + add_47);
+            const float abs_2 = static_cast<float>(acc_2 <= 0 ? 0 - acc_2 : acc_2);
+            const float abs_3 = static_cast<float>(add_47 <= 0 ? 0 - add_47 : add_47);
+            const bool cmp_8 = (abs_2 >= abs_3);
+            const float sub_5 = (acc_2 - add_48);
+            const float add_49 = (sub_5 + add_47);
+            const float sub_6 = (add_47 - add_48);
+            const float add_50 = (sub_6 + acc_2);
+            const float select_5 = (cmp_8 ? add_49 : add_50);
+            const float add_51 = (acc_3 + select_5);
+            acc_2 = add_48;
+            acc_3 = add_51;
+          }
+          lanes_1[0] = 0.0f;
+          lanes_1[1] = 0.0f;
+          lanes_1[2] = 0.0f;
+          lanes_1[3] = 0.0f;
+          lanes_1[4] = 0.0f;
+          lanes_1[5] = 0.0f;
+          lanes_1[6] = 0.0f;
+          lanes_1[7] = 0.0f;
+          lanes_1[8] = 0.0f;
+          lanes_1[9] = 0.0f;
+          lanes_1[10] = 0.0f;
+          lanes_1[11] = 0.0f;
+          lanes_1[12] = 0.0f;
+          lanes_1[13] = 0.0f;
+          lanes_1[14] = 0.0f;
+          lanes_1[15] = 0.0f;
+          const int64_t sub_7 = (max_6 - sub_4);
+          const int64_t rem_1 = PyascRem<int64_t>(sub_7, 16);
+          const int64_t sub_8 = (max_6 - rem_1);
+          for (int64_t j_2 = sub_4; j_2 < sub_8; j_2 += 16) {
+            for (int64_t k_5 = 0; k_5 < 16; k_5 += 1) {
+              const int64_t add_52 = (j_2 + k_5);
+#line 70 "ascendc_cases.py"
+              const float x_37 = xGm.GetValue(view_off + r0_1 * x_d1 + add_52);
+#line 255 "adaptive_avg_pool.cpp"
+              const float x_38 = lanes_1[k_5];
+              const float add_53 = (x_38 + x_37);
+              lanes_1[k_5] = add_53;
+            }
+          }
+          const float x_39 = lanes_1[0];
+          const float x_40 = lanes_1[1];
+          const float x_41 = lanes_1[2];
+          const float x_42 = lanes_1[3];
+          const float x_43 = lanes_1[4];
+          const float x_44 = lanes_1[5];
+          const float x_45 = lanes_1[6];
+          const float x_46 = lanes_1[7];
+          const float x_47 = lanes_1[8];
+          const float x_48 = lanes_1[9];
+          const float x_49 = lanes_1[10];
+          const float x_50 = lanes_1[11];
+          const float x_51 = lanes_1[12];
+          const float x_52 = lanes_1[13];
+          const float x_53 = lanes_1[14];
+          const float x_54 = lanes_1[15];
+          float acc_4 = x_39;
+          float acc_5 = x_40;
+          float acc_6 = x_41;
+          float acc_7 = x_42;
+          float acc_8 = x_43;
+          float acc_9 = x_44;
+          float acc_10 = x_45;
+          float acc_11 = x_46;
+          float acc_12 = x_47;
+          float acc_13 = x_48;
+          float acc_14 = x_49;
+          float acc_15 = x_50;
+          float acc_16 = x_51;
+          float acc_17 = x_52;
+          float acc_18 = x_53;
+          float acc_19 = x_54;
+          for (int64_t j_3 = sub_8; j_3 < max_6; j_3 += 1) {
+#line 70 "ascendc_cases.py"
+            const float x_55 = xGm.GetValue(view_off + r0_1 * x_d1 + j_3);
+#line 296 "adaptive_avg_pool.cpp"
+            const float add_54 = (acc_4 + x_55);
+            const float acc_4_next = add_54;
+            const float acc_5_next = acc_5;
+            const float acc_6_next = acc_6;
+            const float acc_7_next = acc_7;
+            const float acc_8_next = acc_8;
+            const float acc_9_next = acc_9;
+            const float acc_10_next = acc_10;
+            const float acc_11_next = acc_11;
+            const float acc_12_next = acc_12;
+            const float acc_13_next = acc_13;
+            const float acc_14_next = acc_14;
+            const float acc_15_next = acc_15;
+            const float acc_16_next = acc_16;
+            const float acc_17_next = acc_17;
+            const float acc_18_next = acc_18;
+            const float acc_19_next = acc_19;
+            acc_4 = acc_4_next;
+            acc_5 = acc_5_next;
+            acc_6 = acc_6_next;
+            acc_7 = acc_7_next;
+            acc_8 = acc_8_next;
+            acc_9 = acc_9_next;
+            acc_10 = acc_10_next;
+            acc_11 = acc_11_next;
+            acc_12 = acc_12_next;
+            acc_13 = acc_13_next;
+            acc_14 = acc_14_next;
+            acc_15 = acc_15_next;
+            acc_16 = acc_16_next;
+            acc_17 = acc_17_next;
+            acc_18 = acc_18_next;
+            acc_19 = acc_19_next;
+          }
+          const float add_55 = (acc_4 + acc_5);
+          const float add_56 = (acc_6 + acc_7);
+          const float add_57 = (acc_8 + acc_9);
+          const float add_58 = (acc_10 + acc_11);
+          const float add_59 = (acc_12 + acc_13);
+          const float add_60 = (acc_14 + acc_15);
+          const float add_61 = (acc_16 + acc_17);
+          const float add_62 = (acc_18 + acc_19);
+          const float add_63 = (add_55 + add_56);
+          const float add_64 = (add_57 + add_58);
+          const float add_65 = (add_59 + add_60);
+          const float add_66 = (add_61 + add_62);
+          const float add_67 = (add_63 + add_64);
+          const float add_68 = (add_65 + add_66);
+          const float add_69 = (add_67 + add_68);
+          const float add_70 = (acc_2 + add_69);
+          const float abs_4 = static_cast<float>(acc_2 <= 0 ? 0 - acc_2 : acc_2);
+          const float abs_5 = static_cast<float>(add_69 <= 0 ? 0 - add_69 : add_69);
+          const bool cmp_9 = (abs_4 >= abs_5);
+          const float sub_9 = (acc_2 - add_70);
+          const float add_71 = (sub_9 + add_69);
+          const float sub_10 = (add_69 - add_70);
+          const float add_72 = (sub_10 + acc_2);
+          const float select_6 = (cmp_9 ? add_71 : add_72);
+          const float add_73 = (acc_3 + select_6);
+          acc = add_70;
+          acc_1 = add_73;
+        }
+        res = acc;
+        res_1 = acc_1;
+      }
+      const float add_74 = (res + res_1);
+      const bool isfinite = (res - res == res - res);
+      const float select_7 = (isfinite ? add_74 : res);
+      const float div = (select_7 / cast);
 #line 70 "ascendc_cases.py"
       in5Gm.SetValue(i_1 * in5_d1 + i_2, div);
-#line 438 "adaptive_avg_pool.cpp"
+#line 368 "adaptive_avg_pool.cpp"
     }
   }
 }

@@ -1,0 +1,88 @@
+"""Accumulators of the reductions inside fused groups (``lower_group_reduce``,
+``lower_group_windows``): per-reduction element conversion, combine and identity, the
+compensated (Kahan-Babuska-Neumaier) step and the pairwise combination of lanes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pyasc.ir.core import Operation, Value
+from pyasc.ir.ops import arith, tensor
+from pyasc.ir.ops import math as m
+from pyasc.ir.passes.loopgen import LoopGen
+from pyasc.ir.passes.lower_reduce import REDUCTIONS, identity
+from pyasc.ir.types import ScalarType, TensorType, element_type, f32, i1
+
+if TYPE_CHECKING:
+    from pyasc.ir.passes.lower_group_eval import GroupEval, Index
+
+LANES = 16
+BLOCK = 8 * LANES
+
+KINDS = REDUCTIONS  # lower_reduce's table: op -> (combine, on i1, identity, numpy name)
+
+
+class Acc:
+    """The accumulator of one reduction: element conversion, combine, identity."""
+
+    def __init__(self, ev: GroupEval, op: Operation, in_place: bool = False) -> None:
+        self.ev, self.gen, self.op = ev, ev.gen, op
+        combine, on_bool, self.ident, _ = KINDS[type(op)]
+        self.elem = element_type(op.operand_values[0].type)
+        self.truth = isinstance(op, tensor.AnyOp)  # AllOp derives from AnyOp
+        acc_t = i1 if self.truth else self.elem
+        if isinstance(op, tensor.SumOp) and self.elem.name in ("f16", "bf16") and not in_place:
+            acc_t = f32
+        self.acc_t: ScalarType = acc_t
+        self.cls = on_bool if acc_t.is_bool else combine
+        self.compensated = self.cls is arith.AddOp and acc_t.is_float
+        self.width = LANES if self.compensated else 1
+
+    def element(self, idx: Index) -> Value:
+        x = self.ev.at(self.op.operand_values[0], idx)
+        if self.truth and not self.elem.is_bool:
+            return self.gen.cmp("ne", x, identity(self.gen, "zero", self.elem))
+        return self.gen.cast(x, self.acc_t)
+
+    def combine(self, a: Value, b: Value) -> Value:
+        return self.gen.emit(self.cls.new(a, b))  # type: ignore[attr-defined]
+
+    def zero(self) -> Value:
+        return identity(self.gen, self.ident, self.acc_t)
+
+    def state(self) -> list[Value]:
+        """Initial state: ``[s, c]`` (compensated) or ``[acc]``."""
+        return [self.zero(), self.zero()] if self.compensated else [self.zero()]
+
+    def absorb(self, state: list[Value], x: Value) -> list[Value]:
+        """Add a partial result ``x`` to the state."""
+        if not self.compensated:
+            return [x]
+        return neumaier(self.gen, state[0], state[1], x)
+
+    def final(self, state: list[Value]) -> Value:
+        gen, v = self.gen, state[0]
+        if self.compensated:
+            fixed = gen.emit(arith.AddOp.new(state[0], state[1]))
+            v = gen.select(gen.emit(m.IsFiniteOp.new(state[0])), fixed, state[0])
+        t = self.op.result.type
+        return gen.cast(v, t.element if isinstance(t, TensorType) else t)
+
+
+def neumaier(gen: LoopGen, s: Value, c: Value, x: Value) -> list[Value]:
+    """One compensated step: ``s + x`` with its rounding error added to ``c``."""
+    t = gen.emit(arith.AddOp.new(s, x))
+    big = gen.cmp("ge", gen.emit(m.AbsOp.new(s)), gen.emit(m.AbsOp.new(x)))
+    lost_x = gen.emit(arith.AddOp.new(gen.emit(arith.SubOp.new(s, t)), x))
+    lost_s = gen.emit(arith.AddOp.new(gen.emit(arith.SubOp.new(x, t)), s))
+    return [t, gen.emit(arith.AddOp.new(c, gen.select(big, lost_x, lost_s)))]
+
+
+def pairwise(acc: Acc, values: Sequence[Value]) -> Value:
+    """Neighbours combined level by level (an odd last value moves up unchanged)."""
+    vals = list(values)
+    while len(vals) > 1:
+        vals = [acc.combine(vals[k], vals[k + 1]) if k + 1 < len(vals) else vals[k]
+                for k in range(0, len(vals), 2)]
+    return vals[0]
