@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pyasc.errors import ArgumentError, UnsupportedSyntaxError
+from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from pyasc.frontend.exprs import starred_items
 from pyasc.frontend.fusion import fusion_group, fusion_scope
 from pyasc.frontend.lowering import RET, RV, Lowering
@@ -106,7 +106,20 @@ def _make_writable(lw: Lowering, value: Tensor) -> Buffer:
 
 
 def run_body(lw: Lowering) -> object:
-    """Lower a whole function body; returns the returned value (None if none)."""
+    """Lower a whole function body; returns the returned value (None if none).
+
+    A function that returns a value on some paths and falls off its end on others
+    returns None there in Python: a value of another type, which compiled code cannot
+    return, so it is a compile-time error (never a silently different result)."""
     lw.body(lw.src.tree.body)
-    return lw.scope.get(RV)
+    value = lw.scope.get(RV)
+    if value is not None and lw.scope.get(RET) is not True:
+        body = lw.src.tree.body
+        raise lw.error(TypeMismatchError,
+                       f"'{lw.src.tree.name}' returns a value on some paths but reaches the "
+                       "end of the function on others (where Python returns None)",
+                       body[-1] if body else lw.src.tree,
+                       hint="end the function with an explicit 'return ...' that every "
+                            "path reaches, or return a value from every branch")
+    return value
 

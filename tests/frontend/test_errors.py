@@ -167,6 +167,19 @@ def test_returns_of_different_structure(tmp_path):
     assert "returns" in err.message
 
 
+@pytest.mark.parametrize("body,line", [
+    ("    for i in range(3):\n        if x[0, i] > 0:\n            return x\n", 6),
+    ("    if x[0, 0] > 0:\n        return 1\n", 6),
+    ("    y = x + 1\n    while n > 0:\n        n -= 1\n        if n == 2:\n"
+     "            return y\n", 7),
+])
+def test_returning_on_some_paths_only(tmp_path, body, line):
+    # Python returns None where the end is reached: never a silently different value
+    err = compile_error(tmp_path, "@hybrid\ndef f(x, n):\n" + body, X, 3)
+    assert where(err) == ("E50001", line, 4)
+    assert "returns a value on some paths" in err.message and "return" in err.hint
+
+
 SHAPE_CASES = [
     ("broadcast", "    return x + y\n", (np.zeros(3), np.zeros(4)), (6, 11)),
     ("matmul", "    return x @ y\n", (np.zeros((2, 3)), np.zeros((4, 2))), (6, 11)),
