@@ -174,13 +174,24 @@ __aicore__ inline T PyascRem(T a, T b) {
 }
 """,
     "PyascFloorDivF": """\
-// numpy floor_divide on floats: floor(a / b) (exact for |a / b| < 2^62).
+// numpy floor_divide on floats: the floor of the exact quotient (|a / b| < 2^62).  The
+// rounded a / b can round up onto an integer the exact quotient is below (1 // (1/-3)
+// is -4): the exact residual a - t * b then has the sign opposite to b's.  f16/f32
+// residuals are exact in double; f64 ones come from a fused multiply-add.
 template <typename T>
 __aicore__ inline T PyascFloorDivF(T a, T b) {
   const T q = a / b;
-  if (q != q || q - q != q - q) return q;  // NaN or infinite
-  const T t = static_cast<T>(static_cast<int64_t>(q));
-  return (q < 0 && t != q) ? t - 1 : t;
+  if (q != q || q - q != q - q) return q;  // NaN or infinite (x / 0 included)
+  T t = static_cast<T>(static_cast<int64_t>(q));
+  if (q < 0 && t != q) t = t - static_cast<T>(1);
+  double r;
+  if constexpr (sizeof(T) == 8) {
+    r = __builtin_fma(-static_cast<double>(t), static_cast<double>(b), static_cast<double>(a));
+  } else {
+    r = static_cast<double>(a) - static_cast<double>(t) * static_cast<double>(b);
+  }
+  if ((b > 0 && r < 0) || (b < 0 && r > 0)) t = t - static_cast<T>(1);
+  return t == 0 ? q * static_cast<T>(0) : t;  // numpy: a zero takes the sign of a / b
 }
 """,
     "PyascRemF": """\

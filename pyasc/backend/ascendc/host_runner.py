@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pyasc.backend.ascendc.ops import LaunchOp
+from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.interpreter import Interpreter
 
 Launcher = Callable[[str, int, Sequence[Any]], dict[str, int]]
@@ -41,10 +42,27 @@ def _launch(it: HostRunner, op: LaunchOp, env: dict) -> list:
             args.append(ready)
         else:
             args.append(v)
+    _check_copies(op, values[1:], args, writes)
     it.counters.append(it.launcher(op.attributes["kernel"], block_dim, args))
     for dest, src in copy_back:
         dest[...] = src
     return []
+
+
+def _check_copies(op: LaunchOp, values: Sequence[Any], args: Sequence[Any],
+                  writes: set[int]) -> None:
+    """A copied (non-contiguous) array must not share memory with another array of the
+    launch when either is written: the kernel would see two unrelated GM arrays, so
+    writes through one would not reach the other (``out[::2] += 1`` and ``out[i] = 0``
+    in one kernel).  That is refused at run time rather than computed wrong."""
+    arrays = [(k, v) for k, v in enumerate(values) if isinstance(v, np.ndarray) and v.size]
+    for k, v in arrays:
+        if args[k] is v:
+            continue
+        for j, w in arrays:
+            if j != k and (k in writes or j in writes) and np.shares_memory(v, w):
+                raise unsupported("a kernel reaching one array both through a strided view "
+                                  "and directly (or through another view)", op.loc)
 
 
 class HostRunner(Interpreter):

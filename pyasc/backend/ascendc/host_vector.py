@@ -19,10 +19,12 @@ from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.ops import UBCheckOp
 from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_alloc import bytes_per_element
 from pyasc.backend.ascendc.vec_kernel import KernelInput, VectorKernel, result_slot
 from pyasc.ir.core import Value
 from pyasc.ir.ops import arith, tensor
+from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, ScalarType, TensorType, element_type
 
 MIN_BLOCK_ELEMENTS = 1024
@@ -46,7 +48,7 @@ def _space_dims(hb: HostBuilder, k: VectorKernel, operands: list[Value]) -> list
             if d is not None:
                 acc = d if acc is None else hb.broadcast_dim(acc, d)
         if acc is None:
-            acc = _fill_extent(k, operands, axis)
+            acc = _fill_extent(hb, k, operands, axis)
         dims.append(acc)
     return dims
 
@@ -62,8 +64,10 @@ def _input_extent(hb: HostBuilder, inp: KernelInput, host: Value, axis: int,
     return hb.dim(host, local) if local >= 0 else None
 
 
-def _fill_extent(k: VectorKernel, operands: list[Value], axis: int) -> Value:
-    """A run-time extent only a fill or broadcast inside the group knows (its dims)."""
+def _fill_extent(hb: HostBuilder, k: VectorKernel, operands: list[Value],
+                 axis: int) -> Value:
+    """A run-time extent only a fill or broadcast inside the group knows (its dims: a
+    group argument, or a constant the group computes itself)."""
     args = list(k.group.body.blocks[0].args)
     for op in k.group.body.blocks[0].ops:
         if isinstance(op, tensor.FillOp | tensor.BroadcastOp):
@@ -74,7 +78,11 @@ def _fill_extent(k: VectorKernel, operands: list[Value], axis: int) -> Value:
                 dim = op.operand_values[1 + pos]
                 if dim in args:
                     return operands[args.index(dim)]
-    raise AssertionError(f"no run-time extent for axis {axis} of kernel {k.name}")
+                value = constant_value(dim)
+                if isinstance(value, int):
+                    return hb.const(value)
+    raise unsupported(f"an array whose size the kernel {k.name} computes inside itself",
+                      k.group.loc)
 
 
 def _required_shape(cls: str, space: tuple[int, ...]) -> tuple[int, ...]:

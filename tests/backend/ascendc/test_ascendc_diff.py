@@ -35,6 +35,9 @@ from ascendc_cases import (
 )
 from ascendc_kit import STORE, check, run_sim
 
+from pyasc import hybrid
+from pyasc.backend.ascendc.unsupported import DeviceUnsupportedError
+
 RNG = np.random.default_rng(20240607)
 F16 = {"rtol": 4e-3, "atol": 4e-3}
 
@@ -183,3 +186,47 @@ def test_scalar_kernel_bounds_check():
     check(checked_gather, x, np.array([0, 9, -1, 3], dtype=np.int64))
     with pytest.raises(IndexError):
         run_sim(checked_gather, x, np.array([1, 10], dtype=np.int64))
+
+
+@hybrid
+def floor_divide_rows(x, y):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):  # a loop with array work: scalar AscendC
+        out[i] = x[i] // y[i]
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_floor_division_is_numpys(dtype):
+    # the rounded quotient can land on an integer the exact quotient is below:
+    # 1 // (1/-3) is -4 in numpy; zeros keep the sign of a / b
+    x = np.array([[1.0, -1.0, 7.0, 0.5, -0.0], [2.0, 1.0, -7.0, 0.0, 3.0]], dtype)
+    y = np.array([[1 / -3, 1 / 3, 0.1, 3.0, 2.0], [0.2, 0.0, 2.0, -5.0, np.inf]], dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        check(floor_divide_rows, x, y, rtol=0, atol=0)
+
+
+@hybrid(dynamic_shape=True)
+def strided_and_direct(a):
+    out = np.zeros_like(a)
+    out[::2] *= 0.0
+    for i in range(a.shape[0] - 1, -1, -1):
+        out[i] = 0.0
+        out[::2] += 2.0  # the same kernel writes out directly and through a view
+    return out
+
+
+@hybrid
+def strided_only(a):
+    out = a.copy()
+    for i in range(3):
+        out[::2] += out[::2] * i
+    return out
+
+
+def test_one_array_through_a_copied_view_and_directly_is_refused():
+    # a strided view reaches the kernel as a contiguous copy; with the array itself
+    # also in the kernel the writes through one would not reach the other
+    with pytest.raises(DeviceUnsupportedError, match="strided view"):
+        run_sim(strided_and_direct, np.arange(7.0))
+    check(strided_only, np.arange(7.0))
