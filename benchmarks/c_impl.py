@@ -36,6 +36,8 @@ SIGNATURES = {
     "embedding_matmul": (None, [_P, _P, _P, _P, _I64, _I64, _I64]),
     "matmul": (None, [_P, _P, _P, _I64, _I64, _I64]),
 }
+# More C versions of a kernel, defined in the same file: kernel -> {label: function}.
+EXTRA = {"adaptive_avg_pool": {"window by window, as written": "adaptive_avg_pool_windows"}}
 
 
 def gcc_version() -> str:
@@ -136,12 +138,14 @@ class CLibrary:
         compile_shared([C_DIR / f"{name}.c" for name in SIGNATURES], path, self.flags)
         self._lib = ctypes.CDLL(str(path))
         for name, (restype, argtypes) in SIGNATURES.items():
-            fn = getattr(self._lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
+            for symbol in (name, *EXTRA.get(name, {}).values()):
+                fn = getattr(self._lib, symbol)
+                fn.restype, fn.argtypes = restype, argtypes
 
-    def kernel(self, name: str) -> Callable:
-        """A callable with the signature of ``kernels.<name>`` running the C version."""
-        return partial(WRAPPERS[name], getattr(self._lib, name))
+    def kernel(self, name: str, symbol: str | None = None) -> Callable:
+        """A callable with the signature of ``kernels.<name>`` running the C version
+        (``symbol``: one of its ``EXTRA`` versions)."""
+        return partial(WRAPPERS[name], getattr(self._lib, symbol or name))
 
     def close(self) -> None:
         """Delete the build directory (the loaded library stays mapped)."""

@@ -119,6 +119,9 @@ def compiled_variants(case: Case, fastmath: bool, tools: Tools) -> list[Variant]
         found.append(Variant("C", c_label, _fail(tools.c_reason or "no C compiler")))
     else:
         found.append(Variant("C", c_label, _const(lib.kernel(case.kernel))))
+        for label, symbol in c_impl.EXTRA.get(case.kernel, {}).items():
+            found.append(Variant("C", f"{c_label} ({label})",
+                                 _const(lib.kernel(case.kernel, symbol))))
     if tools.pyasc is None:
         found.append(Variant("pyasc", "pyasc hybrid", _fail(tools.pyasc_reason or "")))
     else:
