@@ -113,7 +113,19 @@ def add_into(p, q):
     return p
 
 
+accumulate_dynamic = hybrid(dynamic_shape=True)(accumulate_in_place.__wrapped__)
+
+
+@hybrid(dynamic_shape=True)
+def broadcast_into_rows(x, out):
+    out[1:] = np.exp(x * 0.5)  # (m,) written into (n - 1, m): the write broadcasts
+    return out
+
+
 def test_accumulating_into_views_matches_numpy():
+    check(accumulate_dynamic, rand((5, 6)), rand((3,), seed=1), rtol=MATH)
+    check(broadcast_into_rows, rand((4,)), rand((3, 4), seed=2), rtol=MATH)
+    check(broadcast_into_rows, rand((1,)), rand((3, 4), seed=2), rtol=MATH)
     check(accumulate_in_place, rand((5, 6)), rand((3,), seed=1), rtol=MATH)
     check(accumulate_in_place, views(rand((8, 6)))[2], rand((3,), seed=1),
           rtol=MATH)

@@ -121,6 +121,16 @@ def loop_module(fn, *args):
     return lower_to_loops(fn._specialization(args, {})[0].program)
 
 
+def loop_chain(lp: loop.ForOp) -> list[loop.ForOp]:
+    """``lp`` and the loops nested in it one by one (each the only loop of its parent)."""
+    chain = [lp]
+    while True:
+        inner = [o for o in chain[-1].body.blocks[0].ops if isinstance(o, loop.ForOp)]
+        if len(inner) != 1:
+            return chain
+        chain.append(inner[0])
+
+
 def top_loops(module) -> list[loop.ForOp]:
     fn = next(iter(module.functions))
     return [op for op in fn.entry.ops if isinstance(op, loop.ForOp)]
@@ -130,22 +140,19 @@ def allocs(op: Operation) -> list[str | None]:
     return [o.result.name_hint for o in op.walk() if isinstance(o, mem.AllocOp)]
 
 
-def test_window_pool_runs_planes_outside_the_window_loops():
+@pytest.mark.parametrize("fn", [window_means, hybrid(dynamic_shape=True)(
+    window_means.__wrapped__)], ids=["static", "dynamic"])
+def test_window_pool_runs_planes_outside_the_window_loops(fn):
     x = np.zeros((8, 64, 112, 112), np.float32)
-    module = loop_module(window_means, x, 7, 7)
+    module = loop_module(fn, x, 7, 7)
     nest = [lp for lp in top_loops(module) if "lanes" in allocs(lp)]
     assert len(nest) == 1
     outer = nest[0]
     assert outer.attributes.get("parallel")  # one split for the whole pool
-    # the planes' loops (8 and 64 iterations) are outside the window loops (7 each)
-    trips = []
-    lp: Operation = outer
-    while isinstance(lp, loop.ForOp) and len(trips) < 4:
-        trips.append(lp.upper)
-        inner = [o for o in lp.body.blocks[0].ops if isinstance(o, loop.ForOp)]
-        lp = inner[0] if len(inner) == 1 else None
-    sizes = [getattr(t.owner, "value", None) for t in trips]
-    assert 8 in sizes[:3] and 64 in sizes[:3], sizes
+    # the group's loops over the planes (i0: n, i1: c) are among the three outermost
+    # loops, outside the user's window loops (unnamed)
+    names = [lp.induction_var.name_hint for lp in loop_chain(outer)][:3]
+    assert "i0" in names and "i1" in names, names
     # the window sums are stored straight into out[:, :, i, j]: no temporary
     assert [a for a in allocs(module) if a != "lanes"] == [None]  # out, nothing else
 

@@ -141,7 +141,8 @@ def lower_group(cx: Lowerer, op: FusionGroupOp) -> list[Value]:
         return _inline(cx, op)
     ev = GroupEval(cx, op)
     ev.prologue()
-    into = lower_group_inplace.destination(cx, op, sched.kind == "elementwise")
+    into = lower_group_inplace.destination(cx, op, sched.kind == "elementwise",
+                                           lambda: ev.dims(ev.outputs[0]))
     outs = Outputs(cx, ev, into)
     if sched.kind == "elementwise":
         _elementwise(ev, sched, outs)

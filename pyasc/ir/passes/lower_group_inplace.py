@@ -7,10 +7,12 @@ two extra passes over the data per statement.  :func:`destination` lets the grou
 store each element into the written view directly when that cannot change a value
 that is read.  The rule:
 
-* the group has one result, a tensor of static shape, whose only use is the
+* the group has one result, a tensor whose only use is the
   ``mem.write`` right after the group (only pure ops, such as the destination's
   ``mem.subview``, in between: nothing reads or writes memory between computing and
-  writing), into a destination of that same shape (the write does not broadcast);
+  writing), into a destination of that same shape (the write does not broadcast:
+  static sizes equal, run-time sizes the same values, as ``x.shape[0]`` of a
+  ``dynamic_shape`` parameter is for every view and array made from it);
 * every tensor operand of the group lowers either
   - to the destination buffer itself, and every value computed from it inside the
     group is computed by elementwise ops of the result's shape (so element ``i`` of
@@ -27,12 +29,15 @@ directly when no operand can overlap it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, FusionGroupOp
 from pyasc.ir.passes.bufferize import Lowerer
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.fusion_rules import ELEMENTWISE
+from pyasc.ir.passes.lower_group_eval import same_dims
 from pyasc.ir.types import DYN, MemRefType, TensorType
 
 
@@ -110,22 +115,25 @@ def _disjoint(a: Value, b: Value) -> bool:
     return ra is not rb and (_is_alloc(ra) or _is_alloc(rb))
 
 
-def destination(cx: Lowerer, group: Operation, elementwise: bool) -> Value | None:
+def destination(cx: Lowerer, group: Operation, elementwise: bool,
+                dims: Callable[[], list[Value]]) -> Value | None:
     """The lowered buffer ``group`` may store its single result into directly (the
     destination of the ``mem.write`` after it), or None (module docstring).
-    ``elementwise``: the group's schedule computes each element at its own index."""
+    ``elementwise``: the group's schedule computes each element at its own index;
+    ``dims()``: the run-time sizes of the group's result."""
     write = _single_write(group)
     if write is None:
         return None
     y = write.value
     shape = y.type.shape if isinstance(y.type, TensorType) else None
     dtype = write.dest.type
-    if shape is None or DYN in shape or not isinstance(dtype, MemRefType) \
-            or dtype.shape != shape:
+    if shape is None or not isinstance(dtype, MemRefType) or len(dtype.shape) != len(shape):
         return None
     dst = cx.values.get(write.dest)  # defined before the group (place_destinations)
     if dst is None:
         return None
+    if (DYN in shape or dtype.shape != shape) and not same_dims(dims(), cx.gen.dims(dst)):
+        return None  # sizes not provably equal: the write may broadcast
     args = group.region_list[0].blocks[0].args
     for operand, arg in zip(group.operand_values, args, strict=True):
         if not isinstance(operand.type, TensorType):
