@@ -157,6 +157,43 @@ def test_window_pool_runs_planes_outside_the_window_loops(fn):
     assert [a for a in allocs(module) if a != "lanes"] == [None]  # out, nothing else
 
 
+@hybrid
+def conv2d(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    out = np.zeros((n, k, h - r + 1, wd - s + 1), dtype=x.dtype)
+    for o in range(k):
+        for ci in range(c):
+            for dy in range(r):
+                for dx in range(s):
+                    out[:, o] += w[o, ci, dy, dx] * x[:, ci, dy:dy + h - r + 1,
+                                                      dx:dx + wd - s + 1]
+    return out
+
+
+@hybrid
+def chained_rows(x):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0]):
+        s = out[i - 1, 0]  # read between the loops, from the array the rows write
+        out[i] = x[i] + s
+    return out
+
+
+def test_user_loops_around_a_convolution_are_reordered():
+    # the weight is loaded between the user loops (memory the nest never writes): the
+    # band reaches into the fused nest, whose row loop becomes the outermost, parallel
+    x, w = rand((1, 3, 9, 8)), rand((4, 3, 3, 3), seed=1)
+    check(conv2d, x, w, rtol=SUM(27))
+    module = loop_module(conv2d, x, w)
+    nest = [lp for lp in top_loops(module) if len(loop_chain(lp)) >= 6]
+    assert len(nest) == 1 and nest[0].attributes.get("parallel")
+    check(chained_rows, rand((5, 4)))
+    user = [lp for lp in top_loops(loop_module(chained_rows, rand((5, 4))))
+            if constant(lp.lower) == 1]
+    assert len(user) == 1 and not user[0].attributes.get("parallel")
+
+
 def test_loop_carrying_a_column_stays_outermost():
     module = loop_module(smear_columns, np.zeros((6, 9), np.float32))
     user = [lp for lp in top_loops(module) if constant(lp.lower) == 1]  # range(1, ...)

@@ -69,8 +69,9 @@ The copy reads the input once with its strides; the passes then read unit stride
 
 from __future__ import annotations
 
+from pyasc.ir.builder import Builder
 from pyasc.ir.core import Value
-from pyasc.ir.ops import loop
+from pyasc.ir.ops import arith, loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes.layout_access import (
     Band,
@@ -81,6 +82,7 @@ from pyasc.ir.passes.layout_access import (
 )
 from pyasc.ir.passes.layout_copy import copy_strided_inputs
 from pyasc.ir.passes.layout_tile import tile, wants_tiles
+from pyasc.ir.passes.loopgen import constant_of
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 
@@ -116,7 +118,8 @@ def _any_parallel(band: Band) -> bool:
 
 
 def _sink_pure_ops(band: Band) -> None:
-    """Move the pure ops between the band's loops to the top of the innermost body."""
+    """Move the ops between the band's loops (pure ops, loads of memory the band does not
+    write) to the top of the innermost body."""
     inner = band.loops[-1].body.blocks[0]
     at = 0
     for lp in band.loops[:-1]:
@@ -129,8 +132,20 @@ def _sink_pure_ops(band: Band) -> None:
             at += 1
 
 
+def _hoist_bounds(band: Band) -> None:
+    """Loop bounds that are constants made inside the band, remade before it (bounds
+    move between the loops, and the ops between them move to the innermost body)."""
+    b = Builder.before(band.loops[0])
+    for lp in band.loops:
+        for pos, v in enumerate((lp.lower, lp.upper, lp.step)):
+            if not band.outside(v):
+                c = b.insert(arith.ConstantOp.new(constant_of(v), v.type)).result
+                lp.set_operand(pos, c)
+
+
 def permute(band: Band, order: list[int]) -> None:
     """Reorder the band's loops: structural loop ``j`` runs what loop ``order[j]`` ran."""
+    _hoist_bounds(band)
     _sink_pure_ops(band)
     loops = band.loops
     parallel = _any_parallel(band) and independent(band, order[0])

@@ -2,7 +2,9 @@
 the stride cost of a loop order and when a reordering is exact.
 
 A *band* is a perfect nest of ``loop.for`` ops ``L0 > L1 > ... > Lk-1`` without carried
-values: each ``Li`` (``i < k-1``) holds only pure ops and ``Li+1`` (then its yield).  An
+values: each ``Li`` (``i < k-1``) holds only pure ops, loads of memory the band never
+writes (``w[o, ci, dy, dx]`` in a convolution's user loops) and ``Li+1`` (then its
+yield).  An
 index operand is *direct* in band loop ``l`` when it is ``iv_l``, ``iv_l + c``, ``c +
 iv_l`` or ``iv_l - c`` with ``c`` a constant or defined outside the band; it *depends*
 on ``l`` when ``iv_l`` reaches it otherwise.  The legality and cost rules are stated in
@@ -198,11 +200,17 @@ def _band_chain(top: loop.ForOp) -> list[loop.ForOp]:
         ops = chain[-1].body.blocks[0].ops[:-1]
         inner = [o for o in ops if isinstance(o, loop.ForOp)]
         rest = [o for o in ops if not isinstance(o, loop.ForOp)]
-        if len(inner) != 1 or any(o.region_list or "pure" not in o.traits for o in rest):
+        if len(inner) != 1 or any(o.region_list or not _movable(o) for o in rest):
             return chain
         if ops[-1] is not inner[0]:
             return chain  # pure ops after the inner loop: keep it simple
         chain.append(inner[0])
+
+
+def _movable(op: Operation) -> bool:
+    """Ops allowed between a band's loops (sunk into the innermost body when the band is
+    reordered): pure ops, and loads (of memory the band never writes: ``find_band``)."""
+    return "pure" in op.traits or isinstance(op, mem.LoadOp)
 
 
 def find_band(top: loop.ForOp) -> Band | None:
@@ -225,6 +233,9 @@ def find_band(top: loop.ForOp) -> Band | None:
             band.accesses.append(access(op, op.source, op.indices, False))
         elif isinstance(op, mem.StoreOp) and not _private(band, op.dest):
             band.accesses.append(access(op, op.dest, op.indices, True))
+    between = [a for a in band.accesses if not a.store and a.op.parent_op in loops[:-1]]
+    band.legal &= not any(s.store and may_alias(a.memref, s.memref)
+                          for a in between for s in band.accesses)
     return band
 
 
@@ -241,8 +252,8 @@ def _loops_ok(band: Band) -> bool:
         step = constant_of(lp.step)
         if lp.inits or not isinstance(step, int) or step == 0:
             return False
-        if not all(band.outside(v) for v in (lp.lower, lp.upper, lp.step)):
-            return False
+        if not all(band.invariant(v) for v in (lp.lower, lp.upper, lp.step)):
+            return False  # (a constant made inside the band is remade by ``permute``)
     return True
 
 
