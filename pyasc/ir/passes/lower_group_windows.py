@@ -34,7 +34,7 @@ def columns_fit(accs: Sequence[Acc], red_dims: Sequence[Value]) -> bool | None:
     """The small-window rule (module docstring): a row shorter than ``LANES`` (at most
     ``LANES`` when its size is only known at run time) and ``2..LANES`` rows in all,
     with a float sum among the reductions.  ``None``: some size is dynamic, so only
-    :func:`_columns_fit_now` can tell."""
+    :func:`columns_fit_now` can tell."""
     if len(red_dims) < 2 or not any(a.compensated for a in accs):
         return False
     sizes = [constant_of(d) for d in red_dims]
