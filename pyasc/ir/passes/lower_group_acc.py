@@ -48,6 +48,14 @@ class Acc:
     def combine(self, a: Value, b: Value) -> Value:
         return self.gen.emit(self.cls.new(a, b))  # type: ignore[attr-defined]
 
+    def lane_add(self, lane: Value, x: Value) -> Value:
+        """``lane + x`` in a lane loop, marked ``strict``: with ``fastmath=True`` LLVM
+        would otherwise reassociate the lanes and vectorize across blocks with gathers
+        (slower than the strict lane loop, which already runs whole vectors)."""
+        op = self.cls.new(lane, x)  # type: ignore[attr-defined]
+        op.attributes["strict"] = True
+        return self.gen.emit(op)
+
     def zero(self) -> Value:
         return identity(self.gen, self.ident, self.acc_t)
 

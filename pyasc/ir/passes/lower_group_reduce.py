@@ -277,7 +277,7 @@ class _Row:
             for a, e in zip(self.accs, es, strict=True):
                 if a.compensated:
                     lane = gen.load(self.bufs[a], iv)
-                    gen.store(a.combine(lane, e), self.bufs[a], iv)
+                    gen.store(a.lane_add(lane, e), self.bufs[a], iv)
                 else:
                     nxt.append(a.combine(next(it), e))
             return nxt

@@ -102,7 +102,7 @@ class Columns:
             for a, e in zip(self.accs, es, strict=True):
                 if a.compensated:
                     lane = self.gen.load(lanes[a], iv)
-                    self.gen.store(a.combine(lane, e), lanes[a], iv)
+                    self.gen.store(a.lane_add(lane, e), lanes[a], iv)
                 else:
                     nxt.append(a.combine(next(it), e))
             return nxt
