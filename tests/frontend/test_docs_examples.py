@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from diff import check, rand
+from diff import MATH, check, rand
 
 import pyasc
 from pyasc.frontend.docgen import DEFAULT_PATH, main, numpy_support_markdown
@@ -64,13 +64,13 @@ def test_bilateral_filter_example(shape):
     img = rand(shape, "float32")
     text = fn.ir(img)
     assert "memref<11x11xf32, strided<" in text and "tensor<11xf64>" in text
-    check(fn, np.abs(img))
+    check(fn, np.abs(img), rtol=MATH)
 
 
 def test_bilateral_filter_with_dynamic_shapes():
     fn = pyasc.hybrid(dynamic_shape=True)(
         load_example("bilateral_filter").bilateral_filter.__wrapped__)
-    check(fn, np.abs(rand((12, 11), "float32")), 5, 0.2)
+    check(fn, np.abs(rand((12, 11), "float32")), 5, 0.2, rtol=MATH)
 
 
 def test_example_sources_keep_the_seed_code_verbatim():

@@ -187,8 +187,12 @@ def test_strided_and_reversed_inputs() -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(gen=modules(executable=True))
 def test_random_programs(gen) -> None:
-    low = lower(gen.module)
-    opt = optimize(low, LOOP_PIPELINE[1:])
+    # expand-math changes float32 results within its documented ulp bound
+    # (docs/math-accuracy.md) and numpy's own exp/log differ per host (AVX-512 SIMD vs
+    # glibc): apply it on both sides so the rest of the pipeline is compared bit for bit
+    assert LOOP_PIPELINE[1] == "expand-math"
+    low = optimize(lower(gen.module), LOOP_PIPELINE[1:2])
+    opt = optimize(low, LOOP_PIPELINE[2:])
     before, leaks_before = run_counting(low, gen.args, "main")
     after, leaks_after = run_counting(opt, gen.args, "main")
     assert leaks_after <= leaks_before
