@@ -217,3 +217,35 @@ ALL_ERRORS: tuple[type[PyascError], ...] = (
     InvalidOptionError,
     InternalCompilerError,
 )
+
+
+class PyascWarning(UserWarning):
+    """Base class of pyasc's warnings: something pyasc was asked for could not be done or
+    was ignored, and the call still runs.  ``code`` is stable (``W5xxxx``, table in
+    ``docs/errors.md``); the text ends with a one-line hint."""
+
+    code: ClassVar[str] = "W50000"
+    default_hint: ClassVar[str] = ""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+        text = f"{self.code}: {message}" + (f"\n   = hint: {self.hint}" if self.hint else "")
+        super().__init__(text)
+
+
+class InvalidEnvironmentWarning(PyascWarning):
+    """A ``PYASC_*`` environment variable has a value pyasc cannot use; it is ignored
+    (W50041)."""
+
+    code = "W50041"
+
+
+class IRDumpWarning(PyascWarning):
+    """``PYASC_DUMP_IR`` names a place where the IR dumps cannot be written (W50060)."""
+
+    code = "W50060"
+    default_hint = "set PYASC_DUMP_IR to a writable directory"
+
+
+ALL_WARNINGS: tuple[type[PyascWarning], ...] = (InvalidEnvironmentWarning, IRDumpWarning)

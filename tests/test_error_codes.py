@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,28 @@ def doc_rows() -> dict[str, str]:
 def test_doc_table_matches_classes():
     classes = {cls.code: cls.__name__ for cls in errors.ALL_ERRORS}
     assert doc_rows() == classes
+
+
+def doc_warning_rows() -> dict[str, str]:
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\| (W5\d{4}) \| (\w+) \|",
+                                                         DOC.read_text(), re.M)}
+
+
+def test_doc_warning_table_matches_classes():
+    classes = {cls.code: cls.__name__ for cls in errors.ALL_WARNINGS}
+    assert doc_warning_rows() == classes
+    assert len(set(classes)) == len(errors.ALL_WARNINGS)
+    assert all(issubclass(cls, errors.PyascWarning) and issubclass(cls, UserWarning)
+               for cls in errors.ALL_WARNINGS)
+
+
+@pytest.mark.parametrize("cls", errors.ALL_WARNINGS)
+def test_every_warning_renders_code_and_hint(cls):
+    with pytest.warns(cls) as record:
+        warnings.warn(cls("message", hint="do this"), stacklevel=1)
+    text = str(record[0].message)
+    assert text.startswith(f"{cls.code}: message") and text.endswith("= hint: do this")
+    assert record[0].message.code == cls.code
 
 
 def test_codes_are_unique_and_subclass_base():

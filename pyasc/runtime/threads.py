@@ -19,10 +19,15 @@ own thread instead of waiting or oversubscribing.  Its lifetime:
 Settings:
 
 * ``PYASC_NUM_THREADS`` -- read by the pool (``getenv``) at every loop large enough to
-  split, so a change applies to the next call: threads per loop, caller included; a
-  value that is not a positive integer is ignored; ``1`` means no thread is ever
-  started.  Capped at :data:`MAX_THREADS`.  As with any C library reading the
-  environment, change it while no kernel is running in another thread.
+  split, so a change applies to the next call: threads per loop, caller included; ``1``
+  means no thread is ever started; unset, empty or ``0`` means the default.  Capped at
+  :data:`MAX_THREADS`.  Any other value that is not a positive integer (``abc``, ``-1``,
+  ``1.5``) is ignored, and Python warns about it (:class:`InvalidEnvironmentWarning`,
+  once per value) wherever it reads the variable: when the pool loads, when a kernel is
+  compiled or loaded (:func:`check_environment`) and in :func:`num_threads`; the pool's
+  native code cannot warn, so a bad value set while kernels are already loaded is only
+  reported at the next of those.  As with any C library reading the environment, change
+  it while no kernel is running in another thread.
 * default thread count -- the CPUs in this process's affinity mask
   (``os.sched_getaffinity``) when the pool is loaded;
 * minimum work -- :data:`DEFAULT_MIN_WORK` cost units (see ``parallel.py``);
@@ -39,10 +44,13 @@ import json
 import os
 import re
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from pyasc.errors import InvalidEnvironmentWarning
 
 ENTRY = "pyasc.rt.parallel_for"
 SYMBOLS = (ENTRY, "pyasc.rt.pool_configure", "pyasc.rt.pool_shutdown",
@@ -114,6 +122,7 @@ def pool() -> ThreadPool:
 
 @functools.cache
 def _pool() -> ThreadPool:
+    check_environment()
     p = ThreadPool(_load_code())
     p.configure(default_threads(), DEFAULT_MIN_WORK)
     atexit.register(p.shutdown)
@@ -137,10 +146,39 @@ def default_threads() -> int:
 
 def num_threads() -> int:
     """The threads a large parallel loop would use now (the pool's rule, in Python)."""
-    text = os.environ.get(ENV)
-    if text is not None and _STRTOL.match(text) and int(text) >= 1:
-        return min(int(text), MAX_THREADS)
-    return min(pool().stats().default_threads, MAX_THREADS)
+    wanted = requested_threads(os.environ.get(ENV))
+    return wanted if wanted is not None else min(pool().stats().default_threads, MAX_THREADS)
+
+
+def requested_threads(text: str | None) -> int | None:
+    """The thread count ``PYASC_NUM_THREADS=text`` asks for, read as the pool reads it
+    (``strtol``: C whitespace and a sign before ASCII digits, nothing after; capped), or
+    ``None`` for the default (unset, empty or ``0``).  Any other value is ignored with an
+    :class:`InvalidEnvironmentWarning`, once per value."""
+    if text is None or not text.strip():
+        return None
+    if _STRTOL.match(text):
+        n = int(text)
+        if n >= 1:
+            return min(n, MAX_THREADS)
+        if n == 0:
+            return None
+    _warn_bad_threads(text)
+    return None
+
+
+def check_environment() -> None:
+    """Warn now if ``PYASC_NUM_THREADS`` is set to a value the pool ignores."""
+    requested_threads(os.environ.get(ENV))
+
+
+@functools.lru_cache(maxsize=64)
+def _warn_bad_threads(text: str) -> None:
+    # cached: one warning per distinct value, however many kernels are loaded
+    warnings.warn(InvalidEnvironmentWarning(
+        f"{ENV}={text!r} is not a thread count; it is ignored and loops use the default "
+        f"thread count", hint=f"valid values: a positive integer (threads per loop, at "
+        f"most {MAX_THREADS}), or 0 / empty / unset for the default"), stacklevel=4)
 
 
 def stats() -> PoolStats:

@@ -94,10 +94,15 @@ def disk_key(program_key: str, entry: str, options: dict[str, Any]) -> str:
 
 
 def _disabled_passes() -> list[str]:
-    """``PYASC_DISABLE_PASSES`` as ``run_pipeline`` reads it (parsed here so a cache
-    lookup does not import the passes)."""
+    """The passes ``PYASC_DISABLE_PASSES`` disables, as ``run_pipeline`` reads them (a
+    bad name is reported and ignored there: not in the key, as it changes nothing).  The
+    passes are imported only when the variable is set: a cache hit needs none of them."""
     text = os.environ.get(DISABLE_VARIABLE, "")
-    return sorted({p.strip() for p in text.split(",") if p.strip()})
+    if not text.strip():
+        return []
+    from pyasc.ir.passes import parse_disabled
+
+    return sorted(parse_disabled(text))
 
 
 def cache_key(program: Program) -> str:

@@ -9,9 +9,12 @@ them.
 
 from __future__ import annotations
 
+import functools
 import os
+import warnings
 from collections.abc import Sequence
 
+from pyasc.errors import InvalidEnvironmentWarning
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes import (  # noqa: F401
     canonicalize,
@@ -50,6 +53,8 @@ LOOP_PIPELINE: list[str] = [
 CPU backend runs before code generation.  Every pass but ``lower-to-loops`` is an
 optimization that may be disabled."""
 
+DISABLE_VARIABLE = "PYASC_DISABLE_PASSES"
+
 REQUIRED_PASSES = frozenset({"lower-to-loops"})
 """Passes the backends cannot do without; the rest may be disabled (results unchanged)."""
 
@@ -64,12 +69,36 @@ def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
 
 
 def disabled_passes() -> frozenset[str]:
-    """The pass names listed in ``PYASC_DISABLE_PASSES`` (read at every pipeline run;
-    ``LLVMBackend`` puts the same list in its disk-cache key)."""
-    text = os.environ.get("PYASC_DISABLE_PASSES", "")
-    return frozenset(p.strip() for p in text.split(",") if p.strip())
+    """The passes ``PYASC_DISABLE_PASSES`` disables (read at every pipeline run;
+    ``LLVMBackend`` puts the same set in its disk-cache key).  Names that are not
+    registered passes, or name a required pass, are ignored with an
+    :class:`~pyasc.errors.InvalidEnvironmentWarning` listing the valid names."""
+    return parse_disabled(os.environ.get(DISABLE_VARIABLE, ""))
 
 
-__all__ = ["DEFAULT_PIPELINE", "LOOP_PIPELINE", "PASS_REGISTRY", "Pass", "PassContext",
-           "PassManager", "REQUIRED_PASSES", "disabled_passes", "get_pass", "register_pass",
-           "run_pipeline"]
+@functools.lru_cache(maxsize=64)
+def parse_disabled(text: str) -> frozenset[str]:
+    """The pass names a ``PYASC_DISABLE_PASSES`` value validly disables (cached per
+    value, so each bad value is reported once)."""
+    names = {p.strip() for p in text.split(",") if p.strip()}
+    unknown = sorted(names - set(PASS_REGISTRY))
+    required = sorted(names & REQUIRED_PASSES)
+    problems = [f"{_names(unknown)} {'is not a pass' if len(unknown) == 1 else 'are not passes'}"
+                ] if unknown else []
+    if required:
+        problems.append(f"{_names(required)} cannot be disabled")
+    if problems:
+        valid = sorted(set(PASS_REGISTRY) - REQUIRED_PASSES)
+        warnings.warn(InvalidEnvironmentWarning(
+            f"{DISABLE_VARIABLE}={text!r}: {'; '.join(problems)}; ignored",
+            hint=f"valid names (comma separated): {', '.join(valid)}"), stacklevel=4)
+    return frozenset(names - set(unknown) - REQUIRED_PASSES)
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(map(repr, names))
+
+
+__all__ = ["DEFAULT_PIPELINE", "DISABLE_VARIABLE", "LOOP_PIPELINE", "PASS_REGISTRY", "Pass",
+           "PassContext", "PassManager", "REQUIRED_PASSES", "disabled_passes", "get_pass",
+           "parse_disabled", "register_pass", "run_pipeline"]

@@ -4,9 +4,11 @@ in ``PYASC_DISABLE_PASSES`` (but never without ``lower-to-loops``)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pyasc import hybrid
 from pyasc.backend.llvm.backend import LLVMBackend, lower_to_loops
+from pyasc.errors import InvalidEnvironmentWarning
 from pyasc.ir.passes import LOOP_PIPELINE, REQUIRED_PASSES, disabled_passes
 
 
@@ -32,9 +34,10 @@ def test_expand_math_runs_unless_disabled(monkeypatch):
 
 
 def test_lower_to_loops_cannot_be_disabled(monkeypatch):
-    text = _loop_ir(monkeypatch, "lower-to-loops, memplan")
+    with pytest.warns(InvalidEnvironmentWarning, match="'lower-to-loops' cannot be disabled"):
+        text = _loop_ir(monkeypatch, "lower-to-loops, memplan")
     assert "loop.for" in text and "tensor<" not in text
-    assert disabled_passes() == {"lower-to-loops", "memplan"}
+    assert disabled_passes() == {"memplan"}
 
 
 def test_results_equal_with_and_without_the_loop_passes(monkeypatch):
