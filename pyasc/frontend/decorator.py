@@ -166,16 +166,17 @@ class HybridFunction:
         built = build_module(self, specs, params, options)
         unoptimized = str(built.module)
         module = built.module.clone()
-        _optimize(module, options)
-        n_results = len(module.get(self.__name__).function_type.results)  # type: ignore
         if any(hf.key_source() != text for hf, text in built.callees.items()):
             # the key would not cover the text compiled: never store under it
             options = dict(options, cache=False)
+        pkey = program_key(self, key, options)
+        _optimize(module, options, (self.__name__, pkey, "tensor"))
+        n_results = len(module.get(self.__name__).function_type.results)  # type: ignore
         shape = built.template.shape
         call_data = {"template": template_to_json(shape, built.template.params),
                      "native": native_request(self.__signature__, specs, shape)}
         program = Program(module=module, entry=self.__name__,  # type: ignore[arg-type]
-                          cache_key=program_key(self, key, options), options=options,
+                          cache_key=pkey, options=options,
                           result_params=result_params(built.template, n_results),
                           source_file=self.source_info().filename, call_data=call_data)
         return Specialization(key, specs, params, program, unoptimized, built.template)
@@ -297,8 +298,10 @@ class HybridFunction:
     def _load_entry(self, target: str, key: tuple, specs: dict[str, Spec]) -> Any:
         """An entry for a kernel the backend stored under this key (no IR is built),
         :data:`_RETRY` if the disk cache knows more by-value arguments, else ``None``."""
-        if not self.options.cache or not self.key_source():
-            return None
+        from pyasc.ir.dumps import dumping  # (not at ``import pyasc``)
+
+        if not self.options.cache or not self.key_source() or dumping():
+            return None  # (dumping the IR: compile, so that the passes run and dump)
         load = getattr(get_backend(target), "load", None)
         if load is None:
             return None
@@ -370,10 +373,10 @@ def _invoke(kernel: CompiledKernel, spec: Specialization, arguments: dict[str, A
     return spec.template.rebuild(list(kernel(flat)), flat)
 
 
-def _optimize(module: Any, options: dict[str, Any]) -> None:
+def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str]) -> None:
     from pyasc.ir.passes import DEFAULT_PIPELINE, run_pipeline
 
-    run_pipeline(module, DEFAULT_PIPELINE, options)
+    run_pipeline(module, DEFAULT_PIPELINE, options, dump)
 
 
 def hybrid(fn: Callable | None = None, /, **options: Any) -> Any:

@@ -156,6 +156,9 @@ def make_entry(hf: Any, specs: dict[str, Spec], call_data: dict[str, Any],
                kernel: Any) -> Entry:
     """The entry of a specialization of ``hf`` (``specs``) whose ``kernel`` was compiled
     or loaded with ``call_data``."""
+    from pyasc.runtime.threads import check_environment  # (hashlib, ctypes: not at import)
+
+    check_environment()  # a bad PYASC_NUM_THREADS is reported when a kernel is made ready
     template = template_from_json(call_data["template"])
     call = python_caller(hf, specs, template, kernel)
     native = None

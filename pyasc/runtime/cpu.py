@@ -37,7 +37,6 @@ from pyasc.runtime.caller import make_caller
 from pyasc.runtime.descriptor import DescriptorCaller
 from pyasc.runtime.marshal import explain
 from pyasc.runtime.pycall import make_native
-from pyasc.runtime.threads import check_environment
 
 ERROR_KINDS: dict[str, type[Exception]] = {
     "assert": AssertionError, "bounds": IndexError, "shape": ValueError,
@@ -88,7 +87,6 @@ class CPUKernel:
 
     def __init__(self, abi: KernelABI, addresses: dict[str, int], keepalive: Any = None,
                  fast: bool | None = None) -> None:
-        check_environment()  # a bad PYASC_NUM_THREADS is reported when code is loaded
         self.abi = abi
         self.fast = fast_abi_supported() if fast is None else fast
         self._keepalive = keepalive  # the loaded machine code must outlive the callers

@@ -23,8 +23,9 @@ Settings:
   means no thread is ever started; unset, empty or ``0`` means the default.  Capped at
   :data:`MAX_THREADS`.  Any other value that is not a positive integer (``abc``, ``-1``,
   ``1.5``) is ignored, and Python warns about it (:class:`InvalidEnvironmentWarning`,
-  once per value) wherever it reads the variable: when the pool loads, when a kernel is
-  compiled or loaded (:func:`check_environment`) and in :func:`num_threads`; the pool's
+  once per value) wherever it reads the variable: when the pool loads, when a call's
+  kernel is compiled or loaded (:func:`check_environment`, from the frontend's
+  ``dispatch.make_entry``) and in :func:`num_threads`; the pool's
   native code cannot warn, so a bad value set while kernels are already loaded is only
   reported at the next of those.  As with any C library reading the environment, change
   it while no kernel is running in another thread.

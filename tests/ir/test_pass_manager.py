@@ -8,6 +8,7 @@ import pytest
 
 from pyasc.errors import InternalCompilerError
 from pyasc.ir import parse_module
+from pyasc.ir.dumps import content_key
 from pyasc.ir.ops import arith
 from pyasc.ir.passes import (
     DEFAULT_PIPELINE,
@@ -55,11 +56,14 @@ def test_run_pipeline_runs_every_pass() -> None:
 def test_dump_ir_after_each_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYASC_DUMP_IR", str(tmp_path / "dumps"))
     module = parse_module(MODULE)
+    key = content_key(str(module))
     run_pipeline(module)
-    names = sorted(p.name for p in (tmp_path / "dumps").iterdir())
+    folder = tmp_path / "dumps" / f"f-{key[:16]}" / "passes"  # named by function + input
+    assert [p.name for p in (tmp_path / "dumps").iterdir()] == [folder.parent.name]
+    names = sorted(p.name for p in folder.iterdir())
     assert names == ["00-input.ir", "01-canonicalize.ir", "02-cse.ir", "03-dce.ir",
                      "04-fusion.ir"]
-    dumps = [(tmp_path / "dumps" / n).read_text() for n in names]
+    dumps = [(folder / n).read_text() for n in names]
     assert parse_module(dumps[0]) is not None and '"arith.add"' in dumps[0]
     assert '"arith.add"' not in dumps[1]
     assert dumps[-1].strip() == str(module)

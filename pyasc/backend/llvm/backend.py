@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import Program
 from pyasc.backend.llvm.host import compiler_identity, cpu_identity
+from pyasc.ir.dumps import dumping
 from pyasc.runtime import objload
 from pyasc.runtime.abi import ABI_VERSION, KernelABI
 from pyasc.runtime.cpu import CPUKernel
@@ -60,7 +61,8 @@ def lower_to_loops(program: Program) -> ModuleOp:
 
     module = program.module.clone()
     assert isinstance(module, ModuleOp)
-    return run_pipeline(module, LOOP_PIPELINE, program.options)
+    return run_pipeline(module, LOOP_PIPELINE, program.options,
+                        (program.entry, program.cache_key, "loops"))
 
 
 def build(program: Program) -> Build:
@@ -200,7 +202,7 @@ class LLVMBackend:
         use_cache = program.options.get("cache", True) is not False
         cache = self._disk()
         key = cache_key(program) if use_cache else ""
-        if use_cache:
+        if use_cache and not dumping():  # dumping the IR: compile, so the passes dump
             kernel = self._load_cached(cache, key, program.entry, program)
             if kernel is not None:
                 return kernel
@@ -213,7 +215,7 @@ class LLVMBackend:
     def load(self, program_key: str, entry: str, options: dict[str, Any]
              ) -> LLVMKernel | None:
         """The kernel stored for a program with this key, entry and options, if any."""
-        if options.get("cache", True) is False:
+        if options.get("cache", True) is False or dumping():
             return None
         return self._load_cached(self._disk(), disk_key(program_key, entry, options), entry)
 

@@ -13,8 +13,10 @@ import functools
 import os
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 from pyasc.errors import InvalidEnvironmentWarning
+from pyasc.ir.dumps import content_key, dump_dir, dumping
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes import (  # noqa: F401
     canonicalize,
@@ -60,12 +62,26 @@ REQUIRED_PASSES = frozenset({"lower-to-loops"})
 
 
 def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
-                 options: dict[str, object] | None = None) -> ModuleOp:
+                 options: dict[str, object] | None = None,
+                 dump: tuple[str, str, str] | None = None) -> ModuleOp:
     """Run the passes named in ``pipeline`` on ``module`` (in place) and return it;
-    passes named in ``PYASC_DISABLE_PASSES`` are skipped."""
+    passes named in ``PYASC_DISABLE_PASSES`` are skipped.  With ``PYASC_DUMP_IR`` set,
+    the IR after each pass goes to the folder of ``dump`` = (function, specialization
+    key, stage) (``pyasc.ir.dumps``; default: named after the module's content)."""
     disabled = disabled_passes()
     names = [p for p in pipeline if p not in disabled or p in REQUIRED_PASSES]
-    return PassManager(names).run(module, PassContext(options=dict(options or {})))
+    ctx = PassContext(options=dict(options or {}), dump_dir=_dump_dir(module, dump))
+    return PassManager(names).run(module, ctx)
+
+
+def _dump_dir(module: ModuleOp, dump: tuple[str, str, str] | None) -> Path | None:
+    if not dumping():
+        return None
+    if dump is None:
+        first = next(module.functions, None)
+        name = first.sym_name if first is not None else "module"
+        dump = (name, content_key(str(module)), "passes")
+    return dump_dir(*dump)
 
 
 def disabled_passes() -> frozenset[str]:

@@ -2,40 +2,41 @@
 
 A pass is a stateless class with a ``name`` and ``run(module, ctx)``; registering is
 decorating it with ``@register_pass``.  A pipeline is a list of names, run in order by
-:class:`PassManager`, which verifies the module after every pass and, when the
-``PYASC_DUMP_IR`` environment variable names a directory, writes the IR after each pass
-there as ``NN-<pass>.ir``.
+:class:`PassManager`, which verifies the module after every pass and, when its context
+has a ``dump_dir`` (``run_pipeline`` sets one from ``PYASC_DUMP_IR``, see
+``pyasc.ir.dumps``), writes the IR after each pass there as ``NN-<pass>.ir``.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from pyasc.errors import InternalCompilerError, IRVerificationError
+from pyasc.ir.dumps import write_dump
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.verifier import verify_module
 
 
 @dataclass
 class PassContext:
-    """Options visible to passes (``fastmath``, target, ...) and a dump counter."""
+    """Options visible to passes (``fastmath``, target, ...) and where to dump the IR
+    after each pass (``dump_dir``, see ``pyasc.ir.dumps``; ``None``: no dumps)."""
 
     options: dict[str, object] = field(default_factory=dict)
     dump_dir: Path | None = None
-    dump_prefix: str = ""
     _dumps: int = 0
 
     def dump(self, module: ModuleOp, label: str) -> None:
+        """Write ``NN-<label>.ir``; after a failed write (warned about), stop dumping."""
         if self.dump_dir is None:
             return
-        self.dump_dir.mkdir(parents=True, exist_ok=True)
-        name = f"{self.dump_prefix}{self._dumps:02d}-{label}.ir"
-        (self.dump_dir / name).write_text(str(module) + "\n")
-        self._dumps += 1
+        if write_dump(self.dump_dir, f"{self._dumps:02d}-{label}.ir", str(module) + "\n"):
+            self._dumps += 1
+        else:
+            self.dump_dir = None
 
 
 class Pass:
@@ -76,8 +77,6 @@ class PassManager:
 
     def run(self, module: ModuleOp, ctx: PassContext | None = None) -> ModuleOp:
         ctx = ctx or PassContext()
-        if ctx.dump_dir is None and os.environ.get("PYASC_DUMP_IR"):
-            ctx.dump_dir = Path(os.environ["PYASC_DUMP_IR"])
         ctx.dump(module, "input")
         for p in self.passes:
             p.run(module, ctx)
