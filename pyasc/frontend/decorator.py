@@ -308,6 +308,9 @@ class HybridFunction:
         options = self.options.as_dict()
         pkey = program_key(self, key, options)
         kernel = load(pkey, self.__name__, options)
+        fits = getattr(kernel, "fits", None)
+        if fits is not None and not fits([p.type for p in params_of(specs)]):
+            kernel = None  # a stored ABI other than this signature's: compile (and rewrite)
         if kernel is not None:
             try:
                 entry = make_entry(self, specs, kernel.call_data, kernel)

@@ -7,9 +7,16 @@ Layout under the cache root (``PYASC_CACHE_DIR``, else ``$XDG_CACHE_HOME/pyasc``
     <backend>/<key[:2]>/<key>-<sha[:16]>.o     the object file it names
 
 The manifest records its own key, the object's file name, size and SHA-256, and
-whatever the backend needs to call the code (entry symbols, calling convention, error
-table, versions).  An entry whose JSON does not parse, whose key differs, whose object is
-missing, truncated or has another hash is treated as absent (and later overwritten).
+whatever the backend needs to call the code (entry symbols, calling convention, buffer
+shapes, error table, versions), and ``seal``: one SHA-256 over every other field of the
+manifest (its canonical JSON) and the object's bytes.  Nothing on disk is trusted
+unsealed: an entry whose JSON does not parse, whose key differs, whose object is missing,
+or whose seal does not match the manifest and object read back (one digit of a stored
+buffer shape edited, an object swapped together with its recorded hash) is treated as
+absent, so the caller compiles again and overwrites it.  The seal detects corruption
+and edits, not an attacker who recomputes it (such a writer could as well replace the
+code).  Backends still recompute and compare what they can cheaply (the LLVM backend:
+the parameter types of the ABI against the specialization's).
 Writes go to a temporary file in the same directory followed by ``os.replace``, so
 readers never see half a file and concurrent writers of the same key both succeed; the
 object is named by its hash, so a manifest always refers to the bytes it was written with.
@@ -28,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
+"""Bumped when the layout changes: entries of another format are foreign (rebuilt)."""
 
 
 def default_root() -> Path:
@@ -73,7 +81,7 @@ class DiskCache:
             obj = (folder / name).read_bytes()
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if len(obj) != manifest.get("object_size") or \
+        if not _sealed(manifest, obj) or len(obj) != manifest.get("object_size") or \
                 hashlib.sha256(obj).hexdigest() != manifest.get("object_sha256"):
             return None
         return CacheEntry(manifest, obj)
@@ -86,7 +94,8 @@ class DiskCache:
         except (OSError, ValueError):
             return None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or \
-                manifest.get("key") != key or not isinstance(manifest.get("data"), dict):
+                manifest.get("key") != key or not isinstance(manifest.get("data"), dict) \
+                or not _sealed(manifest, b""):
             return None
         return manifest["data"]
 
@@ -95,8 +104,8 @@ class DiskCache:
         folder, manifest_path = self._paths(key)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            _atomic_write(manifest_path, json.dumps(
-                {"format": FORMAT, "key": key, "data": data}, sort_keys=True).encode())
+            _atomic_write(manifest_path, _sealed_json(
+                {"format": FORMAT, "key": key, "data": data}, b""))
         except OSError:
             return None
         return manifest_path
@@ -112,10 +121,33 @@ class DiskCache:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _atomic_write(folder / obj_name, obj)
-            _atomic_write(manifest_path, json.dumps(full, sort_keys=True).encode())
+            _atomic_write(manifest_path, _sealed_json(full, obj))
         except OSError:
             return None
         return manifest_path
+
+
+def _seal(fields: dict[str, Any], obj: bytes) -> str:
+    """SHA-256 over the canonical JSON of ``fields`` and the object's bytes."""
+    h = hashlib.sha256(json.dumps(fields, sort_keys=True).encode())
+    h.update(b"\0")
+    h.update(obj)
+    return h.hexdigest()
+
+
+def _sealed_json(manifest: dict[str, Any], obj: bytes) -> bytes:
+    """The manifest's file contents, ``seal`` included.  Sealed as it will be read back
+    (a JSON round trip turns tuples into lists), so a reader recomputes the same."""
+    fields = json.loads(json.dumps(manifest, sort_keys=True))
+    fields.pop("seal", None)
+    return json.dumps(dict(fields, seal=_seal(fields, obj)), sort_keys=True).encode()
+
+
+def _sealed(manifest: dict[str, Any], obj: bytes) -> bool:
+    """Whether ``manifest`` (as read) carries the seal of its other fields and ``obj``."""
+    fields = dict(manifest)
+    claimed = fields.pop("seal", None)
+    return isinstance(claimed, str) and claimed == _seal(fields, obj)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from cpukit import program, relu_text
 
+from pyasc import hybrid
 from pyasc.backend.llvm import LLVMBackend, cache_key, jit
+from pyasc.runtime import disk_cache
 from pyasc.runtime.abi import KernelABI
 from pyasc.runtime.cpu import CPUKernel
 from pyasc.runtime.disk_cache import DiskCache, default_root
@@ -200,3 +202,119 @@ def test_disabled_passes_are_part_of_the_key(monkeypatch):
     _works(kernel)
     monkeypatch.delenv("PYASC_DISABLE_PASSES")
     assert not LLVMBackend().compile(p).from_cache  # built with the passes: a new entry
+
+
+# -- every byte of an entry is sealed: tampering with any field or the object rebuilds
+
+
+def _tampered_values(value):
+    """Values differing from ``value`` in one way each (a leaf changed, a key dropped)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield {key: w for key, w in value.items() if key != k}
+            for w in _tampered_values(v):
+                yield dict(value, **{k: w})
+        yield dict(value, extra=0)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            for w in _tampered_values(v):
+                yield value[:i] + [w] + value[i + 1:]
+        yield value + [0]
+    elif isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int | float):
+        yield value + 1
+    elif isinstance(value, str):  # the last character changed (the same length)
+        yield value[:-1] + ("0" if value[-1:] != "0" else "1")
+    else:
+        yield 0
+
+
+def _pair(x, s=(2.0,)):
+    return x * s[0], x.sum()
+
+
+def _reset(hf) -> None:
+    """Forget the compiled kernels of ``hf`` (its IR stays): the next call loads by key,
+    then compiles, as a fresh process would."""
+    from pyasc.frontend.dispatch import CallTable
+
+    hf._kernels.clear()
+    hf._calls = CallTable()
+    hf._fast, hf._recent = None, ()
+
+
+def _kernel_entry() -> tuple[Path, Path]:
+    (manifest,) = [p for p in DiskCache().dir.rglob("*.json")
+                   if json.loads(p.read_text()).get("entry") == "_pair"]
+    return manifest, manifest.parent / json.loads(manifest.read_text())["object"]
+
+
+def test_every_manifest_field_and_the_object_are_sealed():
+    fn = hybrid(_pair)
+    x = np.arange(8, dtype=np.float32)
+    expected = (x * 2, x.sum())
+
+    def check() -> None:
+        _reset(fn)
+        got = fn(x)
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1] == expected[1] and got[1].dtype == np.float32
+
+    check()
+    manifest_path, obj_path = _kernel_entry()
+    good_text, good_obj = manifest_path.read_text(), obj_path.read_bytes()
+    manifest = json.loads(good_text)
+    assert isinstance(manifest.get("seal"), str)
+    tampered = [json.dumps(m) for m in _tampered_values(manifest)]
+    assert len(tampered) > 2 * len(json.dumps(manifest).split(","))  # every field, 2 ways
+    objects = [good_obj[:-1], good_obj + b"\0"] + [
+        good_obj[:i] + bytes([good_obj[i] ^ 1]) + good_obj[i + 1:]
+        for i in (0, 17, len(good_obj) // 2, len(good_obj) - 1)]
+    for text, obj in [(t, good_obj) for t in tampered] + [(good_text, o) for o in objects]:
+        manifest_path.write_text(text)
+        obj_path.write_bytes(obj)
+        check()  # correct results: the edited entry was not used ...
+        assert manifest_path.read_text() == good_text, text  # ... but rebuilt and rewritten
+        assert obj_path.read_bytes() == good_obj
+    _reset(fn)
+    assert LLVMBackend().load(*_load_args(fn, x)).from_cache  # the rewritten entry is good
+
+
+def _load_args(fn, x):
+    from pyasc.frontend.fingerprint import program_key
+
+    specs, key = fn._key_of(fn._arguments((x,), {}))
+    options = fn.options.as_dict()
+    return program_key(fn, key, options), fn.__name__, options
+
+
+def test_a_resealed_manifest_with_another_signature_is_not_used():
+    # an entry can be sealed and still not be this specialization's (written by another
+    # pyasc, or sealed again after an edit): the ABI's parameters are recomputed from
+    # the signature and compared, never believed
+    fn = hybrid(_pair)
+    x = np.arange(8, dtype=np.float32)
+    fn(x)
+    manifest_path, obj_path = _kernel_entry()
+    good_text = manifest_path.read_text()
+    manifest = json.loads(good_text)
+    manifest["abi"]["params"][0]["shape"] = [9]
+    manifest["abi"]["buffers"][0]["shape"] = [9]
+    manifest_path.write_bytes(disk_cache._sealed_json(manifest, obj_path.read_bytes()))
+    assert DiskCache().load(manifest["key"]) is not None  # the seal itself is good
+    _reset(fn)
+    np.testing.assert_array_equal(fn(x)[0], x * 2)
+    assert manifest_path.read_text() == good_text
+
+
+def test_frontend_facts_are_sealed():
+    cache = DiskCache(backend="frontend")
+    key = "ab" * 32
+    cache.store_data(key, {"by_value": [["axis"]]})
+    assert cache.load_data(key) == {"by_value": [["axis"]]}
+    path = cache.dir / key[:2] / f"{key}.json"
+    good = json.loads(path.read_text())
+    for bad in _tampered_values(good):
+        path.write_text(json.dumps(bad))
+        assert cache.load_data(key) is None, bad

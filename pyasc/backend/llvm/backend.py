@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +130,10 @@ class LLVMKernel(CPUKernel):
         self._build = build_
         self._asm: str | None = None
 
+    def fits(self, input_types: Sequence[Any]) -> bool:
+        """Whether this kernel takes parameters of ``input_types`` (see :func:`abi_fits`)."""
+        return abi_fits(self.abi, input_types)
+
     def attach(self, program: Program) -> None:
         """Give a kernel loaded by key the program it was compiled from."""
         if self.program is None:
@@ -222,19 +227,43 @@ class LLVMBackend:
     @staticmethod
     def _load_cached(cache: DiskCache, key: str, entry: str,
                      program: Program | None = None) -> LLVMKernel | None:
-        found = cache.load(key)
+        found = cache.load(key)  # sealed: manifest and object as they were stored
         if found is None:
             return None
         try:
             abi = KernelABI.from_json(found.manifest["abi"])
             call_data = found.manifest.get("call_data", {})
             if not isinstance(call_data, dict) or found.manifest.get("entry") != entry or \
-                    program is not None and _json(call_data) != _json(program.call_data):
-                return None  # (the program's call data is authoritative: rewrite it)
+                    program is not None and (_json(call_data) != _json(program.call_data)
+                                             or not abi_fits(abi, _input_types(program))):
+                return None  # (the program is authoritative: rebuild and rewrite)
             code = load_code(found.obj, _symbols(abi), entry)
         except Exception:  # any broken entry is ignored and rebuilt
             return None
         return LLVMKernel(program, abi, code, from_cache=True, call_data=call_data)
+
+
+def _input_types(program: Program) -> list[Any]:
+    return list(program.module.get(program.entry).function_type.inputs)
+
+
+def abi_fits(abi: KernelABI, input_types: Sequence[Any]) -> bool:
+    """Whether the parameters of a stored ABI are those of a specialization whose entry
+    takes ``input_types`` (IR types, in order): kind, dtype, static dims, layout and
+    slots, all recomputed here rather than believed from the disk."""
+    from pyasc.ir.types import MemRefType
+
+    slot, expected = 0, []
+    for t in input_types:
+        if isinstance(t, MemRefType):
+            strides = None if t.strides is None else tuple(t.strides)
+            expected.append(("array", t.element.name, slot, tuple(t.shape), strides))
+            slot += 1 + 2 * t.rank
+        else:
+            expected.append(("scalar", t.name, slot, (), None))
+            slot += 1
+    found = [(p.kind, p.dtype, p.slot, p.shape, p.strides) for p in abi.params]
+    return found == expected and abi.arg_slots == slot
 
 
 def _json(data: object) -> str:
