@@ -19,7 +19,7 @@ Generated source for ``relu(x: memref<8xf32>) -> alloc<8xf32>`` (``k._call.__doc
         try:
             b0 = empty((8, ), bd0)
         except (ValueError, MemoryError) as exc:
-            alloc_failed(0, exc)
+            alloc_failed(0, exc, (8, ))
         rc = fn(a0, b0, None)
         if rc:
             fail(rc, args)
@@ -62,10 +62,14 @@ class ResultSlots:
                       if r.kind == "scalar" else None for r in abi.results]
 
 
-def buffer_failed(buf: BufferSpec, exc: Exception) -> NoReturn:
-    """Raise :class:`OutOfMemoryError` for a result buffer numpy could not allocate."""
-    raise OutOfMemoryError(f"cannot allocate a {numpy_dtype(buf.dtype)} result buffer: "
-                           f"{exc}") from exc
+def buffer_failed(buf: BufferSpec, exc: Exception, shape: tuple[int, ...]) -> NoReturn:
+    """Raise what numpy raises for a result buffer of ``shape`` it could not allocate:
+    ``ValueError`` for a negative dimension (a size argument of the call), else
+    :class:`OutOfMemoryError`."""
+    if any(d < 0 for d in shape):
+        raise ValueError("negative dimensions are not allowed") from None
+    raise OutOfMemoryError(f"cannot allocate a {numpy_dtype(buf.dtype)} result buffer of "
+                           f"shape {shape}: {exc}") from exc
 
 
 def fast_argtypes(abi: KernelABI) -> list[type]:
@@ -91,7 +95,7 @@ def make_caller(abi: KernelABI, address: int,
         "check_array": check_array, "convert": convert_scalar, "fail": fail,
         "wrap": wrap_array, "pick": pick_argument, "pick_view": pick_view,
         "KernelBuffer": KernelBuffer, "ResultSlots": ResultSlots, "pool": [],
-        "alloc_failed": lambda k, exc: buffer_failed(abi.buffers[k], exc),
+        "alloc_failed": lambda k, exc, shape: buffer_failed(abi.buffers[k], exc, shape),
     }
     lines = _source(abi, env)
     exec("\n".join(lines), env)  # the source comes from the ABI only, never from user text
@@ -157,7 +161,7 @@ def _buffers(abi: KernelABI, env: dict[str, Any], out: list[str]) -> list[str]:
                 out += [f"    if a{i}.ndim != {rank}:", f"        check_array({i}, p[{i}], a{i})"]
         out += ["    try:", f"        b{k} = empty({_shape_expr(b)}, bd{k})",
                 "    except (ValueError, MemoryError) as exc:",
-                f"        alloc_failed({k}, exc)"]
+                f"        alloc_failed({k}, exc, {_shape_expr(b)})"]
     return names
 
 

@@ -78,7 +78,7 @@ class DescriptorCaller:
                 out = np.empty(b.runtime_shape(args), numpy_dtype(b.dtype)) if b.prealloc \
                     else None
             except (ValueError, MemoryError) as exc:
-                buffer_failed(b, exc)
+                buffer_failed(b, exc, b.runtime_shape(args))
             if out is not None:
                 slots.res.i64[b.slot] = out.ctypes.data
             buffers.append(out)

@@ -46,8 +46,11 @@ def test_allocation_failures_fall_back_to_python():
 
     np.testing.assert_array_equal(make(3), np.ones(3))
     assert make._fast(-1) is MISS  # PyArray_Empty refused: nothing was called
-    with pytest.raises(errors.OutOfMemoryError, match="negative"):  # the Python path
-        make(-1)
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        make(-1)  # the Python path says what numpy says
+    assert make._fast(2 ** 62) is MISS
+    with pytest.raises(errors.OutOfMemoryError, match="result buffer of shape"):
+        make(2 ** 62)
     np.testing.assert_array_equal(make(4), np.ones(4))
 
 

@@ -89,16 +89,28 @@ def shape_arg(lw, shape: object) -> tuple[Dim, ...]:
         if isinstance(d, Scalar):
             if not d.type.is_int:
                 raise TypeMismatchError("array dimensions must be integers")
-            dims.append(d if d.type == index else lw.em.cast_scalar(d, index))
-        elif is_number(d) and isinstance(d, int) and not isinstance(d, bool):
+            dims.append(_non_negative(lw, d if d.type == index else
+                                      lw.em.cast_scalar(d, index)))
+        elif is_number(d) and isinstance(d, int) and not isinstance(d, bool) or \
+                isinstance(d, np.integer):
             if d < 0:
                 raise ShapeInferenceError("negative dimensions are not allowed")
-            dims.append(int(d))
-        elif isinstance(d, np.integer):
             dims.append(int(d))
         else:
             raise TypeMismatchError(f"expected an integer dimension, got {type(d).__name__}")
     return tuple(dims)
+
+
+def _non_negative(lw, d: Scalar) -> Scalar:
+    """A run-time dimension, checked as numpy checks it (``ValueError`` when negative)."""
+    from pyasc.frontend import indexmath
+    from pyasc.ir.ops import func
+
+    if d.lo is None or d.lo < 0:
+        ok = indexmath.cmp(lw.em, "ge", d, 0)
+        lw.em.op(func.AssertOp([ok], [], {"message": "negative dimensions are not allowed",
+                                          "kind": "shape"}))
+    return d
 
 
 def finish(lw, result: Tensor | Scalar, out: object, what: str) -> object:
