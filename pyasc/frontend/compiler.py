@@ -89,8 +89,9 @@ def _verify(module: ModuleOp) -> None:
 def _bind(em: Emitter, spec: Spec, path: tuple, args: list[Value],
           params: list[Param]) -> object:
     kind = spec[0]
-    if kind == "tuple":
-        return tuple(_bind(em, s, (*path, i), args, params) for i, s in enumerate(spec[1:]))
+    if kind in ("tuple", "list"):
+        items = [_bind(em, s, (*path, i), args, params) for i, s in enumerate(spec[1:])]
+        return tuple(items) if kind == "tuple" else items
     if kind == "const":
         return const_value(spec)
     idx = next(i for i, p in enumerate(params) if p.path == path)

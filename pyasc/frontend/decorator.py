@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from pyasc.backend.base import CompiledKernel, Program, get_backend
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError, PyascError
+from pyasc.frontend.arguments import prepare_bound, prepare_call
 from pyasc.frontend.callplan import native_request, template_to_json
 from pyasc.frontend.dispatch import CallTable, Entry, make_entry
 from pyasc.frontend.fingerprint import parse_source, program_key, source_text
@@ -116,7 +117,7 @@ class HybridFunction:
         except TypeError as exc:
             raise at_caller(ArgumentError(f"{self.__name__}(): {exc}")) from None
         bound.apply_defaults()
-        return dict(bound.arguments)
+        return prepare_bound(bound.arguments)  # what the kernel takes (see ``arguments``)
 
     def _key_of(self, arguments: dict[str, Any]) -> tuple[dict[str, Spec], tuple]:
         try:
@@ -160,6 +161,7 @@ class HybridFunction:
 
     def _compile(self, key: tuple, specs: dict[str, Spec]) -> Specialization:
         from pyasc.frontend.compiler import build_module, result_params
+        from pyasc.ir.passes.effects import written_arguments
 
         params = params_of(specs)
         options = self.options.as_dict()
@@ -174,7 +176,8 @@ class HybridFunction:
         n_results = len(module.get(self.__name__).function_type.results)  # type: ignore
         shape = built.template.shape
         call_data = {"template": template_to_json(shape, built.template.params),
-                     "native": native_request(self.__signature__, specs, shape)}
+                     "native": native_request(self.__signature__, specs, shape),
+                     "writes": sorted(written_arguments(built.module.get(self.__name__)))}
         program = Program(module=module, entry=self.__name__,  # type: ignore[arg-type]
                           cache_key=pkey, options=options,
                           result_params=result_params(built.template, n_results),
@@ -254,9 +257,12 @@ class HybridFunction:
         table = self._calls
         entry = table.find(self, target, args, kwargs)
         if entry is None:
+            args, kwargs, converted = prepare_call(self.__signature__, args, kwargs)
             entry = self._entry(target, args, kwargs)
-            # signed after the miss: arguments to specialize by value may have been found
-            table.remember(self, target, args, kwargs, entry)
+            if converted:  # never remembered: every such call converts again
+                entry.refuse_writes(converted)
+            else:  # signed after the miss: arguments to specialize by value may be known
+                table.remember(self, target, args, kwargs, entry)
         native = entry.native
         if native is not None:
             call: tuple | None = args

@@ -28,14 +28,18 @@ from typing import Any
 
 import numpy as np
 
+from pyasc.callsite import at_caller
+from pyasc.errors import ArgumentError
+from pyasc.frontend.arguments import Converted, describe
 from pyasc.frontend.callplan import CallTemplate, convert, template_from_json
-from pyasc.frontend.specialize import Spec, layout_of
+from pyasc.frontend.specialize import Spec, layout_of, params_of
 
 MAX_SIGNATURES = 1024
 """Signatures remembered per function (strided views of many shapes could otherwise
 grow the table without bound); the table is cleared when full."""
 
 _SCALARS = frozenset({bool, int, float})
+_CONSTANTS = (bool, int, float, np.generic, str, type(None), np.dtype, type)
 _EMPTY = inspect.Parameter.empty
 _ndarray = np.ndarray
 
@@ -69,13 +73,16 @@ class Signatures:
                 return sig
             except _NotQuick:
                 pass
-        sig = tuple(self._arg(v, self.exact[n], ()) for v, n in zip(args, names, strict=False))
-        if kwargs:
-            exact = self.exact
-            try:
+        try:
+            sig = tuple(self._arg(v, self.exact[n], ())
+                        for v, n in zip(args, names, strict=False))
+            if kwargs:
+                exact = self.exact
                 sig += tuple((k, self._arg(v, exact[k], ())) for k, v in kwargs.items())
-            except KeyError:  # an unknown keyword: binding reports it
-                return None
+        except KeyError:  # an unknown keyword: binding reports it
+            return None
+        except _NotQuick:  # an argument to convert or refuse: always the full path
+            return None
         return sig
 
     def positional(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
@@ -100,17 +107,20 @@ class Signatures:
         t = type(v)
         if t is _ndarray or isinstance(v, _ndarray):
             return self.array(v, t)
-        if t is tuple:
-            return (tuple, *(self._arg(x, exact, (*path, i)) for i, x in enumerate(v)))
+        if t is tuple or t is list:
+            return (t, *(self._arg(x, exact, (*path, i)) for i, x in enumerate(v)))
         if t in _SCALARS and path not in exact:
             return t
         if isinstance(v, np.generic) and path not in exact:
             return t
-        return (t, v)  # compile-time values (by-value scalars, None, dtypes, strings)
+        if isinstance(v, _CONSTANTS):  # compile-time values (by-value scalars, None,
+            return (t, v)  # dtypes, strings)
+        raise _NotQuick  # anything ``arguments.prepare`` converts or refuses
 
 
 class _NotQuick(Exception):  # noqa: N818 - control flow
-    """An argument :func:`_quick` leaves to the general rules."""
+    """An argument :func:`_quick` leaves to the general rules (or, raised by those, an
+    argument that has no signature)."""
 
 
 def _unknown() -> bool:
@@ -118,13 +128,13 @@ def _unknown() -> bool:
 
 
 def _quick(v: object) -> object:
-    """The signature entry of an exact ndarray (dtype number, shape, strides: they
-    determine dtype name, rank, layout class and shape) or a Python scalar (its type),
+    """The signature entry of an exact ndarray (dtype, shape, strides: they determine
+    dtype name and byte order, rank, layout class and shape) or a Python scalar (its type),
     when nothing is by value and shapes are static.  Distinct from every entry the
     general rules make, which start with a type."""
     t = type(v)
-    if t is _ndarray:
-        return (v.dtype.num, v.shape, v.strides)  # type: ignore[attr-defined]
+    if t is _ndarray:  # the dtype itself: a non-native byte order is another entry
+        return (v.dtype, v.shape, v.strides)  # type: ignore[attr-defined]
     if t in _SCALARS:
         return t
     raise _NotQuick
@@ -140,16 +150,28 @@ def _dynamic_array(a: np.ndarray, t: type) -> tuple:
 
 class Entry:
     """One specialization ready to call: ``native(*args)`` (or ``None``) and
-    ``call(args, kwargs)``, the generated Python caller."""
+    ``call(args, kwargs)``, the generated Python caller; ``writes``: the argument paths
+    (flat parameters) the kernel may write into."""
 
-    __slots__ = ("call", "kernel", "native", "template")
+    __slots__ = ("call", "kernel", "native", "template", "writes")
 
     def __init__(self, kernel: Any, template: CallTemplate, call: Callable,
-                 native: Callable | None) -> None:
+                 native: Callable | None, writes: frozenset[tuple] = frozenset()) -> None:
         self.kernel = kernel
         self.template = template
         self.call = call
         self.native = native
+        self.writes = writes
+
+    def refuse_writes(self, converted: Converted) -> None:
+        """Raise :class:`ArgumentError` if the kernel may write into an argument that
+        ``arguments.prepare`` converted (the write would land in pyasc's copy)."""
+        for path, reason in converted.reasons.items():
+            if any(w[:len(path)] == path for w in self.writes):
+                raise at_caller(ArgumentError(
+                    f"argument {describe(path)} {reason.split(';')[0]}: pyasc passes a "
+                    "read-only conversion of it, but the operator writes into it",
+                    hint=reason.split("; ", 1)[1]))
 
 
 def make_entry(hf: Any, specs: dict[str, Spec], call_data: dict[str, Any],
@@ -165,7 +187,9 @@ def make_entry(hf: Any, specs: dict[str, Spec], call_data: dict[str, Any],
     make_native = getattr(kernel, "native_entry", None)
     if make_native is not None and call_data.get("native") is not None:
         native = make_native(_defaults(hf.__signature__))
-    return Entry(kernel, template, call, native)
+    params = params_of(specs)
+    writes = frozenset(params[int(i)].path for i in call_data.get("writes", range(len(params))))
+    return Entry(kernel, template, call, native, writes)
 
 
 def _defaults(signature: inspect.Signature) -> list[object]:
@@ -206,7 +230,7 @@ def _binder(hf: Any) -> Callable[[tuple, dict], tuple]:
 
 
 def _leaf_paths(spec: Spec, path: tuple) -> list[tuple]:
-    if spec[0] == "tuple":
+    if spec[0] in ("tuple", "list"):
         return [p for i, s in enumerate(spec[1:]) for p in _leaf_paths(s, (*path, i))]
     return [] if spec[0] == "const" else [path]
 

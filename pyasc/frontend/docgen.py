@@ -28,6 +28,18 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   function or method not listed, raises `UnsupportedNumpyError` (E50011) located at
   the call.  `axis`, `keepdims`, `dtype`, `decimals`, `ddof`, slice steps and tuple
   indices must be known at compile time.
+- **What a call takes** (`pyasc/frontend/arguments.py`). numpy arrays and
+  `np.memmap`s; Python and numpy scalars; tuples and lists of these (a list stays a
+  list in the function; used where numpy wants an array, a tuple or list of numbers
+  becomes one by numpy's rules: `np.sum((1, 2.5))` is a float64 sum); `None`, strings
+  and dtypes (compile-time values).  Converted, read-only: arrays with non-native byte
+  order (a native copy), and objects with the buffer protocol or `__array__`
+  (`np.asarray(x)`: memoryview, array.array, ctypes arrays...); an operator writing
+  into a converted argument is refused (E50040), since the write would be lost.
+  Refused with E50040 naming the argument and what to pass: masked arrays (the mask
+  would be dropped), `np.matrix`, structured and record dtypes, other ndarray
+  subclasses, `bytes`/`bytearray`, dicts, sets, complex numbers.  A negative size
+  (`np.zeros(n)`, `n < 0`) raises numpy's `ValueError`.
 - **Value specialization.** A scalar argument of the `@hybrid` function that is used
   where a compile-time value is needed (for example `np.sum(x, axis=k)`) makes pyasc
   specialize the function on that argument's value: each value gets its own kernel.

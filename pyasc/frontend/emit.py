@@ -92,9 +92,30 @@ class Emitter:
             return v
         if isinstance(v, np.generic):
             return self.scalar(v)
+        if isinstance(v, tuple | list) and any(isinstance(x, Scalar | Tensor | Buffer)
+                                               for x in _flat(v)):
+            return self.sequence_array(v)
         if isinstance(v, np.ndarray | tuple | list):
             return self.constant_array(v)
         raise TypeMismatchError(f"unsupported operand of type {type(v).__name__}")
+
+    def sequence_array(self, v: tuple | list) -> Tensor:
+        """``np.asarray(v)`` for a (nested) tuple or list holding run-time scalars (a
+        tuple or list argument used as an array): numpy's rules, so Python ``int``,
+        ``float`` and ``bool`` items count as int64, float64 and bool (not weakly)."""
+        items = _flat(v)
+        if any(isinstance(x, Tensor | Buffer) for x in items):
+            raise TypeMismatchError(f"cannot make an array from a {type(v).__name__} of "
+                                    "arrays", hint="use np.stack(...)")
+        shape = _rectangular(v)
+        t = scalar_from_numpy(np.result_type(*[_discovered(x) for x in items]))
+        buf = self.alloc(shape, t)
+        for pos, x in zip(np.ndindex(*shape), items, strict=True):
+            s = self.scalar(x, t)
+            where = [self.const(i, index).value for i in pos]
+            self.op(mem.StoreOp([s.value, buf.value, *where]))
+        self.wrote()
+        return self.snapshot(buf)
 
     def constant_array(self, v: object) -> Tensor:
         """A dense constant tensor for a compile-time array or sequence of numbers."""
@@ -189,6 +210,36 @@ class Emitter:
             self.op(mem.WriteOp([v.value, buf.value]))
         self.wrote()
         return buf
+
+
+def _flat(v: object) -> list[object]:
+    """The leaves of a nested tuple/list, in C order."""
+    if isinstance(v, tuple | list):
+        return [x for item in v for x in _flat(item)]
+    return [v]
+
+
+def _rectangular(v: object) -> tuple[int, ...]:
+    """The shape of a nested tuple/list, which must be rectangular (as numpy requires)."""
+    if not isinstance(v, tuple | list):
+        return ()
+    shapes = {_rectangular(item) for item in v}
+    if len(shapes) > 1 or any(isinstance(item, tuple | list) for item in v) and \
+            not all(isinstance(item, tuple | list) for item in v):
+        raise TypeMismatchError(f"cannot make an array from a ragged {type(v).__name__} "
+                                "(items of different lengths or kinds)",
+                                hint="numpy needs nested sequences of equal lengths")
+    return (len(v), *(shapes.pop() if shapes else ()))
+
+
+def _discovered(v: object) -> np.dtype:
+    """The dtype numpy gives ``v`` inside ``np.asarray([... v ...])``."""
+    if isinstance(v, Scalar):
+        return np.dtype(np.int64) if v.type == index else v.type.to_numpy()
+    if not is_number(v) and not isinstance(v, np.generic):
+        raise TypeMismatchError(f"cannot make an array from a sequence holding a "
+                                f"{type(v).__name__}", hint="use numbers or arrays")
+    return np.asarray(v).dtype
 
 
 def _py(v: object) -> object:

@@ -8,7 +8,8 @@ specs is the specialization key:
   ``shape`` is ``None`` under ``dynamic_shape=True``;
 * Python ``bool``/``int``/``float``: ``("scalar", kind)``: a run-time weak scalar whose
   value is *not* part of the key; numpy scalars: ``("npscalar", dtype)``;
-* tuples: ``("tuple", specs...)``, flattened into several parameters;
+* tuples and lists: ``("tuple", specs...)`` / ``("list", specs...)``, flattened into
+  several parameters (inside the function a list stays a list);
 * ``None``, strings and dtypes: ``("const", type, value)``, compile-time values.
 
 Value specialization: a scalar argument whose value the compiler needs at compile time
@@ -44,13 +45,18 @@ def layout_of(a: np.ndarray) -> str:
     return "strided"
 
 
+SEQUENCES = {tuple: "tuple", list: "list"}
+
+
 def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path]) -> Spec:
-    """The key entry of one argument (raises ``ArgumentError`` for unsupported kinds)."""
+    """The key entry of one argument, as ``arguments.prepare`` made it (raises
+    ``ArgumentError`` for unsupported kinds)."""
     if isinstance(value, np.ndarray):
         return _array_spec(value, path, dynamic_shape)
-    if isinstance(value, tuple):
-        return ("tuple", *(spec_of(v, (*path, i), dynamic_shape, by_value)
-                           for i, v in enumerate(value)))
+    seq = SEQUENCES.get(type(value))
+    if seq is not None:
+        return (seq, *(spec_of(v, (*path, i), dynamic_shape, by_value)
+                       for i, v in enumerate(value)))  # type: ignore[attr-defined]
     if isinstance(value, bool | int | float | np.generic) and path in by_value:
         return ("const", type(value).__name__, value.item() if isinstance(value, np.generic)
                 else value)
@@ -68,9 +74,9 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
     if isinstance(value, CONST_TYPES) and (not isinstance(value, type) or
                                            issubclass(value, np.generic | bool | int | float)):
         return ("const", type(value).__name__, value)
-    hint = " (pass a tuple)" if isinstance(value, list) else ""
     raise ArgumentError(f"argument {_name(path)} of type {type(value).__name__} is not "
-                        f"supported{hint}")
+                        "supported", hint="pass numpy arrays, numbers, tuples or lists of "
+                        "them, None, strings or dtypes")
 
 
 def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool) -> Spec:
@@ -129,7 +135,7 @@ def param_type(spec: Spec) -> tuple[Type, bool]:
 
 def leaves(spec: Spec, value: object, path: Path) -> Iterator[tuple[Path, Spec, object]]:
     """The run-time leaves of an argument, in flat-parameter order."""
-    if spec[0] == "tuple":
+    if spec[0] in SEQUENCES.values():
         for i, (s, v) in enumerate(zip(spec[1:], value, strict=True)):  # type: ignore
             yield from leaves(s, v, (*path, i))
     elif spec[0] != "const":
@@ -147,7 +153,7 @@ def params_of(specs: dict[str, Spec]) -> list[Param]:
 
 
 def _shape_only(spec: Spec) -> object:
-    if spec[0] == "tuple":
+    if spec[0] in SEQUENCES.values():
         return tuple(_shape_only(s) for s in spec[1:])
     return None
 

@@ -67,7 +67,9 @@ def check_array(i: int, spec: ParamSpec, a: Any) -> None:
         raise _fail(i, spec, "the array's data is not aligned to its element size",
                     "pass a copy: np.array(x)")
     if spec.writes and not a.flags.writeable:
-        raise _fail(i, spec, "the array is read-only but the operator writes to it")
+        raise _fail(i, spec, "the array is read-only but the operator writes to it",
+                    "pass a writable array, e.g. np.array(x) (the writes then land in "
+                    "that copy)")
 
 
 def _shape(shape: tuple[int, ...]) -> str:

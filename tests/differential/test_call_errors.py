@@ -1,8 +1,9 @@
 """Bad input at the call site: coded errors that point at the user's line, never a crash.
 
 * Wrong number of arguments, unknown keywords and argument kinds pyasc cannot take
-  (lists, dicts, sets, complex numbers, object and complex arrays, unaligned arrays,
-  integers beyond 64 bits): ``ArgumentError`` (E50040) located at the call.
+  (dicts, sets, complex numbers, object and complex arrays, unaligned arrays, integers
+  beyond 64 bits, lists holding any of those): ``ArgumentError`` (E50040) located at
+  the call.
 * ``None`` or a string where the function needs an array: both are compile-time values
   for pyasc (``mode="same"``, ``out=None``), so the error is found where the body uses
   them: ``TypeMismatchError`` (E50001) located at that use.
@@ -63,7 +64,7 @@ ARGUMENT_CASES = {
     "too few": ((X,), {}, "missing a required argument: 'y'"),
     "too many": ((X, X, X), {}, "too many positional arguments"),
     "unknown keyword": ((X, X), {"z": X}, "unexpected keyword argument 'z'"),
-    "list": (([1.0, 2.0], X), {}, "type list is not supported (pass a tuple)"),
+    "list holding an object": (([1.0, object()], X), {}, "'x'[1] of type object is not"),
     "dict": ((X, {}), {}, "type dict is not supported"),
     "set": ((X, {1}), {}, "type set is not supported"),
     "complex scalar": ((X, 1j), {}, "type complex is not supported"),

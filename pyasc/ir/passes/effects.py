@@ -1,4 +1,6 @@
 """Side-effect queries shared by DCE and canonicalize: when may an unused op go away?
+(And, for the frontend, :func:`written_arguments`: which parameters a function may
+write into.)
 
 An op is *effect-free* when running it can change nothing but its own results:
 
@@ -80,3 +82,30 @@ def is_effect_free(op: Operation, scope: Operation | None = None) -> bool:
 def is_dead(op: Operation) -> bool:
     """True if ``op``'s results are unused and it is effect-free (so it can be erased)."""
     return not any(r.uses for r in op.result_values) and is_effect_free(op)
+
+
+_FRESH = frozenset({"mem.alloc", "mem.constant"})
+"""Ops whose memref result is memory of its own (no argument's)."""
+
+
+def written_arguments(func: Operation) -> frozenset[int]:
+    """Indices of the memref parameters of ``func`` (a ``func.func``) that a write may
+    reach (through views).  Conservative: a write into memory of unknown origin (a loop
+    or ``if`` result, ``mem.contiguous``, which may return its source) counts as a write
+    into every memref parameter."""
+    from pyasc.ir.core import BlockArgument
+    from pyasc.ir.types import MemRefType
+
+    entry = func.entry  # type: ignore[attr-defined]
+    memrefs = frozenset(a.index for a in entry.args if isinstance(a.type, MemRefType))
+    written: set[int] = set()
+    for op in func.walk():
+        dest = getattr(op, "dest", None) if op.has_trait("writes") else None
+        if not isinstance(dest, Value):
+            continue
+        base = base_buffer(dest)
+        if isinstance(base, BlockArgument) and base.block is entry:
+            written.add(base.index)
+        elif not (isinstance(base, OpResult) and base.op.name in _FRESH):
+            return memrefs
+    return frozenset(written)

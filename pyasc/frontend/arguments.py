@@ -1,0 +1,200 @@
+"""What a ``@hybrid`` call accepts as an argument, and what pyasc converts at the boundary.
+
+A compiled kernel computes with plain ndarray semantics on native-byte-order data.  An
+argument that has exactly that meaning is passed as it is; one whose meaning survives a
+conversion is converted; anything else is refused with an :class:`ArgumentError`
+(E50040) that names the argument and says what to pass instead, never silently
+reinterpreted.  Each argument, and each item of a tuple or list argument, is taken by
+the first rule that applies:
+
+========================================  ==============================================
+argument                                  taken as
+========================================  ==============================================
+``np.ndarray``, ``np.memmap``             itself (a memmap is an ndarray on a file)
+  ... with non-native byte order          a native copy, read-only (the data is read)
+  ... with a structured / record dtype    refused: pass one field, ``x['name']``
+``np.ma.MaskedArray``                     refused: the mask would be dropped
+``np.matrix``                             refused: ``*`` is a matrix product there
+other ``ndarray`` subclasses              refused: their own meaning (units...) is lost
+bool, int, float, numpy scalars, None,    themselves (run-time scalars or compile-time
+  str, dtypes                               values, see ``specialize``)
+tuple, list                               item by item (a list stays a list)
+bytes, bytearray                          refused: byte strings, not arrays
+buffer protocol, ``__array_interface__``, ``np.asarray(x)``, read-only
+  ``__array__`` (memoryview, array.array,
+  ctypes arrays, torch tensors...)
+========================================  ==============================================
+
+A converted argument is read-only: the kernel reads a copy or a view pyasc made, so a
+write into it could be lost.  An operator that writes into such an argument is refused
+before it runs (the frontend knows which arguments a specialization writes, see
+``Entry.writes``); pass a writable native ndarray instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pyasc.callsite import at_caller
+from pyasc.errors import ArgumentError
+
+Path = tuple[Any, ...]
+_PLAIN = (np.ndarray, np.memmap)
+_VALUES = (bool, int, float, str, type(None), np.generic, np.dtype, type)
+
+
+class Converted:
+    """The paths of the arguments of one call that :func:`prepare` converted, with why."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[Path, str] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.reasons)
+
+
+def describe(path: Path) -> str:
+    """``'x'``, ``'pairs'[1][0]``: an argument and an item in it, as users wrote them."""
+    return "'" + str(path[0]) + "'" + "".join(f"[{i}]" for i in path[1:])
+
+
+def prepare(value: object, path: Path, converted: Converted | None = None) -> object:
+    """The value a kernel is called with for ``value`` (itself or a converted array);
+    raises :class:`ArgumentError` for the kinds pyasc refuses.  Conversions are
+    recorded in ``converted``."""
+    t = type(value)
+    if t in _PLAIN:
+        return _array(value, path, converted)  # type: ignore[arg-type]
+    if isinstance(value, _VALUES):
+        return value
+    if t is tuple or t is list:
+        items = [prepare(v, (*path, i), converted) for i, v in enumerate(value)]  # type: ignore
+        return items if t is list else tuple(items)
+    for kind, refusal in _REFUSED:
+        if isinstance(value, kind):
+            raise refusal(value, path)
+    return _array_like(value, path, converted)
+
+
+def prepare_call(signature: inspect.Signature, args: tuple, kwargs: dict[str, Any]
+                 ) -> tuple[tuple, dict[str, Any], Converted]:
+    """:func:`prepare` every argument of a call, keeping positions and keywords (an
+    error is located at the user's call)."""
+    names = [p.name for p in signature.parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    converted = Converted()
+    try:
+        out = tuple(prepare(v, (names[i] if i < len(names) else f"*{i}",), converted)
+                    for i, v in enumerate(args))
+        kw = {k: prepare(v, (k,), converted) for k, v in kwargs.items()}
+    except ArgumentError as exc:
+        raise at_caller(exc) from None
+    return out, kw, converted
+
+
+def prepare_bound(arguments: dict[str, Any]) -> dict[str, Any]:
+    """:func:`prepare` each bound argument (an error is located at the user's call)."""
+    try:
+        return {name: prepare(v, (name,)) for name, v in arguments.items()}
+    except ArgumentError as exc:
+        raise at_caller(exc) from None
+
+
+def _array(a: np.ndarray, path: Path, converted: Converted | None) -> np.ndarray:
+    if a.dtype.fields is not None or a.dtype.kind == "V":
+        raise _structured(a, path)
+    if a.dtype.isnative:
+        return a
+    native = a.astype(a.dtype.newbyteorder("="))
+    native.flags.writeable = False
+    _record(converted, path, f"has non-native byte order ({a.dtype.str})",
+            f"x.astype('{native.dtype.str.replace('<', '=')}')")
+    return native
+
+
+def _array_like(value: object, path: Path, converted: Converted | None) -> np.ndarray:
+    """``np.asarray(value)`` for buffers and objects numpy converts, read-only."""
+    kind = type(value).__name__
+    if not _converts(value):
+        raise ArgumentError(f"argument {describe(path)} of type {kind} is not supported",
+                            hint="pass numpy arrays, numbers, tuples or lists of them, "
+                            "None, strings or dtypes")
+    try:
+        a = np.asarray(value)
+    except Exception as exc:  # any failure of the object's own conversion
+        raise ArgumentError(f"argument {describe(path)}: np.asarray() of a {kind} failed: "
+                            f"{exc}", hint="pass a numpy array") from None
+    if a.dtype.hasobject or a.dtype.kind in "USV":
+        raise ArgumentError(f"argument {describe(path)}: a {kind} converts to an array of "
+                            f"dtype {a.dtype}, which pyasc cannot compute with",
+                            hint="pass a numeric numpy array")
+    a = _array(a, path, None)
+    if a.flags.writeable:
+        a = a.view()  # (the flag of this view only, never the owner's)
+        a.flags.writeable = False
+    _record(converted, path, f"is a {kind}, converted with np.asarray()", "np.asarray(x)")
+    return a
+
+
+def _converts(value: object) -> bool:
+    if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
+        return True
+    try:
+        memoryview(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+def _record(converted: Converted | None, path: Path, reason: str, fix: str) -> None:
+    if converted is not None:
+        converted.reasons[path] = f"{reason}; pass a writable native ndarray ({fix})"
+
+
+def _structured(a: np.ndarray, path: Path) -> ArgumentError:
+    names = list(a.dtype.names or ())
+    field = f"x[{names[0]!r}]" if names else "a numeric array"
+    return ArgumentError(f"argument {describe(path)} has the structured dtype {a.dtype}: "
+                         "pyasc computes with numeric arrays",
+                         hint=f"pass one field at a time, e.g. {field}")
+
+
+def _masked(a: Any, path: Path) -> ArgumentError:
+    return ArgumentError(f"argument {describe(path)} is a masked array: pyasc would drop "
+                         "its mask and compute with the hidden values too",
+                         hint="pass x.filled(value) to replace the masked values, or "
+                         "np.ma.getdata(x) to ignore the mask knowingly")
+
+
+def _matrix(a: Any, path: Path) -> ArgumentError:
+    return ArgumentError(f"argument {describe(path)} is an np.matrix: pyasc computes with "
+                         "ndarray semantics (* elementwise, results of any rank)",
+                         hint="pass np.asarray(x) and use @ for matrix products")
+
+
+def _recarray(a: Any, path: Path) -> ArgumentError:
+    return _structured(a, path)
+
+
+def _subclass(a: Any, path: Path) -> ArgumentError:
+    return ArgumentError(f"argument {describe(path)} is a {type(a).__name__} (an ndarray "
+                         "subclass): pyasc computes with plain ndarrays and would lose what "
+                         "the subclass adds", hint="pass np.asarray(x) if plain ndarray "
+                         "semantics are what you mean")
+
+
+def _bytes(b: Any, path: Path) -> ArgumentError:
+    return ArgumentError(f"argument {describe(path)} is {type(b).__name__}: a byte string, "
+                         "not an array", hint="pass np.frombuffer(b, dtype=...)")
+
+
+_REFUSED: tuple[tuple[type, Callable[[Any, Path], ArgumentError]], ...] = (
+    (np.ma.MaskedArray, _masked), (np.matrix, _matrix), (np.recarray, _recarray),
+    (np.ndarray, _subclass), (bytes | bytearray, _bytes),
+)
+"""Kinds refused, in order (the first match explains): ``np.memmap`` and plain arrays
+never get here."""
