@@ -135,20 +135,69 @@ def compare(lw: Lowering, op: ast.cmpop, a: object, b: object) -> object:
         if is_runtime(a) or is_runtime(b):
             raise TypeMismatchError(f"cannot compare {type(a).__name__} with "
                                     f"{type(b).__name__}")
+        if _holds_runtime(a) or _holds_runtime(b):
+            return _compare_sequences(lw, op, a, b)
         return _PY_COMPARE[type(op)](a, b)
     return apply_ufunc(lw.em, _COMPARE[type(op)], [a, b], python_op=True)
+
+
+def _holds_runtime(v: object) -> bool:
+    """A tuple or list with a run-time value somewhere inside."""
+    return isinstance(v, tuple | list) and any(is_runtime(x) or _holds_runtime(x) for x in v)
+
+
+def _compare_sequences(lw: Lowering, op: ast.cmpop, a: object, b: object) -> object:
+    """Python's tuple/list comparison when items are run-time values: equality item by
+    item, ordering by the first unequal item (then by length).  Python's own operators
+    would compare the frontend's value objects by identity: a silently wrong answer."""
+    if type(a) is not type(b) or not isinstance(a, tuple | list):
+        if isinstance(op, ast.Eq | ast.NotEq):  # a tuple never equals a list or number
+            return isinstance(op, ast.NotEq)
+        raise TypeMismatchError(f"'{_OP_TEXT[type(op)]}' not supported between "
+                                f"{type(a).__name__} and {type(b).__name__}")
+    if isinstance(op, ast.Eq | ast.NotEq):
+        same: object = len(a) == len(b)
+        for x, y in zip(a, b, strict=False):
+            same = _short_circuit(lw, same, lambda x=x, y=y: _equal(lw, x, y), True)
+        same = _python_bool(same)
+        return same if isinstance(op, ast.Eq) else logical_not(lw, same)
+    # ordering: the first unequal items decide (their comparison's value and kind:
+    # np.bool_ for numpy scalars), else the lengths (a Python bool); where which one
+    # decides is only known at run time, the kind is that of the items' comparisons
+    result: object = _PY_COMPARE[type(op)](len(a), len(b))
+    for x, y in reversed(list(zip(a, b, strict=False))):
+        t = _equal(lw, x, y)
+        if isinstance(t, bool):
+            result = result if t else compare(lw, op, x, y)
+        else:
+            result = select_value(lw, t.value, lambda r=result: r,
+                                  lambda x=x, y=y: compare(lw, op, x, y))
+    return result
+
+
+_OP_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
 def _contains(lw: Lowering, container: object, item: object) -> object:
     if not isinstance(container, tuple | list | str):
         raise TypeMismatchError("'in' needs a tuple, list or string known at compile time")
-    if not is_runtime(item):
+    if not is_runtime(item) and not _holds_runtime(item) and not _holds_runtime(container):
         return item in container
     found: object = False
-    for c in container:
-        eq = compare(lw, ast.Eq(), item, c)
-        found = _short_circuit(lw, found, lambda eq=eq: eq, False)
-    return found
+    for c in container:  # Python's ``in``: item == c (as bool) until one holds
+        found = _short_circuit(lw, found, lambda c=c: _equal(lw, item, c), False)
+    return _python_bool(found)
+
+
+def _equal(lw: Lowering, x: object, y: object) -> bool | Scalar:
+    """``bool(x == y)``."""
+    return truth(lw, compare(lw, ast.Eq(), x, y))
+
+
+def _python_bool(v: object) -> object:
+    """A truth value of Python's ``bool`` kind (not ``np.bool_``), as ``==`` of tuples
+    and ``in`` return whatever their items compare to."""
+    return Scalar(v.value, weak=True) if isinstance(v, Scalar) else v
 
 
 @expr_rule(ast.Tuple, ast.List)

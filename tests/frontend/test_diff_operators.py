@@ -196,3 +196,40 @@ def test_random_broadcast_expressions(shape, drop, dtype, s, seed):
     x = rand(tuple(shape), dtype, seed, low=0, high=9)
     y = rand(tuple(shape[min(drop, len(shape)):]), dtype, seed + 1, low=0, high=9)
     check(expression, x, y, s)
+
+
+@hybrid
+def tuple_equality(t, u):
+    return t == u, t != u, t == (1.0, 2.0), (1, 2) != t, t[0] in u, 2.0 in t, (t, 1) == (u, 1)
+
+
+@hybrid
+def tuple_ordering(t, u):
+    return t < u, t <= u, t > u, t >= u, (t, 1) < (u, 2)
+
+
+@hybrid
+def tuple_branch(x, t):
+    if t == (1.0, 2.0):
+        return x + 1
+    if t < (1.0, 3.0):
+        return x - 1
+    return x
+
+
+PY_TUPLES = [((1.0, 2.0), (1.0, 2.0)), ((1.0, 2.0), (1.0, 3.0)), ((2.0, 0.0), (1.0, 5.0)),
+             ((1.0, 2.0), (1.0, 2.0, 0.0)), ((-0.0, 1), (0.0, 1)),
+             ((float("nan"), 2.0), (float("nan"), 2.0))]
+NUMPY_TUPLES = [((np.float32(1.0), 2), (1.0, np.int64(2))),
+                ((np.float32(1.5), 2), (1.0, np.int64(2)))]
+
+
+@pytest.mark.parametrize("t, u, numpy_items", [(*c, False) for c in PY_TUPLES]
+                         + [(*c, True) for c in NUMPY_TUPLES])
+def test_tuples_of_runtime_scalars_compare_as_in_python(t, u, numpy_items):
+    """Python compares tuples item by item; comparing the compiler's value objects
+    instead gave False for equal tuples (a silent wrong result)."""
+    check(tuple_equality, t, u)
+    check(tuple_branch, rand((3,)), t)
+    if not numpy_items:  # numpy items: the result's kind depends on the values
+        check(tuple_ordering, t, u)
