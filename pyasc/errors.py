@@ -199,7 +199,8 @@ class InternalCompilerError(PyascError):
 
     code = "E50050"
     title = "internal compiler error"
-    default_hint = "please report this with the saved IR file"
+    default_hint = ("this is a pyasc bug: please report it with the code that triggers it "
+                    "(PYASC_TRACEBACK=full prints pyasc's own traceback)")
 
 
 ALL_ERRORS: tuple[type[PyascError], ...] = (

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import CompiledKernel, Program, get_backend
-from pyasc.callsite import at_caller
-from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError, PyascError
+from pyasc.callsite import at_caller, for_user, public_api, user_error
+from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError
 from pyasc.frontend.arguments import prepare_bound, prepare_call
 from pyasc.frontend.callplan import native_request, template_to_json
 from pyasc.frontend.dispatch import CallTable, Entry, make_entry
@@ -185,35 +185,42 @@ class HybridFunction:
         return Specialization(key, specs, params, program, unoptimized, built.template)
 
     # -- public inspection
+    @public_api
     def specialize(self, *args: Any, **kwargs: Any) -> Program:
         """The :class:`Program` (optimized IR module) for this call signature."""
         return self._specialization(args, kwargs)[0].program
 
+    @public_api
     def ir(self, *args: Any, optimized: bool = True, **kwargs: Any) -> str:
         """IR text of this call's specialization, after (or before) the default passes."""
         spec = self._specialization(args, kwargs)[0]
         return str(spec.program.module) if optimized else spec.unoptimized
 
+    @public_api
     def dump_ir(self, path: str | Path, *args: Any, **kwargs: Any) -> Path:
         """Write the optimized IR of this call's specialization to ``path``."""
         out = Path(path)
         out.write_text(self.ir(*args, **kwargs) + "\n")
         return out
 
+    @public_api
     def kernel(self, *args: Any, target: str | None = None, **kwargs: Any) -> CompiledKernel:
         """The compiled kernel of this call's specialization for ``target`` (default:
         the function's target); compiles it on first use."""
         spec, _ = self._specialization(args, kwargs)
         return self._kernel_for(spec, target or resolve_target(self.options))
 
+    @public_api
     def llvm_ir(self, *args: Any, **kwargs: Any) -> str:
         """Optimized LLVM IR of this call's specialization (CPU backend)."""
         return self.kernel(*args, target="cpu", **kwargs).llvm_ir  # type: ignore[attr-defined]
 
+    @public_api
     def asm(self, *args: Any, **kwargs: Any) -> str:
         """Host assembly of this call's specialization (CPU backend)."""
         return self.kernel(*args, target="cpu", **kwargs).asm  # type: ignore[attr-defined]
 
+    @public_api
     def ascendc(self, *args: Any, soc: str | None = None, **kwargs: Any) -> str:
         """AscendC source of this call's specialization for ``soc`` (default: the first
         ``device_type``, else Ascend910B1)."""
@@ -237,17 +244,24 @@ class HybridFunction:
 
     # -- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fast = self._fast
-        if fast is not None and not kwargs and (self._pinned or target_env() is self._fast_env):
-            out = fast(*args)
-            if out is not MISS:
-                return out
-            for native in self._recent:  # a miss costs ~50 ns, a signature ~1 us
-                out = native(*args)
+        try:  # free unless raised (3.11+); errors leave as public_api's do
+            fast = self._fast
+            if fast is not None and not kwargs and \
+                    (self._pinned or target_env() is self._fast_env):
+                out = fast(*args)
                 if out is not MISS:
-                    self._fast = native
                     return out
-        return self._dispatch(args, kwargs)
+                for native in self._recent:  # a miss costs ~50 ns, a signature ~1 us
+                    out = native(*args)
+                    if out is not MISS:
+                        self._fast = native
+                        return out
+            return self._dispatch(args, kwargs)
+        except Exception as exc:
+            if not for_user(exc):
+                raise
+            user_error(exc)
+            raise exc  # pyasc's frames are hidden: PYASC_TRACEBACK=full shows them
 
     def _dispatch(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         env = target_env()
@@ -337,6 +351,7 @@ class HybridFunction:
             _facts().store_data(program_key(self, key, self.options.as_dict()),
                                 {"by_value": paths})
 
+    @public_api
     def run_with(self, compile_fn: Callable[[Program], CompiledKernel], *args: Any,
                  **kwargs: Any) -> Any:
         """Call through ``compile_fn(program)`` instead of a target's backend (tests,
@@ -345,6 +360,7 @@ class HybridFunction:
         return _invoke(compile_fn(spec.program), spec, arguments)
 
     # -- gradients
+    @public_api
     def def_grad(self, grad_fn: Callable) -> HybridFunction:
         """Decorator: register the gradient of this function (compiled like it)."""
         g = grad_fn if isinstance(grad_fn, HybridFunction) else \
@@ -352,6 +368,7 @@ class HybridFunction:
         self._grad = g
         return g
 
+    @public_api
     def grad(self, *args: Any, **kwargs: Any) -> Any:
         """Call the registered gradient function."""
         if self._grad is None:
@@ -388,12 +405,10 @@ def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str]) 
     run_pipeline(module, DEFAULT_PIPELINE, options, dump)
 
 
+@public_api
 def hybrid(fn: Callable | None = None, /, **options: Any) -> Any:
     """Compile ``fn`` with pyasc: ``@hybrid`` or ``@hybrid(target=..., ...)``."""
-    try:
-        opts = make_options(options)
-    except PyascError as exc:
-        raise at_caller(exc) from None
+    opts = make_options(options)
     if fn is None:
-        return lambda f: HybridFunction(f, opts, options)
+        return public_api(lambda f: HybridFunction(f, opts, options))
     return HybridFunction(fn, opts, options)

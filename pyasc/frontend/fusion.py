@@ -12,6 +12,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from pyasc.callsite import public_api
+
 
 class _FusionScope(AbstractContextManager):
     """A no-op context manager when run as Python."""
@@ -25,6 +27,7 @@ def fusion_scope() -> _FusionScope:
     return _FusionScope()
 
 
+@public_api
 def fusion_group(fn: Callable | None = None, /, **options: Any) -> Any:
     """Compile a function that calls ``@hybrid`` functions as ONE program.
 
@@ -36,6 +39,7 @@ def fusion_group(fn: Callable | None = None, /, **options: Any) -> Any:
     """
     from pyasc.frontend.decorator import HybridFunction, hybrid
 
+    @public_api
     def wrap(f: Callable) -> Any:
         if isinstance(f, HybridFunction):
             f.__wrapped__.__pyasc_fusion_group__ = True  # type: ignore[attr-defined]

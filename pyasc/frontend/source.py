@@ -75,29 +75,42 @@ def _function_def(module: ast.Module, wrapped: bool) -> ast.FunctionDef:
     return node
 
 
+_NO_SOURCE: dict[str, str] = {
+    "<stdin>": "at the interactive prompt or in a script piped to `python -`",
+    "<string>": "by `python -c` or by exec() of a string",
+}
+"""Where functions whose source Python does not keep come from (by file name)."""
+
+NO_SOURCE_HINT = ("pyasc compiles the function from its source: define it in a file or a "
+                  "notebook cell (for exec'd code, register the source in linecache)")
+
+
 def load_source(fn: FunctionType) -> SourceInfo:
     """Parse ``fn``'s source; raise a coded error when it cannot be read or parsed."""
     code = fn.__code__
     filename = code.co_filename
     try:
         lines, first_line = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as exc:
+    except (OSError, TypeError):
+        where = _NO_SOURCE.get(filename)
+        detail = f": it was defined {where}, and Python keeps no source for it" \
+            if where else ""
         raise UnsupportedSyntaxError(
-            f"cannot read the source code of '{fn.__name__}'",
+            f"cannot read the source code of '{fn.__name__}'{detail}",
             filename=filename, lineno=code.co_firstlineno, col_offset=0,
-            hint="define the function in a file or notebook cell, or register the source "
-                 "of exec'd code in linecache") from exc
+            hint=NO_SOURCE_HINT) from None
     text = "".join(lines)
     wrapped = bool(lines) and lines[0][:1] in (" ", "\t")
     try:
         module = ast.parse("if 1:\n" + text if wrapped else text, filename=filename)
         tree = _function_def(module, wrapped)
-    except (SyntaxError, TypeError, IndexError) as exc:
+    except (SyntaxError, TypeError, IndexError):
         raise UnsupportedSyntaxError(
-            f"cannot parse the source code of '{fn.__name__}' (lambdas and functions "
-            "created at run time are not supported)",
+            f"the source code found for '{fn.__name__}' is not its 'def' statement "
+            "(was the file changed after it was imported?)",
             filename=filename, lineno=first_line or code.co_firstlineno, col_offset=0,
-            hint="write the operator as a 'def' function") from exc
+            hint="write the operator as a 'def' function in a file or notebook cell, "
+                 "and re-import it after editing") from None
     return SourceInfo(filename, max(first_line, 1), lines, tree, text, wrapped)
 
 

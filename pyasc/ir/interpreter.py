@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from pyasc.callsite import check_failed
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import func, loop, tensor
-from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.ops.func import FuncOp, ModuleOp, located_message
 from pyasc.ir.semantics import as_type, eval_op, np_dtype
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
 
@@ -158,7 +159,8 @@ def _call(it: Interpreter, op: func.CallOp, env: dict[Value, Any]) -> list:
 
 def _assert(it: Interpreter, op: func.AssertOp, env: dict[Value, Any]) -> list:
     if not bool(env[op.cond]):
-        raise _ASSERT_ERRORS[op.attributes["kind"]](op.attributes["message"])
+        raise check_failed(_ASSERT_ERRORS[op.attributes["kind"]],
+                           located_message(op.loc, op.attributes["message"]))
     return []
 
 

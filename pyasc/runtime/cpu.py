@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from pyasc.callsite import at_caller
+from pyasc.callsite import at_caller, check_failed
 from pyasc.errors import ArgumentError, InternalCompilerError, OutOfMemoryError
 from pyasc.runtime.abi import ERR_ARGS, PYARRAY_OFFSETS, KernelABI
 from pyasc.runtime.caller import make_caller
@@ -78,8 +78,7 @@ def raise_kernel_error(abi: KernelABI, rc: int, args: Sequence[Any]) -> NoReturn
     if not 1 <= rc <= len(abi.errors):
         raise InternalCompilerError(f"kernel {abi.symbol} returned unknown error code {rc}")
     err = abi.errors[rc - 1]
-    exc = ERROR_KINDS.get(err.kind, RuntimeError)
-    raise exc(err.message)
+    raise check_failed(ERROR_KINDS.get(err.kind, RuntimeError), err.message)
 
 
 class CPUKernel:

@@ -320,5 +320,9 @@ def test_internal_errors_are_wrapped_and_located(tmp_path, monkeypatch):
         fn.ir(X)
     err = info.value
     assert (err.lineno, err.col_offset, err.code) == (6, 11, "E50050")
-    assert isinstance(err.__cause__, RuntimeError)
     assert "kaboom" in err.message and "elementwise" not in str(err)
+    assert err.__cause__ is None  # pyasc's own chain is not printed ...
+    monkeypatch.setenv("PYASC_TRACEBACK", "full")
+    with pytest.raises(errors.InternalCompilerError) as info:
+        fn.ir(np.zeros(5, np.float32))
+    assert isinstance(info.value.__cause__, RuntimeError)  # ... unless asked for

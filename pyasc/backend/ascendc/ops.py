@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyasc.callsite import check_failed
 from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import Operation, attr
 from pyasc.ir.ops.common import require
@@ -103,7 +104,7 @@ def _check_status(op: Operation, status: np.ndarray) -> None:
     if failed:
         k = failed[0] - 1
         kind = op.attributes["kinds"][k]
-        raise ASSERT_ERRORS[kind](op.attributes["messages"][k])
+        raise check_failed(ASSERT_ERRORS[kind], op.attributes["messages"][k])
 
 
 def _launch_needs_a_launcher(op: Operation, *args: object) -> None:

@@ -31,7 +31,7 @@ from pyasc.backend.ascendc.tiles import RESERVED
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
 from pyasc.ir.ops import func, loop, mem
-from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.ops.func import FuncOp, ModuleOp, located_message
 from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.parallel_safe import independent, partial_writes_visible
@@ -85,7 +85,7 @@ class ScalarKernel:
 
     def check_codes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Messages and kinds of the status codes ``1..n`` the kernel may report."""
-        messages = [op.attributes["message"] for op in self.asserts]
+        messages = [located_message(op.loc, op.attributes["message"]) for op in self.asserts]
         kinds = [op.attributes["kind"] for op in self.asserts]
         if self.arena:
             messages.append(f"temporary arrays of kernel '{self.name}' need more than its "

@@ -13,7 +13,6 @@ frees the kernel's live temporaries and returns the error's code (see
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from pyasc.backend.llvm.lltypes import I32, PTR, compute_type, opaque
 from pyasc.backend.llvm.memref import MemRef
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Block, Operation, Value
+from pyasc.ir.ops.func import located_message
 from pyasc.ir.types import MemRefType, ScalarType, Type
 from pyasc.runtime.abi import ErrorSpec
 
@@ -39,10 +39,7 @@ def where(op: Operation) -> str:
 def located(op: Operation, message: str) -> str:
     """``message`` for a run-time error raised by ``op``: prefixed with the op's
     ``file:line:col`` and followed by that source line, when the op has a location."""
-    if not op.loc.known:
-        return message
-    text = linecache.getline(op.loc.file, op.loc.line).strip()
-    return f"{where(op)}: {message}" + (f"\n    {text}" if text else "")
+    return located_message(op.loc, message)
 
 
 FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")
