@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from pyasc.callsite import at_caller, for_user, public_api, user_error
 from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError
 from pyasc.frontend.arguments import prepare_bound, prepare_call
 from pyasc.frontend.callplan import native_request, template_to_json
+from pyasc.frontend.decoratable import called_as_classmethod, method_error, refusal
 from pyasc.frontend.dispatch import CallTable, Entry, make_entry
 from pyasc.frontend.fingerprint import parse_source, program_key, source_text
 from pyasc.frontend.options import Options, make_options, resolve_target, target_env
@@ -69,9 +69,9 @@ class HybridFunction:
     """A function compiled by pyasc on first call for each call signature."""
 
     def __init__(self, fn: Callable, options: Options, given: Iterable[str] = ()) -> None:
-        if not isinstance(fn, types.FunctionType):
-            raise at_caller(InvalidOptionError(
-                f"@hybrid decorates plain functions, not {type(fn).__name__}"))
+        refused = refusal(fn)
+        if refused is not None:
+            raise at_caller(refused)
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)
         clash = sorted(set(given) & set(self.__signature__.parameters))
@@ -91,6 +91,10 @@ class HybridFunction:
         self._fast_env: object = None  # the PYASC_TARGET value they were chosen under
         self._pinned = options.target is not None  # the environment cannot change it
         self._grad: HybridFunction | None = None
+        self._method_of: type | None = None  # the class whose body holds it (a method)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._method_of = owner  # stored in a class body: calls would pass `self`
 
     def __repr__(self) -> str:
         return f"<hybrid function {self.__qualname__}>"  # type: ignore[attr-defined]
@@ -112,6 +116,8 @@ class HybridFunction:
 
     # -- specialization
     def _arguments(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self._method_of is not None:
+            raise method_error(self.__wrapped__)  # type: ignore[attr-defined]
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as exc:
@@ -124,6 +130,8 @@ class HybridFunction:
             specs = {name: spec_of(v, (name,), self.options.dynamic_shape, self._by_value)
                      for name, v in arguments.items()}
         except ArgumentError as exc:
+            if called_as_classmethod(self.__wrapped__, arguments):  # type: ignore[attr-defined]
+                raise method_error(self.__wrapped__, classmethod_=True) from None  # type: ignore
             raise at_caller(exc) from None
         return specs, tuple(specs.items())
 

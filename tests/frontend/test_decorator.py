@@ -3,6 +3,7 @@ gradients and the Program handed to backends."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
@@ -55,9 +56,105 @@ def test_invalid_options(options, needle):
     assert needle in info.value.message and info.value.code == "E50041"
 
 
-def test_decorating_a_non_function_is_an_error():
-    with pytest.raises(errors.InvalidOptionError):
-        hybrid(len)
+def _partial():
+    return functools.partial(documented.__wrapped__, scale=3.0)
+
+
+async def _coroutine(x):
+    return x
+
+
+async def _async_gen(x):
+    yield x
+
+
+class _Holder:
+    pass
+
+
+NOT_FUNCTIONS = [  # (what @hybrid receives, words the message must contain)
+    (lambda: (lambda v: v + 1), "a lambda"),
+    (lambda: _coroutine, "async function"),
+    (lambda: _async_gen, "async generator"),
+    (lambda: staticmethod(documented.__wrapped__), "staticmethod"),
+    (lambda: classmethod(documented.__wrapped__), "classmethod"),
+    (_partial, "functools.partial"),
+    (lambda: len, "builtin function"),
+    (lambda: np.add, "ufunc object"),
+    (lambda: _Holder, "a class"),
+    (lambda: _Holder().__init__, "method"),
+    (lambda: 3, "int object"),
+]
+
+
+@pytest.mark.parametrize("make,words", NOT_FUNCTIONS, ids=[w for _, w in NOT_FUNCTIONS])
+def test_decorating_anything_but_a_def_function_names_the_construct(make, words):
+    obj = make()
+    with pytest.raises(errors.UnsupportedSyntaxError) as info:
+        hybrid(obj)  # DECORATE_LINE
+    err = info.value
+    assert err.code == "E50010" and words in err.message and err.hint
+    assert err.filename == __file__ and err.lineno == _line_of("# DECORATE_LINE")
+    with pytest.raises(errors.UnsupportedSyntaxError):
+        hybrid(target="cpu")(obj)  # the decorator-with-options form too
+
+
+def _line_of(marker: str) -> int:
+    lines = open(__file__).read().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if marker in line and "_line_of" not in line)
+
+
+def test_a_method_is_refused_at_its_decorator():
+    class Scaler:
+        @hybrid  # METHOD_DECORATOR
+        def scale(self, x):
+            return x * 2
+
+    for call in (lambda: Scaler().scale(np.ones(3)), lambda: Scaler.scale(np.ones(3)),
+                 lambda: Scaler().scale.ir(np.ones(3))):
+        with pytest.raises(errors.UnsupportedSyntaxError) as info:
+            call()
+        err = info.value
+        assert "missing a required argument" not in err.message
+        assert "'test_a_method_is_refused_at_its_decorator." \
+               "<locals>.Scaler.scale'" in err.message and "method" in err.message
+        assert (err.filename, err.lineno, err.col_offset) == \
+            (__file__, _line_of("# METHOD_DECORATOR"), 9)
+        assert "@staticmethod" in err.hint
+
+
+def test_a_method_whose_arguments_happen_to_bind_is_refused_too():
+    class Scaler:
+        @hybrid
+        def scale(self, x, factor=2.0):
+            return x * factor
+
+    with pytest.raises(errors.UnsupportedSyntaxError):  # self=x, x=3.0 would run
+        Scaler().scale(np.ones(3), 3.0)
+
+
+def test_a_classmethod_over_hybrid_is_refused_naming_it():
+    class Scaler:
+        @classmethod
+        @hybrid  # CLASSMETHOD_DECORATOR
+        def scale(cls, x):
+            return x * 2
+
+    with pytest.raises(errors.UnsupportedSyntaxError) as info:
+        Scaler.scale(np.ones(3))
+    assert "classmethod" in info.value.message
+    assert info.value.lineno == _line_of("# CLASSMETHOD_DECORATOR")
+
+
+def test_staticmethod_over_hybrid_still_works():
+    class Scaler:
+        @staticmethod
+        @hybrid
+        def scale(x):
+            return x * 2
+
+    assert Scaler.scale(np.ones(3)).tolist() == [2.0] * 3
+    assert Scaler().scale(np.ones(2)).tolist() == [2.0] * 2
 
 
 def test_interpret_target_runs_the_python_function():
