@@ -12,6 +12,12 @@ Loop-carried values are found by lowering the body, comparing what each name hol
 its end with what it held before the loop, and lowering again with the joined types as
 block arguments until the types are stable (a weak ``acc = 0`` meeting ``acc + x[i]``
 becomes a float32 accumulator on the second pass).
+
+A loop left only by ``break`` (``while True:``) captures, at each ``break``, the names
+first assigned in it and read after it: ``$capture`` (the loop's tag and those names)
+tells ``break`` which; it stores each value in a hidden ``$exit<tag>:<name>`` slot,
+joined like ``$rv`` (read only after the loop, so the paths without the break need no
+value), or marks it ``$exit<tag>?:<name>`` if the name is not assigned there.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ from pyasc.ir.types import i1, index
 
 JUMP_FLAGS = (BRK, CONT, RET)
 MAX_ATTEMPTS = 8
+CAPTURE, EXIT = "$capture", "$exit"
+"""Hidden scope names of the break captures (see the module docstring)."""
+ZERO_TIMES = "is first assigned inside a loop that may run zero times"
 
 
 def jump_state(scope: dict[str, object]) -> bool | list[str] | None:
@@ -117,8 +126,9 @@ def lower_if(lw: Lowering, cond: Value, then_fn: Callable[[], None],
     jumped = [jump_state(paths[0]) is True, else_jumped or jump_state(paths[1]) is True]
 
     def allow_missing(name: str) -> bool:
-        return name == RV or all(jumped[i] for i, p in enumerate(paths)
-                                 if isinstance(p.get(name, MISSING), Undefined))
+        return name == RV or name.startswith(EXIT) or \
+            all(jumped[i] for i, p in enumerate(paths)
+                if isinstance(p.get(name, MISSING), Undefined))
 
     names = _ordered_names(pre, *paths)
     plan, undefined = make_plan(names, paths, allow_missing, pre)
@@ -211,7 +221,7 @@ def _loop_plan(pre: dict[str, object], end: dict[str, object], prev: Plan,
                or not identical(pre[n], end[n])]
 
     def allow_missing(name: str) -> bool:
-        return name == RV or keep_new(name)
+        return name == RV or name.startswith(EXIT) or keep_new(name)
 
     return make_plan(changed, [pre, end], allow_missing, pre)
 
@@ -267,24 +277,59 @@ def inits_of(lw: Lowering, plan: Plan, pre: dict[str, object]) -> list[Value]:
 
 
 def after_loop(pre: dict[str, object], plan: Plan, undefined: set[str],
-               results: list[Value]) -> dict[str, object]:
-    """The scope after a loop: carried names bound to the loop's results."""
-    return _after(pre, plan, undefined, results,
-                  "is first assigned inside a loop that may run zero times")
+               results: list[Value], reason: str = ZERO_TIMES) -> dict[str, object]:
+    """The scope after a loop: carried names bound to the loop's results; the names
+    left undefined are so for ``reason``."""
+    return _after(pre, plan, undefined, results, reason)
 
 
 def finish_loop(lw: Lowering, plan: Plan, undefined: set[str], pre: dict[str, object],
-                results: list[Value], saved: dict[str, object]) -> None:
+                results: list[Value], saved: dict[str, object], reason: str = ZERO_TIMES
+                ) -> None:
     """Bind the loop results and restore the enclosing loop's jump flags."""
-    lw.scope = after_loop(pre, plan, undefined, results)
-    for flag in (BRK, CONT):
+    lw.scope = after_loop(pre, plan, undefined, results, reason)
+    restore_flags(lw, saved)
+
+
+def save_flags(lw: Lowering) -> dict[str, object]:
+    """Remove and return the enclosing loop's break/continue flags and capture."""
+    return {f: lw.scope.pop(f) for f in (BRK, CONT, CAPTURE) if f in lw.scope}
+
+
+def restore_flags(lw: Lowering, saved: dict[str, object]) -> None:
+    """Drop this loop's flags and capture; put back the enclosing loop's."""
+    for flag in (BRK, CONT, CAPTURE):
         lw.scope.pop(flag, None)
     lw.scope.update(saved)
 
 
-def save_flags(lw: Lowering) -> dict[str, object]:
-    """Remove and return the enclosing loop's break/continue flags."""
-    return {f: lw.scope.pop(f) for f in (BRK, CONT) if f in lw.scope}
+def capture_at_break(lw: Lowering) -> None:
+    """At a ``break``: store the names its loop captures (see the module docstring)."""
+    capture = lw.scope.get(CAPTURE)
+    if capture is None:
+        return
+    tag, names = capture  # type: ignore[misc]
+    for name in names:
+        value = lw.scope.get(name)
+        if value is None or isinstance(value, Undefined):
+            lw.scope[f"{EXIT}{tag}?:{name}"] = True
+        else:
+            lw.scope[f"{EXIT}{tag}:{name}"] = value
+
+
+def captured_after(lw: Lowering, tag: str, names: frozenset[str], reason: str) -> None:
+    """After the loop: bind each captured name to its value at the ``break`` that left
+    the loop, or mark it undefined (``reason``) if some ``break`` comes before it is
+    assigned; then drop the hidden slots."""
+    for name in names:
+        slot = f"{EXIT}{tag}:{name}"
+        if lw.scope.get(f"{EXIT}{tag}?:{name}") is True:
+            lw.scope[name] = Undefined(reason)
+        elif slot in lw.scope:
+            lw.scope[name] = lw.scope[slot]
+    prefixes = (f"{EXIT}{tag}:", f"{EXIT}{tag}?:")
+    for hidden in [n for n in lw.scope if n.startswith(prefixes)]:
+        del lw.scope[hidden]
 
 
 def iv_scalar(value: Value, lo: int | None, hi: int | None) -> Scalar:

@@ -3,6 +3,13 @@
 ``if`` on a compile-time condition compiles only the taken branch.  ``for`` runs over
 ``range(...)`` (a counted ``loop.for``; a ``loop.while`` when the body may ``break`` or
 ``return``), over the first axis of an array, or is unrolled over a compile-time tuple.
+
+A loop that surely runs its body (a ``for`` of known non-zero trip count, a ``while``
+whose first test is known true) leaves defined the names first assigned in it that are
+assigned at the end of the body and before each ``break``/``continue``
+(``names.assigned_before_jumps``); ``while True:`` is left only by ``break``, so a name
+is defined after it when every ``break`` comes after its assignment (break captures,
+see ``control``).  Other names first assigned in a loop are undefined after it.
 ``with fusion_scope():`` becomes a ``fusion.scope`` whose body yields the names it
 assigns that are read elsewhere in the function.
 """
@@ -15,8 +22,12 @@ from collections.abc import Callable
 from pyasc.errors import PyascError, UnsupportedSyntaxError
 from pyasc.frontend import indexmath
 from pyasc.frontend.control import (
+    CAPTURE,
+    ZERO_TIMES,
     after_loop,
     as_i1,
+    capture_at_break,
+    captured_after,
     carried_loop,
     discard,
     finish_loop,
@@ -27,6 +38,7 @@ from pyasc.frontend.control import (
     loop_condition,
     lower_if,
     rebind,
+    restore_flags,
     save_flags,
     select_value,
 )
@@ -43,7 +55,7 @@ from pyasc.frontend.merge import (
     materialize,
     rebuild,
 )
-from pyasc.frontend.names import jumps, loads_outside
+from pyasc.frontend.names import assigned_before_jumps, jumps, loads_outside
 from pyasc.frontend.stmts import assign_target
 from pyasc.frontend.truth import condition, logical_not
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, Undefined
@@ -64,7 +76,8 @@ def lower_if_stmt(lw: Lowering, node: ast.If) -> None:
 
 @stmt_rule(ast.Break)
 def lower_break(lw: Lowering, node: ast.Break) -> None:
-    """``break`` sets the loop's break flag."""
+    """``break`` sets the loop's break flag (and stores the loop's captures)."""
+    capture_at_break(lw)
     lw.scope[BRK] = True
 
 
@@ -143,10 +156,29 @@ def _body(lw: Lowering, block: Block, fn: Callable[[], None]) -> dict[str, objec
     return lw.scope
 
 
-def _keep_after(lw: Lowering, node: ast.stmt, rng: RangeValue) -> Callable[[str], bool]:
-    """Names first assigned in a loop that surely runs are kept if read elsewhere."""
-    used = loads_outside(lw.src.tree, node) if _trip_count(rng) else frozenset()
-    return used.__contains__
+SURE_RUN = "may be unassigned when the loop ends (a branch, break or continue skips it)"
+"""Why a name first assigned in a loop that surely runs is undefined after it."""
+
+
+def _keep_after(lw: Lowering, node: ast.For, rng: RangeValue) -> Callable[[str], bool]:
+    """Names first assigned in a ``for`` kept after it (see the module docstring)."""
+    if not _trip_count(rng):
+        return _never
+    targets = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return _sure_after(lw, node, targets)
+
+
+def _sure_after(lw: Lowering, node: ast.For | ast.While, start: frozenset[str]
+                ) -> Callable[[str], bool]:
+    """For a loop that surely runs: names read after it and assigned before each of its
+    jumps (the carried-values plan checks the end of the body)."""
+    used = loads_outside(lw.src.tree, node)
+    assigned = assigned_before_jumps(node.body, start)
+    return lambda name: name in used and (assigned is None or name in assigned)
+
+
+def _never(name: str) -> bool:
+    return False
 
 
 def _counted_for(lw: Lowering, node: ast.For, rng: RangeValue, bind: Callable) -> None:
@@ -170,7 +202,8 @@ def _counted_for(lw: Lowering, node: ast.For, rng: RangeValue, bind: Callable) -
         _yield(lw, body.plan, body.end)
     op = lw.em.op(loop.ForOp([*bounds, *inits], body.plan.types(),
                              regions=[Region(body.blocks)]))
-    finish_loop(lw, body.plan, body.undefined, body.pre, op.result_values, saved)
+    finish_loop(lw, body.plan, body.undefined, body.pre, op.result_values, saved,
+                SURE_RUN if _trip_count(rng) else ZERO_TIMES)
     lw.body(node.orelse)
 
 
@@ -218,18 +251,42 @@ def _compare(lw: Lowering, pred: str, a: object, b: object) -> object:
 @stmt_rule(ast.While)
 def lower_while_stmt(lw: Lowering, node: ast.While) -> None:
     """``while`` loops (with ``else``)."""
-    _while_loop(lw, lambda: condition(lw, node.test), lambda: lw.body(node.body),
-                node.orelse)
+    cond_fn, body_fn = (lambda: condition(lw, node.test)), (lambda: lw.body(node.body))
+    if not _always_true(node.test):
+        _while_loop(lw, cond_fn, body_fn, node.orelse, _sure_after(lw, node, frozenset()))
+        return
+    tag = lw.unit.fresh("w").lstrip("$")
+    assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)}
+    names = frozenset(n for n in loads_outside(lw.src.tree, node) & assigned
+                      if isinstance(lw.scope.get(n, MISSING), Undefined))
+    _while_loop(lw, cond_fn, body_fn, node.orelse, capture=(tag, names))
+    captured_after(lw, tag, names, BREAK_FIRST)
+
+
+BREAK_FIRST = "may be unassigned when the 'while True' loop ends (a break comes before it)"
+
+
+def _always_true(test: ast.expr) -> bool:
+    """``while True:``, ``while 1:``: left only by ``break`` (or ``return``)."""
+    return isinstance(test, ast.Constant) and bool(test.value)
 
 
 def _while_loop(lw: Lowering, cond_fn: Callable[[], object], body_fn: Callable[[], None],
-                orelse: list[ast.stmt],
-                keep_new: Callable[[str], bool] = lambda name: False) -> None:
+                orelse: list[ast.stmt], keep_new: Callable[[str], bool] = _never,
+                capture: tuple[str, frozenset[str]] | None = None) -> None:
+    """``keep_new``: the names first assigned inside kept after the loop if its body
+    surely runs; ``capture``: the tag and names its breaks capture."""
     saved = save_flags(lw)
     lw.scope[BRK] = False
-    if _first_test(lw, cond_fn) is False:
+    first = _first_test(lw, cond_fn)
+    if first is False:
         _end_while(lw, saved, orelse)
         return
+    if first is not True:
+        keep_new = _never
+    if capture is not None:
+        lw.scope[CAPTURE] = capture
     conds: list[Value] = []
 
     def build(blocks: list[Block], plan: Plan) -> dict[str, object]:
@@ -252,7 +309,8 @@ def _while_loop(lw: Lowering, cond_fn: Callable[[], object], body_fn: Callable[[
         _yield(lw, body.plan, body.end)
     op = lw.em.op(loop.WhileOp(inits, body.plan.types(), regions=[Region([before]),
                                                                    Region([after])]))
-    lw.scope = after_loop(body.pre, body.plan, body.undefined, op.result_values)
+    lw.scope = after_loop(body.pre, body.plan, body.undefined, op.result_values,
+                          SURE_RUN if first is True else ZERO_TIMES)
     _end_while(lw, saved, orelse)
 
 
@@ -268,9 +326,8 @@ def _first_test(lw: Lowering, cond_fn: Callable[[], object]) -> object:
 
 
 def _end_while(lw: Lowering, saved: dict[str, object], orelse: list[ast.stmt]) -> None:
-    broke = lw.scope.pop(BRK, False)
-    lw.scope.pop(CONT, None)
-    lw.scope.update(saved)
+    broke = lw.scope.get(BRK, False)
+    restore_flags(lw, saved)
     if not orelse:
         return
     go = logical_not(lw, broke)

@@ -11,6 +11,9 @@
 * :func:`loads_outside`: names read outside a given statement (what a fusion scope must
   yield).
 * :func:`jumps`: whether a loop body contains ``break`` (of that loop) or ``return``.
+* :func:`assigned_before_jumps`: the names a loop body assigns on every path to each of
+  its ``break``/``continue`` statements (a must-analysis: a branch, or a nested loop
+  that may run zero times, assigns nothing for sure).
 """
 
 from __future__ import annotations
@@ -172,3 +175,53 @@ def _walk_loop(node: ast.AST) -> Iterator[ast.AST]:
             yield from (n for n in ast.walk(child) if isinstance(n, ast.Return))
             continue
         yield from _walk_loop(child)
+
+
+def assigned_before_jumps(body: list[ast.stmt], start: frozenset[str] = frozenset()
+                          ) -> frozenset[str] | None:
+    """Names assigned on every path from the start of a loop body (where ``start`` are
+    assigned) to each ``break`` and ``continue`` of that loop; ``None`` if it has none."""
+    walk = _MustAssign()
+    walk.block(body, start)
+    if not walk.at_jumps:
+        return None
+    return frozenset.intersection(*walk.at_jumps)
+
+
+class _MustAssign:
+    """Walks statements with the set of names surely assigned (``None``: unreachable)."""
+
+    def __init__(self) -> None:
+        self.at_jumps: list[frozenset[str]] = []
+
+    def block(self, stmts: list[ast.stmt], state: frozenset[str] | None
+              ) -> frozenset[str] | None:
+        for st in stmts:
+            if state is None:
+                break
+            state = self.stmt(st, state)
+        return state
+
+    def stmt(self, st: ast.stmt, state: frozenset[str]) -> frozenset[str] | None:
+        if isinstance(st, ast.Break | ast.Continue):
+            self.at_jumps.append(state)
+            return None
+        if isinstance(st, ast.Return):
+            return None
+        if isinstance(st, ast.If):
+            return _meet(self.block(st.body, state), self.block(st.orelse, state))
+        if isinstance(st, ast.With):
+            return self.block(st.body, state)
+        if isinstance(st, ast.For | ast.While):
+            self.block(st.orelse, state)  # its body's jumps are its own; its else's ours
+            return state
+        if isinstance(st, ast.AnnAssign) and st.value is None:
+            return state
+        return state | {n.id for n in _walk(st) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)}
+
+
+def _meet(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    if a is None:
+        return b
+    return a if b is None else a & b
