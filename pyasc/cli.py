@@ -3,7 +3,8 @@
 ``pyasc demo`` compiles and runs the example operators in ``examples/`` on the default
 target, checks each against the same Python function run on numpy, prints the time
 per call of both, and writes every kernel's generated code (tensor IR, loop IR,
-LLVM IR and AscendC source) under an output folder it names.
+LLVM IR and AscendC source) under an output folder it names.  ``pyasc --help`` lists
+the commands (:data:`COMMANDS`); ``pyasc <command> --help`` a command's options.
 """
 
 from __future__ import annotations
@@ -131,8 +132,14 @@ def demo(argv: Sequence[str]) -> int:
               "(the examples ship with the source checkout)", file=sys.stderr)
         return 2
     wanted = {n for n in opts.only.split(",") if n}
+    cases = _load_cases(opts.examples)
+    unknown = sorted(wanted - {c["name"] for c in cases})
+    if unknown:
+        print(f"pyasc demo: unknown operator {', '.join(map(repr, unknown))} in --only; the "
+              f"operators are: {', '.join(sorted(c['name'] for c in cases))}", file=sys.stderr)
+        return 2
     rows = []
-    for case in _load_cases(opts.examples):
+    for case in cases:
         if wanted and case["name"] not in wanted:
             continue
         try:
@@ -150,15 +157,33 @@ def _default_target() -> str:
     return resolve_target(make_options({}))
 
 
+COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
+    "demo": (demo, "compile the example operators, check them against numpy, time them "
+                   "and write their generated code"),
+}
+"""Subcommands: name -> (function taking the remaining arguments, one-line summary)."""
+
+
+def usage() -> str:
+    """``pyasc --help``: the commands and what each does."""
+    width = max(map(len, COMMANDS))
+    lines = ["usage: pyasc <command> [options]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += ["", "'pyasc <command> --help' describes the options of a command."]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pyasc`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"demo": demo}
-    if not argv or argv[0] not in commands:
-        print("usage: pyasc demo [--size small|default] [--out DIR] [--only NAMES]",
-              file=sys.stderr)
+    if argv and argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if not argv or argv[0] not in COMMANDS:
+        problem = f"unknown command {argv[0]!r}" if argv else "no command given"
+        print(f"pyasc: {problem}\n\n{usage()}", file=sys.stderr)
         return 2
-    return commands[argv[0]](argv[1:])
+    return COMMANDS[argv[0]][0](argv[1:])
 
 
 if __name__ == "__main__":

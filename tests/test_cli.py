@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pyasc.cli import main
+import subprocess
+import sys
+
+import pytest
+
+from pyasc.cli import COMMANDS, main
 
 
 def test_demo_runs_checks_and_writes_code(tmp_path, capsys):
@@ -32,4 +37,30 @@ def test_demo_reports_a_failing_example(tmp_path, capsys):
 
 def test_unknown_command_prints_usage(capsys):
     assert main(["frobnicate"]) == 2
-    assert "usage: pyasc demo" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown command 'frobnicate'" in err and "usage: pyasc <command>" in err
+    assert "  demo  " in err
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_lists_every_command(flag, capsys):
+    assert main([flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: pyasc <command>")
+    for name, (_, summary) in COMMANDS.items():
+        assert f"  {name}  {summary}" in out
+
+
+def test_console_script_help_lists_the_commands():
+    proc = subprocess.run([sys.executable, "-m", "pyasc.cli", "--help"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and "commands:" in proc.stdout and "demo" in proc.stdout
+
+
+def test_demo_only_with_an_unknown_operator_names_it_and_the_valid_ones(tmp_path, capsys):
+    status = main(["demo", "--only", "relu,nosuch", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""  # no (empty) table
+    assert "unknown operator 'nosuch' in --only" in captured.err
+    assert "relu" in captured.err and "softmax" in captured.err
+    assert not any(tmp_path.iterdir())
