@@ -10,8 +10,8 @@ diagnostic::
        |         ^^^^^^^^
        = hint: cast one operand with .astype(...)
 
-The table of codes lives in ``docs/errors.md``; ``tests/test_errors.py`` checks that
-the table and the classes below agree.
+The table of codes lives in ``docs/errors.md``; ``tests/test_error_codes.py`` checks
+that the table and the classes below agree.
 """
 
 from __future__ import annotations
@@ -175,7 +175,8 @@ class DeviceError(PyascError):
 
     code = "E50031"
     title = "device runtime error"
-    default_hint = "run `pyasc doctor` to check the driver, CANN and the device"
+    default_hint = ("check the NPU driver and CANN (npu-smi info, source "
+                    "<ascend-toolkit>/set_env.sh), or use target='ascend-sim'")
 
 
 class ArgumentError(PyascError):

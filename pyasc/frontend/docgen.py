@@ -71,7 +71,8 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
 - **Views.** Basic slicing, `.T`, `np.transpose`, `reshape` of a contiguous buffer and
   `np.ascontiguousarray` of a contiguous buffer alias their argument like numpy;
   writes through them are seen by every alias.  A view that is *returned* comes back
-  as a new array; a parameter returned unchanged comes back as the caller's object.
+  as a view sharing the argument's memory, as in numpy (`np.shares_memory(f(x), x)`);
+  a parameter returned unchanged comes back as the caller's object.
 - **Indexing.** Integers, slices (steps, negative bounds), `...` and `None` give
   elements and views.  Integer arrays (several at once, broadcast together, mixed with
   integers and slices) and boolean masks (also with other indices: a mask stands for
