@@ -106,6 +106,66 @@ def for_with_assignment_before_break(x, n):
     return y
 
 
+@hybrid
+def captured_buffer(x, n):
+    while True:
+        buf = np.zeros(x.shape[0])
+        buf[0] = x[0] * n
+        break
+    return buf
+
+
+@hybrid
+def captured_tuple(x, n):
+    k = 0
+    while True:
+        k += 1
+        pair = (x * k, k)
+        if k >= n:
+            break
+    return pair
+
+
+@hybrid
+def inside_a_for(x, n):
+    acc = x * 0
+    for i in range(3):
+        j = 0
+        while True:
+            j += 1
+            t = x * j
+            if j >= n + i:
+                break
+        acc = acc + t
+    return acc
+
+
+@hybrid
+def in_a_callee(x, n):
+    return assigned_then_break(x, n) * 2
+
+
+@hybrid
+def with_else_and_reassignment(x, n):
+    k = 0
+    while True:
+        k += 1
+        y = x * k
+        if k >= n:
+            break
+        y = x * -1
+    else:
+        y = x * 1000
+    return y
+
+
+@pytest.mark.parametrize("fn", [captured_buffer, captured_tuple, inside_a_for, in_a_callee,
+                                with_else_and_reassignment], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [1, 4])
+def test_while_true_captures_buffers_tuples_and_nests(fn, n):
+    check(fn, rand((4,)), n)
+
+
 @pytest.mark.parametrize("n", [1, 3, 7])
 def test_while_true_assigns_before_its_break(n):
     check(assigned_then_break, rand((4,)), n)
