@@ -9,7 +9,8 @@ Errors leave the public API (``@hybrid``, calling a hybrid function, its inspect
 methods) through :func:`public_api` (or the same ``try`` inlined in the call path),
 which passes them to :func:`user_error`: a coded error without a location gets the
 user's call site; pyasc's own frames are dropped from the traceback (as JAX and
-TensorFlow filter theirs) and the internal exceptions it was raised from are not
+TensorFlow filter theirs; the entry point's own frame stays, as theirs does: its line
+says how to see the rest) and the internal exceptions it was raised from are not
 printed, unless ``PYASC_TRACEBACK=full``.  Only coded errors and the exceptions of a
 kernel's run-time checks (:func:`check_failed`: ``IndexError`` for an index out of
 bounds...) are filtered: exceptions of the user's own code (``target="interpret"``) and
