@@ -148,7 +148,7 @@ def test_a_missing_toolchain_names_the_call_site(monkeypatch):
 def test_an_internal_error_names_the_call_site(monkeypatch):
     from pyasc.frontend import decorator
 
-    def broken(module, options):
+    def broken(module, options, *dump):
         raise errors.InternalCompilerError("a pass failed")
 
     fn = hybrid(plus_one.__wrapped__)
