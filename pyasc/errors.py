@@ -204,6 +204,19 @@ class InternalCompilerError(PyascError):
                     "(PYASC_TRACEBACK=full prints pyasc's own traceback)")
 
 
+class IndexOutOfBoundsError(PyascError, IndexError):
+    """An array index outside its axis (E50060); also an ``IndexError``, as in numpy.
+
+    Raised at run time by a failed bounds check (every target; ``boundscheck=False``
+    turns the checks off) and at compile time for a constant index on a static axis.
+    """
+
+    code = "E50060"
+    title = "index out of bounds"
+    default_hint = ("valid indices on an axis of size n are -n..n-1; check the loop "
+                    "bounds and the index arithmetic")
+
+
 ALL_ERRORS: tuple[type[PyascError], ...] = (
     TypeMismatchError,
     ShapeInferenceError,
@@ -218,6 +231,7 @@ ALL_ERRORS: tuple[type[PyascError], ...] = (
     ArgumentError,
     InvalidOptionError,
     InternalCompilerError,
+    IndexOutOfBoundsError,
 )
 
 

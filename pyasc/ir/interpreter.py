@@ -19,16 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from pyasc.callsite import check_failed
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import func, loop, tensor
-from pyasc.ir.ops.func import FuncOp, ModuleOp, located_message
+from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.semantics import as_type, eval_op, np_dtype
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
-
-_ASSERT_ERRORS: dict[str, type[Exception]] = {
-    "assert": AssertionError, "bounds": IndexError, "shape": ValueError,
-}
+from pyasc.runtime.failures import Site, check_failure
 
 
 class _Return(Exception):
@@ -159,8 +155,10 @@ def _call(it: Interpreter, op: func.CallOp, env: dict[Value, Any]) -> list:
 
 def _assert(it: Interpreter, op: func.AssertOp, env: dict[Value, Any]) -> list:
     if not bool(env[op.cond]):
-        raise check_failed(_ASSERT_ERRORS[op.attributes["kind"]],
-                           located_message(op.loc, op.attributes["message"]))
+        loc = op.loc
+        site = Site.of(loc.file, loc.line, loc.col) if loc.known else Site()
+        raise check_failure(op.attributes["kind"], op.attributes["message"],
+                            [int(env[v]) for v in op.values], site)
     return []
 
 

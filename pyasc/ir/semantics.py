@@ -254,17 +254,21 @@ def _accumulate(fn: Callable) -> Evaluator:
     return ev
 
 
-def leading_indices(idx: tuple, shape: tuple[int, ...]) -> list[np.ndarray]:
+def leading_indices(idx: tuple, shape: tuple[int, ...],
+                    axes: tuple[int, ...] | None = None) -> list[np.ndarray]:
     """Index operands of ``gather_nd``/``scatter`` as in-range ``int64`` arrays
-    broadcast together (negative ones wrapped; out of range is an IndexError)."""
+    broadcast together (negative ones wrapped; out of range is numpy's IndexError,
+    naming the first bad index and the user's axis from ``axes``)."""
     out = []
-    for axis, raw in enumerate(idx):
-        arr, size = np.asarray(raw), shape[axis]
-        if arr.dtype.kind == "i":
-            arr = np.where(arr < 0, arr.astype(np.int64) + size, arr)
-        if not ((arr >= 0) & (arr < size)).all():
-            raise IndexError(f"index out of bounds for axis {axis} with size {size}")
-        out.append(arr.astype(np.int64))
+    for k, raw in enumerate(idx):
+        arr, size = np.asarray(raw), shape[k]
+        wide = arr.astype(np.int64)
+        bad = (wide >= size) | (wide < -size if arr.dtype.kind == "i" else wide < 0)
+        if bad.any():
+            axis = axes[k] if axes is not None and k < len(axes) else k
+            raise IndexError(f"index {int(wide[bad].flat[0])} is out of bounds for axis "
+                             f"{axis} with size {size}")
+        out.append(np.where(wide < 0, wide + size, wide))
     try:
         return list(np.broadcast_arrays(*out))
     except ValueError:
@@ -273,12 +277,12 @@ def leading_indices(idx: tuple, shape: tuple[int, ...]) -> list[np.ndarray]:
 
 
 def _gather_nd(op: Operation, x: np.ndarray, *idx: object) -> object:
-    return x[tuple(leading_indices(idx, x.shape))]
+    return x[tuple(leading_indices(idx, x.shape, op.attributes.get("axes")))]
 
 
 def _scatter(op: Operation, updates: object, dest: np.ndarray, *idx: object) -> None:
     k = len(idx)
-    ids = leading_indices(idx, dest.shape)
+    ids = leading_indices(idx, dest.shape, op.attributes.get("axes"))
     rest = dest.shape[k:]
     upd = np.broadcast_to(updates, ids[0].shape + rest).reshape((-1, *rest))
     flat = [i.reshape(-1) for i in ids]

@@ -30,6 +30,12 @@ when the kernel did not allocate it: a result chosen at run time that was an arg
 
 Both return 0 on success, or ``k >= 1`` for ``errors[k - 1]``: a failed ``func.assert``,
 a zero loop step or an allocation failure.  A failing kernel frees its own temporaries.
+When some error site reports run-time values (``ErrorSpec.values``, e.g. the index and
+the axis size of a failed bounds check), ``res`` ends with the *error record* at slot
+``error_slot``: ``[lock, key, v_0, ..., v_{m-1}]``; the failing site stores its values
+in ``v_0...`` before returning its code (``lock`` and ``key`` let the iterations of a
+parallel loop that fail at once keep the values of the first failing iteration, whose
+code the pool returns).
 
 ``PyObject *k.pycall(PyObject *ctx, PyObject *const *args, Py_ssize_t nargs)`` -- the
 optional native entry (:class:`NativeSpec`), a ``METH_FASTCALL`` builtin taking the
@@ -51,7 +57,7 @@ from typing import Any
 ERR_ARGS = -1
 """Return code of the fast ABI when an argument does not fit the specialization."""
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 PYARRAY_OFFSETS = {"data": 16, "nd": 24, "dims": 32, "strides": 40, "descr": 56,
                    "flags": 64}
@@ -142,10 +148,21 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class ErrorSpec:
-    """A run-time error site: ``kind`` in assert/bounds/shape/value/memory."""
+    """A run-time error site: ``kind`` in assert/bounds/shape/value/memory.
+
+    ``message`` is a template when ``values > 0``: the kernel stores that many int64
+    values in the error slots (see :class:`KernelABI`) before returning the site's code.
+    ``file``/``line``/``col``/``source`` locate the check in the user's code (``line``
+    0: unknown; ``source`` is the source line, read when the kernel was compiled).
+    """
 
     kind: str
     message: str
+    values: int = 0
+    file: str | None = None
+    line: int = 0
+    col: int = 0
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +200,12 @@ class KernelABI:
     arg_slots: int
     result_slots: int
     native: NativeSpec | None = None
+    error_slot: int = -1
+
+    @property
+    def error_values(self) -> int:
+        """How many value slots follow the error record's header (0: no record)."""
+        return max((e.values for e in self.errors), default=0)
 
     def to_json(self) -> dict:
         """Plain JSON data (no pickle)."""
@@ -204,7 +227,8 @@ class KernelABI:
             errors=tuple(ErrorSpec(**e) for e in data["errors"]),
             arg_slots=int(data["arg_slots"]), result_slots=int(data["result_slots"]),
             native=None if data.get("native") is None
-            else NativeSpec.from_json(data["native"]))
+            else NativeSpec.from_json(data["native"]),
+            error_slot=int(data.get("error_slot", -1)))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)

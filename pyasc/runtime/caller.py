@@ -6,7 +6,8 @@ or double), so the Python side only checks the exact type and dtype of each argu
 makes the outputs whose shapes it can compute with ``np.empty``, and calls.  Generating
 that code per kernel (as ``dataclasses`` and ``namedtuple`` do) removes the loops, tuple
 unpacking and attribute lookups a generic caller would pay on every call; what remains
-is mostly the ctypes call itself (~2 us on the development machine).
+is mostly the ctypes call itself (~2 us on the development machine).  A kernel with an
+error record (``abi.error_slot``) hands ``fail`` the record's values too.
 
 Generated source for ``relu(x: memref<8xf32>) -> alloc<8xf32>`` (``k._call.__doc__``)::
 
@@ -22,7 +23,7 @@ Generated source for ``relu(x: memref<8xf32>) -> alloc<8xf32>`` (``k._call.__doc
             alloc_failed(0, exc, (8, ))
         rc = fn(a0, b0, None)
         if rc:
-            fail(rc, args)
+            fail(rc, args, ())
         out = [b0]
         return out
 """
@@ -86,7 +87,7 @@ def fast_argtypes(abi: KernelABI) -> list[type]:
 
 
 def make_caller(abi: KernelABI, address: int,
-                fail: Callable[[int, Any], None]) -> Callable[[Any], list]:
+                fail: Callable[[int, Any, Any], None]) -> Callable[[Any], list]:
     """A function ``call(flat_args) -> list`` for the fast entry at ``address``."""
     proto = ctypes.CFUNCTYPE(ctypes.c_int32, *fast_argtypes(abi))
     env: dict[str, Any] = {  # ``__name__``: errors are located past it (pyasc.callsite)
@@ -119,9 +120,14 @@ def _source(abi: KernelABI, env: dict[str, Any]) -> list[str]:
     call_args = names + [buffers[k] for k, b in enumerate(abi.buffers) if b.prealloc]
     call_args.append("res.addr" if needs_res else "None")
     out += [f"    rc = fn({', '.join(call_args)})", "    if rc:"]
+    values = "()"
+    if abi.error_slot >= 0:  # read the error record before another call may take res
+        first = abi.error_slot + 2
+        out.append(f"        values = res.i64[{first}:{first + abi.error_values}].tolist()")
+        values = "values"
     if needs_res:
         out.append("        pool.append(res)")
-    out.append("        fail(rc, args)")
+    out.append(f"        fail(rc, args, {values})")
     for k, b in enumerate(abi.buffers):
         if not b.prealloc:
             out.append(f"    {buffers[k]} = KernelBuffer(int(res.i64[{b.slot}]))")

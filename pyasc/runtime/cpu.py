@@ -30,19 +30,14 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from pyasc.callsite import at_caller, check_failed
-from pyasc.errors import ArgumentError, InternalCompilerError, OutOfMemoryError
+from pyasc.callsite import at_caller
+from pyasc.errors import ArgumentError, InternalCompilerError
 from pyasc.runtime.abi import ERR_ARGS, PYARRAY_OFFSETS, KernelABI
 from pyasc.runtime.caller import make_caller
 from pyasc.runtime.descriptor import DescriptorCaller
+from pyasc.runtime.failures import Site, check_failure
 from pyasc.runtime.marshal import explain
 from pyasc.runtime.pycall import make_native
-
-ERROR_KINDS: dict[str, type[Exception]] = {
-    "assert": AssertionError, "bounds": IndexError, "shape": ValueError,
-    "value": ValueError, "memory": OutOfMemoryError,
-}
-"""Python exception raised for each kind of run-time error a kernel reports."""
 
 
 @functools.cache
@@ -69,8 +64,10 @@ def fast_abi_supported() -> bool:
         return False
 
 
-def raise_kernel_error(abi: KernelABI, rc: int, args: Sequence[Any]) -> NoReturn:
-    """Raise the Python exception for a kernel's non-zero return code ``rc``."""
+def raise_kernel_error(abi: KernelABI, rc: int, args: Sequence[Any],
+                       values: Sequence[int] = ()) -> NoReturn:
+    """Raise the Python exception for a kernel's non-zero return code ``rc``; ``values``
+    are those of the error record (see ``abi.py``)."""
     if rc == ERR_ARGS:
         explain(abi, args)
         raise InternalCompilerError("the kernel rejected arguments that the runtime "
@@ -78,7 +75,8 @@ def raise_kernel_error(abi: KernelABI, rc: int, args: Sequence[Any]) -> NoReturn
     if not 1 <= rc <= len(abi.errors):
         raise InternalCompilerError(f"kernel {abi.symbol} returned unknown error code {rc}")
     err = abi.errors[rc - 1]
-    raise check_failed(ERROR_KINDS.get(err.kind, RuntimeError), err.message)
+    site = Site(err.file, err.line, err.col, err.source)
+    raise check_failure(err.kind, err.message, list(values)[:err.values], site)
 
 
 class CPUKernel:
@@ -91,8 +89,8 @@ class CPUKernel:
         self._keepalive = keepalive  # the loaded machine code must outlive the callers
         self._native_address = addresses.get(abi.native.symbol, 0) if abi.native else 0
 
-        def fail(rc: int, args: Sequence[Any]) -> NoReturn:
-            raise_kernel_error(abi, rc, args)
+        def fail(rc: int, args: Sequence[Any], values: Sequence[int] = ()) -> NoReturn:
+            raise_kernel_error(abi, rc, args, values)
 
         if self.fast:
             self._call = make_caller(abi, addresses[abi.py_symbol], fail)
@@ -113,7 +111,7 @@ class CPUKernel:
             return None
         abi = self.abi
 
-        def raiser(rc: int) -> NoReturn:
-            raise_kernel_error(abi, rc, ())
+        def raiser(rc: int, *values: int) -> NoReturn:
+            raise_kernel_error(abi, rc, (), values)
 
         return make_native(native, self._native_address, raiser, defaults, keepalive=self)

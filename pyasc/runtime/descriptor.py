@@ -36,11 +36,19 @@ class _Slots:
         self.res = ResultSlots(abi)
 
 
+def error_values(abi: KernelABI, res: np.ndarray) -> list[int]:
+    """The run-time values of the error record in the result slots ``res``."""
+    if abi.error_slot < 0:
+        return []
+    first = abi.error_slot + 2
+    return res[first:first + abi.error_values].tolist()
+
+
 class DescriptorCaller:
     """``call(flat_args) -> list`` through the descriptor entry at ``address``."""
 
     def __init__(self, abi: KernelABI, address: int,
-                 fail: Callable[[int, Sequence[Any]], None]) -> None:
+                 fail: Callable[[int, Sequence[Any], Sequence[int]], None]) -> None:
         self.abi = abi
         self.fn = _PROTO(address)
         self.fail = fail
@@ -53,7 +61,7 @@ class DescriptorCaller:
             buffers = self._fill(slots, args)
             rc = self.fn(slots.args_addr, slots.res.addr)
             if rc:
-                self.fail(rc, args)
+                self.fail(rc, args, error_values(self.abi, slots.res.i64))
             owners = [b if b is not None else KernelBuffer(int(slots.res.i64[spec.slot]))
                       for b, spec in zip(buffers, self.abi.buffers, strict=True)]
             return [self._result(j, r, slots.res, args, owners)

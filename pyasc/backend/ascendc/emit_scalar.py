@@ -4,8 +4,8 @@ GM arrays are ``GlobalTensor``s read with ``GetValue`` and written with ``SetVal
 small temporaries are local arrays.  A memref value is a compile-time descriptor
 (:class:`MemDesc`: base, offset, extents and strides as C++ expressions), so views cost
 nothing.  Loops, ifs and whiles become C++ control flow with loop-carried values in
-mutable variables; ``func.assert`` records its number in the block's status word and
-ends the kernel.  Op emitters are a table ``{op class: fn}``.
+mutable variables; ``func.assert`` records its number (and the values it reports) in the
+block's status record and ends the kernel.  Op emitters are a table ``{op class: fn}``.
 """
 
 from __future__ import annotations
@@ -181,7 +181,9 @@ class ScalarEmitter:
             elif a.source == "scalar":
                 w.line(f"{p.name}Gm.SetGlobalBuffer((__gm__ {t}*){p.name}, 1);")
             elif a.source == "status":
-                w.line(f"{p.name}Gm.SetGlobalBuffer((__gm__ {t}*){p.name}, GetBlockNum());")
+                n = "GetBlockNum()" if k.status_stride == 1 else \
+                    f"GetBlockNum() * {k.status_stride}"
+                w.line(f"{p.name}Gm.SetGlobalBuffer((__gm__ {t}*){p.name}, {n});")
         if k.arena:
             w.line("int64_t arenaTop = 0;  // bytes of the block's GM workspace in use")
 
@@ -264,7 +266,8 @@ def _arena_alloc(em: ScalarEmitter, op: Operation, t: MemRefType, sizes: list[st
     w.line(f"const int64_t {name}At = arenaTop;", op.loc)
     w.line(f"arenaTop += ({total} * static_cast<int64_t>(sizeof({st})) + 31) / 32 * 32;")
     with w.block(f"if (arenaTop > {ARENA_BYTES})"):
-        w.line(f"{status.name}Gm.SetValue(GetBlockIdx(), {code});  // workspace overflow")
+        w.line(f"{status.name}Gm.SetValue({_status_at(em, 0)}, {code});  // workspace "
+               "overflow")
         w.line("return;")
     w.line(f"GlobalTensor<{st}> {name}Gm;")
     w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {st}*)({ws.name} + GetBlockIdx() * "
@@ -353,11 +356,21 @@ def _emit_nothing(em: ScalarEmitter, op: Operation) -> None:
 
 def _emit_assert(em: ScalarEmitter, op: Operation) -> None:
     status = em.k.status
-    assert status is not None
-    code = em.k.asserts.index(op) + 1  # type: ignore[arg-type]
-    with em.w.block(f"if (!({em.get(op.operand_values[0])}))", op.loc):
-        em.w.line(f"{status.name}Gm.SetValue(GetBlockIdx(), {code});", op.loc)
+    assert status is not None and isinstance(op, func.AssertOp)
+    code = em.k.asserts.index(op) + 1
+    with em.w.block(f"if (!({em.get(op.cond)}))", op.loc):
+        em.w.line(f"{status.name}Gm.SetValue({_status_at(em, 0)}, {code});", op.loc)
+        for j, v in enumerate(op.values):  # the values the message names
+            em.w.line(f"{status.name}Gm.SetValue({_status_at(em, 1 + j)}, "
+                      f"static_cast<int64_t>({em.get(v)}));", op.loc)
         em.w.line("return;")
+
+
+def _status_at(em: ScalarEmitter, k: int) -> str:
+    """The index of slot ``k`` of this block's status record."""
+    stride = em.k.status_stride
+    base = "GetBlockIdx()" if stride == 1 else f"GetBlockIdx() * {stride}"
+    return base if k == 0 else f"{base} + {k}"
 
 
 def _emit_return(em: ScalarEmitter, op: Operation) -> None:

@@ -2,7 +2,7 @@
 
 The host allocates the kernel's array results and large temporaries (their extents are
 recomputed on the host by cloning the loop-level scalar ops that define them), passes
-constant arrays, one-element buffers for scalar results and a zeroed status word per
+constant arrays, one-element buffers for scalar results and a zeroed status record per
 block, launches, checks the status and reads the results back.  A kernel split across
 blocks launches ``min(cores, trip count)`` blocks when the loop bounds are host values,
 else one per core.
@@ -18,7 +18,7 @@ from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.core import BlockArgument, DenseArray, Operation, OpResult, Value
 from pyasc.ir.ops import arith, mem
 from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, i32, u8
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, i64, u8
 
 
 class NotHostComputable(Exception):
@@ -60,8 +60,8 @@ class _HostValues:
         return self.hb.insert(op.clone(mapping)).result
 
 
-def _array_arg(hb: HostBuilder, hv: _HostValues, a: GmArray, inputs: list[Value],
-               block_dim: Value) -> Value:
+def _array_arg(hb: HostBuilder, hv: _HostValues, k: ScalarKernel, a: GmArray,
+               inputs: list[Value], block_dim: Value) -> Value:
     if a.source == "input":
         return inputs[a.index]
     if a.source == "const":
@@ -72,8 +72,9 @@ def _array_arg(hb: HostBuilder, hv: _HostValues, a: GmArray, inputs: list[Value]
     if a.source == "scalar":
         return hb.alloc((1,), a.elem, [hb.const(1)])
     if a.source == "status":
-        buf = hb.alloc((DYN,), i32, [block_dim])
-        hb.insert(mem.FillOp([hb.const(0, i32), buf], []))
+        size = hb.mul(block_dim, k.status_stride) if k.status_stride > 1 else block_dim
+        buf = hb.alloc((DYN,), i64, [size])
+        hb.insert(mem.FillOp([hb.const(0, i64), buf], []))
         return buf
     if a.source == "arena":
         return hb.alloc((DYN,), u8, [hb.mul(block_dim, ARENA_BYTES)])
@@ -136,7 +137,7 @@ def launch_scalar(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
     for p in kernel_params(k):
         a = p.array
         if a is not None:
-            v = _array_arg(hb, hv, a, inputs, block_dim)
+            v = _array_arg(hb, hv, k, a, inputs, block_dim)
             buffers[a.name] = v
             if isinstance(v.type, MemRefType) and (
                     a.source in ("result", "temp", "scalar", "status", "arena")
@@ -150,9 +151,8 @@ def launch_scalar(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
     hb.launch(k.name, block_dim, args, writes)
     status = k.status
     if status is not None:
-        messages, kinds = k.check_codes()
-        hb.insert(CheckStatusOp([buffers[status.name]], [], {
-            "messages": messages, "kinds": kinds}, loc=k.loc))
+        attrs = {**k.check_codes(), "stride": k.status_stride}
+        hb.insert(CheckStatusOp([buffers[status.name]], [], attrs, loc=k.loc))
     return _results(hb, k, inputs, buffers)
 
 

@@ -12,10 +12,13 @@ stay ordinary IR.  The ops:
 * ``ascend.ub_check(need) {budget, what}``: raise ``OutOfMemoryError`` (E50003) at the
   op's location if ``need`` bytes exceed ``budget`` (a run-time tiling check for dynamic
   shapes, e.g. one row of a row-wise kernel).
-* ``ascend.check_status(status) {messages, kinds}``: after a scalar kernel with run-time
-  checks, ``status[b]`` is 0 or ``k + 1`` for the failed check ``k`` of block ``b``; raise
-  the matching Python exception (``kinds``: the ``func.assert`` kinds, or ``oom`` for a
-  kernel workspace overflow, E50003).
+* ``ascend.check_status(status) {messages, kinds, values?, sites?, stride?}``: after a
+  scalar kernel with run-time checks, ``status[b * stride]`` is 0 or ``k + 1`` for the
+  failed check ``k`` of block ``b``, followed by the ``values[k]`` values that check
+  reports (its message is then a template, see ``func.assert``); raise the matching
+  Python exception (``kinds``: the ``func.assert`` kinds, or ``oom`` for a kernel
+  workspace overflow, E50003) located at ``sites[k]`` (``(file, line, col)``) through
+  ``pyasc.runtime.failures``.
 
 ``ascend.launch`` is executed by the host runner of the target (see ``host_runner``);
 its registered evaluator only says so.  The other two have plain reference semantics.
@@ -25,17 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyasc.callsite import check_failed
 from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import Operation, attr
 from pyasc.ir.ops.common import require
 from pyasc.ir.semantics import register_evaluator
 from pyasc.ir.types import MemRefType, ScalarType, TensorType, index
+from pyasc.runtime.failures import ERROR_KINDS, Site, check_failure
 
-ASSERT_ERRORS: dict[str, type[Exception]] = {
-    "assert": AssertionError, "bounds": IndexError, "shape": ValueError,
-    "oom": OutOfMemoryError,
-}
+ASSERT_ERRORS = ERROR_KINDS
 
 
 class LaunchOp(Operation):
@@ -75,15 +75,24 @@ class CheckStatusOp(Operation):
 
     name = "ascend.check_status"
     operands = ("status",)
-    attrs = {"messages": attr(tuple), "kinds": attr(tuple)}
+    attrs = {"messages": attr(tuple), "kinds": attr(tuple), "values": attr(tuple,
+             optional=True), "sites": attr(tuple, optional=True),
+             "stride": attr(int, optional=True)}
     traits = frozenset({"reads", "checks"})
 
     def verify_op(self) -> None:
         t = self.status.type
-        require(isinstance(t, MemRefType) and t.rank == 1 and t.element.name == "i32",
-                "status must be a 1-D i32 memref")
-        require(len(self.attributes["messages"]) == len(self.attributes["kinds"]),
-                "one kind per message")
+        require(isinstance(t, MemRefType) and t.rank == 1 and t.element.name in ("i32",
+                                                                                 "i64"),
+                "status must be a 1-D i32 or i64 memref")
+        n = len(self.attributes["messages"])
+        require(len(self.attributes["kinds"]) == n, "one kind per message")
+        for key in ("values", "sites"):
+            require(len(self.attributes.get(key, (0,) * n)) == n, f"one {key} entry per "
+                    "message")
+        stride = self.attributes.get("stride", 1)
+        require(stride >= 1 + max(self.attributes.get("values", ()), default=0),
+                "stride too small for the values reported")
         for kind in self.attributes["kinds"]:
             require(kind in ASSERT_ERRORS, f"unknown check kind {kind!r}")
 
@@ -100,11 +109,18 @@ def _ub_check(op: Operation, need: object) -> None:
 
 
 def _check_status(op: Operation, status: np.ndarray) -> None:
-    failed = [int(s) for s in np.asarray(status).reshape(-1) if int(s) != 0]
-    if failed:
-        k = failed[0] - 1
-        kind = op.attributes["kinds"][k]
-        raise check_failed(ASSERT_ERRORS[kind], op.attributes["messages"][k])
+    stride = op.attributes.get("stride", 1)
+    words = np.asarray(status).reshape(-1)
+    failed = [b for b in range(0, len(words), stride) if int(words[b]) != 0]
+    if not failed:
+        return
+    b = failed[0]  # the lowest block: the first failing iteration of a split loop
+    k = int(words[b]) - 1
+    n = op.attributes.get("values", (0,) * len(op.attributes["kinds"]))[k]
+    file, line, col = op.attributes.get("sites", ((None, 0, 0),) * (k + 1))[k]
+    raise check_failure(op.attributes["kinds"][k], op.attributes["messages"][k],
+                        [int(v) for v in words[b + 1:b + 1 + n]],
+                        Site.of(file or None, line, col))
 
 
 def _launch_needs_a_launcher(op: Operation, *args: object) -> None:

@@ -7,7 +7,8 @@ and the loop-level result is split:
 * GM arrays (kernel ``GM_ADDR`` parameters): the region's array inputs, its array
   results and large top-level temporaries (allocated by the host: their extents are
   computed from the inputs), constant arrays, one-element buffers for scalar results,
-  and a status word per block when the region has run-time checks;
+  and a status record per block when the region has run-time checks (the failed
+  check's code and the values it reports, ``ScalarKernel.status_stride`` int64 each);
 * local arrays: temporaries of static size up to :data:`LOCAL_LIMIT` bytes (kernel stack);
 * everything else is device code, emitted by ``emit_scalar``.
 
@@ -31,7 +32,7 @@ from pyasc.backend.ascendc.tiles import RESERVED
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
 from pyasc.ir.ops import func, loop, mem
-from pyasc.ir.ops.func import FuncOp, ModuleOp, located_message
+from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.parallel_safe import independent, partial_writes_visible
@@ -83,15 +84,27 @@ class ScalarKernel:
     def workspace(self) -> GmArray | None:
         return next((a for a in self.arrays if a.source == "arena"), None)
 
-    def check_codes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Messages and kinds of the status codes ``1..n`` the kernel may report."""
-        messages = [located_message(op.loc, op.attributes["message"]) for op in self.asserts]
+    @property
+    def status_stride(self) -> int:
+        """Status slots per block: the failed check's code, then the values it reports
+        (a bounds check's index and axis size)."""
+        return 1 + max((len(op.values) for op in self.asserts), default=0)
+
+    def check_codes(self) -> dict[str, tuple]:
+        """``ascend.check_status`` attributes for the codes ``1..n`` the kernel may
+        report: messages, kinds, values reported and source sites of each."""
+        messages = [op.attributes["message"] for op in self.asserts]
         kinds = [op.attributes["kind"] for op in self.asserts]
+        values = [len(op.values) for op in self.asserts]
+        sites = [(op.loc.file or "", op.loc.line, op.loc.col) for op in self.asserts]
         if self.arena:
             messages.append(f"temporary arrays of kernel '{self.name}' need more than its "
                             f"{ARENA_BYTES} bytes of GM workspace per block")
             kinds.append("oom")
-        return tuple(messages), tuple(kinds)
+            values.append(0)
+            sites.append(("", 0, 0))
+        return {"messages": tuple(messages), "kinds": tuple(kinds), "values": tuple(values),
+                "sites": tuple(sites)}
 
 
 def outline(ops: Sequence[Operation], inputs: Sequence[Value], outputs: Sequence[Value],
@@ -179,7 +192,7 @@ def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list
     if k.arena:
         k.arrays.append(GmArray(names.new("workspace"), None, ScalarType("ui8"), "arena"))
     if k.asserts or k.arena:
-        k.arrays.append(GmArray(names.new("status"), None, ScalarType("i32"), "status"))
+        k.arrays.append(GmArray(names.new("status"), None, ScalarType("i64"), "status"))
     k.parallel = find_parallel_loop(k, distinct)
     return k
 

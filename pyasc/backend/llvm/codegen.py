@@ -8,7 +8,9 @@ emitted, by that parent.
 
 Run-time failures (asserts, zero loop steps, allocation failures) branch to a block that
 frees the kernel's live temporaries and returns the error's code (see
-``pyasc.runtime.abi``); the messages are collected in :attr:`ModuleContext.errors`.
+``pyasc.runtime.abi``); the messages are collected in :attr:`ModuleContext.errors`.  A
+check that reports run-time values (a bounds check's index and axis size) stores them in
+the error record first (``errrecord.py``).
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from typing import Any
 
 from llvmlite import ir
 
+from pyasc.backend.llvm.errrecord import record_error
 from pyasc.backend.llvm.lltypes import I32, PTR, compute_type, opaque
 from pyasc.backend.llvm.memref import MemRef
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Block, Operation, Value
-from pyasc.ir.ops.func import located_message
 from pyasc.ir.types import MemRefType, ScalarType, Type
 from pyasc.runtime.abi import ErrorSpec
+from pyasc.runtime.failures import Site
 
 EmitFn = Callable[["FunctionEmitter", Operation], None]
 
@@ -36,10 +39,11 @@ def where(op: Operation) -> str:
     return f"{loc.file}:{loc.line}:{loc.col}" if loc.known else "<unknown location>"
 
 
-def located(op: Operation, message: str) -> str:
-    """``message`` for a run-time error raised by ``op``: prefixed with the op's
-    ``file:line:col`` and followed by that source line, when the op has a location."""
-    return located_message(op.loc, message)
+def site_of(op: Operation) -> Site:
+    """Where a run-time error raised by ``op`` is in the user's source (the source line
+    is read now, when the kernel is compiled)."""
+    loc = op.loc
+    return Site.of(loc.file, loc.line, loc.col) if loc.known else Site()
 
 
 FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")
@@ -54,11 +58,14 @@ class ModuleContext:
         self.errors: list[ErrorSpec] = []
         self.fastmath: tuple[str, ...] = FAST_FLAGS if fastmath else ()
         self.callees: dict[str, tuple[ir.Function, ir.LiteralStructType]] = {}
+        self.record_values = 0  # value slots of the error record (errrecord.py); 0: none
         self._n_globals = 0
 
-    def error_code(self, kind: str, message: str) -> int:
+    def error_code(self, kind: str, message: str, values: int = 0,
+                   site: Site | None = None) -> int:
         """Register a run-time error site; returns its (1-based) code."""
-        spec = ErrorSpec(kind, message)
+        site = site or Site()
+        spec = ErrorSpec(kind, message, values, site.file, site.line, site.col, site.source)
         if spec in self.errors:
             return self.errors.index(spec) + 1
         self.errors.append(spec)
@@ -144,6 +151,8 @@ class FunctionEmitter:
         self.prealloc: dict[Operation, ir.Value] = {}  # alloc op -> runtime's buffer
         self.tracked: dict[Operation, ir.Value] = {}  # alloc op -> result slot to record it
         self.in_parallel = False  # emitting an outlined parallel loop body (parallel.py)
+        self.error_record: ir.Value | None = None  # see pyasc.runtime.abi; None: none
+        self.iteration: ir.Value | None = None  # the outlined parallel loop's counter
 
     # -- values
     def get(self, v: Value) -> ir.Value:
@@ -195,9 +204,20 @@ class FunctionEmitter:
             self.mc.fastmath = saved
 
     # -- run-time failures
-    def check(self, ok: ir.Value, kind: str, message: str) -> None:
-        """Continue if ``ok`` (i1) holds, else return the error ``kind``/``message``."""
-        self.exit_unless(ok, ir.Constant(I32, self.mc.error_code(kind, message)))
+    def check(self, ok: ir.Value, kind: str, message: str, values: Sequence[ir.Value] = (),
+              site: Site | None = None) -> None:
+        """Continue if ``ok`` (i1) holds, else return the error ``kind``/``message``
+        (a template for the int64 ``values``, stored in the error record first)."""
+        code = ir.Constant(I32, self.mc.error_code(kind, message, len(values), site))
+        if not values:
+            self.exit_unless(ok, code)
+            return
+        fail, cont = self.new_block("fail"), self.new_block("cont")
+        self.b.cbranch(ok, cont, fail).set_weights([1000000, 1])
+        self.b.position_at_end(fail)
+        record_error(self, values)
+        self.return_error(code)
+        self.b.position_at_end(cont)
 
     def propagate(self, rc: ir.Value) -> None:
         """Continue if a callee's return code ``rc`` is 0, else return it."""

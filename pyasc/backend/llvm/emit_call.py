@@ -2,12 +2,13 @@
 
 Internal calling convention (never seen outside the module, so LLVM may inline it)::
 
-    i32 @pyasc.fn.<name>(<parts of each parameter>..., ptr %out)
+    i32 @pyasc.fn.<name>(<parts of each parameter>..., ptr %out, ptr %record)
 
 The parts are a value's SSA parts (a scalar's compute value; a memref's data pointer,
 dims and strides).  ``%out`` points to a struct of the parts of all results, which the
 callee fills before returning 0; a non-zero return is an error code of the module's
-table, which the caller propagates after freeing its own temporaries.  Buffers a callee
+table, which the caller propagates after freeing its own temporaries.  ``%record`` is
+the caller's error record (``errrecord.py``; NULL when the module has none).  Buffers a callee
 returns belong to the caller from then on.
 """
 
@@ -39,7 +40,7 @@ def declare_functions(mc: ModuleContext, module: ModuleOp, entry: str) -> list[F
     others = [f for f in module.functions if f.sym_name != entry]
     for f in others:
         params = [ty for t in f.function_type.inputs for ty in part_types(t)]
-        fn = ir.Function(mc.module, ir.FunctionType(I32, params + [PTR]),
+        fn = ir.Function(mc.module, ir.FunctionType(I32, params + [PTR, PTR]),
                          name=f"pyasc.fn.{f.sym_name}")
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
@@ -56,6 +57,8 @@ def emit_function(mc: ModuleContext, f: FuncOp, emitters: dict) -> None:
         fe.set(param, unflatten(fe, param.type, [next(args) for _ in
                                                  range(n_parts(param.type))]))
     out = next(args)
+    record = next(args)
+    fe.error_record = record if mc.record_values else None
     term = fe.emit_block(f.entry)
     if not isinstance(term, func.ReturnOp):
         raise InternalCompilerError(f"function '{f.sym_name}' does not end in func.return")
@@ -75,7 +78,8 @@ def _emit_call(fe: FunctionEmitter, op: func.CallOp) -> None:
     fn, struct = callee
     out = fe.entry_alloca(struct)
     args = [p for v in op.args for p in flatten(fe, v)]
-    rc = fe.b.call(fn, [*args, out])
+    record = fe.error_record if fe.error_record is not None else ir.Constant(PTR, None)
+    rc = fe.b.call(fn, [*args, out, record])
     fe.propagate(rc)
     parts = [fe.b.load(fe.b.gep(out, [ir.Constant(I32, 0), ir.Constant(I32, k)],
                                 inbounds=True, source_etype=struct), typ=ty)

@@ -28,9 +28,9 @@ from pyasc.backend.llvm import parallel
 from pyasc.backend.llvm.codegen import (
     FunctionEmitter,
     flatten,
-    located,
     n_parts,
     part_types,
+    site_of,
     unflatten,
     where,
 )
@@ -39,7 +39,7 @@ from pyasc.backend.llvm.memref import iadd, imul
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import func, loop, mem
-from pyasc.ir.types import Type
+from pyasc.ir.types import ScalarType, Type
 
 
 def _phis(fe: FunctionEmitter, types: Sequence[Type], inits: Sequence[Value],
@@ -139,6 +139,8 @@ def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Valu
     b.position_at_end(header)
     k = b.phi(I64, name="k")
     k.add_incoming(first, pre)
+    if fe.in_parallel and fe.iteration is None:  # the outlined loop: its counter keys
+        fe.iteration = k                         # the error record (errrecord.py)
     carried = _phis(fe, [v.type for v in op.inits], op.inits, pre)
     b.cbranch(b.icmp_signed("<", k, end), body, exit_)
     b.position_at_end(body)
@@ -215,7 +217,20 @@ def _emit_if(fe: FunctionEmitter, op: loop.IfOp) -> None:
 
 
 def _emit_assert(fe: FunctionEmitter, op: func.AssertOp) -> None:
-    fe.check(fe.get(op.cond), op.attributes["kind"], located(op, op.attributes["message"]))
+    values = [_as_i64(fe, v) for v in op.values]
+    fe.check(fe.get(op.cond), op.attributes["kind"], op.attributes["message"], values,
+             site_of(op))
+
+
+def _as_i64(fe: FunctionEmitter, v: Value) -> ir.Value:
+    """An integer value reported by a check, as int64 (sign- or zero-extended)."""
+    x = fe.get(v)
+    width = x.type.width
+    if width == 64:
+        return x
+    t = v.type
+    unsigned = isinstance(t, ScalarType) and t.is_unsigned
+    return fe.b.zext(x, I64) if unsigned else fe.b.sext(x, I64)
 
 
 CONTROL_EMITTERS = {

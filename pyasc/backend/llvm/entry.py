@@ -20,6 +20,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from pyasc.backend.llvm.codegen import FunctionEmitter, ModuleContext
+from pyasc.backend.llvm.errrecord import init_record
 from pyasc.backend.llvm.lltypes import (
     F16,
     F32,
@@ -80,6 +81,9 @@ def emit_core(mc: ModuleContext, func: FuncOp, plan: EntryPlan, emitters: dict,
     for alloc, k in plan.tracked.items():  # NULL unless the allocation is made
         fe.tracked[alloc] = slot_ptr(fe.b, res_ptr, plan.buffers[k].slot)
         fe.b.store(ir.Constant(PTR, None), fe.tracked[alloc], align=8)
+    if plan.error_slot >= 0:
+        fe.error_record = slot_ptr(fe.b, res_ptr, plan.error_slot)
+        init_record(fe.b, fe.error_record)
     for arg, spec in zip(func.entry.args, plan.params, strict=True):
         fe.set(arg, _load_param(fe.b, args_ptr, spec.slot, arg.type))
     term = fe.emit_block(func.entry)

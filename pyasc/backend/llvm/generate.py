@@ -12,10 +12,11 @@ from pyasc.backend.llvm.emit_control import CONTROL_EMITTERS
 from pyasc.backend.llvm.emit_math import MATH_EMITTERS
 from pyasc.backend.llvm.emit_mem import MEM_EMITTERS
 from pyasc.backend.llvm.entry import emit_core, emit_descriptor_entry, emit_fast_entry
+from pyasc.backend.llvm.errrecord import record_slots
 from pyasc.backend.llvm.native import eligible, emit_native_entry
 from pyasc.backend.llvm.plan import plan_entry
 from pyasc.errors import InternalCompilerError
-from pyasc.ir.ops.func import ModuleOp
+from pyasc.ir.ops.func import AssertOp, ModuleOp
 from pyasc.runtime.abi import KernelABI
 
 EMITTERS: dict[type, EmitFn] = {
@@ -41,6 +42,11 @@ def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] =
         raise InternalCompilerError(f"entry function '{entry}' not found in module") from None
     plan = plan_entry(func, result_params)
     mc = ModuleContext(entry, fastmath=fastmath)
+    mc.record_values = max((len(op.values) for op in module.walk()
+                            if isinstance(op, AssertOp)), default=0)
+    if mc.record_values:
+        plan.error_slot = plan.result_slots
+        plan.result_slots += record_slots(mc.record_values)
     for callee in declare_functions(mc, module, entry):
         emit_function(mc, callee, EMITTERS)
     symbol = kernel_symbol(entry)
@@ -52,5 +58,6 @@ def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] =
     abi = KernelABI(symbol=symbol, py_symbol=fast.name, params=tuple(plan.params),
                     results=tuple(plan.results), buffers=tuple(plan.buffers),
                     errors=tuple(mc.errors), arg_slots=plan.arg_slots,
-                    result_slots=plan.result_slots, native=pycall)
+                    result_slots=plan.result_slots, native=pycall,
+                    error_slot=plan.error_slot)
     return str(mc.module), abi

@@ -14,8 +14,9 @@ The entry, straight-line code for one specialization (see ``pyasc.runtime.abi``)
    must fit in 64 bits); any failure returns ``MISS`` before anything is allocated;
 3. allocates the preallocated results with ``PyArray_Empty`` (a failure: ``MISS``, so
    the Python path reports it), releases the GIL, calls the core, takes the GIL back;
-4. raises through the context's ``raiser`` on a non-zero return code, else builds the
-   return value: result arrays, the caller's own objects, Python/numpy scalars, tuples.
+4. raises through the context's ``raiser`` on a non-zero return code (with the values
+   of the error record, if any), else builds the return value: result arrays, the
+   caller's own objects, Python/numpy scalars, tuples.
 
 Every context value and C-API function is read from the context (no symbol of the
 interpreter is linked), so the object code is the same in every process.
@@ -29,6 +30,7 @@ from typing import Any
 from llvmlite import ir
 
 from pyasc.backend.llvm.entry import mark_wrapper, slot_ptr, unpack_array
+from pyasc.backend.llvm.errrecord import HEADER
 from pyasc.backend.llvm.lltypes import F64, I1, I8, I32, I64, PTR, i64, opaque, storage_type
 from pyasc.backend.llvm.plan import EntryPlan
 from pyasc.ir.types import DYN, ScalarType
@@ -275,13 +277,24 @@ class _NativeEmitter:
         b.position_at_end(failed)
         self._release(bufs)
         code = self._api("PyLong_FromLongLong", b.sext(rc, I64))
+        values = [self._api("PyLong_FromLongLong", b.load(slot_ptr(b, self.res, s), typ=I64,
+                                                          align=8))
+                  for s in self._record_value_slots()]
         raised = self._api("PyObject_CallFunctionObjArgs", self._ctx("raiser"), code,
-                           ir.Constant(PTR, None),
+                           *values, ir.Constant(PTR, None),
                            fnty=ir.FunctionType(PTR, [PTR], var_arg=True))
-        self._api("Py_DecRef", code)
+        for obj in (code, *values):
+            self._api("Py_DecRef", obj)
         self._api("Py_DecRef", raised)  # NULL: the raiser raised, as it always does
         b.ret(ir.Constant(PTR, None))
         b.position_at_end(cont)
+
+    def _record_value_slots(self) -> range:
+        """The result slots of the error record's values (``errrecord.py``)."""
+        first = self.plan.error_slot
+        if first < 0:
+            return range(0)
+        return range(first + HEADER, self.plan.result_slots)
 
     # -- the return value
     def _result(self, bufs: list[ir.Value]) -> ir.Value:

@@ -28,8 +28,10 @@ scalar work) inline on the calling thread, so tiny kernels pay one direct call.
 Determinism: every iteration computes exactly what it computes sequentially (chunking
 does not change an iteration's code or inputs), ``parallel = true`` loops write
 disjoint elements, and the error returned is the first failing iteration's (see
-``pool.py``).  Loops that carry values (reductions) are never split.  A loop that frees
-a buffer defined outside it is not split either.
+``pool.py``), with that iteration's values in the error record (``errrecord.py``: the
+body gets the record's address in ``ctx`` and its iteration counter is the key).
+Loops that carry values (reductions) are never split.  A loop that frees a buffer
+defined outside it is not split either.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ def emit_parallel(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Va
                   trips: ir.Value, emit_range: EmitRange) -> None:
     """Emit ``op`` (for which :func:`splits` holds) as a call of the pool."""
     captured = [(v, flatten(fe, v)) for v in live_ins(op)]
-    fields = _fields([lb, step] + [p for _, parts in captured for p in parts])
+    record = [fe.error_record] if fe.error_record is not None else []
+    fields = _fields([lb, step, *record] + [p for _, parts in captured for p in parts])
     ctx_type = ir.LiteralStructType([p.type for p in fields])
     ctx = fe.entry_alloca(ctx_type)
     for k, part in enumerate(fields):
@@ -129,6 +132,8 @@ def _emit_inner(fe: FunctionEmitter, op: loop.ForOp, captured: list, fields: lis
     inner = FunctionEmitter(fe.mc, fn, fe.emitters)
     inner.in_parallel = True
     inner.prealloc = fe.prealloc
+    if fe.error_record is not None:
+        inner.error_record = remap.get(id(fe.error_record), fe.error_record)
     for v, parts in captured:
         inner.set(v, unflatten(inner, v.type, [remap.get(id(p), p) for p in parts]))
     lb, step = (remap.get(id(x), x) for x in lb_step)

@@ -56,6 +56,7 @@ class EntryPlan:
     result_slots: int = 0
     owner: dict[Value, int] = field(default_factory=dict)  # allocation -> its buffer
     tracked: dict[Operation, int] = field(default_factory=dict)  # alloc -> buffer it sets
+    error_slot: int = -1  # first slot of the error record (errrecord.py); -1: none
 
 
 def root_of(v: Value) -> Value:

@@ -3,9 +3,13 @@
 * ``func.func {sym_name, function_type}``: one region whose block arguments are the
   parameters; isolated from above; ends in ``func.return``.
 * ``func.call {callee}``: calls a function of the same module.
-* ``func.assert(cond) {message, kind}``: a run-time check (``kind`` is ``"assert"`` for
-  user asserts -> AssertionError, ``"bounds"`` for index checks -> IndexError, and
-  ``"shape"`` for run-time broadcast/reshape size mismatches -> ValueError, like numpy).
+* ``func.assert(cond, values*) {message, kind}``: a run-time check (``kind`` is
+  ``"assert"`` for user asserts -> AssertionError, ``"bounds"`` for index checks ->
+  ``IndexOutOfBoundsError``, an IndexError, and ``"shape"`` for run-time
+  broadcast/reshape size mismatches -> ValueError, like numpy).  The optional integer
+  ``values`` are reported in the message: with values, ``message`` is a template whose
+  ``{0}``, ``{1}``... are their run-time values (``{{``/``}}`` are literal braces), so
+  ``"index {0} is out of bounds for axis 0 with size {1}"`` names the offending index.
 
 The ``fusion`` family (``fusion.scope``, ``fusion.group``, ``fusion.yield``) lives in
 ``ops/fusion.py`` and is re-exported here for convenience.
@@ -18,7 +22,7 @@ from collections.abc import Iterator, Sequence
 
 from pyasc.ir.core import Block, Location, Operation, Region, attr
 from pyasc.ir.ops.common import require, types_str
-from pyasc.ir.types import FunctionType, Type, i1
+from pyasc.ir.types import FunctionType, ScalarType, Type, i1
 
 
 class ModuleOp(Operation):
@@ -141,10 +145,11 @@ def located_message(loc: Location, message: str) -> str:
 
 
 class AssertOp(Operation):
-    """Run-time check: raise (AssertionError or IndexError) with ``message`` if false."""
+    """Run-time check: raise (AssertionError, IndexError...) with ``message`` if false;
+    ``values`` (integers) fill the message's ``{0}``, ``{1}``... placeholders."""
 
     name = "func.assert"
-    operands = ("cond",)
+    operands = ("cond", "values*")
     attrs = {"message": attr(str), "kind": attr(str)}
     traits = frozenset({"checks"})
 
@@ -152,9 +157,39 @@ class AssertOp(Operation):
         require(self.cond.type == i1, "assert condition must be i1")
         require(self.attributes["kind"] in ASSERT_KINDS,
                 f"kind must be one of {', '.join(ASSERT_KINDS)}")
+        for v in self.values:
+            require(isinstance(v.type, ScalarType) and v.type.is_int and v.type != i1,
+                    f"reported values must be integers, got {v.type}")
+        if self.values:
+            try:
+                format_message(self.attributes["message"], [0] * len(self.values))
+            except (IndexError, KeyError, ValueError) as exc:
+                raise ValueError(f"message is not a template for {len(self.values)} "
+                                 f"values: {exc}") from None
+
+
+def format_message(template: str, values: Sequence[int]) -> str:
+    """A ``func.assert`` message with its run-time ``values`` filled in (a message
+    without values is not a template: its braces are kept as they are)."""
+    if not values:
+        return template
+    return template.format(*(int(v) for v in values))
+
+
+def escape_message(text: str) -> str:
+    """``text`` as a literal part of a message template (braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def bounds_message(axis: int, array: str | None = None) -> str:
+    """The template of a bounds check reporting ``(index, size)``: numpy's message,
+    plus the indexed array's name when known."""
+    named = f" (array '{escape_message(array)}')" if array else ""
+    return f"index {{0}} is out of bounds for axis {axis} with size {{1}}{named}"
 
 
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionScopeOp, FusionYieldOp  # noqa: E402
 
 __all__ = ["AssertOp", "CallOp", "FuncOp", "FusionGroupOp", "FusionScopeOp",
-           "FusionYieldOp", "ModuleOp", "ReturnOp"]
+           "FusionYieldOp", "ModuleOp", "ReturnOp", "bounds_message", "escape_message",
+           "format_message"]

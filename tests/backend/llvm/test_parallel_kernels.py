@@ -125,7 +125,11 @@ def test_first_failing_iteration_wins(monkeypatch, split_all, bad):
     a, b = np.arange(10, dtype=np.float32), np.arange(20, dtype=np.float32)
     ia, ib = np.zeros(1000, np.int64), np.zeros(1000, np.int64)
     ia[bad[0]], ib[bad[1]] = 10, -25
-    column = "18" if bad[0] <= bad[1] else "29"  # a[...] or b[...] fails first
+    # a[...] or b[...] fails first; its values reach the message, whichever thread and
+    # chunk failed (the error record keeps the first failing iteration's)
+    text, column = ("index 10 is out of bounds for axis 0 with size 10 (array 'a')", 18) \
+        if bad[0] <= bad[1] else \
+        ("index -25 is out of bounds for axis 0 with size 20 (array 'b')", 29)
     messages = set()
     for n in COUNTS:
         monkeypatch.setenv("PYASC_NUM_THREADS", str(n))
@@ -133,7 +137,8 @@ def test_first_failing_iteration_wins(monkeypatch, split_all, bad):
             pick(a, b, ia, ib)
         messages.add(str(info.value))
     assert len(messages) == 1
-    assert f":{column}: index out of bounds" in messages.pop()
+    message = messages.pop()
+    assert text in message and f":{column}\n" in message
 
 
 def test_trip_counts_below_the_thread_count(monkeypatch, split_all):
