@@ -73,8 +73,9 @@ def _is_mask(v: object) -> bool:
     return isinstance(v, Tensor) and v.type.element == i1
 
 
-def plan(lw, base: Tensor | Buffer, items: tuple) -> _Plan:
-    """Split ``items`` into slices and advanced index operands over ``base``."""
+def plan(lw, base: Tensor | Buffer, items: tuple, name: str | None = None) -> _Plan:
+    """Split ``items`` into slices and advanced index operands over ``base`` (called
+    ``name`` in bounds messages)."""
     dims = lw.em.dims(base)
     p = _Plan()
     for v in _items(lw, items, base.type.rank):
@@ -94,7 +95,7 @@ def plan(lw, base: Tensor | Buffer, items: tuple) -> _Plan:
                                         "boolean) type")
             p.indices.append(v)
         elif is_index_item(v):
-            i = normalize_index(lw, v, dims[axis], axis)
+            i = normalize_index(lw, v, dims[axis], axis, name)
             p.indices.append(i if isinstance(i, Scalar) else lw.em.const(i, index))
         else:
             raise TypeMismatchError("only integers, slices (':'), ellipsis ('...') and "
@@ -152,13 +153,18 @@ def _index_dims(lw, indices: list[Scalar | Tensor]) -> tuple[Dim, ...]:
     return broadcast_dims(em, [em.dims(i) if isinstance(i, Tensor) else () for i in indices])
 
 
-def gather_nd(lw, src: Tensor, indices: list[Scalar | Tensor]) -> Scalar | Tensor:
-    """``tensor.gather_nd``: ``src[indices...]`` over its leading axes."""
+def gather_nd(lw, src: Tensor, indices: list[Scalar | Tensor], name: str | None = None,
+              axes: tuple[int, ...] | None = None) -> Scalar | Tensor:
+    """``tensor.gather_nd``: ``src[indices...]`` over its leading axes (``name`` and the
+    user's ``axes`` of the indices label bounds messages)."""
+    from pyasc.frontend.indexing import gather_labels
+
     em = lw.em
     dims = _index_dims(lw, indices) + tuple(em.dims(src))[len(indices):]
     shape = static_dims(dims)
     t = TensorType(shape, src.type.element) if shape else src.type.element
-    v = em.result(scatter.GatherNdOp([src.value, *(i.value for i in indices)], [t]))
+    labels = gather_labels({}, name, axes if axes is not None else tuple(range(len(indices))))
+    v = em.result(scatter.GatherNdOp([src.value, *(i.value for i in indices)], [t], labels))
     return Tensor(v, dims) if shape else Scalar(v)
 
 
@@ -167,13 +173,14 @@ def _to_numpy_order(nb: int, rest: int, at: int) -> tuple[int, ...]:
     return (*range(nb, nb + at), *range(nb), *range(nb + at, nb + rest))
 
 
-def load_advanced(lw, base: Tensor | Buffer, items: tuple) -> Scalar | Tensor:
+def load_advanced(lw, base: Tensor | Buffer, items: tuple,
+                  name: str | None = None) -> Scalar | Tensor:
     """``base[items]`` with several (or mixed) advanced items."""
     from pyasc.frontend.npfuncs.shapes import _transpose
 
-    p = plan(lw, base, items)
+    p = plan(lw, base, items, name)
     src = lw.em.value(_front(lw, base, p))
-    out = gather_nd(lw, src, p.indices)  # type: ignore[arg-type]
+    out = gather_nd(lw, src, p.indices, name, tuple(p.axes))  # type: ignore[arg-type]
     if isinstance(out, Scalar) or not p.adjacent_at:
         return out
     nb = len(_index_dims(lw, p.indices))
@@ -181,13 +188,14 @@ def load_advanced(lw, base: Tensor | Buffer, items: tuple) -> Scalar | Tensor:
     return _transpose(lw, out, _to_numpy_order(nb, rest, p.adjacent_at))  # type: ignore
 
 
-def store_advanced(lw, buf: Buffer, items: tuple, value: object) -> None:
+def store_advanced(lw, buf: Buffer, items: tuple, value: object,
+                   name: str | None = None) -> None:
     """``buf[items] = value`` through index arrays or masks (last write wins)."""
-    from pyasc.frontend.indexing import squeeze_leading
+    from pyasc.frontend.indexing import gather_labels, squeeze_leading
     from pyasc.frontend.npfuncs.shapes import _transpose
 
     em = lw.em
-    p = plan(lw, buf, items)
+    p = plan(lw, buf, items, name)
     dest = _front(lw, buf, p)
     nb = _index_dims(lw, p.indices)
     rest = tuple(em.dims(dest))[len(p.axes):]
@@ -204,7 +212,8 @@ def store_advanced(lw, buf: Buffer, items: tuple, value: object) -> None:
             v = _transpose(lw, em.broadcast(v, numpy_dims), inverse)
     else:
         v = em.cast(v if isinstance(v, Scalar) else em.scalar(v, elem), elem)
-    em.op(scatter.ScatterOp([v.value, dest.value, *(i.value for i in p.indices)]))
+    em.op(scatter.ScatterOp([v.value, dest.value, *(i.value for i in p.indices)], [],
+                            gather_labels({}, name, tuple(p.axes))))
     em.wrote()
 
 

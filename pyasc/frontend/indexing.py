@@ -48,7 +48,21 @@ def load_subscript(lw: Lowering, node: ast.Subscript) -> object:
     key = lw.expr(node.slice)
     if isinstance(base, tuple | list | str):
         return _sequence_item(lw, base, key)
-    return load_index(lw, base, _items(key))
+    return load_index(lw, base, _items(key), subscript_name(node))
+
+
+def subscript_name(node: ast.Subscript) -> str:
+    """How the user spelled the indexed array (``a``, ``self.w``), for messages."""
+    text = ast.unparse(node.value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def array_name(base: object, name: str | None) -> str | None:
+    """``name``, else the parameter or variable name the array's IR value carries."""
+    if name is not None:
+        return name
+    hint = getattr(getattr(base, "value", None), "name_hint", None)
+    return hint if isinstance(hint, str) and hint.isidentifier() else None
 
 
 def _sequence_item(lw: Lowering, seq: tuple | list | str, key: object) -> object:
@@ -63,16 +77,17 @@ def _sequence_item(lw: Lowering, seq: tuple | list | str, key: object) -> object
         raise TypeMismatchError(str(exc)) from None
 
 
-def load_index(lw: Lowering, base: object, items: tuple) -> object:
-    """``base[items]`` for an array ``base``."""
+def load_index(lw: Lowering, base: object, items: tuple, name: str | None = None) -> object:
+    """``base[items]`` for an array ``base`` (called ``name`` in bounds messages)."""
     if not isinstance(base, Tensor | Buffer):
         raise TypeMismatchError(f"'{type(base).__name__}' object is not subscriptable"
                                 if not isinstance(base, Scalar) else
                                 "a scalar is not subscriptable")
+    name = array_name(base, name)
     arrays = [i for i, it in enumerate(items) if is_array_index(it)]
     if arrays:
-        return _advanced(lw, base, items, arrays)
-    acc = resolve_basic(lw, lw.em.dims(base), items)
+        return _advanced(lw, base, items, arrays, name)
+    acc = resolve_basic(lw, lw.em.dims(base), items, name)
     if acc.is_element:
         return _element(lw, base, acc)
     view = _slice(lw, base, acc)
@@ -112,7 +127,7 @@ def _insert_axes(lw: Lowering, v: Scalar | Tensor, acc: Access) -> Tensor:
 
 
 def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple,
-              arrays: list[int]) -> Scalar | Tensor:
+              arrays: list[int], name: str | None) -> Scalar | Tensor:
     em = lw.em
     if len(arrays) == 1:
         pos = arrays[0]
@@ -121,24 +136,34 @@ def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple,
             return _compress(lw, em.value(base), idx)  # type: ignore[arg-type]
         axis = _gather_axis(items, pos)
         if isinstance(idx, Tensor) and idx.type.element.is_int and axis is not None:
-            return _gather(lw, base, items, pos, idx, axis)
-    return load_advanced(lw, base, items)
+            return _gather(lw, base, items, pos, idx, axis, name)
+    return load_advanced(lw, base, items, name)
 
 
 def _gather(lw: Lowering, base: Tensor | Buffer, items: tuple, pos: int, idx: Tensor,
-            axis: int) -> Tensor:
+            axis: int, name: str | None) -> Tensor:
     """One integer array (with slices and integers): ``tensor.gather``, fusible."""
     em = lw.em
     rest = items[:pos] + (slice(None),) + items[pos + 1:]
-    source = em.value(load_index(lw, em.value(base), rest))
+    source = em.value(load_index(lw, em.value(base), rest, name))
     if not isinstance(source, Tensor):
         raise TypeMismatchError("invalid gather")
     shape = source.type.shape[:axis] + idx.type.shape + source.type.shape[axis + 1:]
     dims = tuple(em.dims(source))
     out_dims = dims[:axis] + tuple(em.dims(idx)) + dims[axis + 1:]
     t = TensorType(shape, source.type.element)
-    op = tensor.GatherOp([source.value, idx.value], [t], {"axis": axis})
+    op = tensor.GatherOp([source.value, idx.value], [t],
+                         gather_labels({"axis": axis}, name, (pos,)))
     return Tensor(em.result(op), out_dims)
+
+
+def gather_labels(attrs: dict, name: str | None, axes: tuple[int, ...]) -> dict:
+    """``attrs`` plus the labels bounds messages use: the array's name and the user's
+    axes of the index operands."""
+    out = dict(attrs, axes=axes)
+    if name:
+        out["array"] = name
+    return out
 
 
 def _gather_axis(items: tuple, pos: int) -> int | None:
@@ -172,7 +197,7 @@ def store_subscript(lw: Lowering, node: ast.Subscript, value: object) -> None:
     """``base[key] = value``."""
     base = lw.expr(node.value)
     key = lw.expr(node.slice)
-    store_index(lw, _writable(base), _items(key), value)
+    store_index(lw, _writable(base), _items(key), value, subscript_name(node))
 
 
 def _writable(base: object) -> Buffer:
@@ -185,8 +210,10 @@ def _writable(base: object) -> Buffer:
                             "assignment")
 
 
-def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object) -> None:
-    """Write ``value`` into ``buf[items]``."""
+def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object,
+                name: str | None = None) -> None:
+    """Write ``value`` into ``buf[items]`` (``buf`` is called ``name`` in messages)."""
+    name = array_name(buf, name)
     if any(is_array_index(it) for it in items):
         mask = lw.em.operand(items[0]) if len(items) == 1 else None
         v = lw.em.operand(value)
@@ -194,10 +221,10 @@ def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object) -> None:
                 isinstance(v, Tensor) and v.type.rank):
             _masked_store(lw, buf, mask, v)
         else:
-            store_advanced(lw, buf, items, value)
+            store_advanced(lw, buf, items, value, name)
         return
     items = tuple(it for it in items if it is not None)
-    acc = resolve_basic(lw, lw.em.dims(buf), items)
+    acc = resolve_basic(lw, lw.em.dims(buf), items, name)
     if acc.is_element:
         _store_element(lw, buf, acc, value)
         return
@@ -273,18 +300,20 @@ def augmented_subscript(lw: Lowering, node: ast.AugAssign, ufunc: str | None) ->
     assert isinstance(target, ast.Subscript)
     buf = _writable(lw.expr(target.value))
     items = _items(lw.expr(target.slice))
+    name = subscript_name(target)
     if any(is_array_index(it) for it in items):
         mask = lw.em.operand(items[0]) if len(items) == 1 else None
-        old = lw.em.snapshot(buf) if _is_mask(mask) else load_index(lw, buf, items)
+        old = lw.em.snapshot(buf) if _is_mask(mask) else load_index(lw, buf, items, name)
         updated = lw.em.value(binary(lw, node.op, old, lw.expr(node.value)))
         check_same_kind(updated, buf, ufunc)
         cast = lw.em.cast(updated, buf.type.element)  # type: ignore[arg-type]
         if _is_mask(mask):
             lw.em.write(_select_masked(lw, mask, cast, old), buf)  # type: ignore[arg-type]
         else:
-            store_index(lw, buf, items, cast)
+            store_index(lw, buf, items, cast, name)
         return
-    acc = resolve_basic(lw, lw.em.dims(buf), tuple(it for it in items if it is not None))
+    acc = resolve_basic(lw, lw.em.dims(buf), tuple(it for it in items if it is not None),
+                        name)
     if acc.is_element:
         current = _element(lw, buf, acc)
         _store_element(lw, buf, acc, binary(lw, node.op, current, lw.expr(node.value)))

@@ -3,8 +3,10 @@
 Options: ``target`` (``"auto"``, ``"cpu"``, ``"interpret"``, ``"ascend"``,
 ``"ascend-sim"``), ``dynamic_shape`` (one kernel for every shape), ``device_type`` (SoC
 names the operator must compile for), ``fastmath`` (allow reassociation and
-approximate math), ``boundscheck`` (run-time index checks), ``cache`` (let the backend
-use its on-disk kernel cache).
+approximate math), ``boundscheck`` (run-time index checks, on by default: an index out
+of bounds raises ``IndexOutOfBoundsError``, an ``IndexError``, on every target;
+``boundscheck=False`` removes them and makes such an access undefined), ``cache`` (let
+the backend use its on-disk kernel cache).
 
 Target selection: an explicit ``target=`` on the decorator wins; otherwise the
 ``PYASC_TARGET`` environment variable (read at each call) overrides the default
@@ -43,7 +45,7 @@ class Options:
     dynamic_shape: bool = False
     device_type: tuple[str, ...] | None = None
     fastmath: bool = False
-    boundscheck: bool = False
+    boundscheck: bool = True
     cache: bool = True
 
     def as_dict(self) -> dict[str, Any]:

@@ -5,18 +5,27 @@ Python's semantics (negative indices count from the end; slice bounds are clampe
 negative steps walk backwards), computed with :mod:`indexmath` so that everything
 known at compile time folds and run-time bounds only cost IR where facts do not decide.
 A compile-time integer index out of bounds of a static dimension is reported at compile
-time (numpy would raise ``IndexError`` when the line runs); with ``boundscheck=True``
-run-time indices get ``func.assert`` checks of kind ``bounds``.
+time (``IndexOutOfBoundsError``, an ``IndexError``; numpy would raise when the line
+runs).  Unless ``boundscheck=False``, run-time indices get a ``func.assert`` of kind
+``bounds`` on the index as written (``-size <= i < size``, the parts the index's known
+bounds leave open), reporting the index and the size; the ``hoist-checks`` pass moves
+the checks of affine indices out of loops.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.errors import (
+    IndexOutOfBoundsError,
+    ShapeInferenceError,
+    TypeMismatchError,
+    UnsupportedNumpyError,
+)
 from pyasc.frontend import indexmath as im
 from pyasc.frontend.values import Dim, Scalar
-from pyasc.ir.ops import func
+from pyasc.ir.ops import arith, func
+from pyasc.ir.ops.func import bounds_message, format_message
 from pyasc.ir.types import DYN, MemRefType, contiguous_strides, index
 
 
@@ -69,8 +78,9 @@ def expand(items: tuple, rank: int) -> list[object]:
     return [*items[:k], *fill, *items[k + 1:]]
 
 
-def resolve_basic(lw, dims: tuple[Dim, ...], items: tuple) -> Access:
-    """Per-axis offsets/sizes/steps for ``items`` (ints, slices, ``...``, ``None``)."""
+def resolve_basic(lw, dims: tuple[Dim, ...], items: tuple, name: str | None = None) -> Access:
+    """Per-axis offsets/sizes/steps for ``items`` (ints, slices, ``...``, ``None``) over
+    the array called ``name`` (for bounds messages)."""
     acc, axis = Access(), 0
     for it in expand(items, len(dims)):
         if it is None:
@@ -80,7 +90,7 @@ def resolve_basic(lw, dims: tuple[Dim, ...], items: tuple) -> Access:
         if isinstance(it, slice):
             o, s, st, full = slice_params(lw, it, d)
         elif is_index_item(it):
-            o, s, st, full = normalize_index(lw, it, d, axis), 1, 1, False
+            o, s, st, full = normalize_index(lw, it, d, axis, name), 1, 1, False
             acc.drop.append(axis)
         else:
             raise TypeMismatchError("only integers, slices (':'), ellipsis ('...'), "
@@ -102,41 +112,45 @@ def _as_index(lw, v: object) -> int | Scalar:
     return int(v)  # type: ignore[call-overload]  - numpy integer scalar
 
 
-def normalize_index(lw, i: object, d: Dim, axis: int) -> Dim:
-    """A non-negative in-range index for integer index ``i`` on a dim of size ``d``."""
+def normalize_index(lw, i: object, d: Dim, axis: int, name: str | None = None) -> Dim:
+    """A non-negative in-range index for integer index ``i`` on a dim of size ``d`` of
+    the array called ``name`` (for messages); checked unless ``boundscheck=False``."""
     em = lw.em
     i = _as_index(lw, i)
     if isinstance(i, int) and isinstance(d, int):
         if not -d <= i < d:
-            raise ShapeInferenceError(f"index {i} is out of bounds for axis {axis} with "
-                                      f"size {d}")
+            raise IndexOutOfBoundsError(format_message(bounds_message(axis, name), [i, d]))
         return i + d if i < 0 else i
+    if lw.unit.options.get("boundscheck", True):
+        _check_bounds(lw, i, d, axis, name)
     if isinstance(i, int):
-        r = i if i >= 0 else im.add(em, d, i)
-    elif i.lo is not None and i.lo >= 0:
-        r = i
-    elif i.hi is not None and i.hi < 0:
-        r = im.add(em, d, i)
-    else:
-        neg = im.cmp(em, "lt", i, 0)
-        r = im.select(em, neg, im.add(em, d, i), i)
-        r.lo = 0 if i.lo is not None and isinstance(d, int) and i.lo >= -d else None
-    if lw.unit.options.get("boundscheck"):
-        _check_bounds(lw, r, d, axis)
+        return i if i >= 0 else im.add(em, d, i)
+    if i.lo is not None and i.lo >= 0:
+        return i
+    if i.hi is not None and i.hi < 0:
+        return im.add(em, d, i)
+    neg = im.cmp(em, "lt", i, 0)
+    r = im.select(em, neg, im.add(em, d, i), i)
+    r.lo = 0 if i.lo is not None and isinstance(d, int) and i.lo >= -d else None
     return r
 
 
-def _check_bounds(lw, r: Dim, d: Dim, axis: int) -> None:
+def _check_bounds(lw, i: int | Scalar, d: Dim, axis: int, name: str | None) -> None:
+    """``-d <= i < d`` at run time (the parts the bounds of ``i`` do not decide), naming
+    the index and the size in the message (numpy's ``IndexError`` text)."""
     em = lw.em
-    hi = im.bound(r, "hi")
+    lo, hi = im.bound(i, "lo"), im.bound(i, "hi")
     conds = []
-    if not (isinstance(r, int) or (r.lo is not None and r.lo >= 0)):
-        conds.append(im.cmp(em, "ge", r, 0))
+    if not (lo is not None and (lo >= 0 or isinstance(d, int) and lo >= -d)):
+        conds.append(im.cmp(em, "ge", i, im.neg(em, d)))
     if not (isinstance(d, int) and hi is not None and hi < d):
-        conds.append(im.cmp(em, "lt", r, d))
-    for c in conds:
-        em.op(func.AssertOp([c], [], {"message": f"index out of bounds for axis {axis}",
-                                      "kind": "bounds"}))
+        conds.append(im.cmp(em, "lt", i, d))
+    if not conds:
+        return
+    cond = conds[0] if len(conds) == 1 else em.result(arith.AndOp.new(*conds))
+    values = index_values(em, [i, d])
+    em.op(func.AssertOp([cond, *values], [], {"message": bounds_message(axis, name),
+                                              "kind": "bounds"}))
 
 
 def slice_params(lw, sl: slice, d: Dim) -> tuple[Dim, Dim, int, bool]:

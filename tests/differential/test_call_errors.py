@@ -13,8 +13,9 @@
   shape, rank, layout, count, kind), or a read-only array the operator writes:
   ``ArgumentError`` naming the argument and the problem, checked before any memory is
   touched, located at the call like the errors above.
-* ``boundscheck=True`` on the CPU: an index out of bounds raises ``IndexError`` naming
-  the user's file and line.  ``boundscheck=False`` is the CPU default: indices are not
+* Bounds checks are on by default: an index out of bounds raises
+  ``IndexOutOfBoundsError`` (E50060, an ``IndexError``) naming the index, the size, the
+  array and the user's file and line.  ``boundscheck=False`` opts out: indices are not
   checked (no checks in the IR; an out-of-bounds index is undefined behaviour, as in C),
   while ``target="interpret"`` runs Python, which always checks.
 
@@ -152,12 +153,12 @@ def test_read_only_argument_error_points_at_the_call():
     call_error(errors.ArgumentError, increment, x)
 
 
-@hybrid(target="cpu", boundscheck=True)
+@hybrid(target="cpu")
 def checked(x, i):
     return x[i] * 2  # INDEX_LINE
 
 
-@hybrid(target="cpu")
+@hybrid(target="cpu", boundscheck=False)
 def unchecked(x, i):
     return x[i] * 2
 
@@ -168,14 +169,15 @@ def test_boundscheck_raises_index_error_naming_the_source_line(i):
     with pytest.raises(IndexError) as info:
         checked(x, i)
     line = _line_of(checked, "# INDEX_LINE")
+    assert isinstance(info.value, errors.IndexOutOfBoundsError)
     assert f"{__file__}:{line}:" in str(info.value)
-    assert "index out of bounds for axis 0" in str(info.value)
+    assert f"index {i} is out of bounds for axis 0 with size 5 (array 'x')" in str(info.value)
     assert "return x[i] * 2" in str(info.value)
     assert checked(x, -5) == 0.0 and checked(x, 4) == 8.0
 
 
-def test_boundscheck_is_off_by_default_on_the_cpu_and_python_always_checks():
-    assert Options().boundscheck is False
+def test_boundscheck_is_on_by_default_and_false_opts_out():
+    assert Options().boundscheck is True
     x = np.arange(5.0)
     assert '"func.assert"' in checked.ir(x, 1) and 'kind = "bounds"' in checked.ir(x, 1)
     assert 'kind = "bounds"' not in unchecked.ir(x, 1)  # unchecked: no run-time test

@@ -188,7 +188,6 @@ SHAPE_CASES = [
      (6, 4)),
     ("concatenate", "    return np.concatenate((x, y), axis=1)\n",
      (np.zeros((2, 3)), np.zeros((3, 3))), (6, 11)),
-    ("index out of bounds", "    return x[7]\n", (np.zeros(5), 0), (6, 11)),
 ]
 
 
@@ -197,6 +196,16 @@ def test_shape_conflicts(tmp_path, what, body, args, pos):
     err = compile_error(tmp_path, f"@hybrid\ndef f(x, y):\n{body}", *args)
     assert where(err) == ("E50002", *pos)
     assert isinstance(err, errors.ShapeInferenceError)
+
+
+@pytest.mark.parametrize("index", ["7", "-6", "2**40"])
+def test_constant_index_out_of_bounds_is_an_index_error(tmp_path, index):
+    err = compile_error(tmp_path, f"@hybrid\ndef f(x, y):\n    return x[{index}]\n",
+                        np.zeros(5), 0)
+    assert where(err) == ("E50060", 6, 11)
+    assert isinstance(err, errors.IndexOutOfBoundsError) and isinstance(err, IndexError)
+    assert f"index {eval(index)} is out of bounds for axis 0 with size 5 (array 'x')" in \
+        err.message
 
 
 def test_error_inside_inlined_callee_points_into_the_callee(tmp_path):

@@ -60,7 +60,7 @@ def test_gather_nd_text():
 
     filecheck(f.ir(np.zeros((4, 6), np.float32), np.zeros(3, np.int32),
                    np.zeros((2, 1), np.int64), optimized=False), """
-        // CHECK: "tensor.gather_nd"(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (tensor<4x6xf32>, tensor<3xi32>, tensor<2x1xi64>) -> tensor<2x3xf32>
+        // CHECK: "tensor.gather_nd"(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) {array = "x", axes = [0, 1]} : (tensor<4x6xf32>, tensor<3xi32>, tensor<2x1xi64>) -> tensor<2x3xf32>
     """)
 
 
@@ -121,7 +121,7 @@ def test_scatter_text():
         // CHECK: %[[T:[0-9]+]] = "mem.transpose"(%x) {perm = [1, 0]}
         // CHECK: %[[V:[0-9]+]] = "arith.cast"(%{{[0-9]+}}) : (tensor<4x3xf64>) -> tensor<4x3xf32>
         // CHECK: %[[W:[0-9]+]] = "tensor.transpose"(%[[V]]) {perm = [1, 0]}
-        // CHECK: "mem.scatter"(%[[W]], %[[T]], %{{[0-9]+}}) : (tensor<3x4xf32>, memref<6x4xf32, strided<[1, 6]>>, tensor<3xi64>) -> ()
+        // CHECK: "mem.scatter"(%[[W]], %[[T]], %{{[0-9]+}}) {array = "x", axes = [1]} : (tensor<3x4xf32>, memref<6x4xf32, strided<[1, 6]>>, tensor<3xi64>) -> ()
     """)
 
 

@@ -150,7 +150,7 @@ def test_slices_fold_to_static_window_shapes():
 
 
 def test_negative_and_dynamic_indices():
-    @hybrid
+    @hybrid(boundscheck=False)  # the checks: test_bounds_asserts_are_on_by_default
     def f(x, i):
         return x[-1, i]
 
@@ -235,13 +235,18 @@ def test_fusion_scope_yields_values_used_after():
     """)
 
 
-def test_boundscheck_adds_bounds_asserts():
+def test_bounds_asserts_are_on_by_default():
     def f(x, i):
         return x[i, 1]
 
-    assert "func.assert" not in ir(hybrid(f), F32, 1)
-    filecheck(ir(hybrid(boundscheck=True)(f), F32, 1), """
-        // CHECK: "func.assert"(%{{[0-9]+}}) {kind = "bounds", message = "index out of bounds for axis 0"}
+    assert "func.assert" not in ir(hybrid(boundscheck=False)(f), F32, 1)
+    # -4 <= i < 4 on the run-time index as written, reporting i and the size; the
+    # constant 1 on the static axis of size 6 needs no check
+    filecheck(ir(hybrid(f), F32, 1), """
+        // CHECK: %[[LO:[0-9]+]] = "arith.cmp"(%i, %{{[0-9]+}}) {predicate = "ge"}
+        // CHECK: %[[HI:[0-9]+]] = "arith.cmp"(%i, %{{[0-9]+}}) {predicate = "lt"}
+        // CHECK: %[[OK:[0-9]+]] = "arith.and"(%[[LO]], %[[HI]])
+        // CHECK: "func.assert"(%[[OK]], %i, %{{[0-9]+}}) {kind = "bounds", message = "index {0} is out of bounds for axis 0 with size {1} (array 'x')"}
         // CHECK-NOT: axis 1
     """)
 

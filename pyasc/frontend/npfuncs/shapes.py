@@ -274,7 +274,10 @@ def stack(lw, arrays, axis=0):
 @register("take", "ndarray.take")
 def take(lw, a, indices, axis=None):
     """elements at integer `indices` along `axis` (flattened when None)"""
+    from pyasc.frontend.indexing import array_name, gather_labels
+
     x = array_arg(lw, a)
+    name = array_name(a, None) or array_name(x, None)
     if axis is None:
         x, ax = lw.em.reshape(x, _new_dims(lw, x, -1)), 0
     else:
@@ -286,10 +289,11 @@ def take(lw, a, indices, axis=None):
         dims = tuple(lw.em.dims(x))
         out = dims[:ax] + tuple(lw.em.dims(idx)) + dims[ax + 1:]
         t = TensorType(static_dims(out), x.type.element)
-        op = tensor.GatherOp([x.value, idx.value], [t], {"axis": ax})
+        op = tensor.GatherOp([x.value, idx.value], [t],
+                             gather_labels({"axis": ax}, name, (ax,)))
         return Tensor(lw.em.result(op), out)
     from pyasc.frontend.indexing import load_index
 
     items = (slice(None),) * ax + (idx,)
-    return load_index(lw, x, items)
+    return load_index(lw, x, items, name)
 

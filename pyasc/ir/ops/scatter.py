@@ -3,7 +3,8 @@
 Both index the *leading* ``k`` axes of an array with ``k`` integer index operands
 (tensors or scalars) that broadcast together to a shape ``B`` (numpy's rule); the
 frontend transposes the indexed axes to the front first (a view).  Negative indices
-wrap once; an index out of range is an ``IndexError`` (``bounds`` check).
+wrap once; an index out of range is an ``IndexError`` (``bounds`` check; the optional
+``array``/``axes`` attributes label its message with the user's names).
 
 * ``gather_nd(source, indices*)``: numpy's ``source[i0, ..., ik-1]`` — a value of shape
   ``B + source.shape[k:]`` (a scalar when that is empty) with
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyasc.ir.core import Operation, Value
+from pyasc.ir.core import Operation, Value, attr
 from pyasc.ir.ops.common import is_value_type, memref, require, same_element, tensor
 from pyasc.ir.types import (
     DYN,
@@ -28,6 +29,10 @@ from pyasc.ir.types import (
     broadcast_shapes,
     element_type,
 )
+
+LABELS = {"array": attr(str, optional=True), "axes": attr(tuple, optional=True)}
+"""Optional labels for bounds messages: the user's name of the indexed array and the
+user's axes of the index operands (the frontend moved them to the front)."""
 
 
 def index_shape(indices: Sequence[Value]) -> tuple[int, ...]:
@@ -60,6 +65,7 @@ class GatherNdOp(Operation):
     name = "tensor.gather_nd"
     operands = ("source", "indices*")
     results = ("result",)
+    attrs = LABELS
     traits = frozenset({"pure"})
 
     def verify_op(self) -> None:
@@ -79,6 +85,7 @@ class ScatterOp(Operation):
 
     name = "mem.scatter"
     operands = ("updates", "dest", "indices*")
+    attrs = LABELS
     traits = frozenset({"writes", "checks"})
 
     def verify_op(self) -> None:

@@ -367,12 +367,15 @@ class MatmulOp(Operation):
 
 
 class GatherOp(Operation):
-    """``np.take(source, indices, axis)``; integer ``indices`` of any shape."""
+    """``np.take(source, indices, axis)``; integer ``indices`` of any shape.  Optional
+    labels for bounds messages: ``array`` (the user's name of the array) and ``axes``
+    (the user's axis of the index operand, when it differs from ``axis``)."""
 
     name = "tensor.gather"
     operands = ("source", "indices")
     results = ("result",)
-    attrs = {"axis": attr(int)}
+    attrs = {"axis": attr(int), "array": attr(str, optional=True),
+             "axes": attr(tuple, optional=True)}
     traits = PURE
 
     def verify_op(self) -> None:

@@ -57,8 +57,9 @@ def view_type(shape: Sequence[int], element: ScalarType,
 class LoopGen:
     """Emits loop-level ops at ``builder``'s insertion point."""
 
-    def __init__(self, builder: Builder) -> None:
+    def __init__(self, builder: Builder, boundscheck: bool = True) -> None:
         self.b = builder
+        self.boundscheck = boundscheck  # index checks of gathers/scatters (the option)
         self._constants: dict[tuple[str, str], Value] = {}
         self._pending: list[Operation] = []
         self._dims: dict[tuple[Value, int], OpResult] = {}
@@ -195,10 +196,29 @@ class LoopGen:
     def store(self, value: Value, buf: Value, idx: Sequence[Value]) -> None:
         self.b.insert(mem.StoreOp([value, buf, *idx]))
 
-    def check(self, cond: Value, message: str, kind: str) -> None:
-        """A run-time check, omitted when ``cond`` folds to true."""
+    def check(self, cond: Value, message: str, kind: str,
+              values: Sequence[Value] = ()) -> None:
+        """A run-time check, omitted when ``cond`` folds to true; ``values`` fill the
+        message template (see ``func.assert``)."""
         if constant_of(cond) is not True:
-            self.b.insert(func.AssertOp([cond], [], {"message": message, "kind": kind}))
+            self.b.insert(func.AssertOp([cond, *values], [], {"message": message,
+                                                              "kind": kind}))
+
+    def checked_index(self, raw: Value, size: Value, axis: int,
+                      array: str | None = None, check: bool = True) -> Value:
+        """numpy's integer index ``raw`` on an axis of ``size``: negative wraps once; out
+        of ``[-size, size)`` is an ``IndexError`` naming the index, the size and
+        ``array`` (no check with ``boundscheck=False`` or ``check=False``)."""
+        v = self.cast(raw, index)
+        if self.boundscheck and check:
+            ok = self.cmp("lt", v, size)
+            if not raw.type.is_unsigned:
+                low = self.cmp("ge", v, self.sub(self.const(0), size))
+                ok = self.logical(arith.AndOp, low, ok)
+            self.check(ok, func.bounds_message(axis, array), "bounds", [v, size])
+        if raw.type.is_unsigned:
+            return v
+        return self.select(self.cmp("lt", v, self.const(0)), self.add(v, size), v)
 
     # -- loops
     def for_(self, lower: Value, upper: Value, body: CarriedBody,

@@ -33,7 +33,8 @@ from pyasc.ir.passes.fusion_rules import ELEMENTWISE, REDUCTIONS, is_unit_reshap
 from pyasc.ir.passes.fusion_schedule import reduction_dependent
 from pyasc.ir.passes.loopgen import Broadcast, LoopGen, constant_of, encloses
 from pyasc.ir.passes.lower_group_dims import DIMS
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, index
+from pyasc.ir.passes.lower_shapes import labels
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
 Index = Sequence[Value]
 
@@ -290,11 +291,7 @@ def _at_gather(ev: GroupEval, op: tensor.GatherOp, idx: Index) -> list[Value]:
     m = op.indices.type.rank if isinstance(op.indices.type, TensorType) else 0
     raw = ev.at(op.indices, idx[axis:axis + m])
     size = ev.dims(op.source)[axis]
-    k = gen.cast(raw, index)
-    if not raw.type.is_unsigned:
-        k = gen.select(gen.cmp("lt", k, gen.const(0)), gen.add(k, size), k)
-    ok = gen.logical(arith.AndOp, gen.cmp("ge", k, gen.const(0)), gen.cmp("lt", k, size))
-    gen.check(ok, f"index out of bounds for axis {axis}", "bounds")
+    k = gen.checked_index(raw, size, *labels(op, 0))
     return [ev.at(op.source, [*idx[:axis], k, *idx[axis + m:]])]
 
 

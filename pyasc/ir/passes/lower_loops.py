@@ -84,14 +84,15 @@ RULES: dict[type, LowerFn] = {
 }
 
 
-def lower_function(fn: FuncOp) -> None:
-    """Lower one function in place to loop-level IR."""
+def lower_function(fn: FuncOp, boundscheck: bool = True) -> None:
+    """Lower one function in place to loop-level IR (``boundscheck``: check the indices
+    of gathers and scatters)."""
     inline_fusion_scopes(fn)
     place_destinations(fn)
     reuse = reusable_snapshots(fn)
     old = fn.entry
     new = Block([buffer_type(a.type) for a in old.args], [a.name_hint for a in old.args])
-    gen = LoopGen(Builder.at_end(new, fn.loc))
+    gen = LoopGen(Builder.at_end(new, fn.loc), boundscheck)
     cx = Lowerer(RULES, gen, reuse)
     cx.lower_into(old, new)
     gen.flush_constants(new)
@@ -113,4 +114,4 @@ class LowerToLoops(Pass):
 
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
         for fn in list(module.functions):
-            lower_function(fn)
+            lower_function(fn, bool(ctx.options.get("boundscheck", True)))

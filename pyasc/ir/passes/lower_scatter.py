@@ -8,9 +8,11 @@ checked (kind ``bounds``) like ``tensor.gather``.
 
 * ``gather_nd`` fills a fresh buffer ``out[b, rest] = src[i0[b], ..., rest]``; the
   outermost loop is parallel.
-* ``scatter`` stores ``updates[b, rest]`` (broadcast to ``B + rest``, one more
-  ``shape`` check) at ``dest[i0[b], ..., rest]`` sequentially in C order, so the last
-  write to a repeated position wins; nothing is parallel.
+* ``scatter`` first checks every index (a nest of its own, as numpy validates the
+  indices before it writes), then stores ``updates[b, rest]`` (broadcast to
+  ``B + rest``, one more ``shape`` check) at ``dest[i0[b], ..., rest]`` sequentially in
+  C order, so the last write to a repeated position wins; the store nest is not
+  parallel.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import scatter
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
 from pyasc.ir.passes.loopgen import Broadcast, LoopGen
-from pyasc.ir.passes.lower_shapes import _wrap_index as wrap_index
+from pyasc.ir.passes.lower_shapes import labels
 from pyasc.ir.types import TensorType
 
 
@@ -30,7 +32,7 @@ class _Indices:
 
     def __init__(self, gen: LoopGen, op: Operation, values: Sequence[Value],
                  sizes: Sequence[Value]) -> None:
-        self.gen, self.values, self.sizes = gen, list(values), list(sizes)
+        self.gen, self.op, self.values, self.sizes = gen, op, list(values), list(sizes)
         self.shape = scatter.index_shape(op.indices)  # type: ignore[attr-defined]
         self.bc: Broadcast = gen.broadcast([gen.dims(v) for v in values], self.shape,
                                            message="shape mismatch: indexing arrays "
@@ -40,11 +42,18 @@ class _Indices:
     def dims(self) -> list[Value]:
         return self.bc.out_dims
 
-    def at(self, ovs: Sequence[Value]) -> list[Value]:
-        """Wrapped, checked source indices for the position ``ovs`` of ``B``."""
+    def at(self, ovs: Sequence[Value], check: bool = True) -> list[Value]:
+        """Wrapped source indices for the position ``ovs`` of ``B`` (checked unless
+        ``check`` is false)."""
         gen = self.gen
-        return [wrap_index(gen, gen.load(v, self.bc.index(gen, k, ovs)), self.sizes[k], k)
+        return [gen.checked_index(gen.load(v, self.bc.index(gen, k, ovs)), self.sizes[k],
+                                  *labels(self.op, k), check=check)
                 for k, v in enumerate(self.values)]
+
+    def check_all(self) -> None:
+        """Check every index first, as numpy does before it writes anything."""
+        if self.gen.boundscheck:
+            self.gen.nest(self.dims, self.at, parallel=True, prefix="c")
 
 
 def _lower_gather_nd(cx: Lowerer, op: scatter.GatherNdOp) -> list[Value]:
@@ -78,8 +87,10 @@ def _lower_scatter(cx: Lowerer, op: scatter.ScatterOp) -> list[Value]:
                         "shape mismatch: value array could not be broadcast to indexing "
                         "result")
 
+    idx.check_all()
+
     def outer(ovs: list[Value]) -> None:
-        ks = idx.at(ovs)
+        ks = idx.at(ovs, check=False)
         gen.nest(rest, lambda ivs: gen.store(
             gen.load(upd, ubc.index(gen, 0, [*ovs, *ivs])), dest, [*ks, *ivs]), prefix="j")
     gen.nest(idx.dims, outer)

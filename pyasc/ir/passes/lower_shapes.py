@@ -15,9 +15,9 @@
 from __future__ import annotations
 
 from pyasc.ir.core import Operation, Value
-from pyasc.ir.ops import arith, loop, mem, tensor
+from pyasc.ir.ops import loop, mem, tensor
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
-from pyasc.ir.passes.loopgen import LoopGen, constant_of, static_strides, view_type
+from pyasc.ir.passes.loopgen import constant_of, static_strides, view_type
 from pyasc.ir.passes.lower_elementwise import result_dims
 from pyasc.ir.types import DYN, MemRefType, TensorType, index
 
@@ -106,14 +106,12 @@ def _lower_concat(cx: Lowerer, op: tensor.ConcatOp) -> list[Value]:
     return [out]
 
 
-def _wrap_index(gen: LoopGen, raw: Value, size: Value, axis: int) -> Value:
-    """numpy ``take`` index: negative wraps once; out of range is an IndexError."""
-    v = gen.cast(raw, index)
-    if not raw.type.is_unsigned:
-        v = gen.select(gen.cmp("lt", v, gen.const(0)), gen.add(v, size), v)
-    ok = gen.logical(arith.AndOp, gen.cmp("ge", v, gen.const(0)), gen.cmp("lt", v, size))
-    gen.check(ok, f"index out of bounds for axis {axis}", "bounds")
-    return v
+def labels(op: Operation, k: int) -> tuple[int, str | None]:
+    """The user's axis of index operand ``k`` of a gather/scatter and the array's name."""
+    axes = op.attributes.get("axes")
+    default = op.attributes.get("axis", k)
+    axis = axes[k] if isinstance(axes, tuple) and k < len(axes) else default
+    return axis, op.attributes.get("array")
 
 
 def _lower_gather(cx: Lowerer, op: tensor.GatherOp) -> list[Value]:
@@ -123,14 +121,14 @@ def _lower_gather(cx: Lowerer, op: tensor.GatherOp) -> list[Value]:
     sd, xd = gen.dims(src), gen.dims(idx)
     t = op.result.type
     if not isinstance(t, TensorType):
-        k = _wrap_index(gen, gen.load(idx, []), sd[axis], axis)
+        k = gen.checked_index(gen.load(idx, []), sd[axis], *labels(op, 0))
         return [gen.load(src, [k])]
     split = axis + len(xd)
     out_dims = sd[:axis] + xd + sd[axis + 1:]
     out = cx.alloc(t, out_dims, op.result.name_hint)
 
     def outer(ovs: list[Value]) -> None:
-        k = _wrap_index(gen, gen.load(idx, ovs[axis:]), sd[axis], axis)
+        k = gen.checked_index(gen.load(idx, ovs[axis:]), sd[axis], *labels(op, 0))
         gen.nest(out_dims[split:], lambda ivs: gen.store(
             gen.load(src, [*ovs[:axis], k, *ivs]), out, [*ovs, *ivs]), prefix="j")
     gen.nest(out_dims[:split], outer, parallel=True)
