@@ -12,8 +12,9 @@ values) and the arguments afterwards (in-place writes must match).  Runners:
   limitations of the device (:func:`compare` returns the runners it skipped) and use
   the device's error budgets (:data:`DEVICE_ULPS`);
 * ``"cpu-nopasses"``: the CPU backend on the unoptimized IR with every optional pass
-  disabled (:data:`OPTIONAL_PASSES`: no folding, CSE, DCE, fusion, expand-math, layout or
-  memory planning), so each test checks the passes on and off natively as well.
+  disabled (:data:`OPTIONAL_PASSES`: no folding, CSE, DCE, fusion, expand-math, layout,
+  memory planning or check hoisting), so each test checks the passes on and off
+  natively as well.
 
 The default runners are ``ir``, ``ir-opt``, ``cpu`` and ``cpu-nopasses``.  The environment variable ``PYASC_DIFF_RUNNERS`` (comma separated)
 overrides them, e.g. ``PYASC_DIFF_RUNNERS=ir pytest tests/frontend`` for a quick run.
@@ -151,7 +152,7 @@ BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
 """Backends built by the differential runner itself (others: ``get_backend``)."""
 
 OPTIONAL_PASSES = ("canonicalize", "cse", "dce", "fusion", "expand-math", "layout",
-                   "memplan")
+                   "memplan", "hoist-checks")
 """Every pass of the frontend's and the CPU backend's pipelines but ``lower-to-loops``."""
 
 

@@ -42,7 +42,7 @@ ARENA_BYTES = 1 << 20
 """Per-block GM workspace for temporaries of run-time size allocated inside loops (a
 bump allocator reset at the end of each iteration; overflowing it raises E50003)."""
 
-_LOWERING = ("expand-math", "lower-to-loops", "canonicalize", "cse", "dce")
+_LOWERING = ("expand-math", "lower-to-loops", "hoist-checks", "canonicalize", "cse", "dce")
 
 
 @dataclass

@@ -100,12 +100,15 @@ class WhileOp(Operation):
 
 
 class IfOp(Operation):
-    """Two-way branch with results yielded from both regions."""
+    """Two-way branch with results yielded from both regions.  ``versioned`` marks a
+    branch made by ``hoist-checks``: both regions hold the same loop, the ``then`` copy
+    without the checks ``cond`` proved (backends may treat it as one loop)."""
 
     name = "loop.if"
     operands = ("cond",)
     results = ("outputs*",)
     regions = ("then_region", "else_region")
+    attrs = {"versioned": attr(bool, optional=True)}
     terminators = ("loop.yield", "loop.yield")
 
     @classmethod

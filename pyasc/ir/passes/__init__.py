@@ -24,6 +24,7 @@ from pyasc.ir.passes import (  # noqa: F401
     dce,
     expand_math,
     fusion,
+    hoist_checks,
     layout,
     lower_loops,
     memplan,
@@ -40,12 +41,16 @@ from pyasc.ir.passes.manager import (
 DEFAULT_PIPELINE: list[str] = [
     "canonicalize",  # fold constants, apply identities, drop trivially dead ops
     "cse",           # merge repeated pure expressions
+    "hoist-checks",  # index checks of user loops: proven ones dropped, affine ones hoisted
+                     # (before fusion: a check between ops keeps them apart)
     "dce",           # drop dead ops, write-only buffers and unused loop-carried values
     "fusion",        # partition fusible tensor ops into fusion.group kernels
 ]
 
 LOOP_PIPELINE: list[str] = [
     "lower-to-loops",  # tensor-level IR -> loop-level IR (the backends' input)
+    "hoist-checks",    # again, for the checks lowering made (gathers, scatters); before
+                       # layout/memplan, which leave a loop with checks as it is
     "expand-math",     # exp/log/tanh/... as branch-free arithmetic, so loops vectorize
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
