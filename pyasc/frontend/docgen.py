@@ -81,7 +81,14 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   all of these: `x[idx] = v` writes in index order, so the last of repeated indices
   wins; `x[mask] = arr` takes `mask.sum()` values; `x[idx] += v` updates a repeated
   index once, as in numpy.  Not supported: `None` in an index that has an array
-  (E50011).  An index array out of bounds is an `IndexError` at run time.
+  (E50011).
+- **Bounds.** Every integer index and index array is checked (on every target, unless
+  `@hybrid(boundscheck=False)`): an index out of bounds raises `IndexOutOfBoundsError`
+  (E50060), an `IndexError` with numpy's message plus the array's name and the line
+  (`index 10 is out of bounds for axis 0 with size 10 (array 'a')`); a constant index
+  on an axis of static size is reported when the function compiles.  Slices clamp, as
+  in numpy, and are never out of bounds.  Checks in loops cost next to nothing when the
+  index is affine in the loop counters (see [cpu-backend.md](cpu-backend.md#bounds-checks)).
 - **Sorting.** `np.sort`/`argsort`/`x.sort()` accept every `kind` numpy accepts and
   always give numpy's `kind="stable"` result (NaN last): an `O(n log n)` merge sort.
 - **Globals.** Module-level numbers, tuples, dtypes, numpy scalars and arrays of up to
