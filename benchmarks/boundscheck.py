@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> None:
         os.environ[var] = str(args.threads)
     with tempfile.TemporaryDirectory(prefix="pyasc-bounds-cache-") as tmp:
         os.environ["PYASC_CACHE_DIR"] = tmp
-        import cases  # imports numpy: after the thread variables are set
         import pyasc
+
+        import cases  # imports numpy: after the thread variables are set
         import report
 
         selected = cases.select(args.only.split(",") if args.only else None)

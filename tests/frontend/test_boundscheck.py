@@ -289,3 +289,28 @@ def test_constant_index_on_a_static_axis_is_a_compile_time_index_error():
     assert "index 1099511627776 is out of bounds for axis 0 with size 10 (array 'a')" in \
         str(info.value)
     assert info.value.lineno == line_of(static, "BAD") and info.value.code == "E50060"
+
+
+# ------------------------------------------------------------------- versioned loops
+
+@hybrid
+def shift_k(a, k):
+    out = np.empty(a.shape[0] - 2, a.dtype)
+    for i in range(out.shape[0]):
+        out[i] = a[i + k] * 2  # BAD
+    return out
+
+
+def test_versioned_loop_is_versioned_once_and_split_on_ascend():
+    a = np.arange(10, dtype=np.float32)
+    for k in (0, 2, -10):
+        check(shift_k, a, k)
+    expect_index_error(shift_k, (a, 3), 10, 10, 0, "a")
+    # one versioned copy at the tensor level stays one after lowering (no copy of a copy)
+    loop_ir = shift_k.kernel(a, 1, target="cpu").loop_ir
+    unchecked = hybrid(boundscheck=False)(shift_k.__wrapped__).kernel(a, 1).loop_ir
+    assert loop_ir.count("versioned = true") == 1 and loop_ir.count('"func.assert"') == 1
+    assert loop_ir.count('"loop.for"') == unchecked.count('"loop.for"') + 1
+    # ascend-sim: the fast copy is split across blocks, the unchanged one runs in block 0
+    src = shift_k.ascendc(a, 1)
+    assert "split across blocks" in src and "else if (GetBlockIdx() == 0)" in src

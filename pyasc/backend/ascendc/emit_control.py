@@ -145,7 +145,11 @@ def emit_if(em: ScalarEmitter, op: Operation) -> None:
         _body(em, op.then_region.blocks[0], results)
     else_block = op.else_region.blocks[0]
     if else_block.ops and (results or len(else_block.ops) > 1):
-        with em.w.block("else"):
+        # a versioned loop split across blocks: the unchanged loop (the checks failed
+        # before it) runs whole, in block 0 only, and raises where it always did
+        guard = " if (GetBlockIdx() == 0)" if em.k.parallel is not None and \
+            op.then_region.blocks[0].ancestor_of(em.k.parallel) is not None else ""
+        with em.w.block(f"else{guard}"):
             _body(em, else_block, results)
 
 

@@ -12,9 +12,10 @@ and the loop-level result is split:
 * local arrays: temporaries of static size up to :data:`LOCAL_LIMIT` bytes (kernel stack);
 * everything else is device code, emitted by ``emit_scalar``.
 
-A top-level ``loop.for`` is split across blocks when it is the only code that writes
-GM and :func:`~pyasc.ir.passes.parallel_safe.independent` proves its iterations
-independent, counting as owned the GM arrays no other array it touches may alias
+A top-level ``loop.for`` (or the fast copy of a loop ``hoist-checks`` versioned, whose
+unchanged copy then runs in block 0 alone) is split across blocks when it is the only
+code that writes GM and :func:`~pyasc.ir.passes.parallel_safe.independent` proves its
+iterations independent, counting as owned the GM arrays no other array it touches may alias
 (local arrays are each block's own: writing one that outlives an iteration keeps the
 loop whole).  Every block runs the code around the loop, so that code must not touch
 memory the loop writes; and a loop with a run-time check must not write memory the
@@ -248,13 +249,15 @@ def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) ->
     """The top-level loop to split across blocks, or ``None`` (see the module docstring)."""
     gm = {a.value for a in k.arrays if a.value is not None}
     writers = [op for op in k.fn.entry.ops if _stores_into(op, gm)]
-    if len(writers) != 1 or not isinstance(writers[0], loop.ForOp):
+    if len(writers) != 1:
         return None
-    lp = writers[0]
+    top, lp = writers[0], _fast_loop(writers[0])
+    if lp is None:
+        return None
     shared = _may_share(k, distinct)
     touched = _roots_used([lp])
     written = {base_buffer(x.dest) for x in lp.walk() if isinstance(x, mem.StoreOp)}
-    around = _roots_used([op for op in k.fn.entry.ops if op is not lp])
+    around = _roots_used([op for op in k.fn.entry.ops if op is not top])
 
     def owned(buf: Value) -> bool:  # not GM: a block-local array, one copy per block
         return buf in gm and not any(t is not buf and shared(buf, t) for t in touched)
@@ -262,6 +265,19 @@ def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) ->
     if not independent(lp, owned) or partial_writes_visible(lp, _hidden(k)):
         return None
     return None if any(shared(w, r) for w in written for r in around) else lp
+
+
+def _fast_loop(op: Operation) -> loop.ForOp | None:
+    """``op`` when it is a ``loop.for``; the checked-free copy of a loop versioned by
+    ``hoist-checks`` (the unchanged copy then runs in block 0 only, when the hoisted
+    checks fail: both copies never run in one launch); else ``None``."""
+    if isinstance(op, loop.ForOp):
+        return op
+    if isinstance(op, loop.IfOp) and op.attributes.get("versioned") and not op.outputs:
+        then = [x for x in op.then_region.blocks[0].ops if not isinstance(x, loop.YieldOp)]
+        if len(then) == 1 and isinstance(then[0], loop.ForOp):
+            return then[0]
+    return None
 
 
 def _stores_into(op: Operation, roots: set[Value]) -> bool:

@@ -226,6 +226,7 @@ def _lower_while(cx: Lowerer, op: loop.WhileOp) -> list[Value]:
 
 def _lower_if(cx: Lowerer, op: loop.IfOp) -> list[Value]:
     new = loop.IfOp.empty(cx.get(op.cond), [buffer_type(r.type) for r in op.outputs])
+    new.attributes.update(op.attributes)  # a versioned loop stays marked (hoist-checks)
     cx.gen.b.insert(new)
     cx.lower_into(op.then_region.blocks[0], new.then_region.blocks[0])
     cx.lower_into(op.else_region.blocks[0], new.else_region.blocks[0])
