@@ -122,6 +122,8 @@ def test_signature_options_and_versions_are_covered(monkeypatch):
     assert key_of(f, X.astype(np.float64)) != key
     assert key_of(f, np.ones(5, np.float32)) != key
     assert key_of(hybrid(fastmath=True)(f.__wrapped__), X) != key
+    assert key_of(hybrid(boundscheck=False)(f.__wrapped__), X) != key
+    assert key_of(hybrid(boundscheck=True)(f.__wrapped__), X) == key  # the default
     assert key_of(hybrid(cache=False)(f.__wrapped__), X) == key  # cache is not codegen
     monkeypatch.setattr(pyasc, "__version__", "9.9.9")
     assert key_of(f, X) != key

@@ -103,6 +103,12 @@ INVALID = {
                               ' -> i1' + RET, "%x: f32", "(f32) -> ()"), "unknown predicate"),
     "assert kind": (_module('    "func.assert"(%c) {kind = "panic", message = ""} : (i1) -> ()'
                             + RET, "%c: i1", "(i1) -> ()"), "kind must be one of"),
+    "assert value type": (_module('    "func.assert"(%c, %x) {kind = "bounds", message = "{0}"} :'
+                                  ' (i1, f32) -> ()' + RET, "%c: i1, %x: f32",
+                                  "(i1, f32) -> ()"), "reported values must be integers"),
+    "assert template": (_module('    "func.assert"(%c, %n) {kind = "bounds", message = "{0} {1}"}'
+                                ' : (i1, index) -> ()' + RET, "%c: i1, %n: index",
+                                "(i1, index) -> ()"), "message is not a template for 1 values"),
     "constant kind": (_module('    %a = "arith.constant"() {value = 1} : () -> f32' + RET),
                       "f32 constant must be a float"),
     "constant range": (_module('    %a = "arith.constant"() {value = 300} : () -> i8' + RET),

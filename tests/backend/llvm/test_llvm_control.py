@@ -6,9 +6,9 @@ import resource
 
 import numpy as np
 import pytest
-from llvmkit import both, compile_ir
+from llvmkit import both, compile_ir, descriptor_twin
 
-from pyasc.errors import OutOfMemoryError
+from pyasc.errors import IndexOutOfBoundsError, OutOfMemoryError
 from pyasc.ir import parse_module
 from pyasc.ir.interpreter import Interpreter
 
@@ -292,6 +292,45 @@ def test_calls_recursion_and_errors_raised_in_callees():
         kernel([x, 3, 5])
     want = Interpreter(parse_module(CALLS)).call("f", x, 1, 6)
     assert [float(v) for v in kernel([x, 1, 6])] == [float(v) for v in want]
+
+
+REPORTING = """
+"builtin.module"() ({
+  "func.func"() ({
+  ^bb0(%i: index, %n: index):
+    %ok = "arith.cmp"(%i, %n) {predicate = "lt"} : (index, index) -> i1
+    "func.assert"(%ok, %i, %n) {kind = "bounds", message = "index {0} is out of bounds for axis 0 with size {1}"} : (i1, index, index) -> () loc("k.py":9:3)
+    "func.return"() : () -> ()
+  }) {function_type = (index, index) -> (), sym_name = "check"} : () -> ()
+  "func.func"() ({
+  ^bb0(%x: memref<?xf64>, %i: index, %j: i32, %u: ui8):
+    %n = "mem.dim"(%x) {axis = 0} : (memref<?xf64>) -> index
+    "func.call"(%i, %n) {callee = "check"} : (index, index) -> ()
+    %c5 = "arith.constant"() {value = 5} : () -> i32
+    %ok = "arith.cmp"(%j, %c5) {predicate = "gt"} : (i32, i32) -> i1
+    "func.assert"(%ok, %j, %u) {kind = "assert", message = "j = {0}, u = {1}, {{braces}}"} : (i1, i32, ui8) -> () loc("k.py":4:1)
+    %v = "mem.load"(%x, %i) : (memref<?xf64>, index) -> f64
+    "func.return"(%v) : (f64) -> ()
+  }) {function_type = (memref<?xf64>, index, i32, ui8) -> f64, sym_name = "f"} : () -> ()
+}) : () -> ()
+"""
+
+
+def test_failed_checks_report_their_values_on_both_entries_and_in_callees():
+    kernel = compile_ir(REPORTING)
+    x = np.arange(4.0)
+    assert both(kernel, [x, 3, 9, np.uint8(1)]) == [3.0]
+    for call in (kernel, descriptor_twin(kernel)):
+        with pytest.raises(IndexOutOfBoundsError) as info:
+            call([x, 7, 9, np.uint8(1)])
+        assert "index 7 is out of bounds for axis 0 with size 4" in str(info.value)
+        assert "--> k.py:9:3" in str(info.value) and isinstance(info.value, IndexError)
+        with pytest.raises(AssertionError, match=r"k.py:4:1: j = -7, u = 200, \{braces\}"):
+            call([x, 0, -7, np.uint8(200)])
+    with pytest.raises(IndexOutOfBoundsError, match="index 7 is out of bounds"):
+        Interpreter(parse_module(REPORTING)).call("f", x, 7, 9, 1)
+    with pytest.raises(AssertionError, match=r"j = -7, u = 200, \{braces\}"):
+        Interpreter(parse_module(REPORTING)).call("f", x, 0, -7, 200)
 
 
 def test_fastmath_lets_float_reductions_vectorize():
