@@ -314,3 +314,14 @@ def test_versioned_loop_is_versioned_once_and_split_on_ascend():
     # ascend-sim: the fast copy is split across blocks, the unchanged one runs in block 0
     src = shift_k.ascendc(a, 1)
     assert "split across blocks" in src and "else if (GetBlockIdx() == 0)" in src
+
+
+@hybrid
+def along(a, idx):
+    return np.take_along_axis(a, idx, axis=1)  # BAD
+
+
+def test_take_along_axis():
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    check(along, b, np.array([[0], [3], [-4]]))
+    expect_index_error(along, (b, np.array([[0], [4], [1]])), 4, 4, 1, "a")

@@ -125,7 +125,9 @@ def take_along_axis(lw, arr, indices, axis=-1):
     if idx.type.rank != x.type.rank:
         raise ShapeInferenceError("`indices` and `arr` must have the same number of "
                                   "dimensions")
+    from pyasc.frontend.indexing import array_name
+
     grids = coordinates(lw, lw.em.dims(x))
     grids[ax] = idx
-    return gather_nd(lw, x, grids)
+    return gather_nd(lw, x, grids, array_name(arr, None))
 
