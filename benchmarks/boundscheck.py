@@ -6,7 +6,9 @@ and off, side by side in one process.
 
 Both variants of a kernel are compiled (checked against the kernel as written), then
 timed in alternating rounds (on, off, off, on, ...) so that drifting machine load hits
-both alike; the cost is the median over rounds of ``on / off - 1``.  "checks in loops"
+both alike; the cost is the median over rounds of ``on / off - 1``.  "LLVM IR vs
+unchecked" says whether the optimized LLVM IR is the same as with ``boundscheck=False``
+(then the machine code is too, and the cost is 0 by construction).  "checks in loops"
 counts the ``func.assert``\\ s left inside loops on the fast path of the optimized
 loop-level IR (``pyasc.ir.passes.hoist_checks.hot_checks``): 0 means every check was
 proven, deduplicated or hoisted out of the loops (only data-dependent indices keep one
@@ -99,13 +101,15 @@ def measure(pyasc, case, size: str, args_ns: argparse.Namespace) -> list[str]:
     for fn in (on, off):
         problem = harness.check(fn(*args), reference, case.rtol, case.atol)
         if problem:
-            return [name, kernels.describe_size(name, size), problem, "", "", "", ""]
+            return [name, kernels.describe_size(name, size), problem, "", "", "", "", ""]
     lines = hot_check_lines(on, args)
+    same = on.kernel(*args).llvm_ir == off.kernel(*args).llvm_ir
     calls = calibrate([on, off], args, args_ns.min_time)
     t_on, t_off = time_pair(on, off, args, calls, args_ns.repeat)
     cost = statistics.median(a / b - 1 for a, b in zip(t_on, t_off, strict=True))
     return [name, kernels.describe_size(name, size), _ms(statistics.median(t_on)),
-            _ms(statistics.median(t_off)), f"{cost * 100:+.1f}%", str(len(lines)),
+            _ms(statistics.median(t_off)), f"{cost * 100:+.1f}%",
+            "identical" if same else "differs", str(len(lines)),
             ", ".join(f"kernels.py:{n}" for n in lines) or "-"]
 
 
@@ -114,7 +118,8 @@ def _ms(seconds: float) -> str:
 
 
 HEADER = ["kernel", "size", "boundscheck=True (default)", "boundscheck=False",
-          "cost (median of rounds)", "checks in loops", "where (data-dependent indices)"]
+          "cost (median of rounds)", "LLVM IR vs unchecked", "checks in loops",
+          "where (data-dependent indices)"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -325,3 +325,45 @@ def test_take_along_axis():
     b = np.arange(12, dtype=np.float32).reshape(3, 4)
     check(along, b, np.array([[0], [3], [-4]]))
     expect_index_error(along, (b, np.array([[0], [4], [1]])), 4, 4, 1, "a")
+
+
+# ------------------------------------------------------- affine kernels cost nothing
+
+@hybrid
+def copy_loop(a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2
+    return out
+
+
+def _example(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bounds_example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("case", ["copy", "copy-dynamic", "grid", "bilateral",
+                                  "bilateral-dynamic", "adaptive-pool"])
+def test_affine_kernels_compile_to_the_same_machine_code_as_unchecked(case):
+    a = np.arange(40, dtype=np.float32)
+    img = np.random.default_rng(0).random((24, 20)).astype(np.float32)
+    fn, args, options = {
+        "copy": (copy_loop, (a,), {}),
+        "copy-dynamic": (copy_loop, (a,), {"dynamic_shape": True}),
+        "grid": (grid, (a.reshape(5, 8), np.zeros((5, 7), np.float32)), {}),
+        "bilateral": (_example("bilateral_filter").bilateral_filter, (img,), {}),
+        "bilateral-dynamic": (_example("bilateral_filter").bilateral_filter, (img,),
+                              {"dynamic_shape": True}),
+        "adaptive-pool": (_example("adaptive_pool").adaptive_pool,
+                          (np.ones((2, 3, 14, 14), np.float32), (7, 7)),
+                          {"dynamic_shape": True}),
+    }[case]
+    checked = hybrid(**options)(fn.__wrapped__)
+    unchecked = hybrid(boundscheck=False, **options)(fn.__wrapped__)
+    assert checked.llvm_ir(*args) == unchecked.llvm_ir(*args)
