@@ -1,4 +1,4 @@
-"""Affine forms of ``index`` values and the range facts of ``loop.for`` counters.
+"""Affine forms of ``index`` values and the ranges of loop counters.
 
 A run-time check ``func.assert(cond)`` whose ``cond`` is a conjunction of signed
 comparisons of ``index`` values reads, conjunct by conjunct, as ``e >= 0`` for an
@@ -14,7 +14,8 @@ affine function over an interval is at an end), conservative for triangular nest
 affine form of that counter).  A loop with unit step ends at ``upper - 1``
 (``upper + 1`` going down), an affine form; other constant steps end at a
 :class:`Last` atom, computed when needed.  Loops with a step that is not a constant
-are not looked through.
+are not looked through.  A ``loop.while`` that counts (``for ... range()`` with a
+``break`` becomes one) has counters too (:func:`while_counters`).
 """
 
 from __future__ import annotations

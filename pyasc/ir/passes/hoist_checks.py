@@ -6,15 +6,17 @@ where that is provably the same program, in three steps per function:
 
 1. **Range facts** — a conjunct of a check (``affine.conjuncts``: signed comparisons of
    ``index`` values, read as ``e >= 0``) whose lower bound over the iterations of its
-   enclosing ``loop.for``\\ s (``affine.minimize``) is a constant ``>= 0`` always
-   holds: it is dropped (``for i in range(n): a[i]`` with ``n = a.shape[0]``).
+   enclosing loops (``affine.minimize``; array sizes count as ``>= 0``) is a constant
+   ``>= 0`` always holds: it is dropped (``for i in range(n): a[i]`` with
+   ``n = a.shape[0]``).
 2. **Implied checks** (a scoped walk in dominance order) — a conjunct implied by one
    an earlier check established (same terms, a constant at least as large) is dropped
    (``a[i]`` after ``a[i]``; ``b[i]`` after ``a[i]`` when both have size ``n``).
 3. **Loop versioning** (``versioning.py``) — a check whose conjuncts are affine in the
-   counters of enclosing loops, with the other terms invariant in the outermost such
-   loop ``L``, is evaluated once before ``L`` at the first and last iterations (the
-   minimum of an affine form over a box); ``L`` becomes::
+   counters of enclosing loops (``loop.for``, or a ``loop.while`` that counts), with the
+   other terms invariant in the outermost such loop ``L``, is evaluated once before
+   ``L`` at the first and last iterations (the minimum of an affine form over a box);
+   ``L`` becomes::
 
        loop.if(all hoisted checks hold, atoms in safe range) { L without them }
        else { L unchanged }
@@ -26,7 +28,10 @@ where that is provably the same program, in three steps per function:
    so a nest has at most one extra copy per level.
 
 Checks whose index comes from data (``a[idx[j]]``) stay where they are.  The pass only
-removes or moves ``func.assert``\\ s; everything else is unchanged.
+removes, rewrites (fewer conjuncts) or moves ``func.assert``\\ s and copies loops.  It
+runs twice: on tensor-level IR before fusion (a check between two ops keeps them apart)
+and after ``lower-to-loops`` (the checks of gathers and scatters); the unchanged copy
+of a versioned loop is never versioned again.
 """
 
 from __future__ import annotations
