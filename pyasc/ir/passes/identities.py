@@ -150,7 +150,7 @@ RULES = [
     (Pat(("tensor.transpose", "mem.transpose"), x, where=_identity_perm), lambda x: x),
     (Pat(("tensor.dim", "mem.dim"), x, where=_static_dim, bind="op"), _dim_constant),
     # control flow and checks
-    (Pat("func.assert", Pat.const(True)), lambda: []),
+    (Pat("func.assert", Pat.const(True), ...), lambda: []),  # with any reported values
     (Pat("loop.if", Pat.const(True), bind="op"),
      lambda rw, op: rw.inline_block(op.then_region.block)),
     (Pat("loop.if", Pat.const(False), bind="op"),
