@@ -240,10 +240,10 @@ def enclosing_scopes(op: Operation) -> list[tuple[Operation, list[tuple[Atom, Ra
 
 
 def minimize(e: Affine, ranges: Iterable[tuple[Atom, Range | None]],
-             used: list[Range] | None = None) -> Affine | None:
+             used: list[tuple[Atom, Range]] | None = None) -> Affine | None:
     """A lower bound of ``e`` over the counters' ``ranges`` (innermost first; see the
     module docstring), or ``None`` when a counter in ``e`` has no known range.  The
-    ranges substituted are appended to ``used``."""
+    counters substituted and their ranges are appended to ``used``."""
     for atom, span in ranges:
         c = e.terms.get(atom, 0)
         if not c:
@@ -251,7 +251,7 @@ def minimize(e: Affine, ranges: Iterable[tuple[Atom, Range | None]],
         if span is None:
             return None
         if used is not None:
-            used.append(span)
+            used.append((atom, span))
         e = e.substitute(atom, span[0] if c > 0 else span[1])
     return e
 

@@ -33,6 +33,7 @@ from pyasc.ir.passes.affine import (
     Last,
     Range,
     conjuncts,
+    counter_of,
     enclosing_scopes,
     is_size,
     lower_bound,
@@ -85,7 +86,7 @@ def hoisted_forms(op: func.AssertOp, lp: Operation,
     forms: list[Affine] = []
     extra: set[Atom] = set()
     for _, form in parts:
-        used: list[Range] = []
+        used: list[tuple[Atom, Range]] = []
         low = minimize(form, ranges, used)
         if low is None or not _fits(low):
             return None
@@ -93,11 +94,15 @@ def hoisted_forms(op: func.AssertOp, lp: Operation,
             return None
         if low.is_const and low.const < 0:
             return None  # fails whenever it runs: leave it where it reports
-        if (lower_bound(low) or -1) >= 0:
+        known = lower_bound(low)
+        if known is not None and known >= 0:
             continue  # holds (simplify_checks drops such checks before)
         forms.append(low)
         # a while counter's bound must be in range too (see affine.while_counters)
-        extra.update(a for span in used for a in span[1].terms if invariant(a, lp))
+        bounds = [a for x, span in used if counter_of(x) is None for a in span[1].terms]
+        if not all(invariant(a, lp) for a in bounds):
+            return None
+        extra.update(bounds)
     return forms, extra
 
 
