@@ -22,7 +22,7 @@ import ast
 
 import numpy as np
 
-from pyasc.errors import ShapeInferenceError, TypeMismatchError
+from pyasc.errors import IndexOutOfBoundsError, ShapeInferenceError, TypeMismatchError
 from pyasc.frontend.advanced import is_array_index, load_advanced, store_advanced
 from pyasc.frontend.elementwise import broadcast_dims
 from pyasc.frontend.lowering import Lowering
@@ -73,7 +73,10 @@ def _sequence_item(lw: Lowering, seq: tuple | list | str, key: object) -> object
         key = lw.static(key, "a tuple index")
     try:
         return seq[key]  # type: ignore[index]
-    except (IndexError, TypeError) as exc:
+    except IndexError:  # Python's IndexError, found at compile time
+        raise IndexOutOfBoundsError(f"index {key} is out of range for a "
+                                    f"{type(seq).__name__} of length {len(seq)}") from None
+    except TypeError as exc:
         raise TypeMismatchError(str(exc)) from None
 
 

@@ -208,6 +208,13 @@ def test_constant_index_out_of_bounds_is_an_index_error(tmp_path, index):
         err.message
 
 
+def test_tuple_index_out_of_range_is_an_index_error(tmp_path):
+    err = compile_error(tmp_path, "@hybrid\ndef f(x, y):\n    return x.shape[2]\n",
+                        np.zeros((5, 3)), 0)
+    assert where(err) == ("E50060", 6, 11) and isinstance(err, IndexError)
+    assert "index 2 is out of range for a tuple of length 2" in err.message
+
+
 def test_error_inside_inlined_callee_points_into_the_callee(tmp_path):
     body = """\
     @hybrid
