@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
-from pyasc.ir.ops import arith, func, loop
+from pyasc.ir.ops import arith, func, loop, mem
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.affine import (
     Affine,
@@ -188,7 +188,37 @@ def _version(lp: Operation, checks: list[tuple[Operation, Hoist]]
     fast_block.append(loop.YieldOp(list(fast.outputs), loc=lp.loc))
     for op, _ in checks:
         copies.pop(op).erase()
+    hoist_invariants(fast)
     return copies
+
+
+_READ_ONLY = frozenset({"pure", "view", "reads", "constant", "checks", "terminator"})
+
+
+def hoist_invariants(lp: Operation) -> None:
+    """Move the loop-invariant pure ops and loads in ``lp`` (at any depth) before it,
+    when nothing in ``lp`` writes memory.
+
+    A failing check is an exit from the loop, so LLVM may no longer hoist a load that
+    follows one (it is not sure to run).  In the fast copy every check of an invariant
+    index was tested before the loop (or proven), so such a load is in bounds there and
+    reads what any iteration would; a check left in the loop that is invariant (one
+    that fails whenever it runs) keeps everything in place.  Never done without checks:
+    with ``boundscheck=False`` an index of a loop that does not run may be out of
+    bounds."""
+    inner = [op for op in lp.walk() if op is not lp]
+    if not all(op.region_list or op.traits & _READ_ONLY and not op.traits & {"writes", "frees"}
+               and not isinstance(op, func.CallOp) for op in inner):
+        return
+    if any(isinstance(op, func.AssertOp) and invariant(op.cond, lp) for op in inner):
+        return
+    b = Builder.before(lp)
+    for op in inner:  # pre-order: an op's operands move before it does
+        if op.region_list or not (op.has_trait("pure") or isinstance(op, mem.LoadOp)):
+            continue
+        if op.parent is not None and all(not _inside(lp, v) for v in op.operand_values):
+            op.parent.detach(op)
+            b.insert(op)
 
 
 class _Materializer:
