@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyasc.ir.builder import Builder
-from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
-from pyasc.ir.ops import arith, func, loop, mem
+from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.ops import arith, func, loop
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.affine import (
     Affine,
@@ -39,6 +39,7 @@ from pyasc.ir.passes.affine import (
     lower_bound,
     minimize,
 )
+from pyasc.ir.passes.invariance import hoist_invariants, inside, invariant
 from pyasc.ir.passes.loopgen import constant_of
 from pyasc.ir.types import index
 
@@ -46,22 +47,6 @@ MAX_TERMS = 16
 MAX_COEFF = 1 << 12
 ATOM_LIMIT = 1 << 40
 """See the module docstring: together they keep every hoisted form below 2**57."""
-
-
-def _inside(lp: Operation, v: Value) -> bool:
-    owner = v.block.parent_op if isinstance(v, BlockArgument) else v.op  # type: ignore
-    return owner is not None and lp.is_ancestor_of(owner)
-
-
-def invariant(v: Atom, lp: Operation) -> bool:
-    """``v`` has one value during all of ``lp`` and can be computed before it."""
-    if isinstance(v, Last):
-        return all(invariant(x, lp) for x in (v.loop.lower, v.loop.upper, v.loop.step))
-    if not _inside(lp, v):
-        return True
-    if not isinstance(v, OpResult) or not v.op.has_trait("pure") or v.op.region_list:
-        return False
-    return all(invariant(x, lp) for x in v.op.operand_values)
 
 
 def _fits(form: Affine) -> bool:
@@ -192,35 +177,6 @@ def _version(lp: Operation, checks: list[tuple[Operation, Hoist]]
     return copies
 
 
-_READ_ONLY = frozenset({"pure", "view", "reads", "constant", "checks", "terminator"})
-
-
-def hoist_invariants(lp: Operation) -> None:
-    """Move the loop-invariant pure ops and loads in ``lp`` (at any depth) before it,
-    when nothing in ``lp`` writes memory.
-
-    A failing check is an exit from the loop, so LLVM may no longer hoist a load that
-    follows one (it is not sure to run).  In the fast copy every check of an invariant
-    index was tested before the loop (or proven), so such a load is in bounds there and
-    reads what any iteration would; a check left in the loop that is invariant (one
-    that fails whenever it runs) keeps everything in place.  Never done without checks:
-    with ``boundscheck=False`` an index of a loop that does not run may be out of
-    bounds."""
-    inner = [op for op in lp.walk() if op is not lp]
-    if not all(op.region_list or op.traits & _READ_ONLY and not op.traits & {"writes", "frees"}
-               and not isinstance(op, func.CallOp) for op in inner):
-        return
-    if any(isinstance(op, func.AssertOp) and invariant(op.cond, lp) for op in inner):
-        return
-    b = Builder.before(lp)
-    for op in inner:  # pre-order: an op's operands move before it does
-        if op.region_list or not (op.has_trait("pure") or isinstance(op, mem.LoadOp)):
-            continue
-        if op.parent is not None and all(not _inside(lp, v) for v in op.operand_values):
-            op.parent.detach(op)
-            b.insert(op)
-
-
 class _Materializer:
     """Emits forms, cloned invariant values and last counter values before a loop."""
 
@@ -283,7 +239,7 @@ class _Materializer:
         """``a`` as a value available before the loop."""
         if isinstance(a, Last):
             return self._last(a.loop)
-        if not _inside(self.lp, a):
+        if not inside(self.lp, a):
             return a
         if a not in self.values:
             assert isinstance(a, OpResult)
