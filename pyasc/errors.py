@@ -205,13 +205,13 @@ class InternalCompilerError(PyascError):
 
 
 class IndexOutOfBoundsError(PyascError, IndexError):
-    """An array index outside its axis (E50060); also an ``IndexError``, as in numpy.
+    """An array index outside its axis (E50004); also an ``IndexError``, as in numpy.
 
     Raised at run time by a failed bounds check (every target; ``boundscheck=False``
     turns the checks off) and at compile time for a constant index on a static axis.
     """
 
-    code = "E50060"
+    code = "E50004"
     title = "index out of bounds"
     default_hint = ("valid indices on an axis of size n are -n..n-1; check the loop "
                     "bounds and the index arithmetic")

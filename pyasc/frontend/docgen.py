@@ -84,7 +84,7 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   (E50011).
 - **Bounds.** Every integer index and index array is checked (on every target, unless
   `@hybrid(boundscheck=False)`): an index out of bounds raises `IndexOutOfBoundsError`
-  (E50060), an `IndexError` with numpy's message plus the array's name and the line
+  (E50004), an `IndexError` with numpy's message plus the array's name and the line
   (`index 10 is out of bounds for axis 0 with size 10 (array 'a')`); a constant index
   on an axis of static size is reported when the function compiles.  Slices clamp, as
   in numpy, and are never out of bounds.  Checks in loops cost next to nothing when the

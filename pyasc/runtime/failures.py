@@ -4,7 +4,7 @@ A kernel (CPU code, the AscendC simulator's status words, the IR interpreter) re
 which check failed and, for checks that carry them, the run-time values its message
 names.  :func:`check_failure` turns that into the exception the user sees:
 
-* kind ``bounds``: :class:`~pyasc.errors.IndexOutOfBoundsError` (E50060, an
+* kind ``bounds``: :class:`~pyasc.errors.IndexOutOfBoundsError` (E50004, an
   ``IndexError``) located at the indexing expression, rendered like every pyasc
   diagnostic (``file:line:col``, the source line, a caret, a hint);
 * ``assert`` -> ``AssertionError``, ``shape``/``value`` -> ``ValueError``, ``memory``/

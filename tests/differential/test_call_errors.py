@@ -14,7 +14,7 @@
   ``ArgumentError`` naming the argument and the problem, checked before any memory is
   touched, located at the call like the errors above.
 * Bounds checks are on by default: an index out of bounds raises
-  ``IndexOutOfBoundsError`` (E50060, an ``IndexError``) naming the index, the size, the
+  ``IndexOutOfBoundsError`` (E50004, an ``IndexError``) naming the index, the size, the
   array and the user's file and line.  ``boundscheck=False`` opts out: indices are not
   checked (no checks in the IR; an out-of-bounds index is undefined behaviour, as in C),
   while ``target="interpret"`` runs Python, which always checks.

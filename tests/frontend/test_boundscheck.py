@@ -288,7 +288,7 @@ def test_constant_index_on_a_static_axis_is_a_compile_time_index_error():
         static(np.arange(10.0))
     assert "index 1099511627776 is out of bounds for axis 0 with size 10 (array 'a')" in \
         str(info.value)
-    assert info.value.lineno == line_of(static, "BAD") and info.value.code == "E50060"
+    assert info.value.lineno == line_of(static, "BAD") and info.value.code == "E50004"
 
 
 # ------------------------------------------------------------------- versioned loops

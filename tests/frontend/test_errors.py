@@ -202,7 +202,7 @@ def test_shape_conflicts(tmp_path, what, body, args, pos):
 def test_constant_index_out_of_bounds_is_an_index_error(tmp_path, index):
     err = compile_error(tmp_path, f"@hybrid\ndef f(x, y):\n    return x[{index}]\n",
                         np.zeros(5), 0)
-    assert where(err) == ("E50060", 6, 11)
+    assert where(err) == ("E50004", 6, 11)
     assert isinstance(err, errors.IndexOutOfBoundsError) and isinstance(err, IndexError)
     assert f"index {eval(index)} is out of bounds for axis 0 with size 5 (array 'x')" in \
         err.message
@@ -211,7 +211,7 @@ def test_constant_index_out_of_bounds_is_an_index_error(tmp_path, index):
 def test_tuple_index_out_of_range_is_an_index_error(tmp_path):
     err = compile_error(tmp_path, "@hybrid\ndef f(x, y):\n    return x.shape[2]\n",
                         np.zeros((5, 3)), 0)
-    assert where(err) == ("E50060", 6, 11) and isinstance(err, IndexError)
+    assert where(err) == ("E50004", 6, 11) and isinstance(err, IndexError)
     assert "index 2 is out of range for a tuple of length 2" in err.message
 
 
