@@ -17,7 +17,6 @@ The ``fusion`` family (``fusion.scope``, ``fusion.group``, ``fusion.yield``) liv
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Iterator, Sequence
 
 from pyasc.ir.core import Block, Location, Operation, Region, attr
@@ -132,16 +131,6 @@ class CallOp(Operation):
 
 
 ASSERT_KINDS = ("assert", "bounds", "shape")
-
-
-def located_message(loc: Location, message: str) -> str:
-    """``message`` of a run-time error raised at ``loc``: prefixed with its
-    ``file:line:col`` and followed by that source line, when the location is known
-    (every target reports a failed check this way)."""
-    if not loc.known:
-        return message
-    text = linecache.getline(loc.file, loc.line).strip()  # type: ignore[arg-type]
-    return f"{loc.file}:{loc.line}:{loc.col}: {message}" + (f"\n    {text}" if text else "")
 
 
 class AssertOp(Operation):
