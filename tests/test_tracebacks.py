@@ -174,22 +174,26 @@ def sim_gather(x, idx):
 
 
 def test_ascend_sim_index_errors_name_the_source_line_and_show_the_call():
-    err = raised(IndexError, lambda: sim_index(np.arange(5.0), 7), "")
+    # IndexOutOfBoundsError (E50004): located at the indexing expression
+    err = raised(IndexError, lambda: sim_index(np.arange(5.0), 7), "# SIM_INDEX")
     assert f"{__file__}:{line_of('# SIM_INDEX')}:" in str(err)
     assert "return x[i] * 2" in str(err)
-    err = raised(IndexError, lambda: sim_gather(np.arange(5.0), np.array([1, 9])), "")
+    assert "index 7 is out of bounds for axis 0 with size 5 (array 'x')" in str(err)
+    err = raised(IndexError, lambda: sim_gather(np.arange(5.0), np.array([1, 9])),
+                 "# SIM_GATHER")
     assert f"{__file__}:{line_of('# SIM_GATHER')}:" in str(err)
+    assert "index 9 is out of bounds for axis 0 with size 5 (array 'x')" in str(err)
     assert sim_gather(np.arange(5.0), np.array([1, 4])).tolist() == [2.0, 8.0]
 
 
 @hybrid(target="cpu", boundscheck=True)
 def cpu_index(x, i):
-    return x[i] * 2
+    return x[i] * 2  # CPU_INDEX
 
 
 def test_cpu_index_errors_show_the_users_frames_only():
-    err = raised(IndexError, lambda: cpu_index(np.arange(5.0), 7), "")
-    assert "index out of bounds" in str(err)
+    err = raised(IndexError, lambda: cpu_index(np.arange(5.0), 7), "# CPU_INDEX")
+    assert "index 7 is out of bounds for axis 0 with size 5 (array 'x')" in str(err)
 
 
 def test_exceptions_of_the_users_own_code_are_left_alone():
