@@ -29,7 +29,8 @@ pointer, which the caller frees once the returned array is garbage-collected (NU
 when the kernel did not allocate it: a result chosen at run time that was an argument).
 
 Both return 0 on success, or ``k >= 1`` for ``errors[k - 1]``: a failed ``func.assert``,
-a zero loop step or an allocation failure.  A failing kernel frees its own temporaries.
+a zero loop step or an allocation failure, or ``ERR_INTERRUPT`` when a signal handler
+raised while the kernel ran.  A failing kernel frees its own temporaries.
 When some error site reports run-time values (``ErrorSpec.values``, e.g. the index and
 the axis size of a failed bounds check), ``res`` ends with the *error record* at slot
 ``error_slot``: ``[lock, key, v_0, ..., v_{m-1}]``; the failing site stores its values
@@ -56,6 +57,10 @@ from typing import Any
 
 ERR_ARGS = -1
 """Return code of the fast ABI when an argument does not fit the specialization."""
+
+ERR_INTERRUPT = -2
+"""Return code of a kernel that stopped because a signal handler raised while it ran
+(``KeyboardInterrupt`` on Ctrl-C; see ``pyasc.runtime.interrupt``)."""
 
 ABI_VERSION = 4
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError, InternalCompilerError
-from pyasc.runtime.abi import ERR_ARGS, PYARRAY_OFFSETS, KernelABI
+from pyasc.runtime import interrupt
+from pyasc.runtime.abi import ERR_ARGS, ERR_INTERRUPT, PYARRAY_OFFSETS, KernelABI
 from pyasc.runtime.caller import make_caller
 from pyasc.runtime.descriptor import DescriptorCaller
 from pyasc.runtime.failures import Site, check_failure
@@ -68,6 +69,8 @@ def raise_kernel_error(abi: KernelABI, rc: int, args: Sequence[Any],
                        values: Sequence[int] = ()) -> NoReturn:
     """Raise the Python exception for a kernel's non-zero return code ``rc``; ``values``
     are those of the error record (see ``abi.py``)."""
+    if rc == ERR_INTERRUPT:  # a signal handler raised while the kernel ran
+        interrupt.raise_pending()
     if rc == ERR_ARGS:
         explain(abi, args)
         raise InternalCompilerError("the kernel rejected arguments that the runtime "

@@ -1,11 +1,12 @@
 """The process's CPU thread pool: loading its code, its settings and its statistics.
 
 Kernels with a parallel loop call the undefined symbol :data:`ENTRY`
-(``pyasc.rt.parallel_for``, contract in ``pyasc.backend.llvm.pool``).  The object
-loader (``objload``) and MCJIT resolve it through :func:`runtime_symbol`, which loads
-the pool's object code on first need: from the disk cache, else generated and compiled
-(once per machine and pyasc build, ~20-60 ms) and stored there.  A kernel without
-parallel loops never loads it.
+(``pyasc.rt.parallel_for``, contract in ``pyasc.backend.llvm.pool``), kernels whose
+loops poll for Ctrl-C call the interrupt functions of the same object
+(``pyasc.runtime.interrupt``).  The object loader (``objload``) and MCJIT resolve them
+through :func:`runtime_symbol`, which loads the object code on first need: from the
+disk cache, else generated and compiled (once per machine and pyasc build, ~20-60 ms)
+and stored there.  A kernel with neither never loads it; loading it starts no thread.
 
 There is one pool per process on purpose: workers are shared by every kernel, and a
 loop finding the pool busy (another thread's loop, or a loop nested in one) runs on its
@@ -52,11 +53,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyasc.errors import InvalidEnvironmentWarning
+from pyasc.runtime import interrupt
 
 ENTRY = "pyasc.rt.parallel_for"
 SYMBOLS = (ENTRY, "pyasc.rt.pool_configure", "pyasc.rt.pool_shutdown",
-           "pyasc.rt.pool_after_fork", "pyasc.rt.pool_stats")
-"""The pool object's external functions."""
+           "pyasc.rt.pool_after_fork", "pyasc.rt.pool_stats",
+           *interrupt.SYMBOLS.values())
+"""The pool object's external functions (with the interrupt runtime's, which lives in
+the same object: ``pyasc.runtime.interrupt``)."""
 
 ENV = "PYASC_NUM_THREADS"
 MAX_THREADS = 256
@@ -126,6 +130,7 @@ def _pool() -> ThreadPool:
     check_environment()
     p = ThreadPool(_load_code())
     p.configure(default_threads(), DEFAULT_MIN_WORK)
+    interrupt.bind({name: p.address(name) for name in interrupt.SYMBOLS.values()})
     atexit.register(p.shutdown)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=p.after_fork)

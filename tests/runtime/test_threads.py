@@ -123,7 +123,8 @@ def _loops(fn, *args) -> list[tuple[int, int]]:
     """(trip count, cost) of each pool call in ``fn``'s kernel for ``args``."""
     text = fn.kernel(*args).llvm_ir
     return [(int(n), int(c)) for n, c in
-            re.findall(r"call i32 @pyasc\.rt\.parallel_for\(.*, i64 (\d+), i64 (\d+)\)", text)]
+            re.findall(r"call i32 @pyasc\.rt\.parallel_for\(.*, i64 (\d+), i64 (\d+), ptr [^)]*\)",
+                       text)]
 
 
 def test_splits_follow_the_work_threshold(monkeypatch):

@@ -153,6 +153,9 @@ class FunctionEmitter:
         self.in_parallel = False  # emitting an outlined parallel loop body (parallel.py)
         self.error_record: ir.Value | None = None  # see pyasc.runtime.abi; None: none
         self.iteration: ir.Value | None = None  # the outlined parallel loop's counter
+        self.poll_state: ir.Value | None = None  # {snap, budget} of the call (emit_poll)
+        self.poll_budget: ir.Value | None = None  # this function's countdown (emit_poll)
+        self.polling = False  # has poll sites: loops without one count their trips
 
     # -- values
     def get(self, v: Value) -> ir.Value:
@@ -233,9 +236,13 @@ class FunctionEmitter:
 
     def entry_alloca(self, ty: ir.Type) -> ir.Value:
         """A stack slot allocated once in the entry block (not per loop iteration)."""
+        return opaque(self.entry_builder().alloca(ty))
+
+    def entry_builder(self) -> ir.IRBuilder:
+        """A builder for code run once on function entry, before anything else."""
         b = ir.IRBuilder(self._allocas)
         b.position_before(self._allocas.terminator)
-        return opaque(b.alloca(ty))
+        return b
 
     def return_error(self, code: ir.Value) -> None:
         """Free the live kernel-owned allocations and return ``code``."""

@@ -2,20 +2,23 @@
 
 Internal calling convention (never seen outside the module, so LLVM may inline it)::
 
-    i32 @pyasc.fn.<name>(<parts of each parameter>..., ptr %out, ptr %record)
+    i32 @pyasc.fn.<name>(<parts of each parameter>..., ptr %out, ptr %record, ptr %state)
 
 The parts are a value's SSA parts (a scalar's compute value; a memref's data pointer,
 dims and strides).  ``%out`` points to a struct of the parts of all results, which the
 callee fills before returning 0; a non-zero return is an error code of the module's
-table, which the caller propagates after freeing its own temporaries.  ``%record`` is
-the caller's error record (``errrecord.py``; NULL when the module has none).  Buffers a callee
-returns belong to the caller from then on.
+table (or ``ERR_INTERRUPT``), which the caller propagates after freeing its own
+temporaries.  ``%record`` is the caller's error record (``errrecord.py``; NULL when the
+module has none).  Buffers a callee returns belong to the caller from then on.
+``%state`` is the caller's poll state (``emit_poll``): the callee polls against the
+epoch the call has seen and continues the caller's countdown.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
+from pyasc.backend.llvm import emit_poll
 from pyasc.backend.llvm.codegen import (
     FunctionEmitter,
     ModuleContext,
@@ -40,7 +43,7 @@ def declare_functions(mc: ModuleContext, module: ModuleOp, entry: str) -> list[F
     others = [f for f in module.functions if f.sym_name != entry]
     for f in others:
         params = [ty for t in f.function_type.inputs for ty in part_types(t)]
-        fn = ir.Function(mc.module, ir.FunctionType(I32, params + [PTR, PTR]),
+        fn = ir.Function(mc.module, ir.FunctionType(I32, params + [PTR, PTR, PTR]),
                          name=f"pyasc.fn.{f.sym_name}")
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
@@ -52,6 +55,7 @@ def emit_function(mc: ModuleContext, f: FuncOp, emitters: dict) -> None:
     """The body of a declared internal function."""
     fn, struct = mc.callees[f.sym_name]
     fe = FunctionEmitter(mc, fn, emitters)
+    fe.poll_state, fe.polling = fn.args[-1], emit_poll.has_loops(f)
     args = iter(fn.args)
     for param in f.entry.args:
         fe.set(param, unflatten(fe, param.type, [next(args) for _ in
@@ -68,6 +72,7 @@ def emit_function(mc: ModuleContext, f: FuncOp, emitters: dict) -> None:
                                   inbounds=True, source_etype=struct))
     for v in term.operand_values:
         fe.allocs.free(root_of(v))  # the caller owns returned buffers
+    emit_poll.before_return(fe)
     fe.b.ret(ir.Constant(I32, 0))
 
 
@@ -79,7 +84,8 @@ def _emit_call(fe: FunctionEmitter, op: func.CallOp) -> None:
     out = fe.entry_alloca(struct)
     args = [p for v in op.args for p in flatten(fe, v)]
     record = fe.error_record if fe.error_record is not None else ir.Constant(PTR, None)
-    rc = fe.b.call(fn, [*args, out, record])
+    rc = fe.b.call(fn, [*args, out, record, emit_poll.before_call(fe)])
+    emit_poll.after_call(fe)
     fe.propagate(rc)
     parts = [fe.b.load(fe.b.gep(out, [ir.Constant(I32, 0), ir.Constant(I32, k)],
                                 inbounds=True, source_etype=struct), typ=ty)

@@ -16,6 +16,11 @@ by LLVM.
 A loop that ``parallel.splits`` (the outermost parallel loop of a function) has its
 iteration range run by the thread pool instead: ``parallel.emit_parallel`` outlines the
 range loop below into a function and calls the pool.
+
+Loops marked ``poll`` by the ``interrupt-poll`` pass count down to a poll for Ctrl-C at
+their latch (``emit_poll.backedge``); ``poll = "strips"`` runs the range as an outer
+loop over strips of ``emit_poll.STRIP`` iterations, the latch of the strips polling and
+each strip the unchanged loop above.  Unmarked loops count their trips on exit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
-from pyasc.backend.llvm import parallel
+from pyasc.backend.llvm import emit_poll, parallel
 from pyasc.backend.llvm.codegen import (
     FunctionEmitter,
     flatten,
@@ -53,6 +58,17 @@ def _phis(fe: FunctionEmitter, types: Sequence[Type], inits: Sequence[Value],
     return phis
 
 
+def _part_phis(fe: FunctionEmitter, types: Sequence[ir.Type], parts: Sequence[ir.Value],
+               pred: ir.Block) -> list[ir.PhiInstr]:
+    """One phi per flattened part (types from ``part_types``), entered with ``parts``."""
+    phis = []
+    for ty, part in zip(types, parts, strict=True):
+        phi = fe.b.phi(ty)
+        phi.add_incoming(part, pred)
+        phis.append(phi)
+    return phis
+
+
 def _bind(fe: FunctionEmitter, targets: Sequence[Value], parts: Sequence[ir.Value]) -> None:
     """Bind ``targets`` (block args or op results) to flattened ``parts``."""
     i = 0
@@ -60,13 +76,6 @@ def _bind(fe: FunctionEmitter, targets: Sequence[Value], parts: Sequence[ir.Valu
         n = n_parts(v.type)
         fe.set(v, unflatten(fe, v.type, parts[i:i + n]))
         i += n
-
-
-def _add_incoming(fe: FunctionEmitter, phis: Sequence[ir.PhiInstr], values: Sequence[Value],
-                  pred: ir.Block) -> None:
-    parts = [p for v in values for p in flatten(fe, v)]
-    for phi, part in zip(phis, parts, strict=True):
-        phi.add_incoming(part, pred)
 
 
 def _terminator_values(fe: FunctionEmitter, block: Block, name: str) -> list[Value]:
@@ -132,6 +141,22 @@ def _emit_for(fe: FunctionEmitter, op: loop.ForOp) -> None:
 def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
                 first: ir.Value, end: ir.Value) -> None:
     """The iterations ``k`` in ``[first, end)`` of ``op`` (``iv = lb + k * step``)."""
+    mode = op.attributes.get("poll")
+    inits = [p for v in op.inits for p in flatten(fe, v)]
+    if mode == "strips":
+        out = _strips(fe, op, lb, step, first, end, inits)
+    else:
+        out = _counted(fe, op, lb, step, first, end, inits, poll=mode == "backedge")
+        if mode is None:
+            emit_poll.spend(fe, fe.b.sub(end, first))
+    _bind(fe, op.outputs, out)
+
+
+def _counted(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
+             first: ir.Value, end: ir.Value, inits: Sequence[ir.Value],
+             poll: bool) -> list[ir.PhiInstr]:
+    """The loop over ``k`` in ``[first, end)`` running ``op``'s body once per ``k``,
+    entered with the carried parts ``inits``; returns the carried parts at its exit."""
     b = fe.b
     pre = b.block
     header, body, exit_ = (fe.new_block(n) for n in ("for.header", "for.body", "for.exit"))
@@ -141,19 +166,58 @@ def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Valu
     k.add_incoming(first, pre)
     if fe.in_parallel and fe.iteration is None:  # the outlined loop: its counter keys
         fe.iteration = k                         # the error record (errrecord.py)
-    carried = _phis(fe, [v.type for v in op.inits], op.inits, pre)
+    types = [ty for v in op.inits for ty in part_types(v.type)]
+    carried = _part_phis(fe, types, inits, pre)
     b.cbranch(b.icmp_signed("<", k, end), body, exit_)
     b.position_at_end(body)
     with fe.allocs.scope():
         fe.set(op.induction_var, iadd(b, lb, imul(b, k, step)))
         _bind(fe, op.iter_args, carried)
         yielded = _terminator_values(fe, op.body.blocks[0], "loop.yield")
+        parts = [p for v in yielded for p in flatten(fe, v)]
+        if poll:
+            emit_poll.backedge(fe)
         latch = b.block
         k.add_incoming(b.add(k, i64(1), flags=("nuw", "nsw")), latch)
-        _add_incoming(fe, carried, yielded, latch)
+        for phi, part in zip(carried, parts, strict=True):
+            phi.add_incoming(part, latch)
         b.branch(header)
     b.position_at_end(exit_)
-    _bind(fe, op.outputs, carried)
+    return carried
+
+
+def _strips(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
+            first: ir.Value, end: ir.Value, inits: Sequence[ir.Value]) -> list[ir.PhiInstr]:
+    """``[first, end)`` as strips of ``emit_poll.STRIP`` iterations, polling between
+    strips; each strip is the plain loop of :func:`_counted`."""
+    b = fe.b
+    count = b.sub(end, first)
+    n = b.select(b.icmp_signed(">", count, i64(0)),
+                 b.lshr(b.add(count, i64(emit_poll.STRIP - 1)),
+                        i64(emit_poll.STRIP.bit_length() - 1)), i64(0))
+    pre = b.block
+    header, body, exit_ = (fe.new_block(n) for n in ("strip.header", "strip.body",
+                                                     "strip.exit"))
+    b.branch(header)
+    b.position_at_end(header)
+    j = b.phi(I64, name="strip")
+    j.add_incoming(i64(0), pre)
+    carried = _part_phis(fe, [p.type for p in inits], inits, pre)
+    b.cbranch(b.icmp_signed("<", j, n), body, exit_)
+    b.position_at_end(body)
+    start = b.add(first, b.mul(j, i64(emit_poll.STRIP)))
+    stop = b.add(start, i64(emit_poll.STRIP))
+    stop = b.select(b.icmp_signed("<", stop, end), stop, end)
+    out = _counted(fe, op, lb, step, start, stop, carried, poll=False)
+    emit_poll.spend(fe, b.sub(stop, start))
+    emit_poll.backedge(fe)
+    latch = b.block
+    j.add_incoming(b.add(j, i64(1), flags=("nuw", "nsw")), latch)
+    for phi, part in zip(carried, out, strict=True):
+        phi.add_incoming(part, latch)
+    b.branch(header)
+    b.position_at_end(exit_)
+    return carried
 
 
 # ------------------------------------------------------------------ loop.while
@@ -181,7 +245,11 @@ def _emit_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
             fe.set(arg, fe.values[v])
         with fe.allocs.scope():
             nxt = _terminator_values(fe, op.after.blocks[0], "loop.yield")
-            _add_incoming(fe, carried, nxt, b.block)
+            parts = [p for v in nxt for p in flatten(fe, v)]
+            if op.attributes.get("poll"):
+                emit_poll.backedge(fe)
+            for phi, part in zip(carried, parts, strict=True):
+                phi.add_incoming(part, b.block)
             b.branch(before)
         b.position_at_end(exit_)
         for r, v in zip(op.outputs, vals, strict=True):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from pyasc.backend.llvm import emit_poll
 from pyasc.backend.llvm.codegen import FunctionEmitter, ModuleContext
 from pyasc.backend.llvm.errrecord import init_record
 from pyasc.backend.llvm.lltypes import (
@@ -75,6 +76,7 @@ def emit_core(mc: ModuleContext, func: FuncOp, plan: EntryPlan, emitters: dict,
     args_ptr, res_ptr = fn.args[:2]
     args_ptr.name, res_ptr.name = "args", "res"
     fe = FunctionEmitter(mc, fn, emitters)
+    fe.polling = emit_poll.polls_in(func)
     for alloc, ptr in zip(plan.buffer_of_alloc, fn.args[2:], strict=True):
         ptr.add_attribute("noalias")
         fe.prealloc[alloc] = ptr

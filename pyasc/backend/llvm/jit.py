@@ -160,14 +160,16 @@ class LoadedCode:
 
 
 def _add_runtime_symbols(obj: bytes) -> None:
-    """Make the thread pool's entry resolvable for a kernel object calling it (outside
-    the compile lock: loading the pool may compile it)."""
+    """Make the runtime module's functions (thread pool, interrupt polls) resolvable for
+    a kernel object calling them (outside the compile lock: loading the runtime module
+    may compile it)."""
     from pyasc.runtime import threads
 
-    if threads.ENTRY.encode() in obj:
-        address = threads.runtime_symbol(threads.ENTRY)
-        if address:
-            llvm.add_symbol(threads.ENTRY, address)
+    for name in threads.SYMBOLS:
+        if name.encode() in obj:
+            address = threads.runtime_symbol(name)
+            if address:
+                llvm.add_symbol(name, address)
 
 
 def _parse(ir_text: str, name: str) -> llvm.ModuleRef:

@@ -6,8 +6,11 @@ becomes an internal function running iterations ``[lo, hi)`` of ``[0, trip count
     i32 @<fn>.parallel<k>.body(i64 lo, i64 hi, ptr ctx)      ; loads ctx, calls:
     i32 @<fn>.parallel<k>(i64 lo, i64 hi, <live-in parts>)   ; noinline
 
-and the loop itself becomes ``rc = pyasc.rt.parallel_for(body, ctx, trip count, cost)``
-followed by the usual error propagation (``pool.py`` has that function's contract).
+and the loop itself becomes ``rc = pyasc.rt.parallel_for(body, ctx, trip count, cost,
+state)`` followed by the usual error propagation (``pool.py`` has that function's
+contract; ``state`` is the kernel's poll state when the loop polls for Ctrl-C, else
+NULL, and the outlined body then starts its own from the caller's snap, the last field
+of ``ctx``: ``emit_poll.py``).
 ``ctx`` is a stack struct of the SSA parts of every value the body uses from outside
 (scalars; memref data pointers, dims and strides), minus compile-time constants and
 globals, which the body refers to directly.  The inner function takes those parts as
@@ -29,7 +32,9 @@ Determinism: every iteration computes exactly what it computes sequentially (chu
 does not change an iteration's code or inputs), ``parallel = true`` loops write
 disjoint elements, and the error returned is the first failing iteration's (see
 ``pool.py``), with that iteration's values in the error record (``errrecord.py``: the
-body gets the record's address in ``ctx`` and its iteration counter is the key).
+body gets the record's address in ``ctx`` and its iteration counter is the key).  An
+interrupted call (Ctrl-C) is the exception: which iterations ran then depends on the
+threads, as the arrays it was writing may be partially written anyway.
 Loops that carry values (reductions) are never split.  A loop that frees a buffer
 defined outside it is not split either.
 """
@@ -40,6 +45,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from pyasc.backend.llvm import emit_poll
 from pyasc.backend.llvm.codegen import FunctionEmitter, flatten, unflatten
 from pyasc.backend.llvm.lltypes import I32, I64, PTR, i64, opaque
 from pyasc.ir.core import Block, Operation, Value
@@ -68,14 +74,18 @@ def emit_parallel(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Va
     captured = [(v, flatten(fe, v)) for v in live_ins(op)]
     record = [fe.error_record] if fe.error_record is not None else []
     fields = _fields([lb, step, *record] + [p for _, parts in captured for p in parts])
+    polls = emit_poll.polls_in(op)
+    if polls:  # the chunks poll against the epoch this call has seen
+        fields.append(emit_poll.snap(fe))
     ctx_type = ir.LiteralStructType([p.type for p in fields])
     ctx = fe.entry_alloca(ctx_type)
     for k, part in enumerate(fields):
         fe.b.store(part, _field(fe.b, ctx, ctx_type, k))
-    inner = _emit_inner(fe, op, captured, fields, (lb, step), emit_range)
+    inner = _emit_inner(fe, op, captured, fields, (lb, step), emit_range, polls)
     body = _emit_reader(fe, inner, fields, ctx_type)
-    pool = fe.mc.function(ENTRY, I32, [PTR, PTR, I64, I64], ("nounwind",))
-    rc = fe.b.call(pool, [body, ctx, trips, i64(iteration_cost(op))])
+    pool = fe.mc.function(ENTRY, I32, [PTR, PTR, I64, I64, PTR], ("nounwind",))
+    state = emit_poll.state(fe) if polls else ir.Constant(PTR, None)
+    rc = fe.b.call(pool, [body, ctx, trips, i64(iteration_cost(op)), state])
     fe.propagate(rc)
 
 
@@ -117,8 +127,11 @@ def _field(b: ir.IRBuilder, ctx: ir.Value, ty: ir.LiteralStructType, k: int) -> 
 
 
 def _emit_inner(fe: FunctionEmitter, op: loop.ForOp, captured: list, fields: list,
-                lb_step: tuple[ir.Value, ir.Value], emit_range: EmitRange) -> ir.Function:
-    """``i32 inner(lo, hi, fields...)``: iterations ``[lo, hi)`` of ``op``."""
+                lb_step: tuple[ir.Value, ir.Value], emit_range: EmitRange,
+                polls: bool) -> ir.Function:
+    """``i32 inner(lo, hi, fields...)``: iterations ``[lo, hi)`` of ``op``; with
+    ``polls`` the last field is the caller's snap, the start of the chunk's own poll
+    state (chunks run on other threads)."""
     module = fe.mc.module
     fnty = ir.FunctionType(I32, [I64, I64] + [p.type for p in fields])
     fn = ir.Function(module, fnty, name=module.get_unique_name(f"{fe.fn.name}.parallel"))
@@ -134,6 +147,9 @@ def _emit_inner(fe: FunctionEmitter, op: loop.ForOp, captured: list, fields: lis
     inner.prealloc = fe.prealloc
     if fe.error_record is not None:
         inner.error_record = remap.get(id(fe.error_record), fe.error_record)
+    if polls:
+        inner.polling = True
+        inner.poll_state = emit_poll.new_state(inner, fn.args[-1])
     for v, parts in captured:
         inner.set(v, unflatten(inner, v.type, [remap.get(id(p), p) for p in parts]))
     lb, step = (remap.get(id(x), x) for x in lb_step)

@@ -3,12 +3,14 @@
 Kernels run the iteration range of a parallel loop through one external function::
 
     int32 pyasc.rt.parallel_for(int32 (*body)(int64 lo, int64 hi, void *ctx),
-                                void *ctx, int64 n, int64 cost)
+                                void *ctx, int64 n, int64 cost, void *state)
 
 ``body`` runs iterations ``[lo, hi)`` of ``[0, n)`` in order and returns 0 or the error
 code of its first failing iteration; ``cost`` is the compiler's estimate of one
-iteration's work (see ``parallel.py``).  The call runs ``body(0, n, ctx)`` on the
-calling thread, with no synchronisation at all, when any of these holds:
+iteration's work (see ``parallel.py``); ``state`` is the calling kernel's poll state
+(``emit_poll.py``), or NULL when the loop never polls.  The call runs
+``body(0, n, ctx)`` on the calling thread, with no synchronisation at all, when any of
+these holds:
 
 * ``n * cost`` is below the pool's minimum work (``configure``; default
   ``threads.DEFAULT_MIN_WORK``), or ``n < 2``;
@@ -36,6 +38,13 @@ is below the ticket's ``workers`` runs chunks, then decrements ``pending``; the 
 signals ``done`` under the mutex, where the caller (after its own spin) waits.  Workers
 block every signal, so CPython's handlers keep running on Python threads only.
 
+Ctrl-C (``interrupt_rt.py``, which lives in this module): a job records the thread that
+published it (``job.origin``).  Chunks poll like any loop; when a signal handler raised
+on the main thread, the workers running the main thread's job stop at their next poll
+(their chunk fails with ``ERR_INTERRUPT``).  A caller waiting for workers wakes every
+:data:`WAIT_NS` to poll ``state`` itself, so its handlers run even when its own chunks
+are done; then the call returns ``ERR_INTERRUPT`` whatever the chunks returned.
+
 All state is zero-initialised module globals (glibc's ``PTHREAD_MUTEX_INITIALIZER`` and
 ``PTHREAD_COND_INITIALIZER`` are all zero bytes), so ``pyasc.rt.pool_after_fork`` can
 reset the pool in a forked child by zeroing it: the child has none of the workers.
@@ -47,7 +56,9 @@ import platform
 
 from llvmlite import ir
 
-from pyasc.backend.llvm.lltypes import I1, I8, I32, I64, PTR, i64
+from pyasc.backend.llvm.interrupt_rt import InterruptRuntime, PoolView
+from pyasc.backend.llvm.lltypes import I1, I8, I32, I64, PTR, i64, opaque
+from pyasc.runtime.abi import ERR_INTERRUPT
 from pyasc.runtime.threads import ENTRY, MAX_THREADS
 
 CHUNKS_PER_THREAD = 4
@@ -68,8 +79,12 @@ _LIBC = {  # name: (return type, parameter types)
     "pthread_cond_broadcast": (I32, [PTR]), "pthread_cond_signal": (I32, [PTR]),
     "pthread_create": (I32, [PTR, PTR, PTR, PTR]), "pthread_join": (I32, [I64, PTR]),
     "pthread_sigmask": (I32, [I32, PTR, PTR]), "getenv": (PTR, [PTR]),
-    "strtol": (I64, [PTR, PTR, I32]),
+    "strtol": (I64, [PTR, PTR, I32]), "pthread_self": (I64, []),
+    "pthread_cond_timedwait": (I32, [PTR, PTR, PTR]), "clock_gettime": (I32, [I32, PTR]),
 }
+WAIT_NS = 20_000_000
+"""A caller waiting for workers wakes this often to poll for interrupts (``poll``)."""
+_CLOCK_REALTIME = 0  # the clock of the pool's (default-initialised) condition variables
 BODY_TYPE = ir.FunctionType(I32, [I64, I64, PTR])
 """``int32 body(int64 lo, int64 hi, void *ctx)``."""
 
@@ -97,6 +112,7 @@ class _Pool:
             self._global(n, I64, align=8)
             for n in ("quit", "started", "default", "min_work", "dispatched"))
         self.threads = self._global("threads", ir.ArrayType(I64, MAX_THREADS), align=8)
+        self.origin = self._global("job.origin", I64, align=8)  # the thread that published
         self.libc = {n: self._declare(n, r, p) for n, (r, p) in _LIBC.items()}
         self.name = self._string("PYASC_NUM_THREADS")
         self._functions()
@@ -136,6 +152,8 @@ class _Pool:
         self.run_chunks = self._run_chunks()
         self.worker = self._worker()
         self.ensure = self._ensure_workers()
+        self.interrupts = InterruptRuntime(self.module, PoolView(
+            self.origin, self.threads, self.started, MAX_THREADS))
         self._parallel_for()
         self._configure()
         self._shutdown()
@@ -348,8 +366,8 @@ class _Pool:
         return fn
 
     def _parallel_for(self) -> None:
-        fn, b = self._function(ENTRY, I32, [PTR, PTR, I64, I64], external=True)
-        body_fn, ctx, n, cost = fn.args
+        fn, b = self._function(ENTRY, I32, [PTR, PTR, I64, I64, PTR], external=True)
+        body_fn, ctx, n, cost, state = fn.args
         inline = fn.append_basic_block("inline")
         workers = self._admit(b, n, cost, inline)
         threads = b.add(workers, i64(1))
@@ -360,14 +378,16 @@ class _Pool:
         b.store(i64(0), self.next, align=8)
         b.store(i64(_NO_ERROR), self.err, align=8)
         b.store(workers, self.pending, align=8)
+        _store_atomic(b, self._call(b, "pthread_self"), self.origin, "monotonic")
         self._publish(b, workers)
         b.call(self.run_chunks, [])
-        self._await_workers(b)
+        aborted = self._await_workers(b, state)
         err = self._load(b, self.err)
         self._call(b, "pthread_mutex_unlock", self.busy)
         b.atomic_rmw("add", self.dispatched, i64(1), "monotonic")
         ok = b.icmp_unsigned("==", err, i64(_NO_ERROR))
-        b.ret(b.select(ok, ir.Constant(I32, 0), b.trunc(err, I32)))
+        rc = b.select(ok, ir.Constant(I32, 0), b.trunc(err, I32))
+        b.ret(b.select(aborted, ir.Constant(I32, ERR_INTERRUPT), rc))
         b.position_at_end(inline)
         b.ret(b.call(_callable(body_fn), [i64(0), n, ctx]))
 
@@ -415,9 +435,15 @@ class _Pool:
 
         self._locked(b, bump)
 
-    def _await_workers(self, b: ir.IRBuilder) -> None:
-        """Spin, then sleep on ``done``, until ``pending`` is 0."""
+    def _await_workers(self, b: ir.IRBuilder, state: ir.Value) -> ir.Value:
+        """Spin, then sleep on ``done``, until ``pending`` is 0; returns i1 "the caller
+        was interrupted meanwhile".  The sleep wakes every :data:`WAIT_NS` to poll
+        ``state`` (the calling kernel's poll state, NULL when the loop never polls): a
+        caller whose own chunks are done still runs the signal handlers, and once one
+        raised, the workers stop at their next poll."""
         fn = b.function
+        aborted, ts = _entry_alloca(fn, I1), _entry_alloca(fn, ir.ArrayType(I64, 2))
+        b.store(ir.Constant(I1, 0), aborted)
         i, head, exit_ = self._counted(b, i64(SPIN), "wait")
         finished = fn.append_basic_block("finished")
         cont = fn.append_basic_block("wait.more")
@@ -434,12 +460,32 @@ class _Pool:
         left = self._load(b, self.pending, order="acquire")
         b.cbranch(b.icmp_signed("!=", left, i64(0)), sleep_body, sleep_exit)
         b.position_at_end(sleep_body)
-        self._call(b, "pthread_cond_wait", self.done, self.mutex)
+        self._call(b, "pthread_cond_timedwait", self.done, self.mutex, self._deadline(b, ts))
+        polled = fn.append_basic_block("done.poll")
+        b.cbranch(b.icmp_unsigned("==", state, ir.Constant(PTR, None)), sleep_head, polled)
+        b.position_at_end(polled)  # without the mutex: a handler may take long
+        self._call(b, "pthread_mutex_unlock", self.mutex)
+        rc = b.call(self.interrupts.poll, [state])
+        stopped = b.icmp_signed("!=", rc, ir.Constant(I32, 0))
+        b.store(b.or_(b.load(aborted), stopped), aborted)
+        self._call(b, "pthread_mutex_lock", self.mutex)
         b.branch(sleep_head)
         b.position_at_end(sleep_exit)
         self._call(b, "pthread_mutex_unlock", self.mutex)
         b.branch(finished)
         b.position_at_end(finished)
+        return b.load(aborted)
+
+    def _deadline(self, b: ir.IRBuilder, ts: ir.Value) -> ir.Value:
+        """``ts`` (a ``struct timespec``) set :data:`WAIT_NS` from now on
+        ``CLOCK_REALTIME``."""
+        self._call(b, "clock_gettime", ir.Constant(I32, _CLOCK_REALTIME), ts)
+        nsec_at = b.gep(ts, [i64(1)], inbounds=True, source_etype=I64)
+        nsec = b.add(b.load(nsec_at, typ=I64, align=8), i64(WAIT_NS))
+        carry = b.icmp_signed(">=", nsec, i64(1_000_000_000))
+        b.store(b.add(b.load(ts, typ=I64, align=8), b.zext(carry, I64)), ts, align=8)
+        b.store(b.select(carry, b.sub(nsec, i64(1_000_000_000)), nsec), nsec_at, align=8)
+        return ts
 
     def _configure(self) -> None:
         """``void configure(int64 default_threads, int64 min_work)`` (a value < 0 keeps
@@ -511,6 +557,13 @@ class _Callee(ir.Value):
 
 def _callable(ptr: ir.Value) -> ir.Value:
     return _Callee(ptr)
+
+
+def _entry_alloca(fn: ir.Function, ty: ir.Type) -> ir.Value:
+    """A stack slot made once at function entry (an alloca in a loop grows the stack)."""
+    b = ir.IRBuilder(fn.entry_basic_block)
+    b.position_at_start(fn.entry_basic_block)
+    return opaque(b.alloca(ty))
 
 
 def _store_atomic(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, order: str) -> None:

@@ -5,6 +5,9 @@
   negative, never 0 (a run-time error).  The body ends in ``loop.yield`` of the next
   iteration values; the results are the final ones.  ``parallel = true`` promises the
   iterations are independent (set by passes, used by the thread-pool split).
+* ``poll`` on ``for`` and ``while`` (set by the ``interrupt-poll`` pass for the CPU
+  backend): ``"backedge"`` polls for Ctrl-C between iterations, ``"strips"`` runs the
+  loop in strips of a few thousand iterations and polls between strips.
 * ``while(inits*)``: region ``before(args)`` ends in ``loop.condition(%c, vals*)``; while
   ``%c`` holds, ``after(vals)`` runs and yields the next ``args``; the results are the
   ``vals`` of the final condition (MLIR ``scf.while``).
@@ -37,7 +40,7 @@ class ForOp(Operation):
     operands = ("lower", "upper", "step", "inits*")
     results = ("outputs*",)
     regions = ("body",)
-    attrs = {"parallel": attr(bool, optional=True)}
+    attrs = {"parallel": attr(bool, optional=True), "poll": attr(str, optional=True)}
     terminators = ("loop.yield",)
 
     @classmethod
@@ -76,6 +79,7 @@ class WhileOp(Operation):
     operands = ("inits*",)
     results = ("outputs*",)
     regions = ("before", "after")
+    attrs = {"poll": attr(str, optional=True)}
     terminators = ("loop.condition", "loop.yield")
 
     @classmethod

@@ -25,6 +25,7 @@ from pyasc.ir.passes import (  # noqa: F401
     expand_math,
     fusion,
     hoist_checks,
+    interrupt_poll,
     layout,
     lower_loops,
     memplan,
@@ -55,6 +56,7 @@ LOOP_PIPELINE: list[str] = [
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
     "canonicalize", "cse", "dce",
+    "interrupt-poll",  # the loops that poll for Ctrl-C (the CPU backend's countdown)
 ]
 """Tensor-level IR (after :data:`DEFAULT_PIPELINE`) to optimized loop-level IR: what the
 CPU backend runs before code generation.  Every pass but ``lower-to-loops`` is an

@@ -9,12 +9,15 @@ translation unit that appends ``sim_launch.h`` and one ``PYASC_SIM_EXPORT(name)`
 Arguments follow the kernel's C signature, which the library reports itself
 (``pyasc_sim_signature_<name>``): numpy arrays for ``GM_ADDR`` parameters (their bytes
 bound every GM access), Python or numpy scalars for by-value parameters. A model violation
-raises :class:`SimViolationError` naming the AscendC call and its source line.
+raises :class:`SimViolationError` naming the AscendC call and its source line.  A launch
+polls pyasc's interrupt runtime in the model's API calls (``sim_state.h``): Ctrl-C stops
+it and raises ``KeyboardInterrupt`` (or what the SIGINT handler raised) at the caller.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import shutil
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from pyasc.errors import ArgumentError, InternalCompilerError, ToolchainMissingError
+from pyasc.runtime import interrupt
 
 SIM_DIR = Path(__file__).resolve().parent
 _MAIN = "pyasc_sim_main.cpp"
@@ -233,6 +237,18 @@ def _marshal(kernel: str, codes: Sequence[str], args: Sequence[Any]) -> tuple[li
     return values, sizes
 
 
+_INTERRUPTED = 3
+
+
+@functools.cache
+def _interrupt_functions() -> Any:
+    """``{pyasc.rt.poll, pyasc.rt.epoch}`` for the launcher (loads the runtime module)."""
+    from pyasc.runtime import threads
+
+    addresses = [threads.runtime_symbol(interrupt.SYMBOLS[r]) for r in ("poll", "epoch")]
+    return (ctypes.c_void_p * 2)(*addresses)
+
+
 class SimLibrary:
     """A compiled ascend-sim kernel library loaded through ctypes."""
 
@@ -269,6 +285,7 @@ class SimLibrary:
                 ctypes.POINTER(ctypes.c_uint64),
                 ctypes.c_char_p,
                 ctypes.c_size_t,
+                ctypes.c_void_p,
             ]
             self._launchers[name] = fn
 
@@ -287,7 +304,10 @@ class SimLibrary:
         sizev = (ctypes.c_uint64 * max(n, 1))(*sizes)
         counters = (ctypes.c_uint64 * len(self.counter_names))()
         err = ctypes.create_string_buffer(_ERRLEN)
-        rc = self._launchers[kernel](block_dim, argv, sizev, counters, err, _ERRLEN)
+        rc = self._launchers[kernel](block_dim, argv, sizev, counters, err, _ERRLEN,
+                                     _interrupt_functions())
+        if rc == _INTERRUPTED:
+            interrupt.raise_pending()
         if rc != 0:
             raise self._launch_error(rc, err.value.decode(errors="replace"))
         return dict(zip(self.counter_names, (int(c) for c in counters), strict=True))

@@ -10,17 +10,22 @@
 //       comma-separated parameter kinds: "ptr" for GM_ADDR (any pointer), "i8".."i64",
 //       "u8".."u64", "f16", "bf16", "f32", "f64", "bool" for by-value scalars.
 //   int pyasc_sim_launch_<name>(uint32_t block_dim, void** args, const uint64_t* arg_bytes,
-//                               uint64_t* counters, char* err, size_t errlen)
+//                               uint64_t* counters, char* err, size_t errlen,
+//                               void* const* interrupt)
 //       args[i] points at the value of parameter i (for a pointer parameter: at a void*);
 //       arg_bytes[i] is the byte size of the memory behind pointer parameter i (GM bounds);
-//       counters receives pyasc_sim_counter_names() values. Returns 0 on success, 1 for a
-//       violation, 2 for a bad launch or an unexpected exception; err then holds
-//       "api|file|line|block|detail".
+//       counters receives pyasc_sim_counter_names() values; interrupt is NULL or
+//       {pyasc.rt.poll, pyasc.rt.epoch} (Ctrl-C, see sim_state.h). Returns 0 on success,
+//       1 for a violation, 2 for a bad launch or an unexpected exception (err then holds
+//       "api|file|line|block|detail"), 3 when interrupted.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -106,6 +111,9 @@ inline void run_block(Invoker invoke, void** args, const LaunchCtx& ctx, uint32_
     invoke(args);
     std::copy(state.counters, state.counters + kNumCounters, out.counters);
     out.writes = std::move(state.writes);
+  } catch (const Interrupted&) {
+    out.rc = 3;
+    out.err = "interrupted";
   } catch (const Violation& v) {
     out.rc = 1;
     out.err = v.api + "|" + v.file + "|" + std::to_string(v.line) + "|" + std::to_string(b) + "|" + v.detail;
@@ -161,14 +169,32 @@ inline void write_err(const std::string& msg, char* err, size_t errlen) {
   }
 }
 
+// The caller waits for the worker threads polling every 20 ms, so that a Ctrl-C reaches
+// Python's handlers (on the main thread) even when its own blocks are done.
+inline void await_workers(const LaunchCtx& ctx, std::mutex& m, std::condition_variable& cv,
+                          const size_t& finished, size_t workers) {
+  int64_t state[2] = {ctx.epoch, 0};
+  std::unique_lock<std::mutex> lock(m);
+  while (!cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return finished >= workers; })) {
+    lock.unlock();
+    ctx.stop_requested(state);
+    lock.lock();
+  }
+}
+
 inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
-                  const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen) {
+                  const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
+                  void* const* interrupt) {
   if (block_dim == 0 || block_dim > 65535) {
     write_err(report("launch", SrcLoc(LocTag(), 0, "?"), 0, fmt("block_dim %u is not in [1, 65535]", block_dim)), err, errlen);
     return 2;
   }
   LaunchCtx ctx;
   ctx.block_dim = block_dim;
+  if (interrupt != nullptr && interrupt[0] != nullptr && interrupt[1] != nullptr) {
+    ctx.poll = reinterpret_cast<PollFn>(interrupt[0]);
+    ctx.epoch = reinterpret_cast<EpochFn>(interrupt[1])();
+  }
   for (size_t i = 0; i < nargs && arg_bytes != nullptr; ++i) {
     if (is_ptr[i]) {
       const uintptr_t lo = reinterpret_cast<uintptr_t>(read_arg<void*>(args[i]));
@@ -179,15 +205,30 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
   std::atomic<uint32_t> next{0};
   std::atomic<bool> stop{false};
   auto work = [&] {
-    for (uint32_t b; !stop && (b = next.fetch_add(1)) < block_dim;) {
+    for (uint32_t b; !stop && !ctx.interrupted && (b = next.fetch_add(1)) < block_dim;) {
       run_block(invoke, args, ctx, b, results[b]);
       if (results[b].rc != 0) stop = true;
     }
   };
+  std::mutex m;
+  std::condition_variable cv;
+  size_t finished = 0;
   std::vector<std::thread> pool;
-  for (unsigned w = 1; w < worker_count(block_dim); ++w) pool.emplace_back(work);
+  for (unsigned w = 1; w < worker_count(block_dim); ++w) {
+    pool.emplace_back([&] {
+      work();
+      std::lock_guard<std::mutex> lock(m);
+      ++finished;
+      cv.notify_one();
+    });
+  }
   work();
+  await_workers(ctx, m, cv, finished, pool.size());
   for (std::thread& t : pool) t.join();
+  if (ctx.interrupted) {  // a Python signal handler raised: that wins over any block's result
+    write_err("interrupted", err, errlen);
+    return 3;
+  }
   for (const BlockResult& r : results) {  // lowest failing block: every lower block ran to completion
     if (r.rc != 0) {
       write_err(r.err, err, errlen);
@@ -230,8 +271,9 @@ PYASC_SIM_API const char* pyasc_sim_config() {
 #define PYASC_SIM_EXPORT(name)                                                                        \
   PYASC_SIM_API const char* pyasc_sim_signature_##name() { return ::pyasc_sim::signature(&name); }   \
   PYASC_SIM_API int pyasc_sim_launch_##name(uint32_t block_dim, void** args, const uint64_t* arg_bytes, \
-                                            uint64_t* counters, char* err, size_t errlen) {           \
+                                            uint64_t* counters, char* err, size_t errlen,             \
+                                            void* const* interrupt) {                                 \
     return ::pyasc_sim::launch(&::pyasc_sim::invoker<&name>, ::pyasc_sim::pointer_params(&name),     \
                                std::tuple_size_v<decltype(::pyasc_sim::params_of(&name))>, block_dim, args, \
-                               arg_bytes, counters, err, errlen);                                     \
+                               arg_bytes, counters, err, errlen, interrupt);                          \
   }

@@ -3,8 +3,14 @@
 //
 // One BlockState exists per running block; the launcher points the thread-local
 // `t_block` at it, so every API call finds its block without global mutable state.
+//
+// Ctrl-C: the launcher gets pyasc's runtime poll (see pyasc/runtime/interrupt.py). Every
+// counted API call counts down; every kPollBudget calls the block polls, and a stop
+// request (a Python signal handler raised on the main thread) unwinds every block with
+// Interrupted at its next API call. Kernel code that calls no API is not polled.
 #pragma once
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
@@ -53,9 +59,25 @@ struct GmRegion {
   int arg;
 };
 
+using PollFn = int32_t (*)(int64_t* state);  // pyasc.rt.poll: 0 = go on, else stop
+using EpochFn = int64_t (*)();                // pyasc.rt.epoch
+inline constexpr int64_t kPollBudget = 1 << 12;
+
+struct Interrupted {};  // unwinds a block on Ctrl-C (deliberately not a std::exception)
+
 struct LaunchCtx {
   std::vector<GmRegion> regions;
   uint32_t block_dim = 1;
+  PollFn poll = nullptr;  // null: the launch cannot be interrupted
+  int64_t epoch = 0;      // pyasc.rt.epoch() when the launch started
+  mutable std::atomic<bool> interrupted{false};
+
+  // Poll with `state` ({epoch seen, unused}); true once the launch must stop.
+  bool stop_requested(int64_t* state) const {
+    if (interrupted.load(std::memory_order_relaxed)) return true;
+    if (poll != nullptr && poll(state) != 0) interrupted.store(true);
+    return interrupted.load(std::memory_order_relaxed);
+  }
 
   const GmRegion* find(uintptr_t p) const {
     for (const GmRegion& r : regions) {
@@ -83,13 +105,22 @@ struct BlockState {
   uint64_t counters[kNumCounters] = {};
   std::vector<GmWrite> writes;
   bool pipe_alive = false;
+  int64_t poll_state[2];
+  int64_t poll_budget = kPollBudget;
 
   BlockState(uint32_t i, uint32_t n, const LaunchCtx* c)
       : idx(i), num(n), ctx(c),
-        ub(static_cast<uint8_t*>(std::aligned_alloc(64, round_up(PYASC_SIM_UB_BYTES, 64)))) {
+        ub(static_cast<uint8_t*>(std::aligned_alloc(64, round_up(PYASC_SIM_UB_BYTES, 64)))),
+        poll_state{c->epoch, 0} {
     if (!ub) throw std::bad_alloc();
     std::memset(ub.get(), PYASC_SIM_UB_FILL, PYASC_SIM_UB_BYTES);
     counters[static_cast<int>(Ctr::blocks)] = 1;
+  }
+
+  void tick() {
+    if (--poll_budget > 0) return;
+    poll_budget = kPollBudget;
+    if (ctx->stop_requested(poll_state)) throw Interrupted{};
   }
 
   void record_write(uintptr_t lo, uintptr_t hi, const char* api, const SrcLoc& loc) {
@@ -110,7 +141,10 @@ inline BlockState& block(const char* api, const SrcLoc& loc) {
 }
 
 inline void count(Ctr c, uint64_t n = 1) {
-  if (t_block != nullptr) t_block->counters[static_cast<int>(c)] += n;
+  if (t_block != nullptr) {
+    t_block->counters[static_cast<int>(c)] += n;
+    t_block->tick();
+  }
 }
 
 inline void count_max(Ctr c, uint64_t v) {
