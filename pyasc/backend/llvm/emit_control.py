@@ -20,7 +20,8 @@ range loop below into a function and calls the pool.
 Loops marked ``poll`` by the ``interrupt-poll`` pass count down to a poll for Ctrl-C at
 their latch (``emit_poll.backedge``); ``poll = "strips"`` runs the range as an outer
 loop over strips of ``emit_poll.STRIP`` iterations, the latch of the strips polling and
-each strip the unchanged loop above.  Unmarked loops count their trips on exit.
+each strip the unchanged loop above.  Unmarked loops count their trips on exit
+(``emit_poll.counts_trips``).
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Valu
         out = _strips(fe, op, lb, step, first, end, inits)
     else:
         out = _counted(fe, op, lb, step, first, end, inits, poll=mode == "backedge")
-        if mode is None:
+        if mode is None and emit_poll.counts_trips(op):
             emit_poll.spend(fe, fe.b.sub(end, first))
     _bind(fe, op.outputs, out)
 

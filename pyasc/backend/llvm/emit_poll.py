@@ -10,9 +10,12 @@ Loops the ``interrupt-poll`` pass marked ``poll`` end each iteration with::
         rc = pyasc.rt.poll(state)         ; 0 or ERR_INTERRUPT
         if rc: free the live temporaries, return rc
 
-and, in a function that polls, every other loop subtracts its trip count on exit, so
-the countdown measures work (iterations of any loop) and a poll comes every
-:data:`BUDGET` iterations or so, whatever the nest looks like.  ``budget`` is a stack
+and, in a function that polls, an unmarked loop right inside a marked one (or at the
+top of the function) subtracts its trip count on exit, so the countdown measures work
+(iterations of the loops inside, too) and a poll comes every :data:`BUDGET` iterations
+or so, whatever the nest looks like.  (Loops inside unmarked loops count nothing: the
+small constant nests the pass leaves unmarked are unrolled and vectorized with the loop
+around them, which a counter there would disturb.)  ``budget`` is a stack
 slot nothing else sees, so LLVM keeps it in a register: a marked iteration costs a
 decrement and a predictable branch, an unmarked loop one subtraction.
 
@@ -128,8 +131,16 @@ def backedge(fe: FunctionEmitter) -> None:
     b.position_at_end(cont)
 
 
+def counts_trips(op: Operation) -> bool:
+    """Whether the unmarked loop ``op`` counts its trips (see the module docstring)."""
+    parent = op.parent_op
+    while parent is not None and not isinstance(parent, (loop.ForOp, loop.WhileOp)):
+        parent = parent.parent_op
+    return parent is None or parent.attributes.get("poll") == "backedge"
+
+
 def spend(fe: FunctionEmitter, count: ir.Value) -> None:
-    """Count ``count`` iterations of an unmarked loop (in functions that poll)."""
+    """Count ``count`` iterations (in functions that poll)."""
     if not fe.polling:
         return
     b = fe.b

@@ -8,11 +8,15 @@ checks for a signal.  Loops are marked so that no vectorizable inner loop change
 * ``loop.while``: ``poll = "backedge"`` (its trip count is unknown; such loops are not
   vectorized anyway);
 * a ``loop.for`` containing another loop or a call: ``poll = "backedge"`` (one
-  decrement and branch per iteration of a loop whose iteration runs a whole loop);
-* an innermost ``loop.for`` whose trip count is *bounded* -- made only of constants up
-  to :data:`BOUNDED_CONSTANT`, dims of arrays and the variables of enclosing loops
-  with bounded trip counts, through additions, subtractions, minima, maxima, divisions,
-  remainders and selections: unmarked.  It visits memory the kernel was given or
+  decrement and branch per iteration of a loop whose iteration runs a whole loop),
+  unless the loops in it are a small constant nest (:data:`SMALL_NEST`), which makes
+  it an innermost loop for what follows;
+* an innermost ``loop.for`` whose trip count is *bounded*: unmarked.  Its upper bound
+  is bounded above and its lower bound below (the other way round for a negative
+  step) by array dims, constants up to :data:`BOUNDED_CONSTANT` and the variables of
+  enclosing loops, through additions, subtractions, minima (one bounded operand is
+  enough for an upper bound), maxima, divisions, remainders, selections and products
+  with a constant (``_RULES``).  Such a loop is as long as an array the kernel was given or
   allocated, so it ends soon; the poll of the loop around it counts its trips;
 * any other innermost ``loop.for`` (say ``for i in range(n)`` with ``n`` a scalar
   argument, or ``range(10**12)``): ``poll = "strips"``: the backend runs it in strips
@@ -25,7 +29,9 @@ cannot be interrupted (benchmarks measure the cost of polling that way).
 
 from __future__ import annotations
 
-from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
+from collections.abc import Callable
+
+from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import arith, func, loop, mem
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
@@ -33,9 +39,49 @@ from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 BOUNDED_CONSTANT = 1 << 24
 """Largest constant loop bound that counts as bounded (~16M iterations)."""
 
-_PASS_BOUND = (arith.AddOp, arith.SubOp, arith.MinOp, arith.MaxOp, arith.FloorDivOp,
-               arith.RemOp, arith.ShrOp, arith.AndOp, arith.CastOp, arith.NegOp)
-"""Ops whose result is bounded when all their operands are."""
+SMALL_NEST = 256
+"""Loops nested in a ``for`` with at most this many iterations in all, each with a
+constant trip count (the 16 lanes of a float sum, a 3x3 window), count as straight-line
+code: LLVM unrolls them and vectorizes the loop around them, so that loop is treated
+as innermost."""
+
+Range = tuple[bool, bool]
+"""(bounded above, bounded below) by array extents and constants up to the limit."""
+
+_RULES: dict[type, Callable[[Callable[[Value], Range], list[Value]], Range]] = {
+    arith.AddOp: lambda r, xs: _both(r(xs[0]), r(xs[1])),
+    arith.SubOp: lambda r, xs: _both(r(xs[0]), _flip(r(xs[1]))),
+    arith.NegOp: lambda r, xs: _flip(r(xs[0])),
+    arith.MinOp: lambda r, xs: (r(xs[0])[0] or r(xs[1])[0], r(xs[0])[1] and r(xs[1])[1]),
+    arith.MaxOp: lambda r, xs: (r(xs[0])[0] and r(xs[1])[0], r(xs[0])[1] or r(xs[1])[1]),
+    arith.SelectOp: lambda r, xs: _both(r(xs[1]), r(xs[2])),
+    arith.CastOp: lambda r, xs: r(xs[0]),
+    arith.FloorDivOp: lambda r, xs: _whole(r(xs[0])),  # |a // b| <= |a| for b != 0
+    arith.ShrOp: lambda r, xs: _whole(r(xs[0])),
+    arith.RemOp: lambda r, xs: _whole(r(xs[1])),  # |a % b| < |b|
+    arith.MulOp: lambda r, xs: _scaled(r, xs),
+}
+"""How each op bounds its result from its operands' bounds (other ops: unbounded)."""
+
+
+def _both(a: Range, b: Range) -> Range:
+    return a[0] and b[0], a[1] and b[1]
+
+
+def _flip(a: Range) -> Range:
+    return a[1], a[0]
+
+
+def _whole(a: Range) -> Range:
+    return (a[0] and a[1],) * 2
+
+
+def _scaled(r: Callable[[Value], Range], xs: list[Value]) -> Range:
+    """A product with a constant factor up to the limit (``chunk * 65536``)."""
+    for v, c in ((xs[0], _constant(xs[1])), (xs[1], _constant(xs[0]))):
+        if c is not None and abs(c) <= BOUNDED_CONSTANT:
+            return r(v) if c >= 0 else _flip(r(v))
+    return False, False
 
 
 @register_pass
@@ -60,43 +106,94 @@ def poll_mode(op: Operation, bounded: _Bounded | None = None) -> str | None:
         return "backedge"
     if not isinstance(op, loop.ForOp):
         return None
-    if _contains_loop_or_call(op):
+    inner = nested_iterations(op.body.blocks[0])
+    if inner is None or inner > SMALL_NEST:
         return "backedge"
     bounded = bounded or _Bounded()
-    return None if bounded(op.lower) and bounded(op.upper) else "strips"
+    return None if bounded.trips(op) else "strips"
 
 
-def _contains_loop_or_call(op: Operation) -> bool:
-    return any(inner is not op and isinstance(inner, (loop.ForOp, loop.WhileOp, func.CallOp))
-               for inner in op.walk())
+def nested_iterations(block: Block) -> int | None:
+    """Iterations of all the loops in ``block`` (at any depth) if each has a constant
+    trip count; ``None`` when some has not, or there is a ``while`` or a call."""
+    total = 0
+    for op in block.ops:
+        if isinstance(op, (loop.WhileOp, func.CallOp)):
+            return None
+        inner = [nested_iterations(r.blocks[0]) for r in op.region_list]
+        if None in inner:
+            return None
+        if isinstance(op, loop.ForOp):
+            trips = _static_trips(op)
+            if trips is None:
+                return None
+            total += trips * max(1, inner[0] or 0)
+        else:
+            total += sum(inner)  # type: ignore[arg-type]
+    return total
+
+
+def _static_trips(op: loop.ForOp) -> int | None:
+    """The trip count when it is a constant: constant bounds, or ``upper = lower + c``."""
+    lo, hi, step = (_constant(v) for v in (op.lower, op.upper, op.step))
+    if step is None or step == 0:
+        return None
+    if lo is not None and hi is not None:
+        return len(range(lo, hi, step))
+    owner = op.upper.owner
+    if isinstance(owner, arith.AddOp) and op.lower in owner.operand_values:
+        other = [v for v in owner.operand_values if v is not op.lower]
+        span = _constant(other[0]) if other else None
+        if span is not None and step > 0:
+            return len(range(0, span, step))
+    return None
 
 
 class _Bounded:
-    """``bounded(v)``: whether ``v`` is bounded (module docstring), memoized."""
+    """The :data:`Range` of index values and whether a loop's trip count is bounded
+    (memoized per function)."""
 
     def __init__(self) -> None:
-        self.memo: dict[Value, bool] = {}
+        self.memo: dict[Value, Range] = {}
 
-    def __call__(self, v: Value) -> bool:
+    def trips(self, op: loop.ForOp) -> bool:
+        """``ub - lb`` (positive step) or ``lb - ub`` (negative step) is bounded."""
+        lb, ub = self(op.lower), self(op.upper)
+        up, down = ub[0] and lb[1], lb[0] and ub[1]
+        step = _constant(op.step)
+        return up if step is not None and step > 0 else \
+            down if step is not None and step < 0 else up and down
+
+    def __call__(self, v: Value) -> Range:
         known = self.memo.get(v)
         if known is None:
-            self.memo[v] = False  # cycles (none in SSA, but be safe) are unbounded
+            self.memo[v] = (False, False)  # no cycles in SSA, but be safe
             known = self.memo[v] = self._compute(v)
         return known
 
-    def _compute(self, v: Value) -> bool:
+    def _compute(self, v: Value) -> Range:
         if isinstance(v, BlockArgument):
             parent = v.block.parent_op
-            return isinstance(parent, loop.ForOp) and v.index == 0 and \
-                self(parent.lower) and self(parent.upper)
+            if not isinstance(parent, loop.ForOp) or v.index != 0:
+                return False, False
+            lb, ub = self(parent.lower), self(parent.upper)
+            step = _constant(parent.step)
+            if step is not None and step != 0:  # iv in [lb, ub) or (ub, lb]
+                return (ub[0], lb[1]) if step > 0 else (lb[0], ub[1])
+            return _both(lb, ub)
         assert isinstance(v, OpResult)
         op = v.op
         if isinstance(op, mem.DimOp):
-            return True
-        if isinstance(op, arith.ConstantOp):
-            return isinstance(op.value, (int, bool)) and abs(int(op.value)) <= BOUNDED_CONSTANT
-        if isinstance(op, arith.SelectOp):
-            return self(op.operand_values[1]) and self(op.operand_values[2])
-        if isinstance(op, _PASS_BOUND):
-            return all(self(x) for x in op.operand_values)
-        return False
+            return True, True
+        value = _constant(v)
+        if value is not None:
+            return value <= BOUNDED_CONSTANT, value >= -BOUNDED_CONSTANT
+        rule = _RULES.get(type(op))
+        return rule(self, op.operand_values) if rule else (False, False)
+
+
+def _constant(v: Value) -> int | None:
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, (int, bool)):
+        return int(owner.value)
+    return None
