@@ -43,8 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def build(name: str, polls: bool) -> tuple[Callable, str]:
     """A freshly compiled ``pyasc hybrid`` variant of kernel ``name`` (its first call
     compiles, with or without the pass) and its optimized LLVM IR."""
-    import kernels
     import pyasc
+
+    import kernels
     import pyasc_impl
 
     os.environ[DISABLE] = "" if polls else "interrupt-poll"

@@ -53,7 +53,7 @@ def test_kernels_without_marked_loops_never_call_the_runtime(monkeypatch):
 
 
 def test_vector_code_is_the_same_with_polls(monkeypatch):
-    x = np.ones((64, 256), np.float32)
+    x = np.ones((64, 1024), np.float32)  # rows longer than SMALL_NEST: a real inner loop
     with_polls = _llvm_ir(monkeypatch, rows_tanh, x)
     without = _llvm_ir(monkeypatch, rows_tanh, x, polls=False)
     assert "call i32 @pyasc.rt.poll" in with_polls and "pyasc.rt.poll" not in without
