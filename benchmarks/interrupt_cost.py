@@ -5,10 +5,12 @@
                                         [--repeat 15] [--markdown]
 
 For each kernel of ``kernels.py`` (the ``run.py`` inputs, ``fastmath=False``): the median
-time per call of the two builds (interleaved repetitions, each averaging calls for at
-least 50 ms), their ratio, the number of poll sites in the optimized LLVM IR, and whether
-the vector instructions of the two builds are the same (SSA names erased): polls sit in
-loops around loops, in while loops and between strips, never in a vectorized loop.
+CPU time per call of the two builds (the calling thread's CPU time, which time slices
+given to other processes on a shared machine do not inflate; repetitions interleaved,
+in alternating order, each averaging calls for at least 50 ms), their ratio, the number
+of poll sites in the optimized LLVM IR, and whether the vector instructions of the two
+builds are the same: polls sit in loops around loops, in while loops and between
+strips, never in a vectorized loop.
 """
 
 from __future__ import annotations
@@ -59,18 +61,20 @@ def build(name: str, polls: bool) -> tuple[Callable, str]:
 
 
 def vector_code(text: str) -> Counter:
-    """The vector instructions of a module, SSA names, metadata numbers and ``tail``
-    markers erased (a function whose stack slot escapes to ``poll`` loses them)."""
+    """The vector instructions on numbers of a module (not the SLP-paired loads of
+    argument pointers), SSA names, metadata numbers and ``tail`` markers erased (a
+    function whose stack slot escapes to ``poll`` loses them)."""
     lines = [line.split(";")[0].strip().replace("tail call", "call")
-             for line in text.splitlines() if re.search(r"<\d+ x ", line) and "=" in line]
+             for line in text.splitlines()
+             if re.search(r"<\d+ x (float|double|half|i\d+)>", line) and "=" in line]
     return Counter(re.sub(r"%[\w.\-]+|!\d+", "%", line) for line in lines)
 
 
 def per_call(fn: Callable, args: tuple, calls: int) -> float:
-    start = time.perf_counter()
+    start = time.thread_time()
     for _ in range(calls):
         fn(*args)
-    return (time.perf_counter() - start) / calls
+    return (time.thread_time() - start) / calls
 
 
 def measure(name: str) -> list[str]:
@@ -85,9 +89,10 @@ def measure(name: str) -> list[str]:
     same = np.array_equal(np.asarray(polled(*args)), np.asarray(plain(*args)), equal_nan=True)
     calls = max(1, int(MIN_TIME / max(per_call(polled, args, 1), 1e-9)))
     with_polls, without = [], []
-    for _ in range(ARGS.repeat):  # interleaved: drifts of a noisy machine hit both
-        with_polls.append(per_call(polled, args, calls))
-        without.append(per_call(plain, args, calls))
+    for k in range(ARGS.repeat):  # interleaved: drifts of a noisy machine hit both
+        order = ((polled, with_polls), (plain, without))
+        for fn, times in order if k % 2 else order[::-1]:
+            times.append(per_call(fn, args, calls))
     a, b = statistics.median(with_polls), statistics.median(without)
     sites = polled_ir.count("call i32 @pyasc.rt.poll")
     vectors = "same" if vector_code(polled_ir) == vector_code(plain_ir) else "DIFFERENT"
@@ -129,7 +134,8 @@ def main(argv: list[str] | None = None) -> None:
         rows = [measure(case.kernel) for case in selected]
     print(render(rows, ARGS.markdown))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\n{ARGS.repeat} interleaved repetitions; load average {load:.1f} at the end.")
+    print(f"\nCPU time of the calling thread, median of {ARGS.repeat} interleaved "
+          f"repetitions; load average {load:.1f} at the end.")
 
 
 ARGS = argparse.Namespace()

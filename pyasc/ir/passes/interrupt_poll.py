@@ -6,7 +6,8 @@ Ctrl-C; every few hundred thousand iterations the countdown runs out and the run
 checks for a signal.  Loops are marked so that no vectorizable inner loop changes:
 
 * ``loop.while``: ``poll = "backedge"`` (its trip count is unknown; such loops are not
-  vectorized anyway);
+  vectorized anyway), unless the pass that generated it gave it a small ``bound`` (the
+  insertion steps of a sort);
 * a ``loop.for`` containing another loop or a call: ``poll = "backedge"`` (one
   decrement and branch per iteration of a loop whose iteration runs a whole loop),
   unless the loops in it are a small constant nest (:data:`SMALL_NEST`), which makes
@@ -102,13 +103,13 @@ class InterruptPoll(Pass):
 
 def poll_mode(op: Operation, bounded: _Bounded | None = None) -> str | None:
     """``"backedge"``, ``"strips"`` or ``None`` for ``op`` (None for non-loops)."""
-    if isinstance(op, loop.WhileOp):
-        return "backedge"
-    if not isinstance(op, loop.ForOp):
+    if not isinstance(op, (loop.ForOp, loop.WhileOp)):
         return None
-    inner = nested_iterations(op.body.blocks[0])
-    if inner is None or inner > SMALL_NEST:
+    inner = [nested_iterations(r.blocks[0]) for r in op.region_list]
+    if None in inner or sum(inner) > SMALL_NEST:  # type: ignore[arg-type]
         return "backedge"
+    if isinstance(op, loop.WhileOp):  # a while a pass bounded runs like a small nest
+        return None if _static_trips(op) is not None else "backedge"
     bounded = bounded or _Bounded()
     return None if bounded.trips(op) else "strips"
 
@@ -118,23 +119,26 @@ def nested_iterations(block: Block) -> int | None:
     trip count; ``None`` when some has not, or there is a ``while`` or a call."""
     total = 0
     for op in block.ops:
-        if isinstance(op, (loop.WhileOp, func.CallOp)):
+        if isinstance(op, func.CallOp):
             return None
         inner = [nested_iterations(r.blocks[0]) for r in op.region_list]
         if None in inner:
             return None
-        if isinstance(op, loop.ForOp):
+        if isinstance(op, (loop.ForOp, loop.WhileOp)):
             trips = _static_trips(op)
             if trips is None:
                 return None
-            total += trips * max(1, inner[0] or 0)
+            total += trips * max(1, sum(inner))  # type: ignore[arg-type]
         else:
             total += sum(inner)  # type: ignore[arg-type]
     return total
 
 
-def _static_trips(op: loop.ForOp) -> int | None:
-    """The trip count when it is a constant: constant bounds, or ``upper = lower + c``."""
+def _static_trips(op: loop.ForOp | loop.WhileOp) -> int | None:
+    """The trip count when it is a constant: constant bounds, or ``upper = lower + c``;
+    for a ``while``, the ``bound`` the pass that made it gave."""
+    if isinstance(op, loop.WhileOp):
+        return op.attributes.get("bound")
     lo, hi, step = (_constant(v) for v in (op.lower, op.upper, op.step))
     if step is None or step == 0:
         return None

@@ -97,6 +97,7 @@ def _insertion_runs(gen: LoopGen, order: _Order, lane: _Lane, n: Value) -> None:
                 lane.store(prev, j)
                 gen.b.insert(loop.YieldOp([gen.sub(j, gen.const(1))]))
             w.before.blocks[0].args[0].name_hint = "j"
+            w.attributes["bound"] = RUN - 1  # j only moves down from i to lo: no poll
             lane.store(v, w.result_values[0])
             return []
         gen.for_(gen.add(lo, gen.const(1)), end, insert, name="i")
