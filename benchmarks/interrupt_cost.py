@@ -94,7 +94,7 @@ def measure(name: str) -> list[str]:
         for fn, times in order if k % 2 else order[::-1]:
             times.append(per_call(fn, args, calls))
     a, b = statistics.median(with_polls), statistics.median(without)
-    sites = polled_ir.count("call i32 @pyasc.rt.poll")
+    sites = len(re.findall(r"call (?:\w+ )?i32 @pyasc\.poll\(", polled_ir))
     vectors = "same" if vector_code(polled_ir) == vector_code(plain_ir) else "DIFFERENT"
     return [name, kernels.describe_size(name, ARGS.size), _time(a), _time(b),
             f"{100 * (a / b - 1):+.1f}%", str(sites), vectors, "yes" if same else "NO"]

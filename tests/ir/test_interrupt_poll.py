@@ -1,6 +1,7 @@
 """``interrupt-poll`` marks the loops that poll for Ctrl-C: while loops and loops around
 loops poll at their back-edge, innermost loops run in strips unless their trip count is
-bounded by array extents and small constants."""
+bounded by array extents and small constants, counted while loops (a ``for`` with a
+``break``) use their counter."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ def shapes(x, n, k):
         s += x[0]
     while s > 0:  # LINE while
         s -= 1.0
+    for i in range(n):  # LINE search
+        if x[i % 8] < 0.0:
+            s += 1.0
+            break
     return s
 
 
@@ -54,7 +59,7 @@ def _marks(disabled: str = "") -> dict[str, str | None]:
 def test_loops_are_marked_by_shape():
     assert _marks() == {"scalar": "strips", "dim": None, "outer": "backedge",
                         "triangular": None, "huge": "strips", "small": None, "min": None,
-                        "product": "strips", "while": "backedge"}
+                        "product": "strips", "while": "backedge", "search": "counted"}
 
 
 def test_the_pass_runs_last_and_can_be_disabled(monkeypatch):

@@ -54,6 +54,17 @@ def strips(x, n):
 
 
 @hybrid
+def search(x, n):
+    """A counted loop with a ``break``: run in strips by the interrupt-poll pass."""
+    found = -1
+    for k in range(n):
+        if x[k % 4] < 0.0:
+            found = k
+            break
+    return found
+
+
+@hybrid
 def spin(n):
     k = 0
     while k != n:
@@ -132,6 +143,14 @@ def scenario_strips() -> None:
     assert strips(x, 10) == 10.0
     run_long(lambda: strips(x, 1 << 62))
     say("again", strips(x, 5) == 5.0)
+
+
+def scenario_search() -> None:
+    x = np.ones(4)
+    assert search(x, 10) == -1 and search(-x, 10) == 0
+    run_long(lambda: search(x, 1 << 62))
+    y = np.array([1.0, 1.0, 1.0, -1.0])
+    say("again", search(y, 5000) == 3 and search(x, 9000) == -1)
 
 
 def scenario_callee() -> None:
@@ -264,7 +283,7 @@ def _rss() -> int:
 
 SCENARIOS = {
     "while": scenario_while, "nested": scenario_nested, "strips": scenario_strips,
-    "callee": scenario_callee, "parallel-all": lambda: scenario_parallel("all"),
+    "callee": scenario_callee, "search": scenario_search, "parallel-all": lambda: scenario_parallel("all"),
     "parallel-one": lambda: scenario_parallel("one"), "sim": scenario_sim,
     "handler": scenario_handler, "raising": scenario_raising, "ignored": scenario_ignored,
     "thread": scenario_thread, "rehook": scenario_rehook, "leak": scenario_leak,

@@ -95,7 +95,7 @@ def _interrupt(scenario: str, cache: str, **env: str) -> dict[str, str]:
 _FINISHING = {"handler", "ignored"}
 
 
-@pytest.mark.parametrize("scenario", ["while", "nested", "strips", "callee",
+@pytest.mark.parametrize("scenario", ["while", "nested", "strips", "search", "callee",
                                       "parallel-all", "parallel-one", "raising"])
 def test_ctrl_c_stops_the_kernel(cache, scenario):
     seen = _interrupt(scenario, cache, PYASC_NUM_THREADS="2")

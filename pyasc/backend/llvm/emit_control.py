@@ -45,6 +45,8 @@ from pyasc.backend.llvm.memref import iadd, imul
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import func, loop, mem
+from pyasc.ir.passes import interrupt_while
+from pyasc.ir.passes.interrupt_while import counted
 from pyasc.ir.types import ScalarType, Type
 
 
@@ -225,6 +227,9 @@ def _strips(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
 
 
 def _emit_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
+    if op.attributes.get("poll") == "counted":
+        _emit_counted_while(fe, op)
+        return
     _forget_carried(fe, op)
     b = fe.b
     pre = b.block
@@ -255,6 +260,80 @@ def _emit_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
         b.position_at_end(exit_)
         for r, v in zip(op.outputs, vals, strict=True):
             fe.set(r, fe.values[v])
+        bound = op.attributes.get("bound")
+        if bound is not None and emit_poll.counts_trips(op):  # at most that many ran
+            emit_poll.spend(fe, i64(bound))
+
+
+def _emit_counted_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
+    """A counted ``while`` compares its counter with a limit, a strip ahead, instead of
+    ``n``; where that stops it, the condition is evaluated again with ``n`` and, if it
+    holds, the loop polls, moves the limit and starts over from its header, whose
+    second back-edge LLVM turns into an outer loop over strips
+    (``interrupt_while.py``)."""
+    info = counted(op)
+    if info is None:
+        raise InternalCompilerError("a while marked counted is not a counted loop")
+    _forget_carried(fe, op)
+    b, n = fe.b, fe.get(info.limit)
+    span = i64(interrupt_while.STRIP * info.step)
+    pre = b.block
+    before, after, check, again, exit_ = (fe.new_block(f"counted.{s}") for s in (
+        "before", "after", "check", "again", "exit"))
+    lim0 = _limit(b, fe.get(op.inits[info.counter]), n, span)
+    b.branch(before)
+    b.position_at_end(before)
+    block = op.before.blocks[0]
+    carried = _phis(fe, [a.type for a in block.args], op.inits, pre)
+    lim = b.phi(I64, name="limit")
+    lim.add_incoming(lim0, pre)
+    _bind(fe, block.args, carried)
+    vals = _condition(fe, block, {info.limit: lim}, after, check)
+    b.position_at_end(check)  # a strip's end, or the loop's
+    _condition(fe, block, {}, again, exit_, keep=False)
+    b.position_at_end(again)  # the same state again, with the next strip's limit
+    emit_poll.backedge(fe, interrupt_while.STRIP)
+    lim.add_incoming(_limit(b, fe.get(block.args[info.counter]), n, span), b.block)
+    for phi in carried:
+        phi.add_incoming(phi, b.block)
+    b.branch(before)
+    b.position_at_end(after)
+    for arg, v in zip(op.after.blocks[0].args, vals, strict=True):
+        fe.set(arg, fe.values[v])
+    with fe.allocs.scope():
+        nxt = _terminator_values(fe, op.after.blocks[0], "loop.yield")
+        for phi, part in zip(carried, [p for v in nxt for p in flatten(fe, v)], strict=True):
+            phi.add_incoming(part, b.block)
+        lim.add_incoming(lim, b.block)
+        b.branch(before)
+    b.position_at_end(exit_)
+    for r, v in zip(op.outputs, vals, strict=True):
+        fe.set(r, fe.values[v])
+    if emit_poll.counts_trips(op):
+        emit_poll.spend(fe, b.sub(fe.get(op.outputs[info.counter]), fe.get(op.inits[info.counter])))
+
+
+def _condition(fe: FunctionEmitter, block: Block, override: dict[Value, ir.Value],
+               yes: ir.Block, no: ir.Block, keep: bool = True) -> list[Value]:
+    """Emit ``block`` (a ``before`` region) with the values in ``override`` replaced and
+    branch on its condition; ``keep=False`` restores what it bound (a second copy)."""
+    saved = {v: fe.values.get(v) for v in override}
+    inner = [r for op in block.ops for o in op.walk() for r in o.result_values]
+    earlier = {r: fe.values.get(r) for r in inner} if not keep else {}
+    fe.values.update(override)
+    term = fe.emit_block(block)
+    if not isinstance(term, loop.ConditionOp):
+        raise InternalCompilerError("while's before-region must end in loop.condition")
+    fe.b.cbranch(fe.get(term.cond), yes, no)
+    for v, x in {**saved, **earlier}.items():
+        fe.values[v] = x
+    return term.values
+
+
+def _limit(b: ir.IRBuilder, k: ir.Value, n: ir.Value, span: ir.Value) -> ir.Value:
+    """``k + min(n - k, span)``: ``min(n, k + span)`` without overflow."""
+    left = b.sub(n, k)
+    return b.add(k, b.select(b.icmp_signed("<", left, span), left, span))
 
 
 # ------------------------------------------------------------------ loop.if

@@ -143,11 +143,12 @@ def _budget(fe: FunctionEmitter) -> ir.Value:
     return fe.poll_budget
 
 
-def backedge(fe: FunctionEmitter) -> None:
-    """Count one iteration; poll when the countdown runs out (module docstring)."""
+def backedge(fe: FunctionEmitter, weight: int = 1) -> None:
+    """Count ``weight`` iterations; poll when the countdown runs out (module
+    docstring)."""
     b = fe.b
     slot = _budget(fe)
-    left = b.sub(b.load(slot, typ=I64, align=8), i64(1))
+    left = b.sub(b.load(slot, typ=I64, align=8), i64(weight))
     b.store(left, slot, align=8)
     slow, cont = fe.new_block("poll"), fe.new_block("polled")
     b.cbranch(b.icmp_signed("<=", left, i64(0)), slow, cont).set_weights([1, 1 << 20])

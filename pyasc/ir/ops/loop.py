@@ -7,7 +7,8 @@
   iterations are independent (set by passes, used by the thread-pool split).
 * ``poll`` on ``for`` and ``while`` (set by the ``interrupt-poll`` pass for the CPU
   backend): ``"backedge"`` polls for Ctrl-C between iterations, ``"strips"`` runs the
-  loop in strips of a few thousand iterations and polls between strips.  ``bound`` on
+  loop in strips of a few thousand iterations and polls between strips, ``"counted"``
+  (``while``) does the same with the loop's counter.  ``bound`` on
   a ``while`` a pass generated: it runs at most that many iterations each time.
 * ``while(inits*)``: region ``before(args)`` ends in ``loop.condition(%c, vals*)``; while
   ``%c`` holds, ``after(vals)`` runs and yields the next ``args``; the results are the

@@ -6,8 +6,10 @@ Ctrl-C; every few hundred thousand iterations the countdown runs out and the run
 checks for a signal.  Loops are marked so that no vectorizable inner loop changes:
 
 * ``loop.while``: ``poll = "backedge"`` (its trip count is unknown; such loops are not
-  vectorized anyway), unless the pass that generated it gave it a small ``bound`` (the
-  insertion steps of a sort);
+  vectorized anyway), unless the pass that generated it gave it a ``bound`` (the
+  insertion steps of a sort).  An innermost counted one (``for k in range(n)`` with a
+  ``break``): ``poll = "counted"``, run in strips by comparing the counter with a
+  limit instead of ``n`` (``interrupt_while.py``): no work per iteration;
 * a ``loop.for`` containing another loop or a call: ``poll = "backedge"`` (one
   decrement and branch per iteration of a loop whose iteration runs a whole loop),
   unless the loops in it are a small constant nest (:data:`SMALL_NEST`), which makes
@@ -35,6 +37,7 @@ from collections.abc import Callable
 from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import arith, func, loop, mem
 from pyasc.ir.ops.func import ModuleOp
+from pyasc.ir.passes.interrupt_while import counted
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 BOUNDED_CONSTANT = 1 << 24
@@ -108,8 +111,10 @@ def poll_mode(op: Operation, bounded: _Bounded | None = None) -> str | None:
     inner = [nested_iterations(r.blocks[0]) for r in op.region_list]
     if None in inner or sum(inner) > SMALL_NEST:  # type: ignore[arg-type]
         return "backedge"
-    if isinstance(op, loop.WhileOp):  # a while a pass bounded runs like a small nest
-        return None if _static_trips(op) is not None else "backedge"
+    if isinstance(op, loop.WhileOp):  # a while a pass bounded runs like an inner loop
+        if _static_trips(op) is not None:
+            return None
+        return "counted" if counted(op) is not None else "backedge"
     bounded = bounded or _Bounded()
     return None if bounded.trips(op) else "strips"
 

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from pyasc import hybrid
 from pyasc.backend.llvm.backend import LLVMBackend
@@ -69,3 +70,41 @@ def test_strips_still_vectorize(monkeypatch):
         expected = np.zeros_like(x)
         expected[:n] = x[:n] * 3 + 1
         np.testing.assert_array_equal(first_n(x, n), expected)
+
+
+@hybrid(cache=False)
+def first_negative(x, n, start):
+    """A ``for`` with a ``break``: a counted while, run in strips of 4096."""
+    found = -1
+    for k in range(start, n):
+        if x[k % x.shape[0]] < 0.0:
+            found = k
+            break
+    return found
+
+
+@hybrid(cache=False)
+def stepped(x, n):
+    """``while k < n`` with a step of 3 and a second condition."""
+    k = 1
+    s = 0.0
+    while k < n and s < 1e9:
+        s += x[k % x.shape[0]]
+        k += 3
+    return k, s
+
+
+@pytest.mark.parametrize("at", [-1, 0, 4095, 4096, 4097, 8191, 9000])
+@pytest.mark.parametrize("n", [0, 1, 4096, 4097, 12289])
+def test_counted_loops_in_strips_give_the_interpreted_results(at, n):
+    x = np.ones(10007)
+    if at >= 0:
+        x[at] = -1.0
+    for start in (0, 5):
+        assert first_negative(x, n, start) == first_negative.__wrapped__(x, n, start)
+    assert stepped(x, n) == stepped.__wrapped__(x, n)
+
+
+def test_both_loops_are_counted():
+    assert 'poll = "counted"' in first_negative.kernel(np.ones(10), 5, 0).loop_ir
+    assert 'poll = "counted"' in stepped.kernel(np.ones(10), 5).loop_ir
