@@ -92,6 +92,18 @@ def rows(x, m):
 
 
 @hybrid
+def ping_pong(x, m):
+    """Whole-array steps in a loop (each a split loop of its own) on two buffers that
+    trade places: the kernel owns both while the loop runs."""
+    a = x * 1.0
+    b = x * 2.0
+    for _i in range(m):
+        b[:] = a * 0.5 + 1.0
+        a, b = b, a
+    return a
+
+
+@hybrid
 def big_temp(x, m):
     """A kernel-owned temporary as large as ``x``, alive while the loops run."""
     t = np.sort(x)
@@ -151,6 +163,13 @@ def scenario_search() -> None:
     run_long(lambda: search(x, 1 << 62))
     y = np.array([1.0, 1.0, 1.0, -1.0])
     say("again", search(y, 5000) == 3 and search(x, 9000) == -1)
+
+
+def scenario_arrays() -> None:
+    x = np.ones(1 << 22)
+    assert np.all(ping_pong(x, 2) == 1.75)
+    run_long(lambda: ping_pong(x, 10**9))
+    say("again", bool(np.all(ping_pong(x, 3) == 1.875)))
 
 
 def scenario_callee() -> None:
@@ -259,20 +278,25 @@ def scenario_rehook() -> None:
 
 
 def scenario_leak() -> None:
-    """Interrupted calls free their temporaries: six 64 MB ones would show in the RSS."""
+    """Interrupted calls free their temporaries and the buffers their loops carry: each
+    round would leak 64 MB."""
     x = np.random.default_rng(0).random(1 << 23)
-    big_temp(x[:8], 2)  # compiled before the timers run
-    rss = []
-    for _ in range(6):
-        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-        timer.start()
-        try:
-            big_temp(x, 10**12)
-        except KeyboardInterrupt:
-            pass
-        timer.join()
-        rss.append(_rss())
-    say("growth_mb", (rss[-1] - rss[0]) >> 20)
+    y = x[: 1 << 22]
+    big_temp(x, 1)  # compiled before the timers run
+    ping_pong(y, 1)
+    for name, call in (("temp", lambda: big_temp(x, 10**12)),
+                       ("carried", lambda: ping_pong(y, 10**9))):
+        rss = []
+        for _ in range(5):
+            timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
+            try:
+                call()
+            except KeyboardInterrupt:
+                pass
+            timer.join()
+            rss.append(_rss())
+        say(f"growth_mb_{name}", (rss[-1] - rss[0]) >> 20)
     say("again", big_temp(x[:8], 2) == 2 * x[:8].sum())
 
 
@@ -283,7 +307,7 @@ def _rss() -> int:
 
 SCENARIOS = {
     "while": scenario_while, "nested": scenario_nested, "strips": scenario_strips,
-    "callee": scenario_callee, "search": scenario_search, "parallel-all": lambda: scenario_parallel("all"),
+    "callee": scenario_callee, "search": scenario_search, "arrays": scenario_arrays, "parallel-all": lambda: scenario_parallel("all"),
     "parallel-one": lambda: scenario_parallel("one"), "sim": scenario_sim,
     "handler": scenario_handler, "raising": scenario_raising, "ignored": scenario_ignored,
     "thread": scenario_thread, "rehook": scenario_rehook, "leak": scenario_leak,

@@ -95,7 +95,7 @@ def _interrupt(scenario: str, cache: str, **env: str) -> dict[str, str]:
 _FINISHING = {"handler", "ignored"}
 
 
-@pytest.mark.parametrize("scenario", ["while", "nested", "strips", "search", "callee",
+@pytest.mark.parametrize("scenario", ["while", "nested", "strips", "search", "arrays", "callee",
                                       "parallel-all", "parallel-one", "raising"])
 def test_ctrl_c_stops_the_kernel(cache, scenario):
     seen = _interrupt(scenario, cache, PYASC_NUM_THREADS="2")
@@ -145,6 +145,6 @@ def test_the_hook_comes_back_after_signal_signal(cache):
 
 
 def test_interrupted_calls_free_their_temporaries(cache):
-    seen = _Child("leak", cache).finish(120)
-    assert int(seen["growth_mb"]) < 64  # each round would leak 64 MB
+    seen = _Child("leak", cache).finish(180)
+    assert int(seen["growth_mb_temp"]) < 64 and int(seen["growth_mb_carried"]) < 64
     assert seen["again"] == "True"

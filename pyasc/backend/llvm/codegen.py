@@ -156,6 +156,7 @@ class FunctionEmitter:
         self.poll_state: ir.Value | None = None  # {snap, budget} of the call (emit_poll)
         self.poll_budget: ir.Value | None = None  # this function's countdown (emit_poll)
         self.polling = False  # has poll sites: loops without one count their trips
+        self.carried_buffers: list[list[ir.Value]] = []  # per enclosing loop (emit_control)
 
     # -- values
     def get(self, v: Value) -> ir.Value:
@@ -245,9 +246,10 @@ class FunctionEmitter:
         return b
 
     def return_error(self, code: ir.Value) -> None:
-        """Free the live kernel-owned allocations and return ``code``."""
+        """Free the live kernel-owned allocations (and the buffers the enclosing loops
+        carry and own, ``carried_buffers``) and return ``code``."""
         free = self.mc.function("free", ir.VoidType(), [PTR], ("nounwind",))
-        for ptr in self.allocs.live.values():
+        for ptr in [*self.allocs.live.values(), *(p for g in self.carried_buffers for p in g)]:
             self.b.call(free, [ptr])
         self.b.ret(code)
 

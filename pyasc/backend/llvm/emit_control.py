@@ -41,6 +41,7 @@ from pyasc.backend.llvm.codegen import (
     where,
 )
 from pyasc.backend.llvm.lltypes import I64, i64
+from pyasc.backend.llvm.loop_buffers import owning
 from pyasc.backend.llvm.memref import iadd, imul
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Block, Operation, Value
@@ -137,6 +138,8 @@ def _emit_for(fe: FunctionEmitter, op: loop.ForOp) -> None:
     _forget_carried(fe, op)
     if parallel.splits(fe, op):
         parallel.emit_parallel(fe, op, lb, step, tc, _emit_range)
+        if emit_poll.counts_trips(op):  # its chunks count in their own countdowns
+            emit_poll.spend(fe, tc)
         return
     _emit_range(fe, op, lb, step, i64(0), tc)
 
@@ -173,7 +176,7 @@ def _counted(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
     carried = _part_phis(fe, types, inits, pre)
     b.cbranch(b.icmp_signed("<", k, end), body, exit_)
     b.position_at_end(body)
-    with fe.allocs.scope():
+    with fe.allocs.scope(), owning(fe, op.inits, op.iter_args, op.body.blocks[0], carried):
         fe.set(op.induction_var, iadd(b, lb, imul(b, k, step)))
         _bind(fe, op.iter_args, carried)
         yielded = _terminator_values(fe, op.body.blocks[0], "loop.yield")
@@ -213,7 +216,8 @@ def _strips(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
     stop = b.select(b.icmp_signed("<", stop, end), stop, end)
     out = _counted(fe, op, lb, step, start, stop, carried, poll=False)
     emit_poll.spend(fe, b.sub(stop, start))
-    emit_poll.backedge(fe)
+    with owning(fe, op.inits, op.iter_args, op.body.blocks[0], carried):
+        emit_poll.backedge(fe)
     latch = b.block
     j.add_incoming(b.add(j, i64(1), flags=("nuw", "nsw")), latch)
     for phi, part in zip(carried, out, strict=True):
@@ -249,7 +253,9 @@ def _emit_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
         b.position_at_end(after)
         for arg, v in zip(op.after.blocks[0].args, vals, strict=True):
             fe.set(arg, fe.values[v])
-        with fe.allocs.scope():
+        args = op.after.blocks[0].args if vals == list(before_block.args) else []
+        with fe.allocs.scope(), owning(fe, op.inits if args else [], args,
+                                        op.after.blocks[0], carried):
             nxt = _terminator_values(fe, op.after.blocks[0], "loop.yield")
             parts = [p for v in nxt for p in flatten(fe, v)]
             if op.attributes.get("poll"):
@@ -292,7 +298,8 @@ def _emit_counted_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
     b.position_at_end(check)  # a strip's end, or the loop's
     _condition(fe, block, {}, again, exit_, keep=False)
     b.position_at_end(again)  # the same state again, with the next strip's limit
-    emit_poll.backedge(fe, interrupt_while.STRIP)
+    with owning(fe, op.inits, op.after.blocks[0].args, op.after.blocks[0], carried):
+        emit_poll.backedge(fe, interrupt_while.STRIP)
     lim.add_incoming(_limit(b, fe.get(block.args[info.counter]), n, span), b.block)
     for phi in carried:
         phi.add_incoming(phi, b.block)
@@ -300,7 +307,8 @@ def _emit_counted_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
     b.position_at_end(after)
     for arg, v in zip(op.after.blocks[0].args, vals, strict=True):
         fe.set(arg, fe.values[v])
-    with fe.allocs.scope():
+    with fe.allocs.scope(), owning(fe, op.inits, op.after.blocks[0].args,
+                                    op.after.blocks[0], carried):
         nxt = _terminator_values(fe, op.after.blocks[0], "loop.yield")
         for phi, part in zip(carried, [p for v in nxt for p in flatten(fe, v)], strict=True):
             phi.add_incoming(part, b.block)
