@@ -6,8 +6,9 @@ never free twice.  One common shape is safe and worth handling, because Ctrl-C c
 a kernel anywhere in a long loop: memref slots that start as distinct allocations of
 the function (not the runtime's preallocated result buffers) and only trade places from
 one iteration to the next (``a, b = b, a`` double buffering), in a loop that frees no
-buffer.  The set of buffers in those slots is then the same at every point of every
-iteration, so an error exit inside the loop frees them from the loop header's values.
+buffer and calls no function.  The set of buffers in those slots is then the same at
+every point of every iteration, so an error exit inside the loop frees them from the
+loop header's values.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from llvmlite import ir
 
 from pyasc.backend.llvm.codegen import FunctionEmitter, n_parts
 from pyasc.ir.core import Block, OpResult, Value
-from pyasc.ir.ops import loop, mem
+from pyasc.ir.ops import func, loop, mem
 from pyasc.ir.types import MemRefType
 
 
@@ -46,8 +47,8 @@ def _owned_slots(fe: FunctionEmitter, inits: Sequence[Value], args: Sequence[Val
     slots = [i for i, v in enumerate(inits) if isinstance(v.type, MemRefType)]
     term, whole = body.terminator, body.parent_op
     if not slots or not isinstance(term, loop.YieldOp) or whole is None or any(
-            isinstance(o, mem.DeallocOp) for o in whole.walk()):
-        return []
+            isinstance(o, (mem.DeallocOp, func.CallOp)) for o in whole.walk()):
+        return []  # (a callee is not looked into)
     roots = [inits[i] for i in slots]
     if len({id(v) for v in roots}) < len(roots) or not all(
             isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp)
