@@ -235,7 +235,7 @@ def parse_source(fn: types.FunctionType) -> Any:
     definition (``source.load_source`` then reads it, and reports any problem)."""
     import ast
 
-    from pyasc.frontend.source import SourceInfo
+    from pyasc.frontend.source import SourceInfo, parse_python
 
     text = source_text(fn)
     lines = text.splitlines(True)
@@ -244,7 +244,7 @@ def parse_source(fn: types.FunctionType) -> Any:
     wrapped = lines[0][:1] in (" ", "\t")
     filename = fn.__code__.co_filename
     try:
-        module = ast.parse("if 1:\n" + text if wrapped else text, filename=filename)
+        module = parse_python("if 1:\n" + text if wrapped else text, filename)
     except (SyntaxError, ValueError):
         return None
     body = module.body[0].body if wrapped else module.body  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import threading
 from dataclasses import dataclass
 from types import FunctionType
 
@@ -102,7 +103,7 @@ def load_source(fn: FunctionType) -> SourceInfo:
     text = "".join(lines)
     wrapped = bool(lines) and lines[0][:1] in (" ", "\t")
     try:
-        module = ast.parse("if 1:\n" + text if wrapped else text, filename=filename)
+        module = parse_python("if 1:\n" + text if wrapped else text, filename)
         tree = _function_def(module, wrapped)
     except (SyntaxError, TypeError, IndexError):
         raise UnsupportedSyntaxError(
@@ -112,6 +113,18 @@ def load_source(fn: FunctionType) -> SourceInfo:
             hint="write the operator as a 'def' function in a file or notebook cell, "
                  "and re-import it after editing") from None
     return SourceInfo(filename, max(first_line, 1), lines, tree, text, wrapped)
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_python(text: str, filename: str) -> ast.Module:
+    """``ast.parse(text)``, one thread at a time in this process: CPython 3.11 (before
+    gh-113035) keeps the AST constructor's recursion depth in interpreter-wide state,
+    so two threads parsing at once (a garbage collection running a finalizer lets the
+    other one in) fail with ``SystemError: AST constructor recursion depth mismatch``."""
+    with _PARSE_LOCK:
+        return ast.parse(text, filename=filename)
 
 
 def register_source(filename: str, text: str) -> None:
