@@ -19,6 +19,10 @@ IR (``compiler``), run the default passes and ``compile``.
 Arguments that must be known at compile time (an ``axis=``...) are discovered while
 compiling (``NeedsConstant``) and then specialized by value; the disk cache remembers
 which they are for the key that asked, so a fresh process finds the kernel directly.
+
+Threads: calls from any number of threads are safe, first calls included; the design
+(one build per key, by-value snapshots, immutable fast-path state) is described in
+``dispatch``'s docstring.
 """
 
 from __future__ import annotations
@@ -36,18 +40,20 @@ from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionErro
 from pyasc.frontend.arguments import prepare_bound, prepare_call
 from pyasc.frontend.callplan import native_request, template_to_json
 from pyasc.frontend.decoratable import called_as_classmethod, method_error, refusal
-from pyasc.frontend.dispatch import CallTable, Entry, make_entry
+from pyasc.frontend.dispatch import CallTable, Entry, Generation, make_entry
+from pyasc.frontend.facts import load_by_value, store_by_value
 from pyasc.frontend.fingerprint import parse_source, program_key, source_text
 from pyasc.frontend.options import Options, make_options, resolve_target, target_env
 from pyasc.frontend.specialize import Param, Spec, flatten_args, params_of, spec_of
 from pyasc.runtime import MISS
+from pyasc.runtime.flight import SingleFlight
 
 if TYPE_CHECKING:  # pragma: no cover - the compiler is imported when something compiles
     from pyasc.frontend.compiler import ResultTemplate
     from pyasc.frontend.source import SourceInfo
-    from pyasc.runtime.disk_cache import DiskCache
 
 _RETRY = object()  # the key changed (arguments now specialized by value): start over
+ByValue = frozenset[tuple]
 RECENT_NATIVES = 4
 """Native entries a call tries before computing its signature (each refuses a call of
 another specialization in ~50 ns)."""
@@ -82,13 +88,13 @@ class HybridFunction:
         self.options = options
         self._source: SourceInfo | None = None
         self._key_text: str | None = None
+        self._flights = SingleFlight()
         self._specs: dict[tuple, Specialization] = {}
         self._kernels: dict[tuple, CompiledKernel] = {}
-        self._by_value: set[tuple] = set()
-        self._calls = CallTable()
-        self._fast: Callable[..., Any] | None = None  # native entry of the last call
-        self._recent: tuple[Callable[..., Any], ...] = ()  # ... and of recent ones
-        self._fast_env: object = None  # the PYASC_TARGET value they were chosen under
+        self._calls = CallTable(self.__signature__, options.dynamic_shape)
+        # (PYASC_TARGET value, last call's native entry, recent ones): replaced whole,
+        # so a reader never sees a mix of two updates
+        self._hot: tuple[Any, Any, tuple] = (None, None, ())
         self._pinned = options.target is not None  # the environment cannot change it
         self._grad: HybridFunction | None = None
         self._method_of: type | None = None  # the class whose body holds it (a method)
@@ -98,6 +104,11 @@ class HybridFunction:
 
     def __repr__(self) -> str:
         return f"<hybrid function {self.__qualname__}>"  # type: ignore[attr-defined]
+
+    # for tests and diagnostics: the by-value paths, the native entries tried first
+    _by_value = property(lambda self: self._calls.by_value)
+    _fast = property(lambda self: self._hot[1])
+    _recent = property(lambda self: self._hot[2])
 
     def source_info(self) -> SourceInfo:
         """The parsed source of the wrapped function (read once)."""
@@ -125,9 +136,12 @@ class HybridFunction:
         bound.apply_defaults()
         return prepare_bound(bound.arguments)  # what the kernel takes (see ``arguments``)
 
-    def _key_of(self, arguments: dict[str, Any]) -> tuple[dict[str, Spec], tuple]:
+    def _key_of(self, arguments: dict[str, Any], by_value: ByValue | None = None
+                ) -> tuple[dict[str, Spec], tuple]:
+        """(specs, key) of a call, with the by-value paths ``by_value`` (else current)."""
+        by_value = self._calls.by_value if by_value is None else by_value
         try:
-            specs = {name: spec_of(v, (name,), self.options.dynamic_shape, self._by_value)
+            specs = {name: spec_of(v, (name,), self.options.dynamic_shape, by_value)
                      for name, v in arguments.items()}
         except ArgumentError as exc:
             if called_as_classmethod(self.__wrapped__, arguments):  # type: ignore[attr-defined]
@@ -139,33 +153,45 @@ class HybridFunction:
                         ) -> tuple[Specialization, dict[str, Any]]:
         arguments = self._arguments(args, kwargs)
         while True:
-            specs, key = self._key_of(arguments)
-            spec = self._built(key, specs)
+            by_value = self._calls.by_value
+            specs, key = self._key_of(arguments, by_value)
+            spec = self._built(key, specs, by_value)
             if spec is not None:
                 return spec, arguments
 
-    def _built(self, key: tuple, specs: dict[str, Spec]) -> Specialization | None:
-        """The IR of ``key`` (built on first use), or ``None`` when compiling found
-        arguments to specialize by value (the key must be computed again)."""
+    def _built(self, key: tuple, specs: dict[str, Spec], by_value: ByValue
+               ) -> Specialization | None:
+        """The IR of ``key`` (computed with the by-value paths ``by_value``), built on
+        first use, or ``None`` when compiling found more arguments to specialize by
+        value (the key must be computed again)."""
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._flights.run(("ir", key), lambda: self._build_ir(key, specs, by_value))
+        return spec
+
+    def _build_ir(self, key: tuple, specs: dict[str, Spec], by_value: ByValue
+                  ) -> Specialization | None:
         from pyasc.frontend.lowering import NeedsConstant
 
-        spec = self._specs.get(key)
-        if spec is not None:
-            return spec
+        spec = self._specs.get(key)  # stored by a flight that ended since the caller looked
+        if spec is not None or self._calls.by_value != by_value:
+            return spec  # (None: another thread learned by-value paths, the key is stale)
         try:
             spec = self._compile(key, specs)
         except NeedsConstant as nc:
-            if nc.params <= self._by_value:
+            if nc.params <= by_value:  # the key already had them by value: a compiler bug
                 raise InternalCompilerError("value specialization did not converge") from nc
-            self._learn(nc.params)
-            self._store_by_value(key)
+            self._learn(nc.params, key)
             return None
         self._specs[key] = spec
         return spec
 
-    def _learn(self, params: set[tuple] | frozenset[tuple]) -> None:
-        self._by_value |= params
-        self._calls.by_value_changed()
+    def _learn(self, params: set[tuple] | frozenset[tuple], key: tuple) -> None:
+        """Specialize ``params`` by value from now on (learned compiling ``key``)."""
+        self._calls.learn(params)
+        if self.options.cache:  # a fresh process computing ``key`` learns them from disk
+            store_by_value(program_key(self, key, self.options.as_dict()),
+                           self._calls.by_value)
 
     def _compile(self, key: tuple, specs: dict[str, Spec]) -> Specialization:
         from pyasc.frontend.compiler import build_module, result_params
@@ -244,25 +270,31 @@ class HybridFunction:
                                 hint="pass target='cpu' or 'ascend-sim'")
         kernel = self._kernels.get((spec.key, target))
         if kernel is None:
+            return self._flights.run(("kernel", spec.key, target),
+                                     lambda: self._compile_kernel(spec, target))
+        if hasattr(kernel, "attach"):  # loaded by key: give it its program
+            kernel.attach(spec.program)
+        return kernel
+
+    def _compile_kernel(self, spec: Specialization, target: str) -> CompiledKernel:
+        kernel = self._kernels.get((spec.key, target))
+        if kernel is None:
             kernel = get_backend(target).compile(spec.program)
             self._kernels[(spec.key, target)] = kernel
-        elif hasattr(kernel, "attach"):  # loaded by key: give it its program
-            kernel.attach(spec.program)
         return kernel
 
     # -- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:  # free unless raised (3.11+); errors leave as public_api's do
-            fast = self._fast
-            if fast is not None and not kwargs and \
-                    (self._pinned or target_env() is self._fast_env):
+            env, fast, recent = self._hot
+            if fast is not None and not kwargs and (self._pinned or target_env() is env):
                 out = fast(*args)
                 if out is not MISS:
                     return out
-                for native in self._recent:  # a miss costs ~50 ns, a signature ~1 us
+                for native in recent:  # a miss costs ~50 ns, a signature ~1 us
                     out = native(*args)
                     if out is not MISS:
-                        self._fast = native
+                        self._hot = (env, native, recent)
                         return out
             return self._dispatch(args, kwargs)
         except Exception as exc:
@@ -273,23 +305,23 @@ class HybridFunction:
 
     def _dispatch(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         env = target_env()
-        target = resolve_target(self.options)
+        target = resolve_target(self.options, env)
         if target == "interpret":
             return self.__wrapped__(*args, **kwargs)  # type: ignore[attr-defined]
-        table = self._calls
-        entry = table.find(self, target, args, kwargs)
+        gen = self._calls.current
+        entry = gen.find(target, gen.signature(args, kwargs))
         if entry is None:
             args, kwargs, converted = prepare_call(self.__signature__, args, kwargs)
-            entry = self._entry(target, args, kwargs)
+            entry, gen = self._entry(target, args, kwargs)
             if converted:  # never remembered: every such call converts again
                 entry.refuse_writes(converted)
-            else:  # signed after the miss: arguments to specialize by value may be known
-                table.remember(self, target, args, kwargs, entry)
+            else:  # signed after the miss, by the generation the key was computed with
+                gen.remember(target, gen.signature(args, kwargs), entry)
         native = entry.native
         if native is not None:
             call: tuple | None = args
             if kwargs:  # the native entry takes positions: keywords go in their places
-                sigs = table.signatures
+                sigs = gen.signatures
                 call = sigs.positional(args, kwargs) if sigs is not None else None
             if call is not None:
                 out = native(*call)
@@ -300,30 +332,51 @@ class HybridFunction:
 
     def _use_native(self, native: Callable[..., Any], env: object) -> None:
         """Make ``native`` the first tried, keeping a few recent ones (same target)."""
-        recent = self._recent if env is self._fast_env else ()
-        self._recent = (native, *(n for n in recent if n is not native))[:RECENT_NATIVES]
-        self._fast, self._fast_env = native, env
+        old_env, _, recent = self._hot
+        recent = tuple(n for n in recent if n is not native) if env is old_env else ()
+        self._hot = (env, native, (native, *recent)[:RECENT_NATIVES])
 
-    def _entry(self, target: str, args: tuple, kwargs: dict[str, Any]) -> Entry:
-        """The entry of this call's specialization: loaded by key or compiled."""
+    def _entry(self, target: str, args: tuple, kwargs: dict[str, Any]
+               ) -> tuple[Entry, Generation]:
+        """The entry of this call's specialization (loaded by key or compiled) and the
+        signature generation its key was computed with."""
         arguments = self._arguments(args, kwargs)
         while True:
-            specs, key = self._key_of(arguments)
-            entry = self._calls.by_key.get((target, key))
-            if entry is None:
-                entry = self._load_entry(target, key, specs)
-            if entry is _RETRY:
-                continue
-            if entry is None:
-                spec = self._built(key, specs)
-                if spec is None:
-                    continue
-                entry = make_entry(self, specs, spec.program.call_data,
-                                   self._kernel_for(spec, target))
-            self._calls.by_key[(target, key)] = entry
-            return entry
+            gen = self._calls.current
+            entry = self._entry_with(target, arguments, gen.by_value)
+            if entry is not _RETRY:
+                return entry, gen
 
-    def _load_entry(self, target: str, key: tuple, specs: dict[str, Spec]) -> Any:
+    def _entry_with(self, target: str, arguments: dict[str, Any], by_value: ByValue) -> Any:
+        """The entry of the key of ``arguments`` under ``by_value``, or :data:`_RETRY`."""
+        specs, key = self._key_of(arguments, by_value)
+        entry = self._calls.by_key.get((target, key))
+        if entry is not None:
+            return entry
+        return self._flights.run(("entry", target, key),
+                                 lambda: self._make_entry(target, key, specs, by_value))
+
+    def _make_entry(self, target: str, key: tuple, specs: dict[str, Spec],
+                    by_value: ByValue) -> Any:
+        """The entry of ``key`` for ``target``, stored in ``by_key``, or :data:`_RETRY`
+        when more arguments are now specialized by value."""
+        entry = self._calls.by_key.get((target, key))
+        if entry is not None:  # stored by a flight that ended since the caller looked
+            return entry
+        entry = self._load_entry(target, key, specs, by_value)
+        if entry is _RETRY:
+            return entry
+        if entry is None:
+            spec = self._built(key, specs, by_value)
+            if spec is None:
+                return _RETRY
+            entry = make_entry(self, specs, spec.program.call_data,
+                               self._kernel_for(spec, target))
+        self._calls.by_key[(target, key)] = entry
+        return entry
+
+    def _load_entry(self, target: str, key: tuple, specs: dict[str, Spec],
+                    by_value: ByValue) -> Any:
         """An entry for a kernel the backend stored under this key (no IR is built),
         :data:`_RETRY` if the disk cache knows more by-value arguments, else ``None``."""
         from pyasc.ir.dumps import dumping  # (not at ``import pyasc``)
@@ -346,18 +399,11 @@ class HybridFunction:
                 return None
             self._kernels[(key, target)] = kernel
             return entry
-        learned = _by_value_paths(_facts().load_data(pkey))
-        if learned - self._by_value:
-            self._learn(learned)
+        learned = load_by_value(pkey)
+        if learned - by_value:
+            self._calls.learn(learned)
             return _RETRY
         return None
-
-    def _store_by_value(self, key: tuple) -> None:
-        """Remember on disk which arguments calls with ``key`` specialize by value."""
-        if self.options.cache:
-            paths = sorted((list(p) for p in self._by_value), key=repr)
-            _facts().store_data(program_key(self, key, self.options.as_dict()),
-                                {"by_value": paths})
 
     @public_api
     def run_with(self, compile_fn: Callable[[Program], CompiledKernel], *args: Any,
@@ -383,23 +429,6 @@ class HybridFunction:
             raise at_caller(ArgumentError(f"'{self.__name__}' has no gradient",
                                           hint="define one with @fn.def_grad"))
         return self._grad(*args, **kwargs)
-
-
-def _facts() -> DiskCache:
-    """Frontend facts on disk (by-value arguments), next to the backends' kernels."""
-    from pyasc.runtime.disk_cache import DiskCache
-
-    return DiskCache(backend="frontend")
-
-
-def _by_value_paths(data: dict[str, Any] | None) -> set[tuple]:
-    """The argument paths in a by-value record (nothing if malformed)."""
-    paths = (data or {}).get("by_value")
-    if not isinstance(paths, list) or not all(
-            isinstance(p, list) and p and all(isinstance(x, str | int) for x in p)
-            for p in paths):
-        return set()
-    return {tuple(p) for p in paths}
 
 
 def _invoke(kernel: CompiledKernel, spec: Specialization, arguments: dict[str, Any]) -> Any:

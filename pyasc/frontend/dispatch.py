@@ -18,11 +18,31 @@ Three levels, fastest first:
 A signature determines the specialization key (the key is a function of exactly the
 properties in it), so a table hit can never select another specialization; what it does
 not cover (alignment, writeability, an integer's range) the callers check on every call.
+
+Threads: one design for every table of a ``HybridFunction`` (``decorator``); no lock is
+held while a kernel runs, and compiled code runs without the GIL, so calls from many
+threads run in parallel:
+
+* what a first call builds (the IR of a key, the kernel of a key and target, the call
+  entry of a target and key) is built once: a per-function ``SingleFlight``
+  (``pyasc.runtime.flight``) lets the first thread build it while the others asking for
+  the same thing wait for its result; different keys build at the same time;
+* the by-value argument paths only grow, under the :class:`CallTable`'s lock, each set
+  with its own signature table (:class:`Generation`); a key is always computed from one
+  snapshot of the set, and an entry is stored in the generation its key was computed
+  with; compiling asks again only for paths outside the key's snapshot (another thread
+  learning them first makes this thread retry, not fail);
+* the results (``_specs``, ``_kernels``, ``by_key``) are dicts written once per key, by
+  the thread that built the value, and read without locks;
+* the call fast path reads one immutable tuple (target variable, native entries):
+  every native entry checks all arguments against its own specialization, so a stale
+  or lost update costs a miss, never a kernel of another specialization.
 """
 
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -251,29 +271,31 @@ def _result_expr(shape: Any, params: tuple[int | None, ...], env: dict[str, Any]
     return f"{name}(r[{j}])"
 
 
-class CallTable:
-    """Per-function tables: signature -> entry and (target, key) -> entry."""
+class Generation:
+    """The signature table for one set of by-value argument paths.
 
-    def __init__(self) -> None:
+    The set only grows; when it does, the table gets a new generation instead of
+    changing this one, so a signature is only ever stored in, and looked up in, the
+    table of the rules that computed it (a thread still holding an older generation
+    reads and writes that one, which no later call consults)."""
+
+    __slots__ = ("by_sig", "by_value", "signatures")
+
+    def __init__(self, signature: inspect.Signature, by_value: frozenset[tuple],
+                 dynamic: bool) -> None:
+        self.by_value = by_value
+        # positions do not map to names with *args: such calls always bind
+        varargs = any(p.kind == p.VAR_POSITIONAL for p in signature.parameters.values())
+        self.signatures = None if varargs else Signatures(signature, set(by_value), dynamic)
         self.by_sig: dict[tuple, Entry] = {}
-        self.by_key: dict[tuple, Entry] = {}
-        self.signatures: Signatures | None = None
 
-    def signature_of(self, hf: Any, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+    def signature(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
         """The call's signature (``None`` if it has none; it may be unhashable)."""
         sigs = self.signatures
-        if sigs is None:
-            params = hf.__signature__.parameters
-            if any(p.kind == p.VAR_POSITIONAL for p in params.values()):
-                return None  # positions do not map to names: always bind
-            sigs = self.signatures = Signatures(hf.__signature__, set(hf._by_value),
-                                                hf.options.dynamic_shape)
-        return sigs.of(args, kwargs)
+        return None if sigs is None else sigs.of(args, kwargs)
 
-    def find(self, hf: Any, target: str, args: tuple, kwargs: dict[str, Any]
-             ) -> Entry | None:
-        """The entry remembered for this call's signature, if any."""
-        sig = self.signature_of(hf, args, kwargs)
+    def find(self, target: str, sig: tuple | None) -> Entry | None:
+        """The entry remembered for signature ``sig``, if any."""
         if sig is None:
             return None
         try:
@@ -281,20 +303,58 @@ class CallTable:
         except TypeError:  # an unhashable argument
             return None
 
-    def remember(self, hf: Any, target: str, args: tuple, kwargs: dict[str, Any],
-                 entry: Entry) -> None:
-        """Route later calls with this call's signature to ``entry``."""
-        sig = self.signature_of(hf, args, kwargs)
+    def remember(self, target: str, sig: tuple | None, entry: Entry) -> None:
+        """Route later calls with signature ``sig`` to ``entry``, whose key was computed
+        with this generation's by-value paths (or fewer)."""
         if sig is None:
             return
-        if len(self.by_sig) >= MAX_SIGNATURES:
-            self.by_sig.clear()
+        by_sig = self.by_sig
+        if len(by_sig) >= MAX_SIGNATURES:
+            by_sig.clear()
         try:
-            self.by_sig[(target, sig)] = entry
+            by_sig[(target, sig)] = entry
         except TypeError:
             pass
 
-    def by_value_changed(self) -> None:
-        """Arguments specialized by value changed: signatures must include them."""
-        self.signatures = None
-        self.by_sig.clear()
+
+class CallTable:
+    """Per-function tables: signature -> entry (the current :class:`Generation`) and
+    (target, key) -> entry.  Only :meth:`learn` reads and writes under the lock; lookups
+    read one attribute or one dict item, which another thread's update cannot tear."""
+
+    def __init__(self, signature: inspect.Signature, dynamic: bool) -> None:
+        self._signature = signature
+        self._dynamic = dynamic
+        self._lock = threading.Lock()
+        self.by_key: dict[tuple, Entry] = {}
+        self.current = Generation(signature, frozenset(), dynamic)
+
+    @property
+    def by_value(self) -> frozenset[tuple]:
+        """The argument paths specialized by value (so far)."""
+        return self.current.by_value
+
+    @property
+    def by_sig(self) -> dict[tuple, Entry]:
+        """The current generation's signature table."""
+        return self.current.by_sig
+
+    @property
+    def signatures(self) -> Signatures | None:
+        """The current generation's signature rules."""
+        return self.current.signatures
+
+    def clear(self) -> None:
+        """Forget every entry (the by-value paths stay): later calls load or compile."""
+        with self._lock:
+            self.by_key.clear()
+            self.current = Generation(self._signature, self.current.by_value, self._dynamic)
+
+    def learn(self, params: set[tuple] | frozenset[tuple]) -> bool:
+        """Specialize ``params`` by value from now on; ``False`` if they already were."""
+        with self._lock:
+            by_value = self.current.by_value
+            if params <= by_value:
+                return False
+            self.current = Generation(self._signature, by_value | params, self._dynamic)
+            return True

@@ -109,11 +109,15 @@ def target_env() -> object:
     return _ENV_GET(_ENV_KEY)
 
 
-def resolve_target(options: Options) -> str:
-    """The concrete target of a call (``"auto"`` resolved)."""
+_READ = object()
+
+
+def resolve_target(options: Options, env: object = _READ) -> str:
+    """The concrete target of a call (``"auto"`` resolved); ``env``: the
+    ``PYASC_TARGET`` value the caller read with :func:`target_env` (else read here)."""
     if options.target is not None:
         return auto_target() if options.target == "auto" else options.target
-    return _env_target(target_env())
+    return _env_target(target_env() if env is _READ else env)
 
 
 def _env_target(raw: object) -> str:

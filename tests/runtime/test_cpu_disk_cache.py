@@ -237,11 +237,9 @@ def _pair(x, s=(2.0,)):
 def _reset(hf) -> None:
     """Forget the compiled kernels of ``hf`` (its IR stays): the next call loads by key,
     then compiles, as a fresh process would."""
-    from pyasc.frontend.dispatch import CallTable
-
     hf._kernels.clear()
-    hf._calls = CallTable()
-    hf._fast, hf._recent = None, ()
+    hf._calls.clear()
+    hf._hot = (None, None, ())  # no native entry to try first
 
 
 def _kernel_entry() -> tuple[Path, Path]:

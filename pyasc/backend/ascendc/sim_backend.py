@@ -7,7 +7,14 @@ libraries are cached in memory (per process) and on disk (``pyasc.runtime.disk_c
 backend directory ``ascend-sim``) under a key made of the source, the sim headers, the
 compiler's version and the SoC configuration, since each C++ build costs seconds.
 ``kernel.last_counters`` holds the sim counters of the last call (GM <-> UB bytes for
-the profiler), summed over its launches; ``kernel.last_launches`` has them per launch.
+the profiler), summed over its launches; ``kernel.last_launches`` has them per launch
+(of the last call in any thread: with concurrent calls, read them from the calling thread
+right after its call only if no other thread calls the kernel meanwhile).
+
+Threads: a library is built once per key and process: threads asking for one being
+built wait for it (``pyasc.runtime.flight``), other processes build their own and
+store it atomically (``DiskCache``).  Launches hold no lock: the host model keeps each
+block's state in thread-local storage, and ctypes releases the GIL while a block runs.
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ from pyasc.backend.ascendc.sim.runner import SimViolationError, find_compiler
 from pyasc.backend.ascendc.soc import SoC, socs_for
 from pyasc.backend.base import Program
 from pyasc.runtime.disk_cache import DiskCache
+from pyasc.runtime.flight import SingleFlight
 
 _FORMAT = 1
+_BUILDS = SingleFlight()  # library keys being built in this process
 
 
 @functools.cache
@@ -89,6 +98,12 @@ def build_library(ap: AscendProgram, use_cache: bool = True,
         return compile_kernels(ap.source, kernels, filename=ap.filename, config=config)
     cache = cache if cache is not None else DiskCache(backend="ascend-sim")
     key = library_key(ap.source, kernels, config)
+    return _BUILDS.run((str(cache.dir), key),
+                       lambda: _cached_library(cache, key, ap, kernels, config))
+
+
+def _cached_library(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[str, ...],
+                    config: SimConfig) -> SimLibrary:
     entry = cache.load(key)
     if entry is None:
         _compile_into(cache, key, ap, kernels, config)

@@ -9,6 +9,14 @@ code gets into memory, so a cache hit runs exactly the code a fresh compile woul
 loader is ``pyasc.runtime.objload`` (no LLVM needed, so a cache hit never imports this
 module); :class:`LoadedCode` (MCJIT) is the fallback for objects it does not handle.
 
+Threads: llvmlite serializes each call into LLVM with its own process-wide lock
+(``llvmlite.binding.ffi``), but a compilation is a sequence of calls on objects of LLVM's
+one global context, so :data:`_COMPILE_LOCK` is held around each whole sequence (parse,
+optimize, emit; MCJIT loading): compilations in one process run one at a time, while the
+Python work around them (frontend, passes, code generation) and every kernel call run
+without it.  :func:`initialize` runs once even when threads compile their first kernel
+at the same moment.
+
 Failures are internal errors: the LLVM IR is saved to a file named in the message.
 """
 
@@ -28,6 +36,7 @@ import llvmlite.binding as llvm
 from pyasc.errors import InternalCompilerError
 
 _COMPILE_LOCK = threading.Lock()  # LLVM contexts are not shared across threads safely
+_INIT_LOCK = threading.Lock()  # taken inside _COMPILE_LOCK (host_cpu), never around it
 
 _RUNTIME_LIBRARIES = {"m": "libm.so.6", "c": "libc.so.6", "gcc_s": "libgcc_s.so.1"}
 """Resolved by generated code: libm (expm1f, erf...), libc (aligned_alloc, free) and
@@ -38,7 +47,14 @@ Linux sonames (instant) or, failing that, by ``ctypes.util.find_library`` (which
 
 @functools.cache
 def initialize() -> None:
-    """Initialise LLVM's native target once and make the runtime libraries resolvable."""
+    """Initialise LLVM's native target once and make the runtime libraries resolvable
+    (threads making their first compilation at once wait for the first one's)."""
+    with _INIT_LOCK:
+        _initialize()
+
+
+@functools.cache
+def _initialize() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     for name, soname in _RUNTIME_LIBRARIES.items():
