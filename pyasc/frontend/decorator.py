@@ -13,8 +13,11 @@ key, options, versions; no IR needed), ask the backend to ``load`` a kernel stor
 it (a fresh process then runs no frontend at all), and only if there is none build the
 IR (``compiler``), run the default passes and ``compile``.
 
-``fn.ir(*args)``, ``fn.dump_ir(path, *args)``, ``fn.specialize(*args)``,
-``fn.kernel(*args)``, ``fn.llvm_ir``/``fn.asm``/``fn.ascendc`` build the IR on demand.
+``fn.bind(*args, **kwargs)`` binds a call for inspection (``inspection.BoundCall``:
+``.ir()``, ``.kernel(target=...)``, ``.ascendc(soc=...)``...); the shortcuts ``fn.ir``,
+``fn.dump_ir``, ``fn.specialize``, ``fn.kernel``, ``fn.llvm_ir``, ``fn.asm`` and
+``fn.ascendc`` build the IR on demand.  Decorator options, inspection options and the
+function's parameters never clash: a parameter may be called ``target`` or ``soc``.
 
 Arguments that must be known at compile time (an ``axis=``...) are discovered while
 compiling (``NeedsConstant``) and then specialized by value; the disk cache remembers
@@ -29,22 +32,22 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import CompiledKernel, Program, get_backend
 from pyasc.callsite import at_caller, for_user, public_api, user_error
-from pyasc.errors import ArgumentError, InternalCompilerError, InvalidOptionError
+from pyasc.errors import ArgumentError, InternalCompilerError
 from pyasc.frontend.arguments import prepare_bound, prepare_call
 from pyasc.frontend.callplan import native_request, template_to_json
 from pyasc.frontend.decoratable import called_as_classmethod, method_error, refusal
 from pyasc.frontend.dispatch import CallTable, Entry, Generation, make_entry
 from pyasc.frontend.facts import load_by_value, store_by_value
 from pyasc.frontend.fingerprint import parse_source, program_key, source_text
+from pyasc.frontend.inspection import Inspection
 from pyasc.frontend.options import Options, make_options, resolve_target, target_env
-from pyasc.frontend.specialize import Param, Spec, flatten_args, params_of, spec_of
+from pyasc.frontend.specialize import Param, Spec, params_of, spec_of
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
 
@@ -71,20 +74,15 @@ class Specialization:
     template: ResultTemplate
 
 
-class HybridFunction:
+class HybridFunction(Inspection):
     """A function compiled by pyasc on first call for each call signature."""
 
-    def __init__(self, fn: Callable, options: Options, given: Iterable[str] = ()) -> None:
+    def __init__(self, fn: Callable, options: Options) -> None:
         refused = refusal(fn)
         if refused is not None:
             raise at_caller(refused)
         functools.update_wrapper(self, fn)
         self.__signature__ = inspect.signature(fn)
-        clash = sorted(set(given) & set(self.__signature__.parameters))
-        if clash:
-            raise at_caller(InvalidOptionError(
-                f"option {clash[0]!r} has the name of a parameter of '{fn.__name__}'",
-                hint="rename the parameter"))
         self.options = options
         self._source: SourceInfo | None = None
         self._key_text: str | None = None
@@ -218,52 +216,6 @@ class HybridFunction:
                           source_file=self.source_info().filename, call_data=call_data)
         return Specialization(key, specs, params, program, unoptimized, built.template)
 
-    # -- public inspection
-    @public_api
-    def specialize(self, *args: Any, **kwargs: Any) -> Program:
-        """The :class:`Program` (optimized IR module) for this call signature."""
-        return self._specialization(args, kwargs)[0].program
-
-    @public_api
-    def ir(self, *args: Any, optimized: bool = True, **kwargs: Any) -> str:
-        """IR text of this call's specialization, after (or before) the default passes."""
-        spec = self._specialization(args, kwargs)[0]
-        return str(spec.program.module) if optimized else spec.unoptimized
-
-    @public_api
-    def dump_ir(self, path: str | Path, *args: Any, **kwargs: Any) -> Path:
-        """Write the optimized IR of this call's specialization to ``path``."""
-        out = Path(path)
-        out.write_text(self.ir(*args, **kwargs) + "\n")
-        return out
-
-    @public_api
-    def kernel(self, *args: Any, target: str | None = None, **kwargs: Any) -> CompiledKernel:
-        """The compiled kernel of this call's specialization for ``target`` (default:
-        the function's target); compiles it on first use."""
-        spec, _ = self._specialization(args, kwargs)
-        return self._kernel_for(spec, target or resolve_target(self.options))
-
-    @public_api
-    def llvm_ir(self, *args: Any, **kwargs: Any) -> str:
-        """Optimized LLVM IR of this call's specialization (CPU backend)."""
-        return self.kernel(*args, target="cpu", **kwargs).llvm_ir  # type: ignore[attr-defined]
-
-    @public_api
-    def asm(self, *args: Any, **kwargs: Any) -> str:
-        """Host assembly of this call's specialization (CPU backend)."""
-        return self.kernel(*args, target="cpu", **kwargs).asm  # type: ignore[attr-defined]
-
-    @public_api
-    def ascendc(self, *args: Any, soc: str | None = None, **kwargs: Any) -> str:
-        """AscendC source of this call's specialization for ``soc`` (default: the first
-        ``device_type``, else Ascend910B1)."""
-        from pyasc.backend.ascendc import generate_ascendc  # noqa: PLC0415 - lazy backend
-
-        devices = self.options.device_type
-        return generate_ascendc(self.specialize(*args, **kwargs),
-                                soc or (devices[0] if devices else None))
-
     def _kernel_for(self, spec: Specialization, target: str) -> CompiledKernel:
         if target == "interpret":
             raise ArgumentError("the interpret target has no compiled kernel",
@@ -284,7 +236,7 @@ class HybridFunction:
         return kernel
 
     # -- calling
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         try:  # free unless raised (3.11+); errors leave as public_api's do
             env, fast, recent = self._hot
             if fast is not None and not kwargs and (self._pinned or target_env() is env):
@@ -405,14 +357,6 @@ class HybridFunction:
             return _RETRY
         return None
 
-    @public_api
-    def run_with(self, compile_fn: Callable[[Program], CompiledKernel], *args: Any,
-                 **kwargs: Any) -> Any:
-        """Call through ``compile_fn(program)`` instead of a target's backend (tests,
-        the IR interpreter, experimental backends); nothing is cached."""
-        spec, arguments = self._specialization(args, kwargs)
-        return _invoke(compile_fn(spec.program), spec, arguments)
-
     # -- gradients
     @public_api
     def def_grad(self, grad_fn: Callable) -> HybridFunction:
@@ -423,17 +367,12 @@ class HybridFunction:
         return g
 
     @public_api
-    def grad(self, *args: Any, **kwargs: Any) -> Any:
+    def grad(self, /, *args: Any, **kwargs: Any) -> Any:
         """Call the registered gradient function."""
         if self._grad is None:
             raise at_caller(ArgumentError(f"'{self.__name__}' has no gradient",
                                           hint="define one with @fn.def_grad"))
         return self._grad(*args, **kwargs)
-
-
-def _invoke(kernel: CompiledKernel, spec: Specialization, arguments: dict[str, Any]) -> Any:
-    flat = flatten_args(spec.specs, arguments)
-    return spec.template.rebuild(list(kernel(flat)), flat)
 
 
 def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str]) -> None:
@@ -447,5 +386,5 @@ def hybrid(fn: Callable | None = None, /, **options: Any) -> Any:
     """Compile ``fn`` with pyasc: ``@hybrid`` or ``@hybrid(target=..., ...)``."""
     opts = make_options(options)
     if fn is None:
-        return public_api(lambda f: HybridFunction(f, opts, options))
-    return HybridFunction(fn, opts, options)
+        return public_api(lambda f: HybridFunction(f, opts))
+    return HybridFunction(fn, opts)

@@ -291,15 +291,6 @@ def test_unknown_option_at_decoration_time():
     assert err.lineno == test_unknown_option_at_decoration_time.__code__.co_firstlineno + 2
 
 
-def test_option_named_like_a_parameter():
-    with pytest.raises(errors.InvalidOptionError) as info:
-        @hybrid(fastmath=True)
-        def f(x, fastmath):
-            return x
-    assert info.value.code == "E50041" and info.value.filename == __file__
-    assert "fastmath" in info.value.message
-
-
 def test_exec_with_linecache_is_located(tmp_path):
     filename = str(tmp_path / "generated_cell.py")
     src = "import numpy as np\nfrom pyasc import hybrid\n\n@hybrid\ndef g(x):\n" \
