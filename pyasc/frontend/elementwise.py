@@ -194,8 +194,42 @@ def broadcast_dims(em: Emitter, dims: Sequence[tuple[Dim, ...]]) -> tuple[Dim, .
         cands = [ds[len(ds) - rank + axis] for ds in dims if len(ds) - rank + axis >= 0]
         static = [d for d in cands if isinstance(d, int) and d != 1]
         dynamic = [d for d in cands if not isinstance(d, int)]
-        out.append(static[0] if static else dynamic[0] if dynamic else 1)
+        out.append(static[0] if static else _runtime_dim(em, dynamic) if dynamic else 1)
     return tuple(out)
+
+
+def _runtime_dim(em: Emitter, dims: list[Scalar]) -> Dim:
+    """numpy's broadcast of run-time extents: the one that is not 1.
+
+    Two different ``?`` dims are not the same size: either may be 1 at run time (``x +
+    b`` with shapes (5, 8) and (1, 8)), so the result's extent is chosen at run time;
+    taking the first operand's would give ``mean``, ``.shape``, ``.size`` and every
+    buffer sized from the result the wrong extent.  Whether the sizes are compatible is
+    checked where the op is lowered."""
+    distinct: list[Scalar] = []
+    for d in dims:
+        if not any(_same_dim(d, e) for e in distinct):
+            distinct.append(d)
+    acc = distinct[0]
+    for d in distinct[1:]:
+        if (indexmath.bound(acc, "lo") or 0) >= 2:  # not 1: d equals acc or is 1
+            continue
+        if (indexmath.bound(d, "lo") or 0) >= 2:
+            acc = d
+            continue
+        acc = indexmath.select(em, indexmath.cmp(em, "eq", acc, 1), d, acc)
+    return acc
+
+
+def _same_dim(a: Scalar, b: Scalar) -> bool:
+    """True when two index scalars are the same extent (one value, or ``dim`` ops of
+    one array and axis)."""
+    if a.value is b.value:
+        return True
+    ops = [getattr(x.value, "op", None) for x in (a, b)]
+    return all(op is not None and op.name in ("tensor.dim", "mem.dim") for op in ops) and \
+        ops[0].operand_values[0] is ops[1].operand_values[0] and \
+        ops[0].attributes["axis"] == ops[1].attributes["axis"]
 
 
 def _loop_lowering(u: Ufunc, in_types: list[ScalarType]) -> Emit:
