@@ -177,8 +177,7 @@ def _classify_reduction(op: Operation, info: GroupInfo) -> None:
     k = info.rank
     axes = tuple(op.attributes["axes"])
     keep = op.attributes["keepdims"]
-    consumed = bool(op.result.uses) and any(u.name != "fusion.yield" for u, _ in op.result.uses)
-    if axes == (k - 1,) and (k >= 2 or keep or consumed):
+    if axes == (k - 1,) and (k >= 2 or _one_row(op, info)):
         info.row_reductions.add(op)
         info.classes[op.result] = COL
         if not keep and k >= 2:
@@ -187,6 +186,32 @@ def _classify_reduction(op: Operation, info: GroupInfo) -> None:
         info.classes[op.result] = PARTIAL
     else:
         raise NotVectorizable(f"reduction over axes {axes} of a rank-{k} array", op.loc)
+
+
+def _one_row(op: Operation, info: GroupInfo) -> bool:
+    """Whether a reduction of a 1-D array is a row reduction (of its one row, in one
+    block, the whole row in one UB tile) rather than a whole-array one (split across
+    blocks, finished by the host).  Only when the length is static (the planner then
+    checks that the row fits) and the kernel uses the result as an array, as
+    ``x - x.sum()`` or ``x.sum(keepdims=True) * 2`` do; ``x.sum() * 2`` is a
+    whole-array reduction like any other."""
+    return info.space[0] != DYN and (op.attributes["keepdims"] or _feeds_arrays(op.result))
+
+
+def _feeds_arrays(v: Value) -> bool:
+    """True when an array of more than one element depends on ``v`` inside the group
+    (directly or through scalar ops)."""
+    todo, seen = [v], set()
+    while todo:
+        for user, _ in todo.pop().uses:
+            if user.name == "fusion.yield" or user in seen:
+                continue
+            seen.add(user)
+            shapes = [_shape(r.type) for r in user.result_values]
+            if any(s is not None and any(d != 1 for d in s) for s in shapes):
+                return True
+            todo.extend(user.result_values)
+    return False
 
 
 def _check_outputs(group: FusionGroupOp, info: GroupInfo) -> None:

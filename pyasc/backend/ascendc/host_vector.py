@@ -22,10 +22,11 @@ from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_alloc import bytes_per_element
 from pyasc.backend.ascendc.vec_kernel import KernelInput, VectorKernel, result_slot
+from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Value
 from pyasc.ir.ops import arith, tensor
 from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import DYN, ScalarType, TensorType, element_type
+from pyasc.ir.types import DYN, ScalarType, TensorType, Type, element_type
 
 MIN_BLOCK_ELEMENTS = 1024
 """Fewest elements a block gets: smaller problems use fewer blocks (launch overhead)."""
@@ -129,7 +130,7 @@ def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: 
             size = hb.mul(block_dim, result_slot(o.partial))
             buf = hb.alloc((DYN,), o.partial.acc.dtype, [size])
         else:
-            assert isinstance(t, TensorType)
+            t = _written_type(o.kind, t)
             shape_dims = _result_dims(hb, o.kind, o.squeezed, dims, t)
             buf = hb.alloc(t.shape, t.element, shape_dims)
         outs[o.index] = buf
@@ -138,6 +139,18 @@ def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: 
     all_args = args + out_args + scalars + tiling
     hb.launch(k.name, block_dim, all_args, range(first_out, first_out + len(out_args)))
     return _results(hb, k, operands, outs, block_dim, result_types)
+
+
+def _written_type(kind: str, t: Type) -> TensorType:
+    """The array a kernel writes for a result of type ``t``: a scalar result is a row
+    reduction of a 1-D space (``x.sum()`` also used by ``x - x.sum()``), written as
+    its one-row column (shape ``(1,)``) and read back by the host."""
+    if isinstance(t, TensorType):
+        return t
+    if kind != COL or not isinstance(t, ScalarType):
+        raise InternalCompilerError(f"a vector kernel result of type {t} in a {kind} "
+                                    "buffer")
+    return TensorType((1,), t)
 
 
 def _result_dims(hb: HostBuilder, kind: str, squeezed: bool, dims: list[Value],
@@ -188,7 +201,9 @@ def _results(hb: HostBuilder, k: VectorKernel, operands: list[Value], outs: dict
             results.append(_final_reduce(hb, o, outs[o.index], block_dim,
                                          result_types[o.index]))
         else:
-            results.append(hb.to_tensor(outs[o.index]))
+            value = hb.to_tensor(outs[o.index])
+            scalar = isinstance(result_types[o.index], ScalarType)
+            results.append(hb.extract_scalar(value) if scalar else value)
     return results
 
 

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, SCALAR, GroupInfo, analyze
+from pyasc.backend.ascendc.analysis import (
+    COL,
+    FULL,
+    PARTIAL,
+    SCALAR,
+    GroupInfo,
+    NotVectorizable,
+    analyze,
+)
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import Buf, TileProgram, ctype
@@ -25,6 +33,7 @@ from pyasc.backend.ascendc.vec_alloc import (
 from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
 from pyasc.backend.ascendc.vec_lower import Partial, VecLowering, VVal
 from pyasc.backend.ascendc.vec_math import MATH_RULES
+from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import BlockArgument, Value
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.types import DYN, f16, u8
@@ -198,8 +207,14 @@ def _size(kernel: VectorKernel, soc: SoC) -> None:
             total *= d
         want = max(1, total)
     what = f"the fused {kernel.group.attributes['kind']} kernel at this line"
-    kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit, min_tile,
-                              want, kernel.group.loc, what)
+    try:
+        kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit,
+                                  min_tile, want, kernel.group.loc, what)
+    except OutOfMemoryError:
+        if kernel.schedule == "rows" and kernel.info.rank == 1:  # split it instead
+            raise NotVectorizable("a 1-D array reduced as one row longer than the UB",
+                                  kernel.group.loc) from None
+        raise
 
 
 def result_slot(partial: Partial) -> int:
