@@ -104,7 +104,7 @@ class Tol:
         table = DEVICE_ULPS if self.device else ULPS
         terms = 0 if self.device_only and not self.device else self.terms
         ulps = self.math * table["math"][work.name] + terms * table["term"][work.name]
-        return float(ulps * np.finfo(work).eps)
+        return float(ulps * float(np.finfo(work).eps))  # float16 eps would overflow
 
 
 EXACT = Tol()

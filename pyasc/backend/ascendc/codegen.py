@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 from pyasc import __version__
 from pyasc.backend.ascendc import cexpr
-from pyasc.backend.ascendc.analysis import NotVectorizable
+from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
 from pyasc.backend.ascendc.grouping import form_groups
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_scalar import launch_scalar
-from pyasc.backend.ascendc.host_vector import launch_vector
+from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.partition import GroupItem, HostItem, ScalarItem, partition
 from pyasc.backend.ascendc.scalar_math import helper_texts
 from pyasc.backend.ascendc.scalar_plan import (
@@ -42,6 +42,7 @@ from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.ops.loop import IfOp, YieldOp
 from pyasc.ir.passes import PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
@@ -122,9 +123,34 @@ class _Lowering:
         self.kernels.append(k)
         self.hb.b.loc = group.loc
         inputs = [self.env[v] for v in group.inputs]
-        results = launch_vector(self.hb, k, inputs, self.soc,
-                                [r.type for r in group.result_values])
+        types = [r.type for r in group.result_values]
+        dims = space_dims(self.hb, k, inputs)
+        fits = span_condition(self.hb, k, inputs, dims)
+        if fits is None:
+            results = launch_vector(self.hb, k, inputs, self.soc, types, dims)
+        else:
+            results = self._with_twin(group, k, fits, inputs, dims)
         self.env.update(zip(group.result_values, results, strict=True))
+
+    def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
+                   inputs: list[Value], dims: list[Value]) -> list[Value]:
+        """``if fits: vector kernel else: the group as a scalar kernel`` on the host: the
+        scalar twin runs when the run-time shapes broadcast an array the kernel reduces
+        (a size-1 axis the space is wider than), which the vector form cannot."""
+        types = [r.type for r in group.result_values]
+        branch = self.hb.insert(IfOp.empty(fits, types, group.loc))
+        then = HostBuilder(branch.then_region.blocks[0], group.loc)
+        then.insert(YieldOp(launch_vector(then, k, inputs, self.soc, types, dims)))
+        block = group.body.blocks[0]
+        assert block.terminator is not None
+        fn = outline(body_ops(group), list(block.args), list(block.terminator.operand_values))
+        other = HostBuilder(branch.else_region.blocks[0], group.loc)
+        reason = (f"the run-time shapes broadcast an array that kernel {k.name} reduces "
+                  "(its vector form needs the array to span the kernel's space)")
+        results = self._launch_scalar(fn, list(group.inputs), list(group.result_values),
+                                      reason, group.loc, hb=other, warn=False)
+        other.insert(YieldOp(results))
+        return list(branch.result_values)
 
     def _scalar(self, item: ScalarItem) -> None:
         inputs = [v for v in external_values(item.ops) if not is_scalar_constant(v)]
@@ -134,8 +160,8 @@ class _Lowering:
                             item.ops)
 
     def _launch_scalar(self, fn: FuncOp, inputs: list[Value], outputs: list[Value],
-                       reason: str, loc: Location,
-                       region: list[Operation] | None = None) -> None:
+                       reason: str, loc: Location, region: list[Operation] | None = None,
+                       hb: HostBuilder | None = None, warn: bool = True) -> list[Value]:
         def distinct(i: int, j: int) -> bool:
             return _distinct(inputs[i], inputs[j])
 
@@ -146,10 +172,13 @@ class _Lowering:
                                self.program.options, private)
         self.kernels.append(k)
         self.regions.append((loc, reason))
-        _warn(loc, reason)
-        self.hb.b.loc = loc
-        results = launch_scalar(self.hb, k, [self.env[v] for v in inputs], self.soc)
+        if warn:
+            _warn(loc, reason)
+        hb = hb or self.hb
+        hb.b.loc = loc
+        results = launch_scalar(hb, k, [self.env[v] for v in inputs], self.soc)
         self.env.update(zip(outputs, results, strict=True))
+        return results
 
 
 def _distinct(a: Value, b: Value) -> bool:

@@ -21,10 +21,11 @@ from pyasc.backend.ascendc.ops import UBCheckOp
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_alloc import bytes_per_element
-from pyasc.backend.ascendc.vec_kernel import KernelInput, VectorKernel, result_slot
+from pyasc.backend.ascendc.vec_kernel import KernelInput, KernelOutput, VectorKernel, result_slot
+from pyasc.backend.ascendc.vec_spans import Source, SpanCheck, shape_op_dim
 from pyasc.errors import InternalCompilerError
-from pyasc.ir.core import Value
-from pyasc.ir.ops import arith, tensor
+from pyasc.ir.core import BlockArgument, Value
+from pyasc.ir.ops import arith, func, tensor
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, ScalarType, TensorType, Type, element_type
 
@@ -34,56 +35,89 @@ MIN_BLOCK_ELEMENTS = 1024
 _HOST_REDUCE = {"sum": tensor.SumOp, "max": tensor.ReduceMaxOp, "min": tensor.ReduceMinOp}
 
 
-def _space_dims(hb: HostBuilder, k: VectorKernel, operands: list[Value]) -> list[Value]:
-    """Run-time extents of the iteration space (broadcast over the array inputs)."""
-    space = k.info.space
-    rank = len(space)
+def space_dims(hb: HostBuilder, k: VectorKernel, operands: list[Value]) -> list[Value]:
+    """Run-time extents of the iteration space: numpy's broadcast of everything that
+    sizes each axis (``vec_spans``: array inputs, fills inside the kernel).  A fill
+    that does not broadcast against the others raises ValueError, like numpy."""
     dims: list[Value] = []
-    for axis, extent in enumerate(space):
+    for axis, extent in enumerate(k.info.space):
         if extent != DYN:
             dims.append(hb.const(extent))
             continue
-        acc: Value | None = None
-        for inp, host in zip(k.inputs, operands, strict=True):
-            d = _input_extent(hb, inp, host, axis, rank)
-            if d is not None:
-                acc = d if acc is None else hb.broadcast_dim(acc, d)
-        if acc is None:
-            acc = _fill_extent(hb, k, operands, axis)
+        sizes = [_extent(hb, k, operands, c, axis) for c in k.spans.contributors[axis]]
+        if not sizes:
+            raise unsupported(f"an array whose size the kernel {k.name} computes inside "
+                              "itself", k.group.loc)
+        acc = sizes[0]
+        for d in sizes[1:]:
+            acc = hb.broadcast_dim(acc, d)
         dims.append(acc)
+    _check_fills(hb, k, operands, dims)
     return dims
 
 
-def _input_extent(hb: HostBuilder, inp: KernelInput, host: Value, axis: int,
-                  rank: int) -> Value | None:
-    t = host.type
-    if inp.vv.cls == SCALAR or not isinstance(t, TensorType):
+def span_condition(hb: HostBuilder, k: VectorKernel, operands: list[Value],
+                   dims: list[Value]) -> Value | None:
+    """``i1``: every value the kernel must not enlarge spans the space (``vec_spans``
+    checks); ``None`` when the classes hold for every shape."""
+    conds: list[Value] = []
+    for check in k.spans.checks:
+        if check.result is None:
+            extent = _numpy_extent(hb, k, operands, check)
+            conds.append(hb.insert(arith.CmpOp.new("eq", extent, dims[check.axis])).result)
+    if not conds:
         return None
-    if inp.vv.cls == COL and axis == rank - 1 or inp.vv.cls == ROW and axis != rank - 1:
-        return None
-    local = axis - (rank - t.rank)
-    return hb.dim(host, local) if local >= 0 else None
+    out = conds[0]
+    for c in conds[1:]:
+        out = hb.insert(arith.AndOp.new(out, c)).result
+    return out
 
 
-def _fill_extent(hb: HostBuilder, k: VectorKernel, operands: list[Value],
-                 axis: int) -> Value:
-    """A run-time extent only a fill or broadcast inside the group knows (its dims: a
-    group argument, or a constant the group computes itself)."""
+def _numpy_extent(hb: HostBuilder, k: VectorKernel, operands: list[Value],
+                  check: SpanCheck) -> Value:
+    """The numpy extent of the value ``check`` is about: its sources' broadcast."""
+    acc = hb.const(1)
+    for source in check.sources:
+        acc = hb.broadcast_dim(acc, _extent(hb, k, operands, source, check.axis))
+    return acc
+
+
+def _extent(hb: HostBuilder, k: VectorKernel, operands: list[Value], source: Source,
+            axis: int) -> Value:
+    """The run-time extent of contributor ``source`` along space axis ``axis``."""
     args = list(k.group.body.blocks[0].args)
-    for op in k.group.body.blocks[0].ops:
-        if isinstance(op, tensor.FillOp | tensor.BroadcastOp):
-            t = op.result.type
-            assert isinstance(t, TensorType)
-            if t.rank == len(k.info.space) and t.shape[axis] == DYN:
-                pos = sum(1 for d in t.shape[:axis] if d == DYN)
-                dim = op.operand_values[1 + pos]
-                if dim in args:
-                    return operands[args.index(dim)]
-                value = constant_value(dim)
-                if isinstance(value, int):
-                    return hb.const(value)
-    raise unsupported(f"an array whose size the kernel {k.name} computes inside itself",
-                      k.group.loc)
+    rank = k.info.rank
+    if isinstance(source, BlockArgument):
+        host = operands[args.index(source)]
+        t = host.type
+        assert isinstance(t, TensorType)
+        return hb.dim(host, axis - (rank - t.rank))
+    dim = shape_op_dim(source, axis, rank)
+    if dim in args:
+        return operands[args.index(dim)]
+    value = constant_value(dim) if dim is not None else None
+    if not isinstance(value, int):
+        raise InternalCompilerError(f"kernel {k.name}: a fill of unknown size")
+    return hb.const(value)
+
+
+def _check_fills(hb: HostBuilder, k: VectorKernel, operands: list[Value],
+                 dims: list[Value]) -> None:
+    """numpy's broadcast check for fills and broadcasts inside the kernel (arrays are
+    checked when the host broadcasts them to the space)."""
+    for axis, sources in enumerate(k.spans.contributors):
+        for source in sources:
+            if isinstance(source, BlockArgument):
+                continue
+            d = _extent(hb, k, operands, source, axis)
+            if d is dims[axis]:
+                continue
+            one = hb.insert(arith.CmpOp.new("eq", d, hb.const(1))).result
+            same = hb.insert(arith.CmpOp.new("eq", d, dims[axis])).result
+            ok = hb.insert(arith.OrOp.new(one, same)).result
+            hb.insert(func.AssertOp([ok], [], {
+                "message": "operands could not be broadcast together", "kind": "shape"},
+                loc=source.loc))
 
 
 def _required_shape(cls: str, space: tuple[int, ...]) -> tuple[int, ...]:
@@ -96,12 +130,18 @@ def _required_shape(cls: str, space: tuple[int, ...]) -> tuple[int, ...]:
 
 def _prepare_input(hb: HostBuilder, inp: KernelInput, host: Value, k: VectorKernel,
                    dims: list[Value]) -> Value:
-    """The array the kernel reads: ``host`` broadcast to its class's shape if needed."""
+    """The array the kernel reads: ``host`` broadcast to its class's shape.
+
+    Equal static shapes are not enough when a ``?`` dim is involved: a ``?`` of ``host``
+    may be 1 at run time where the space's is not (``x + b`` with ``x`` (5, 8) and ``b``
+    (1, 8), both typed ``?x?``), and the kernel reads its class's whole shape.  The
+    broadcast is a no-op view when the sizes agree (and folds away when its dims are
+    ``host``'s own, e.g. a kernel with one array input)."""
     if inp.vv.cls == SCALAR:
         return hb.extract_scalar(host)
     shape = _required_shape(inp.vv.cls, k.info.space)
     t = host.type
-    if isinstance(t, TensorType) and t.shape == shape:
+    if isinstance(t, TensorType) and t.shape == shape and DYN not in shape:
         return host
     if inp.vv.cls == COL:
         bdims = [*dims[:-1], hb.const(1)]
@@ -113,9 +153,10 @@ def _prepare_input(hb: HostBuilder, inp: KernelInput, host: Value, k: VectorKern
 
 
 def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
-                  result_types: list) -> list[Value]:  # noqa: ANN001
-    """Emit the host ops that run kernel ``k``; returns the group's result values."""
-    dims = _space_dims(hb, k, operands)
+                  result_types: list, dims: list[Value] | None = None) -> list[Value]:  # noqa: ANN001
+    """Emit the host ops that run kernel ``k`` (over the space ``dims``, computed here by
+    default); returns the group's result values."""
+    dims = space_dims(hb, k, operands) if dims is None else dims
     args = [_prepare_input(hb, i, h, k, dims)
             for i, h in zip(k.inputs, operands, strict=True) if i.vv.cls != SCALAR]
     scalars = [hb.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
@@ -202,9 +243,27 @@ def _results(hb: HostBuilder, k: VectorKernel, operands: list[Value], outs: dict
                                          result_types[o.index]))
         else:
             value = hb.to_tensor(outs[o.index])
-            scalar = isinstance(result_types[o.index], ScalarType)
-            results.append(hb.extract_scalar(value) if scalar else value)
+            if isinstance(result_types[o.index], ScalarType):
+                results.append(hb.extract_scalar(value))
+            else:
+                results.append(_sliced(hb, k, o, value, operands))
     return results
+
+
+def _sliced(hb: HostBuilder, k: VectorKernel, o: KernelOutput, value: Value,
+            operands: list[Value]) -> Value:
+    """Result ``o`` at its numpy extents: along an axis its inputs do not all size,
+    the kernel computed it broadcast to the space (``vec_spans``)."""
+    checks = [c for c in k.spans.checks if c.result == o.index]
+    t = value.type
+    if not checks or not isinstance(t, TensorType):
+        return value
+    sizes = [hb.dim(value, i) for i in range(t.rank)]
+    for check in checks:
+        local = check.axis - (k.info.rank - t.rank) if o.kind == FULL else check.axis
+        sizes[local] = _numpy_extent(hb, k, operands, check)
+    zero, one = [hb.const(0)] * t.rank, [hb.const(1)] * t.rank
+    return hb.insert(tensor.SliceOp([value, *zero, *sizes, *one], [t])).result
 
 
 def _final_reduce(hb: HostBuilder, o, buf: Value, block_dim: Value, t) -> Value:  # noqa: ANN001
@@ -226,4 +285,4 @@ def _final_reduce(hb: HostBuilder, o, buf: Value, block_dim: Value, t) -> Value:
     return hb.insert(tensor.FillOp.new(red, t)).result
 
 
-__all__ = ["MIN_BLOCK_ELEMENTS", "launch_vector"]
+__all__ = ["MIN_BLOCK_ELEMENTS", "launch_vector", "space_dims", "span_condition"]

@@ -33,6 +33,7 @@ from pyasc.backend.ascendc.vec_alloc import (
 from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
 from pyasc.backend.ascendc.vec_lower import Partial, VecLowering, VVal
 from pyasc.backend.ascendc.vec_math import MATH_RULES
+from pyasc.backend.ascendc.vec_spans import Spans, analyze_spans
 from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import BlockArgument, Value
 from pyasc.ir.ops.fusion import FusionGroupOp
@@ -73,6 +74,7 @@ class VectorKernel:
     phys: list[PhysBuf] = field(default_factory=list)
     tile: int = 0
     unit: int = 8              # row pitch alignment in elements (32 bytes for every dtype)
+    spans: Spans = field(default_factory=Spans)  # what sizes the space at run time
 
     @property
     def schedule(self) -> str:
@@ -118,13 +120,14 @@ def out_param(o: KernelOutput) -> str:
 def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKernel:
     """Analyze, lower and size ``group`` (raises ``NotVectorizable`` or E50003)."""
     info = analyze(group)
+    spans = analyze_spans(group, info)
     for arg, outer in zip(group.body.blocks[0].args, group.inputs, strict=True):
         arg.name_hint = arg.name_hint or value_name(outer)
     low = VecLowering(group, info, soc, RULES)
     low.run()
     inputs = [KernelInput(a, low.get(a)) for a in group.body.blocks[0].args]
     outputs = _outputs(low, group)
-    kernel = VectorKernel(name, group, info, low.prog, inputs, outputs)
+    kernel = VectorKernel(name, group, info, low.prog, inputs, outputs, spans=spans)
     kernel.phys = assign(low.prog)
     for o in kernel.written:
         if o.kind == PARTIAL:

@@ -2,6 +2,14 @@
 #include "kernel_operator.h"
 using namespace AscendC;
 
+// numpy remainder on integers: the result takes the divisor's sign; x % 0 is 0.
+template <typename T>
+__aicore__ inline T PyascRem(T a, T b) {
+  if (b == 0) return 0;
+  const T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 // DataCopyPad parameters for `rows` rows of `cols` elements that are contiguous in GM
 // and `pitch` elements apart in UB (each UB row padded to whole 32-byte blocks).
 template <typename T>
@@ -11,6 +19,82 @@ __aicore__ inline DataCopyExtParams PyascRows(int32_t rows, int64_t cols, int64_
   const uint32_t gap = static_cast<uint32_t>((pitch * sizeof(T) - (bytes + 31) / 32 * 32) / 32);
   return toGm ? DataCopyExtParams(static_cast<uint16_t>(rows), bytes, gap, 0, 0)
               : DataCopyExtParams(static_cast<uint16_t>(rows), bytes, 0, gap, 0);
+}
+
+// Double <-> bits, and x * 2^e for any e (two steps keep subnormal results exact).
+__aicore__ inline int64_t PyascBitsD(double x) {
+  union { double d; int64_t i; } u;
+  u.d = x;
+  return u.i;
+}
+__aicore__ inline double PyascFromBitsD(int64_t i) {
+  union { double d; int64_t i; } u;
+  u.i = i;
+  return u.d;
+}
+__aicore__ inline double PyascLdexp(double x, int64_t e) {
+  while (e > 1023) { x *= PyascFromBitsD(int64_t(2046) << 52); e -= 1023; }
+  while (e < -1022) { x *= PyascFromBitsD(int64_t(1) << 52); e += 1022; }
+  return x * PyascFromBitsD((e + 1023) << 52);
+}
+
+// Rounding without libm: |x| >= 2^52 is already integral (and NaN/inf pass through).
+__aicore__ inline double PyascTrunc(double x) {
+  if (!(x - x == 0) || x >= 4503599627370496.0 || x <= -4503599627370496.0) return x;
+  const double t = static_cast<double>(static_cast<int64_t>(x));
+  return t == 0 ? x * 0 : t;  // keeps the sign of -0.5 -> -0.0
+}
+__aicore__ inline double PyascFloor(double x) {
+  const double t = PyascTrunc(x);
+  return t > x ? t - 1 : t;
+}
+__aicore__ inline double PyascCeil(double x) {
+  const double t = PyascTrunc(x);
+  return t < x ? t + 1 : t;
+}
+__aicore__ inline double PyascRint(double x) {  // round half to even, like np.round
+  const double f = PyascFloor(x), d = x - f;
+  if (d > 0.5 || (d == 0.5 && PyascTrunc(f * 0.5) * 2 != f)) return f + 1 == 0 ? 0 * x : f + 1;
+  return f == 0 ? 0 * x : f;
+}
+
+__aicore__ inline double PyascExpD(double x) {
+  if (x != x) return x;
+  if (x > 709.782712893384) return PyascFromBitsD(int64_t(0x7ff) << 52);  // +inf
+  if (x < -745.1332191019412) return 0.0;
+  const double k = PyascRint(x * 1.4426950408889634074);
+  const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800.0;  // 1/13!, then Horner down to 1
+  const double inv[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                          1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0,
+                          1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+  for (int i = 0; i < 13; ++i) p = p * r + inv[i];
+  return PyascLdexp(p, static_cast<int64_t>(k));
+}
+__aicore__ inline double PyascLogD(double x) {
+  if (x != x || x < 0) return (x - x) / (x - x) + (x != x ? x : 0);  // NaN
+  if (x == 0) return -PyascFromBitsD(int64_t(0x7ff) << 52);          // -inf
+  if (x - x != 0) return x;                                           // +inf
+  int64_t e = 0;
+  if (x < PyascFromBitsD(int64_t(1) << 52)) { x *= 18014398509481984.0; e = -54; }  // subnormal
+  const int64_t bits = PyascBitsD(x);
+  e += ((bits >> 52) & 0x7ff) - 1023;
+  double mant = PyascFromBitsD((bits & ((int64_t(1) << 52) - 1)) | (int64_t(1023) << 52));
+  if (mant > 1.4142135623730951) { mant *= 0.5; e += 1; }
+  const double s = (mant - 1) / (mant + 1), s2 = s * s;
+  double t = 1.0 / 21;
+  for (int n = 19; n >= 1; n -= 2) t = t * s2 + 1.0 / n;
+  return 2 * s * t + e * 6.93147180369123816490e-01 + e * 1.90821492927058770002e-10;
+}
+__aicore__ inline double PyascSqrtD(double x) {
+  if (x < 0) return (x - x) / (x - x);  // NaN
+  if (!(x > 0) || x - x != 0) return x;  // 0, -0, NaN, +inf
+  if (x < 2.2250738585072014e-308) {  // subnormal: scale by 2^54, unscale by 2^-27
+    return PyascSqrtD(x * 18014398509481984.0) * 7.450580596923828125e-9;
+  }
+  double y = PyascFromBitsD((PyascBitsD(x) >> 1) + (int64_t(1023) << 51));  // ~sqrt
+  for (int i = 0; i < 6; ++i) y = 0.5 * (y + x / y);
+  return y;
 }
 
 // layernorm_0: the fused rowwise group at ascendc_cases.py:49 as one vector kernel (rows schedule, tile of 6400 elements)
@@ -31,7 +115,7 @@ class KernelLayernorm0 {
     betaGm_.SetGlobalBuffer((__gm__ float*)beta, cols);
 #line 49 "ascendc_cases.py"
     outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
-#line 35 "layernorm.cpp"
+#line 119 "layernorm.cpp"
     pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(gammaBuf_, TILE * sizeof(float));
     pipe_.InitBuffer(betaBuf_, TILE * sizeof(float));
@@ -44,12 +128,12 @@ class KernelLayernorm0 {
     if (cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(gammaRow, gammaGm_, static_cast<uint32_t>(cols));
-#line 48 "layernorm.cpp"
+#line 132 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(gammaRow, gammaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 53 "layernorm.cpp"
+#line 137 "layernorm.cpp"
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -57,12 +141,12 @@ class KernelLayernorm0 {
     if (cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(betaRow, betaGm_, static_cast<uint32_t>(cols));
-#line 61 "layernorm.cpp"
+#line 145 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(betaRow, betaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 66 "layernorm.cpp"
+#line 150 "layernorm.cpp"
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -86,12 +170,12 @@ class KernelLayernorm0 {
     if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
-#line 90 "layernorm.cpp"
+#line 174 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 95 "layernorm.cpp"
+#line 179 "layernorm.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -120,28 +204,28 @@ class KernelLayernorm0 {
     for (int32_t r = 0; r < rows; ++r) {
 #line 49 "ascendc_cases.py"
       ReduceSum(sum[r], x[r * pitch], reduceTmp_f32, cols);
-#line 124 "layernorm.cpp"
+#line 208 "layernorm.cpp"
     }
 #line 49 "ascendc_cases.py"
     Duplicate(divisor, static_cast<float>(x_d1_), rows);
 #line 49 "ascendc_cases.py"
     Div(div, sum, divisor, rows);
-#line 130 "layernorm.cpp"
+#line 214 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     // ascendc_cases.py:50
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
       Adds(sub[r * pitch], x[r * pitch], -div.GetValue(r), cols);
-#line 137 "layernorm.cpp"
+#line 221 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Mul(pow_1, sub, sub, n);
-#line 141 "layernorm.cpp"
+#line 225 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
       ReduceSum(sum_1[r], pow_1[r * pitch], reduceTmp_f32, cols);
-#line 145 "layernorm.cpp"
+#line 229 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Duplicate(divisor_1, static_cast<float>(x_d1_), rows);
@@ -151,23 +235,23 @@ class KernelLayernorm0 {
     Adds(add, div_1, 1e-05f, rows);
 #line 51 "ascendc_cases.py"
     Sqrt(sqrt_1, add, rows);
-#line 155 "layernorm.cpp"
+#line 239 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
-#line 161 "layernorm.cpp"
+#line 245 "layernorm.cpp"
     }
 #line 51 "ascendc_cases.py"
     Div(div_2, sub, divisor_2, n);
-#line 165 "layernorm.cpp"
+#line 249 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Mul(mul[r * pitch], div_2[r * pitch], gamma, cols);
 #line 51 "ascendc_cases.py"
       Add(out[r * pitch], mul[r * pitch], beta, cols);
-#line 171 "layernorm.cpp"
+#line 255 "layernorm.cpp"
     }
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
@@ -177,12 +261,12 @@ class KernelLayernorm0 {
     if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
       DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
-#line 181 "layernorm.cpp"
+#line 265 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
-#line 186 "layernorm.cpp"
+#line 270 "layernorm.cpp"
     }
     outQue_.FreeTensor(out);
   }
@@ -207,5 +291,338 @@ extern "C" __global__ __aicore__ void layernorm_0(GM_ADDR x, GM_ADDR gamma, GM_A
   KernelLayernorm0 op;
   op.Init(x, gamma, beta, out, x_d1, rows, cols, rowsPerBlock);
   op.Process();
+}
+
+// layernorm_1: scalar code for ascendc_cases.py:49 (the run-time shapes broadcast an array that kernel layernorm_0 reduces (its vector form needs the array to span the kernel's space)); one block
+extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out0, GM_ADDR work, GM_ADDR work_1, GM_ADDR work_2, GM_ADDR work_3, GM_ADDR work_4, GM_ADDR work_5, GM_ADDR work_6, GM_ADDR work_7, GM_ADDR work_8, GM_ADDR work_9, GM_ADDR status_1, int64_t x_d0, int64_t x_d1, int64_t gamma_d0, int64_t beta_d0, int64_t x_d1_1)
+{
+  GlobalTensor<float> xGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, x_d0 * x_d1);
+  GlobalTensor<float> gammaGm;
+  gammaGm.SetGlobalBuffer((__gm__ float*)gamma, gamma_d0);
+  GlobalTensor<float> betaGm;
+  betaGm.SetGlobalBuffer((__gm__ float*)beta, beta_d0);
+  GlobalTensor<float> out0Gm;
+  GlobalTensor<float> workGm;
+  GlobalTensor<float> work_1Gm;
+  GlobalTensor<float> work_2Gm;
+  GlobalTensor<float> work_3Gm;
+  GlobalTensor<float> work_4Gm;
+  GlobalTensor<float> work_5Gm;
+  GlobalTensor<float> work_6Gm;
+  GlobalTensor<float> work_7Gm;
+  GlobalTensor<float> work_8Gm;
+  GlobalTensor<float> work_9Gm;
+  GlobalTensor<int32_t> status_1Gm;
+  status_1Gm.SetGlobalBuffer((__gm__ int32_t*)status_1, GetBlockNum());
+  workGm.SetGlobalBuffer((__gm__ float*)work, x_d0);
+  for (int64_t i0 = 0; i0 < x_d0; i0 += 1) {
+    const int64_t rem = PyascRem<int64_t>(x_d1, 8);
+    const int64_t sub = (x_d1 - rem);
+    float acc0 = 0.0f;
+    float acc1 = 0.0f;
+    float acc2 = 0.0f;
+    float acc3 = 0.0f;
+    float acc4 = 0.0f;
+    float acc5 = 0.0f;
+    float acc6 = 0.0f;
+    float acc7 = 0.0f;
+    for (int64_t j_1 = 0; j_1 < sub; j_1 += 8) {
+#line 49 "ascendc_cases.py"
+      const float x_1 = xGm.GetValue(i0 * x_d1 + j_1);
+#line 334 "layernorm.cpp"
+      const float add = (acc0 + x_1);
+      const int64_t add_1 = (j_1 + 1);
+#line 49 "ascendc_cases.py"
+      const float x_2 = xGm.GetValue(i0 * x_d1 + add_1);
+#line 339 "layernorm.cpp"
+      const float add_2 = (acc1 + x_2);
+      const int64_t add_3 = (j_1 + 2);
+#line 49 "ascendc_cases.py"
+      const float x_3 = xGm.GetValue(i0 * x_d1 + add_3);
+#line 344 "layernorm.cpp"
+      const float add_4 = (acc2 + x_3);
+      const int64_t add_5 = (j_1 + 3);
+#line 49 "ascendc_cases.py"
+      const float x_4 = xGm.GetValue(i0 * x_d1 + add_5);
+#line 349 "layernorm.cpp"
+      const float add_6 = (acc3 + x_4);
+      const int64_t add_7 = (j_1 + 4);
+#line 49 "ascendc_cases.py"
+      const float x_5 = xGm.GetValue(i0 * x_d1 + add_7);
+#line 354 "layernorm.cpp"
+      const float add_8 = (acc4 + x_5);
+      const int64_t add_9 = (j_1 + 5);
+#line 49 "ascendc_cases.py"
+      const float x_6 = xGm.GetValue(i0 * x_d1 + add_9);
+#line 359 "layernorm.cpp"
+      const float add_10 = (acc5 + x_6);
+      const int64_t add_11 = (j_1 + 6);
+#line 49 "ascendc_cases.py"
+      const float x_7 = xGm.GetValue(i0 * x_d1 + add_11);
+#line 364 "layernorm.cpp"
+      const float add_12 = (acc6 + x_7);
+      const int64_t add_13 = (j_1 + 7);
+#line 49 "ascendc_cases.py"
+      const float x_8 = xGm.GetValue(i0 * x_d1 + add_13);
+#line 369 "layernorm.cpp"
+      const float add_14 = (acc7 + x_8);
+      acc0 = add;
+      acc1 = add_2;
+      acc2 = add_4;
+      acc3 = add_6;
+      acc4 = add_8;
+      acc5 = add_10;
+      acc6 = add_12;
+      acc7 = add_14;
+    }
+    float acc0_1 = acc0;
+    for (int64_t j_2 = sub; j_2 < x_d1; j_2 += 1) {
+#line 49 "ascendc_cases.py"
+      const float x_9 = xGm.GetValue(i0 * x_d1 + j_2);
+#line 384 "layernorm.cpp"
+      const float add_15 = (acc0_1 + x_9);
+      acc0_1 = add_15;
+    }
+    const float add_16 = (acc0_1 + acc1);
+    const float add_17 = (acc2 + acc3);
+    const float add_18 = (acc4 + acc5);
+    const float add_19 = (acc6 + acc7);
+    const float add_20 = (add_16 + add_17);
+    const float add_21 = (add_18 + add_19);
+    const float add_22 = (add_20 + add_21);
+#line 49 "ascendc_cases.py"
+    workGm.SetValue(i0, add_22);
+#line 397 "layernorm.cpp"
+  }
+  const float cast = static_cast<float>(x_d1_1);
+  work_1Gm.SetGlobalBuffer((__gm__ float*)work_1, x_d0);
+  for (int64_t i0_1 = 0; i0_1 < x_d0; i0_1 += 1) {
+#line 49 "ascendc_cases.py"
+    const float x_10 = workGm.GetValue(i0_1);
+#line 404 "layernorm.cpp"
+    const float div = (x_10 / cast);
+#line 49 "ascendc_cases.py"
+    work_1Gm.SetValue(i0_1, div);
+#line 408 "layernorm.cpp"
+  }
+  work_2Gm.SetGlobalBuffer((__gm__ float*)work_2, x_d0 * x_d1);
+  // ascendc_cases.py:50
+  for (int64_t i0_2 = 0; i0_2 < x_d0; i0_2 += 1) {
+    for (int64_t i1 = 0; i1 < x_d1; i1 += 1) {
+#line 50 "ascendc_cases.py"
+      const float x_11 = xGm.GetValue(i0_2 * x_d1 + i1);
+#line 50 "ascendc_cases.py"
+      const float x_12 = work_1Gm.GetValue(i0_2);
+#line 418 "layernorm.cpp"
+      const float sub_1 = (x_11 - x_12);
+#line 50 "ascendc_cases.py"
+      work_2Gm.SetValue(i0_2 * x_d1 + i1, sub_1);
+#line 422 "layernorm.cpp"
+    }
+  }
+  work_3Gm.SetGlobalBuffer((__gm__ float*)work_3, x_d0 * x_d1);
+  for (int64_t i0_3 = 0; i0_3 < x_d0; i0_3 += 1) {
+    for (int64_t i1_1 = 0; i1_1 < x_d1; i1_1 += 1) {
+#line 50 "ascendc_cases.py"
+      const float x_13 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
+#line 50 "ascendc_cases.py"
+      const float x_14 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
+#line 432 "layernorm.cpp"
+      const float mul = (x_13 * x_14);
+#line 50 "ascendc_cases.py"
+      work_3Gm.SetValue(i0_3 * x_d1 + i1_1, mul);
+#line 436 "layernorm.cpp"
+    }
+  }
+  work_4Gm.SetGlobalBuffer((__gm__ float*)work_4, x_d0);
+  for (int64_t i0_4 = 0; i0_4 < x_d0; i0_4 += 1) {
+    const int64_t rem_1 = PyascRem<int64_t>(x_d1, 8);
+    const int64_t sub_2 = (x_d1 - rem_1);
+    float acc0_2 = 0.0f;
+    float acc1_1 = 0.0f;
+    float acc2_1 = 0.0f;
+    float acc3_1 = 0.0f;
+    float acc4_1 = 0.0f;
+    float acc5_1 = 0.0f;
+    float acc6_1 = 0.0f;
+    float acc7_1 = 0.0f;
+    for (int64_t j_3 = 0; j_3 < sub_2; j_3 += 8) {
+#line 50 "ascendc_cases.py"
+      const float x_15 = work_3Gm.GetValue(i0_4 * x_d1 + j_3);
+#line 454 "layernorm.cpp"
+      const float add_23 = (acc0_2 + x_15);
+      const int64_t add_24 = (j_3 + 1);
+#line 50 "ascendc_cases.py"
+      const float x_16 = work_3Gm.GetValue(i0_4 * x_d1 + add_24);
+#line 459 "layernorm.cpp"
+      const float add_25 = (acc1_1 + x_16);
+      const int64_t add_26 = (j_3 + 2);
+#line 50 "ascendc_cases.py"
+      const float x_17 = work_3Gm.GetValue(i0_4 * x_d1 + add_26);
+#line 464 "layernorm.cpp"
+      const float add_27 = (acc2_1 + x_17);
+      const int64_t add_28 = (j_3 + 3);
+#line 50 "ascendc_cases.py"
+      const float x_18 = work_3Gm.GetValue(i0_4 * x_d1 + add_28);
+#line 469 "layernorm.cpp"
+      const float add_29 = (acc3_1 + x_18);
+      const int64_t add_30 = (j_3 + 4);
+#line 50 "ascendc_cases.py"
+      const float x_19 = work_3Gm.GetValue(i0_4 * x_d1 + add_30);
+#line 474 "layernorm.cpp"
+      const float add_31 = (acc4_1 + x_19);
+      const int64_t add_32 = (j_3 + 5);
+#line 50 "ascendc_cases.py"
+      const float x_20 = work_3Gm.GetValue(i0_4 * x_d1 + add_32);
+#line 479 "layernorm.cpp"
+      const float add_33 = (acc5_1 + x_20);
+      const int64_t add_34 = (j_3 + 6);
+#line 50 "ascendc_cases.py"
+      const float x_21 = work_3Gm.GetValue(i0_4 * x_d1 + add_34);
+#line 484 "layernorm.cpp"
+      const float add_35 = (acc6_1 + x_21);
+      const int64_t add_36 = (j_3 + 7);
+#line 50 "ascendc_cases.py"
+      const float x_22 = work_3Gm.GetValue(i0_4 * x_d1 + add_36);
+#line 489 "layernorm.cpp"
+      const float add_37 = (acc7_1 + x_22);
+      acc0_2 = add_23;
+      acc1_1 = add_25;
+      acc2_1 = add_27;
+      acc3_1 = add_29;
+      acc4_1 = add_31;
+      acc5_1 = add_33;
+      acc6_1 = add_35;
+      acc7_1 = add_37;
+    }
+    float acc0_3 = acc0_2;
+    for (int64_t j_4 = sub_2; j_4 < x_d1; j_4 += 1) {
+#line 50 "ascendc_cases.py"
+      const float x_23 = work_3Gm.GetValue(i0_4 * x_d1 + j_4);
+#line 504 "layernorm.cpp"
+      const float add_38 = (acc0_3 + x_23);
+      acc0_3 = add_38;
+    }
+    const float add_39 = (acc0_3 + acc1_1);
+    const float add_40 = (acc2_1 + acc3_1);
+    const float add_41 = (acc4_1 + acc5_1);
+    const float add_42 = (acc6_1 + acc7_1);
+    const float add_43 = (add_39 + add_40);
+    const float add_44 = (add_41 + add_42);
+    const float add_45 = (add_43 + add_44);
+#line 50 "ascendc_cases.py"
+    work_4Gm.SetValue(i0_4, add_45);
+#line 517 "layernorm.cpp"
+  }
+  work_5Gm.SetGlobalBuffer((__gm__ float*)work_5, x_d0);
+  for (int64_t i0_5 = 0; i0_5 < x_d0; i0_5 += 1) {
+#line 50 "ascendc_cases.py"
+    const float x_24 = work_4Gm.GetValue(i0_5);
+#line 523 "layernorm.cpp"
+    const float div_1 = (x_24 / cast);
+#line 50 "ascendc_cases.py"
+    work_5Gm.SetValue(i0_5, div_1);
+#line 527 "layernorm.cpp"
+  }
+  work_6Gm.SetGlobalBuffer((__gm__ float*)work_6, x_d0);
+  // ascendc_cases.py:51
+  for (int64_t i0_6 = 0; i0_6 < x_d0; i0_6 += 1) {
+#line 51 "ascendc_cases.py"
+    const float x_25 = work_5Gm.GetValue(i0_6);
+#line 534 "layernorm.cpp"
+    const float add_46 = (x_25 + 1e-05f);
+#line 51 "ascendc_cases.py"
+    work_6Gm.SetValue(i0_6, add_46);
+#line 538 "layernorm.cpp"
+  }
+  work_7Gm.SetGlobalBuffer((__gm__ float*)work_7, x_d0);
+  for (int64_t i0_7 = 0; i0_7 < x_d0; i0_7 += 1) {
+#line 51 "ascendc_cases.py"
+    const float x_26 = work_6Gm.GetValue(i0_7);
+#line 544 "layernorm.cpp"
+    const float sqrt_1 = static_cast<float>(PyascSqrtD(static_cast<double>(x_26)));
+#line 51 "ascendc_cases.py"
+    work_7Gm.SetValue(i0_7, sqrt_1);
+#line 548 "layernorm.cpp"
+  }
+  work_8Gm.SetGlobalBuffer((__gm__ float*)work_8, x_d0 * x_d1);
+  for (int64_t i0_8 = 0; i0_8 < x_d0; i0_8 += 1) {
+    for (int64_t i1_2 = 0; i1_2 < x_d1; i1_2 += 1) {
+#line 51 "ascendc_cases.py"
+      const float x_27 = work_2Gm.GetValue(i0_8 * x_d1 + i1_2);
+#line 51 "ascendc_cases.py"
+      const float x_28 = work_7Gm.GetValue(i0_8);
+#line 557 "layernorm.cpp"
+      const float div_2 = (x_27 / x_28);
+#line 51 "ascendc_cases.py"
+      work_8Gm.SetValue(i0_8 * x_d1 + i1_2, div_2);
+#line 561 "layernorm.cpp"
+    }
+  }
+  const bool cmp = (x_d1 == 1);
+  const int64_t select = (cmp ? gamma_d0 : x_d1);
+  const bool cmp_1 = (x_d1 == select);
+  const bool or_1 = bool(cmp_1 | cmp);
+  const bool cmp_2 = (gamma_d0 == 1);
+  const bool cmp_3 = (gamma_d0 == select);
+  const bool or_2 = bool(cmp_3 | cmp_2);
+  const bool and_1 = bool(or_1 & or_2);
+#line 51 "ascendc_cases.py"
+  if (!(and_1)) {
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx(), 1);
+#line 576 "layernorm.cpp"
+    return;
+  }
+  work_9Gm.SetGlobalBuffer((__gm__ float*)work_9, x_d0 * select);
+  for (int64_t i0_9 = 0; i0_9 < x_d0; i0_9 += 1) {
+    for (int64_t i1_3 = 0; i1_3 < select; i1_3 += 1) {
+      const int64_t select_1 = (cmp ? 0 : i1_3);
+#line 51 "ascendc_cases.py"
+      const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
+#line 585 "layernorm.cpp"
+      const int64_t select_2 = (cmp_2 ? 0 : i1_3);
+#line 51 "ascendc_cases.py"
+      const float x_30 = gammaGm.GetValue(select_2);
+#line 589 "layernorm.cpp"
+      const float mul_1 = (x_29 * x_30);
+#line 51 "ascendc_cases.py"
+      work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
+#line 593 "layernorm.cpp"
+    }
+  }
+  const bool cmp_4 = (select == 1);
+  const int64_t select_3 = (cmp_4 ? beta_d0 : select);
+  const bool cmp_5 = (select == select_3);
+  const bool or_3 = bool(cmp_5 | cmp_4);
+  const bool cmp_6 = (beta_d0 == 1);
+  const bool cmp_7 = (beta_d0 == select_3);
+  const bool or_4 = bool(cmp_7 | cmp_6);
+  const bool and_2 = bool(or_3 & or_4);
+#line 51 "ascendc_cases.py"
+  if (!(and_2)) {
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx(), 2);
+#line 608 "layernorm.cpp"
+    return;
+  }
+  out0Gm.SetGlobalBuffer((__gm__ float*)out0, x_d0 * select_3);
+  for (int64_t i0_10 = 0; i0_10 < x_d0; i0_10 += 1) {
+    for (int64_t i1_4 = 0; i1_4 < select_3; i1_4 += 1) {
+      const int64_t select_4 = (cmp_4 ? 0 : i1_4);
+#line 51 "ascendc_cases.py"
+      const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
+#line 617 "layernorm.cpp"
+      const int64_t select_5 = (cmp_6 ? 0 : i1_4);
+#line 51 "ascendc_cases.py"
+      const float x_32 = betaGm.GetValue(select_5);
+#line 621 "layernorm.cpp"
+      const float add_47 = (x_31 + x_32);
+#line 51 "ascendc_cases.py"
+      out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
+#line 625 "layernorm.cpp"
+    }
+  }
 }
 
