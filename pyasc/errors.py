@@ -196,12 +196,39 @@ class InvalidOptionError(PyascError):
 
 
 class InternalCompilerError(PyascError):
-    """A failure inside pyasc or LLVM that the user did not cause (E50050)."""
+    """A failure inside pyasc or LLVM that the user did not cause (E50050).
+
+    ``ir_path`` names the file :meth:`save_ir` wrote (the reproducer of a report)."""
 
     code = "E50050"
     title = "internal compiler error"
     default_hint = ("this is a pyasc bug: please report it with the code that triggers it "
-                    "(PYASC_TRACEBACK=full prints pyasc's own traceback)")
+                    "and the IR file the message names (PYASC_TRACEBACK=full prints "
+                    "pyasc's own traceback)")
+    ir_path: str | None = None
+
+    def save_ir(self, text: str, name: str, suffix: str = ".ir",
+                what: str = "IR") -> InternalCompilerError:
+        """Write ``text`` to a file in the temporary directory (named after ``name`` and
+        the text's hash) and name it in the message; returns ``self``."""
+        import hashlib
+        import os
+        import tempfile
+
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:60]
+        path = os.path.join(tempfile.gettempdir(), f"pyasc-ice-{safe}-{digest}{suffix}")
+        try:
+            with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path),
+                                             delete=False, suffix=".tmp") as f:
+                f.write(text)
+            os.replace(f.name, path)  # atomic: a concurrent reader sees all or nothing
+            self.ir_path = path
+            self.message += f"; {what} saved to {path}"
+        except OSError as exc:  # pragma: no cover - unwritable temp dir
+            self.message += f"; could not save the {what} ({exc})"
+        self.args = (self.render(),)
+        return self
 
 
 class IndexOutOfBoundsError(PyascError, IndexError):

@@ -45,6 +45,7 @@ from pyasc.frontend.decoratable import called_as_classmethod, method_error, refu
 from pyasc.frontend.dispatch import CallTable, Entry, Generation, make_entry
 from pyasc.frontend.facts import load_by_value, store_by_value
 from pyasc.frontend.fingerprint import parse_source, program_key, source_text
+from pyasc.frontend.ice import internal_errors, source_reproducer
 from pyasc.frontend.inspection import Inspection
 from pyasc.frontend.options import Options, make_options, resolve_target, target_env
 from pyasc.frontend.specialize import Param, Spec, params_of, spec_of
@@ -193,18 +194,22 @@ class HybridFunction(Inspection):
 
     def _compile(self, key: tuple, specs: dict[str, Spec]) -> Specialization:
         from pyasc.frontend.compiler import build_module, result_params
+        from pyasc.frontend.lowering import NeedsConstant
         from pyasc.ir.passes.effects import written_arguments
 
         params = params_of(specs)
         options = self.options.as_dict()
-        built = build_module(self, specs, params, options)
+        source = lambda: source_reproducer(self.__name__, key, self.key_source())  # noqa: E731
+        with internal_errors("building the IR of", self.__name__, source, (NeedsConstant,)):
+            built = build_module(self, specs, params, options)
         unoptimized = str(built.module)
         module = built.module.clone()
         if any(hf.key_source() != text for hf, text in built.callees.items()):
             # the key would not cover the text compiled: never store under it
             options = dict(options, cache=False)
         pkey = program_key(self, key, options)
-        _optimize(module, options, (self.__name__, pkey, "tensor"))
+        with internal_errors("optimizing", self.__name__, lambda: unoptimized):
+            _optimize(module, options, (self.__name__, pkey, "tensor"))
         n_results = len(module.get(self.__name__).function_type.results)  # type: ignore
         shape = built.template.shape
         call_data = {"template": template_to_json(shape, built.template.params),
@@ -231,7 +236,9 @@ class HybridFunction(Inspection):
     def _compile_kernel(self, spec: Specialization, target: str) -> CompiledKernel:
         kernel = self._kernels.get((spec.key, target))
         if kernel is None:
-            kernel = get_backend(target).compile(spec.program)
+            with internal_errors(f"compiling for {target}", self.__name__,
+                                 lambda: str(spec.program.module)):
+                kernel = get_backend(target).compile(spec.program)
             self._kernels[(spec.key, target)] = kernel
         return kernel
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from pyasc.backend.base import CompiledKernel, Program
 from pyasc.callsite import public_api
+from pyasc.frontend.ice import internal_errors
 from pyasc.frontend.specialize import flatten_args
 
 SHORTCUT_OPTIONS = {"ir": "optimized", "kernel": "target", "ascendc": "soc"}
@@ -120,7 +121,9 @@ class BoundCall:
         from pyasc.backend.ascendc import generate_ascendc  # noqa: PLC0415 - lazy backend
 
         devices = self._hf.options.device_type
-        return generate_ascendc(self.program, soc or (devices[0] if devices else None))
+        with internal_errors("generating AscendC for", self._hf.__name__,
+                             lambda: str(self.program.module)):
+            return generate_ascendc(self.program, soc or (devices[0] if devices else None))
 
 
 class Inspection:
@@ -186,4 +189,7 @@ class Inspection:
         the IR interpreter, experimental backends); nothing is cached."""
         spec, arguments = self._specialization(args, kwargs)  # type: ignore[attr-defined]
         flat = flatten_args(spec.specs, arguments)
-        return spec.template.rebuild(list(compile_fn(spec.program)(flat)), flat)
+        with internal_errors("compiling", self.__name__,  # type: ignore[attr-defined]
+                             lambda: str(spec.program.module)):
+            kernel = compile_fn(spec.program)
+        return spec.template.rebuild(list(kernel(flat)), flat)

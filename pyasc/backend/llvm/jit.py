@@ -23,12 +23,10 @@ Failures are internal errors: the LLVM IR is saved to a file named in the messag
 from __future__ import annotations
 
 import functools
-import hashlib
 import struct
 import sys
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -206,17 +204,5 @@ def _verify(mod: llvm.ModuleRef, name: str, when: str, text: str | None = None) 
 
 
 def _ice(name: str, ir_text: str, what: str) -> InternalCompilerError:
-    import tempfile
-
-    digest = hashlib.sha256(ir_text.encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"pyasc-ice-{_safe(name)}-{digest}.ll"
-    try:
-        path.write_text(ir_text)
-        where = f"LLVM IR saved to {path}"
-    except OSError as exc:  # pragma: no cover - unwritable temp dir
-        where = f"could not save the LLVM IR ({exc})"
-    return InternalCompilerError(f"compiling '{name}' for the CPU: {what}; {where}")
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:60]
+    return InternalCompilerError(f"compiling '{name}' for the CPU: {what}").save_ir(
+        ir_text, name, ".ll", "LLVM IR")
