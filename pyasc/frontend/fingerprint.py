@@ -60,7 +60,7 @@ def function_digest(hf: Any, _stack: tuple[int, ...] = ()) -> str:
     h.update(f"{fn.__module__}.{fn.__qualname__}@{code.co_filename}:"
              f"{code.co_firstlineno}\n".encode())
     h.update(hf.key_source().encode())
-    stack = (*_stack, id(hf))
+    stack = (*_stack, id(fn))  # the plain function: a hybrid one and it are one cycle
     for name, default in _defaults(hf):
         h.update(f"\ndefault {name}=".encode() + value_digest(default, stack))
     for name, value in captured(fn):
@@ -166,7 +166,7 @@ def _function(value: Any, stack: tuple[int, ...]) -> bytes:
 
 
 def _hybrid(value: Any, stack: tuple[int, ...]) -> bytes:
-    if id(value) in stack:
+    if id(value.__wrapped__) in stack:
         return f"cycle:{value.__qualname__}".encode()
     return b"hybrid:" + function_digest(value, stack).encode()
 
