@@ -20,7 +20,8 @@ The default runners are ``ir``, ``ir-opt``, ``cpu`` and ``cpu-nopasses``.  The e
 overrides them, e.g. ``PYASC_DIFF_RUNNERS=ir pytest tests/frontend`` for a quick run.
 The ``cpu`` runner compiles with a disk cache private to the test process.
 
-Comparisons are exact (NaN equal to NaN) unless the test states an error budget with
+Comparisons are exact (NaN equal to NaN, ``-0.0`` not equal to ``0.0``) unless the test
+states an error budget with
 ``rtol=``: a :class:`Tol` (transcendental calls and summed terms, converted to a
 tolerance per result dtype with :data:`ULPS`) or a plain number (used as rtol and atol).
 """
@@ -85,6 +86,7 @@ class Tol:
     dtype: str | None = None  # the precision the work was done in, if below the results'
     device: bool = False  # budgets of a device runner (DEVICE_ULPS), not of the CPU's
     device_only: bool = False  # summed terms exact on the CPU runners (see ON_DEVICE)
+    zero_signs: bool = True  # exact comparisons tell -0.0 from 0.0 (see UNORDERED_ZEROS)
 
     def __add__(self, other: Tol) -> Tol:
         low = [d for d in (self.dtype, other.dtype) if d is not None]
@@ -92,7 +94,8 @@ class Tol:
                    max(self.scale, other.scale),
                    max(low, key=lambda d: np.finfo(d).eps) if low else None,
                    self.device or other.device,
-                   all(t.device_only or not t.terms for t in (self, other)))
+                   all(t.device_only or not t.terms for t in (self, other)),
+                   self.zero_signs and other.zero_signs)
 
     def rtol(self, dtype: np.dtype) -> float:
         """The relative tolerance for results of ``dtype`` (0 means exact)."""
@@ -109,6 +112,9 @@ class Tol:
 
 EXACT = Tol()
 MATH = Tol(math=1)
+UNORDERED_ZEROS = Tol(zero_signs=False)
+"""Exact, but ``-0.0`` and ``0.0`` are not told apart: for results whose order of equal
+elements numpy leaves open (``np.sort``'s default kind is not stable; pyasc's is)."""
 
 
 def ON_DEVICE(budget: Tol) -> Tol:  # noqa: N802
@@ -353,15 +359,19 @@ def assert_same(got: Any, expected: Any, where: str, rtol: float | Tol | None = 
 
 def _close(got: np.ndarray, expected: np.ndarray, where: str,
            rtol: float | Tol | None) -> None:
+    budget = rtol if isinstance(rtol, Tol) else EXACT
     if isinstance(rtol, float | int):
         rel = absolute = float(rtol)
     else:
-        budget = rtol or EXACT
         rel = budget.rtol(expected.dtype)
         absolute = rel * max(1.0, budget.scale)
     if rel == 0.0:
         assert np.array_equal(got, expected, equal_nan=expected.dtype.kind in "fc"), \
             f"{where}: values differ (exact comparison)\n got: {got!r}\n expected: {expected!r}"
+        if expected.dtype.kind == "f" and budget.zero_signs:  # -0.0 == 0.0 is not enough
+            zeros = expected == 0
+            assert np.array_equal(np.signbit(got[zeros]), np.signbit(expected[zeros])), \
+                f"{where}: signs of zeros differ\n got: {got!r}\n expected: {expected!r}"
     else:
         np.testing.assert_allclose(got, expected, rtol=rel, atol=absolute, equal_nan=True,
                                    err_msg=where)

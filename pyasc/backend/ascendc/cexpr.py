@@ -80,7 +80,9 @@ def _helper(name: str) -> Callable[[ScalarType, Expr, Expr], Expr]:
 def _maxmin(is_max: bool) -> Callable[[ScalarType, Expr, Expr], Expr]:
     def fn(t: ScalarType, a: Expr, b: Expr) -> Expr:
         if t.is_float:
-            return f"{'PyascFMax' if is_max else 'PyascFMin'}<{CTYPES[t.name]}>({a}, {b})"
+            first = "true" if arith.first_wins_ties(t) else "false"
+            name = "PyascFMax" if is_max else "PyascFMin"
+            return f"{name}<{first}, {CTYPES[t.name]}>({a}, {b})"
         return f"({a} < {b} ? {b} : {a})" if is_max else f"({b} < {a} ? {b} : {a})"
     return fn
 
@@ -202,11 +204,17 @@ __aicore__ inline T PyascRemF(T a, T b) {
 }
 """,
     "PyascFMax": """\
-// numpy maximum/minimum: NaN propagates; between equal values the first operand wins.
-template <typename T>
-__aicore__ inline T PyascFMax(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
-template <typename T>
-__aicore__ inline T PyascFMin(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+// numpy maximum/minimum: NaN propagates; between equal values (-0.0 and 0.0) the first
+// operand wins for half (numpy's generic loop), the second for float and double (its
+// SIMD loops): First says which.
+template <bool First, typename T>
+__aicore__ inline T PyascFMax(T a, T b) {
+  return a != a ? a : (b != b ? b : (First ? (a < b ? b : a) : (b < a ? a : b)));
+}
+template <bool First, typename T>
+__aicore__ inline T PyascFMin(T a, T b) {
+  return a != a ? a : (b != b ? b : (First ? (b < a ? b : a) : (a < b ? a : b)));
+}
 """,
     "PyascBitcast": """\
 // numpy view between same-width types: reinterpret the bits.

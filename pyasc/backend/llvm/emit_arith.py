@@ -163,8 +163,10 @@ def _minmax(pred: str) -> Binary:
     def emit(fe: FunctionEmitter, t: ScalarType, a: ir.Value, b: ir.Value) -> ir.Value:
         bld = fe.b
         if t.is_float:
-            # numpy: (a > b || isnan(a)) ? a : b  -- NaN in either operand propagates
-            take_a = bld.or_(bld.fcmp_ordered(pred, a, b), bld.fcmp_unordered("uno", a, a))
+            # numpy: (a > b || isnan(a)) ? a : b  -- NaN in either operand propagates;
+            # float16 keeps a between equal values (-0.0, 0.0): a >= b (first_wins_ties)
+            op = pred + "=" if arith.first_wins_ties(t) else pred
+            take_a = bld.or_(bld.fcmp_ordered(op, a, b), bld.fcmp_unordered("uno", a, a))
             return bld.select(take_a, a, b)
         prefix = "s" if (t.is_signed or t.is_index) else "u"
         return fe_intrinsic(fe, f"llvm.{prefix}{kind}", a.type)(a, b)

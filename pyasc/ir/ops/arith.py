@@ -148,13 +148,24 @@ class RemOp(BinaryOp):
 
 
 class MaxOp(BinaryOp):
-    # Not "commutative": np.maximum(0.0, -0.0) is 0.0 but np.maximum(-0.0, 0.0) is -0.0.
+    """numpy ``maximum``: NaN propagates; between equal values (``-0.0`` and ``0.0``) the
+    operand :func:`first_wins_ties` says.  Not "commutative" for that reason."""
+
     name = "arith.max"
 
 
 class MinOp(BinaryOp):
-    # Not "commutative": like max, the first operand wins between -0.0 and 0.0.
+    """numpy ``minimum``: NaN propagates; ties as for :class:`MaxOp`."""
+
     name = "arith.min"
+
+
+def first_wins_ties(t: ScalarType) -> bool:
+    """Which operand numpy's ``maximum``/``minimum`` (and ``max``/``min`` reductions, the
+    accumulator being first) return between equal floats, i.e. ``-0.0`` and ``0.0``:
+    the first for float16 (numpy's generic loop, ``a >= b || isnan(a) ? a : b``), the
+    second for float32 and float64 (its SIMD loops, ``a > b || isnan(a) ? a : b``)."""
+    return t.name == "f16"
 
 
 class AndOp(BinaryOp):
