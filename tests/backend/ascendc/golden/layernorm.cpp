@@ -313,8 +313,8 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   GlobalTensor<float> work_7Gm;
   GlobalTensor<float> work_8Gm;
   GlobalTensor<float> work_9Gm;
-  GlobalTensor<int32_t> status_1Gm;
-  status_1Gm.SetGlobalBuffer((__gm__ int32_t*)status_1, GetBlockNum());
+  GlobalTensor<int64_t> status_1Gm;
+  status_1Gm.SetGlobalBuffer((__gm__ int64_t*)status_1, GetBlockNum());
   workGm.SetGlobalBuffer((__gm__ float*)work, x_d0);
   for (int64_t i0 = 0; i0 < x_d0; i0 += 1) {
     const int64_t rem = PyascRem<int64_t>(x_d1, 8);
