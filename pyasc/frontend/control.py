@@ -38,9 +38,9 @@ from pyasc.frontend.merge import (
 )
 from pyasc.frontend.truth import truth
 from pyasc.frontend.values import Scalar, Undefined
-from pyasc.ir.core import Block, Region, Value
+from pyasc.ir.core import Block, Operation, Region, Value
 from pyasc.ir.ops import arith, loop
-from pyasc.ir.types import i1, index
+from pyasc.ir.types import DYN, i1, index
 
 JUMP_FLAGS = (BRK, CONT, RET)
 MAX_ATTEMPTS = 8
@@ -192,11 +192,30 @@ def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
 
 
 _UNSAFE = frozenset({"tensor.extract", "tensor.gather"})
+_INDEXING = frozenset({"tensor.slice", "mem.subview"})
+_EMPTY_RAISES = frozenset({"tensor.max", "tensor.min", "tensor.argmax", "tensor.argmin"})
 
 
 def _speculatable(blocks: list[Block]) -> bool:
-    return all((op.has_trait("pure") and op.name not in _UNSAFE or op.name == "mem.to_tensor")
-               and not op.region_list for b in blocks for op in b.ops)
+    """Both sides may run unconditionally (``arith.select``): every op is pure, has no
+    region and cannot fail on the side Python would not evaluate."""
+    return all((op.has_trait("pure") or op.name == "mem.to_tensor") and not op.region_list
+               and not _may_fail(op) for b in blocks for op in b.ops)
+
+
+def _may_fail(op: Operation) -> bool:
+    """Pure ops that raise (or read out of bounds) for some operand values: an element
+    read, a gather, an integer index (``x[j]`` when ``j`` is out of range on the path not
+    taken: ``j < n and x[j].max() > 0``), and a max/min/argmax/argmin of an array that
+    may be empty (numpy raises ``ValueError``)."""
+    if op.name in _UNSAFE:
+        return True
+    if op.name in _INDEXING:
+        return bool(op.attributes.get("drop"))
+    if op.name in _EMPTY_RAISES:
+        shape = getattr(op.operand_values[0].type, "shape", ())
+        return any(d == DYN or d == 0 for d in shape)
+    return False
 
 
 def _splice(lw: Lowering, blocks: list[Block]) -> None:

@@ -242,3 +242,52 @@ def max_of_empty_selected_away(a):
                          ids=["unused", "selected-away"])
 def test_max_of_an_empty_array_raises_even_if_unused(fn):
     check(fn, np.zeros(0, np.float32))
+
+
+@hybrid
+def max_guarded_by_size(a, s):
+    if a.shape[0] > s and a.max() > 0:
+        return 1
+    return 0
+
+
+@hybrid(dynamic_shape=True)
+def argmin_guarded_by_size_dynamic(a, s):
+    return a.argmin() if a.shape[0] > s else np.int64(-1)
+
+
+@hybrid
+def row_guarded_by_index(a, j):
+    if j < a.shape[0] and a[j].sum() > 0:
+        return 1
+    return 0
+
+
+@hybrid
+def search_rows(a, s):
+    j = 0
+    while j < a.shape[0] and a[j].max() != s:  # a[j] is out of range when the search fails
+        j += 1
+    return j
+
+
+@hybrid
+def column_or_zero(a, j):
+    t = a * 2
+    return t[:, j] if j < a.shape[1] else t[:, 0] * 0
+
+
+@pytest.mark.parametrize("fn,x,arg", [
+    (max_guarded_by_size, np.zeros(0), 0), (max_guarded_by_size, np.arange(3.0), 0),
+    (argmin_guarded_by_size_dynamic, np.zeros(0, np.int32), 0),
+    (argmin_guarded_by_size_dynamic, np.array([3, 1, 2], np.int32), 0),
+    (row_guarded_by_index, np.ones((3, 2)), 3), (row_guarded_by_index, np.ones((3, 2)), 1),
+    (search_rows, np.arange(6.0).reshape(3, 2), 9.0), (search_rows, np.arange(6.0).reshape(3, 2), 3.0),
+    (column_or_zero, np.arange(6.0).reshape(3, 2), 2), (column_or_zero, np.arange(6.0).reshape(3, 2), 1),
+], ids=["max-of-empty", "max", "argmin-of-empty-dynamic", "argmin", "row-out-of-range", "row",
+        "search-fails", "search-finds", "column-out-of-range", "column"])
+def test_short_circuit_does_not_evaluate_the_side_python_skips(fn, x, arg):
+    # was ValueError (max of an empty array) or IndexError/an ascend-sim GM violation
+    # (x[j] with j == len(x)): `c and e` / `e if c else f` ran both sides as an
+    # arith.select when they were "pure", including the side Python never evaluates
+    check(fn, x, arg)
