@@ -25,16 +25,17 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pyasc.backend.ascendc.codegen import AscendProgram, PyascPerformanceWarning, lower_program
 from pyasc.backend.ascendc.host_runner import HostRunner
-from pyasc.backend.ascendc.sim import SIM_DIR, SimConfig, SimLibrary, compile_kernels
+from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
+from pyasc.backend.ascendc.sim.batch import Unit, compile_batch
+from pyasc.backend.ascendc.sim.pch import compiler_banner, headers_digest
 from pyasc.backend.ascendc.sim.runner import SimViolationError, find_compiler
 from pyasc.backend.ascendc.soc import SoC, socs_for
 from pyasc.backend.base import Program
@@ -45,22 +46,16 @@ _FORMAT = 1
 _BUILDS = SingleFlight()  # library keys being built in this process
 
 
-@functools.cache
 def compiler_version() -> str:
     """First line of the host C++ compiler's ``--version`` output."""
     cxx = find_compiler()
-    out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60)
-    text = (out.stdout or out.stderr).strip()
-    return f"{cxx}: {text.splitlines()[0] if text else '?'}"
+    return f"{cxx}: {compiler_banner(cxx) or '?'}"
 
 
-@functools.cache
-def headers_digest() -> str:
-    """SHA-256 over the sim headers (a change rebuilds every cached library)."""
-    h = hashlib.sha256()
-    for path in sorted(SIM_DIR.glob("*.h")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+def pch_root() -> Path:
+    """Where the precompiled sim headers live: beside the library cache, shared by every
+    cache instance and process (``pyasc.backend.ascendc.sim.pch``)."""
+    return DiskCache(backend="ascend-sim-pch").dir
 
 
 def sim_config(soc: SoC, opt_level: str | None = None) -> SimConfig:
@@ -74,6 +69,7 @@ def sim_config(soc: SoC, opt_level: str | None = None) -> SimConfig:
 
 
 def library_key(source: str, kernels: Sequence[str], config: SimConfig) -> str:
+    """The cache key of a library: the source, kernels, headers, compiler and flags."""
     parts = {"format": _FORMAT, "source": hashlib.sha256(source.encode()).hexdigest(),
              "kernels": list(kernels), "headers": headers_digest(),
              "compiler": compiler_version(), "defines": config.defines(),
@@ -95,7 +91,8 @@ def build_library(ap: AscendProgram, use_cache: bool = True,
     config = sim_config(ap.soc, opt_level)
     kernels = tuple(ap.kernel_names)
     if not use_cache:
-        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config)
+        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config,
+                               pch_root=pch_root())
     cache = cache if cache is not None else DiskCache(backend="ascend-sim")
     key = library_key(ap.source, kernels, config)
     return _BUILDS.run((str(cache.dir), key),
@@ -109,7 +106,8 @@ def _cached_library(cache: DiskCache, key: str, ap: AscendProgram, kernels: tupl
         _compile_into(cache, key, ap, kernels, config)
         entry = cache.load(key)
     if entry is None:  # the cache is not writable: build in a temporary directory
-        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config)
+        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config,
+                               pch_root=pch_root())
     path = cache.dir / key[:2] / str(entry.manifest["object"])
     return _loaded(key, str(path), kernels, ap.source, ap.filename, config)
 
@@ -118,7 +116,8 @@ def _compile_into(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[
                   config: SimConfig) -> None:
     work = Path(tempfile.mkdtemp(prefix="pyasc-sim-"))
     try:
-        compile_kernels(ap.source, kernels, filename=ap.filename, config=config, keep_dir=work)
+        compile_kernels(ap.source, kernels, filename=ap.filename, config=config, keep_dir=work,
+                        pch_root=pch_root())
         cache.store(key, {"kernels": list(kernels), "soc": ap.soc.name,
                           "compiler": compiler_version()}, (work / "kernel.so").read_bytes())
     finally:
@@ -157,13 +156,44 @@ class SimKernel:
             self.last_counters = runner.total_counters()
 
 
+def prebuild(programs: Sequence[Program], opt_level: str | None = None
+             ) -> dict[str, SimLibrary]:
+    """Compile the kernels of several programs in one C++ build (``sim.batch``):
+    ``{library key: library}`` for ``SimBackend(prebuilt=...)``.  A program that does
+    not lower (a device limitation) is left out; a batch that does not compile gives
+    ``{}`` (each program is then built alone and reports its own error)."""
+    lowered = []
+    for program in programs:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PyascPerformanceWarning)
+                ap = lower_program(program, socs_for(program.options.get("device_type"))[0])
+        except Exception:  # noqa: BLE001 - reported when the program itself is compiled
+            continue
+        if ap.kernels:
+            lowered.append(ap)
+    if not lowered:
+        return {}
+    config = sim_config(lowered[0].soc, opt_level)
+    same = [ap for ap in lowered if sim_config(ap.soc, opt_level) == config]
+    libs = compile_batch([Unit(ap.source, tuple(ap.kernel_names), ap.filename) for ap in same],
+                         config, pch_root())
+    if libs is None:
+        return {}
+    return {library_key(ap.source, ap.kernel_names, config): lib
+            for ap, lib in zip(same, libs, strict=True)}
+
+
 class SimBackend:
-    """The ``ascend-sim`` target (see the module docstring)."""
+    """The ``ascend-sim`` target (see the module docstring); ``prebuilt`` libraries
+    (:func:`prebuild`) are used before the caches."""
 
     name = "ascend-sim"
 
-    def __init__(self, cache: DiskCache | None = None) -> None:
+    def __init__(self, cache: DiskCache | None = None,
+                 prebuilt: Mapping[str, SimLibrary] | None = None) -> None:
         self._cache = cache
+        self._prebuilt = prebuilt if prebuilt is not None else {}
 
     def compile(self, program: Program) -> SimKernel:
         """Lower ``program`` for each requested SoC; build and load the first one."""
@@ -175,5 +205,8 @@ class SimBackend:
                 lower_program(program, soc)
         use_cache = program.options.get("cache", True) is not False
         ap = lowered[0]
-        lib = build_library(ap, use_cache, self._cache) if ap.kernels else None
+        if not ap.kernels:
+            return SimKernel(program, ap, None)
+        key = library_key(ap.source, ap.kernel_names, sim_config(ap.soc))
+        lib = self._prebuilt.get(key) or build_library(ap, use_cache, self._cache)
         return SimKernel(program, ap, lib)

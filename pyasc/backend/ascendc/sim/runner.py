@@ -23,17 +23,18 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pyasc.backend.ascendc.sim import pch
 from pyasc.errors import ArgumentError, InternalCompilerError, ToolchainMissingError
 from pyasc.runtime import interrupt
 
-SIM_DIR = Path(__file__).resolve().parent
+SIM_DIR = pch.SIM_DIR
 _MAIN = "pyasc_sim_main.cpp"
 _ERRLEN = 4096
 _MAX_COMPILER_OUTPUT = 20000
@@ -91,22 +92,17 @@ def find_compiler() -> str:
     )
 
 
-def compile_command(cxx: str, config: SimConfig, output: str) -> list[str]:
-    """The compiler command line for the wrapper translation unit (run in its directory)."""
-    return [
-        cxx,
-        "-std=c++17",
-        config.opt_level,
-        "-shared",
-        "-fPIC",
-        "-pthread",
-        "-fvisibility=hidden",
-        f"-I{SIM_DIR}",
-        *config.defines(),
-        _MAIN,
-        "-o",
-        output,
-    ]
+def compile_flags(config: SimConfig) -> list[str]:
+    """The compiler flags of a build (and of its precompiled header, see :mod:`.pch`)."""
+    return ["-std=c++17", config.opt_level, "-fPIC", "-pthread", "-fvisibility=hidden",
+            f"-I{SIM_DIR}", *config.defines()]
+
+
+def compile_command(cxx: str, config: SimConfig, output: str,
+                    include: Sequence[str] = ()) -> list[str]:
+    """The compiler command line for the wrapper translation unit (run in its directory);
+    ``include``: the flags that force-include a precompiled header."""
+    return [cxx, *compile_flags(config), "-shared", *include, _MAIN, "-o", output]
 
 
 def wrapper_source(filename: str, kernels: Sequence[str]) -> str:
@@ -122,10 +118,13 @@ def compile_kernels(
     filename: str = "kernel.cpp",
     config: SimConfig | None = None,
     keep_dir: str | os.PathLike[str] | None = None,
+    pch_root: Path | None = None,
 ) -> SimLibrary:
     """Compile ``source`` (which defines the ``extern "C"`` kernels named in ``kernels``).
 
     Build files go to a temporary directory removed after loading, or to ``keep_dir``.
+    With ``pch_root`` the sim headers come from a precompiled header kept there
+    (:mod:`.pch`; built on first use).
     Raises :class:`ToolchainMissingError` without a compiler and :class:`SimCompileError`
     with the compiler's output when the source does not compile.
     """
@@ -139,7 +138,8 @@ def compile_kernels(
     try:
         (workdir / filename).write_text(source)
         (workdir / _MAIN).write_text(wrapper_source(filename, kernels))
-        cmd = compile_command(cxx, config, "kernel.so")
+        include = pch.include_flags(cxx, compile_flags(config), pch_root)
+        cmd = compile_command(cxx, config, "kernel.so", include)
         proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise _compile_error(proc.stdout + proc.stderr, source, filename, cmd)
@@ -260,7 +260,10 @@ class SimLibrary:
         source: str,
         filename: str,
         config: SimConfig,
+        symbols: Mapping[str, str] | None = None,
     ) -> None:
+        """``symbols`` maps a kernel name to the name it was exported under when it
+        differs (several programs built into one library, see :mod:`.batch`)."""
         self._lib, self.source, self.filename, self.config = lib, source, filename, config
         lib.pyasc_sim_counter_names.restype = ctypes.c_char_p
         lib.pyasc_sim_config.restype = ctypes.c_char_p
@@ -272,11 +275,12 @@ class SimLibrary:
         self._launchers: dict[str, Any] = {}
         self.signatures: dict[str, tuple[str, ...]] = {}
         for name in kernels:
-            sig = getattr(lib, f"pyasc_sim_signature_{name}")
+            symbol = (symbols or {}).get(name, name)
+            sig = getattr(lib, f"pyasc_sim_signature_{symbol}")
             sig.restype = ctypes.c_char_p
             text = sig().decode()
             self.signatures[name] = tuple(text.split(",")) if text else ()
-            fn = getattr(lib, f"pyasc_sim_launch_{name}")
+            fn = getattr(lib, f"pyasc_sim_launch_{symbol}")
             fn.restype = ctypes.c_int
             fn.argtypes = [
                 ctypes.c_uint32,

@@ -1,0 +1,102 @@
+"""Cheaper ascend-sim builds: the precompiled sim headers (``sim.pch``) and several
+programs built as one library (``sim.batch``, ``sim_backend.prebuild``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyasc import hybrid
+from pyasc.backend.ascendc import sim_backend
+from pyasc.backend.ascendc.sim import SimConfig, compile_kernels, pch
+from pyasc.backend.ascendc.sim.batch import Unit, batch_source, compile_batch
+from pyasc.backend.ascendc.sim.runner import compile_flags, find_compiler
+
+FILL = """\
+#include "kernel_operator.h"
+using namespace AscendC;
+static float value() {{ return {value}.0f; }}  // one helper name in every program
+extern "C" __global__ __aicore__ void k(GM_ADDR out, int32_t n) {{
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer((__gm__ float*)out, n);
+  for (int32_t i = 0; i < n; ++i) g.SetValue(i, value());
+}}
+"""
+CONFIG = SimConfig(opt_level="-O0")
+
+gcc_only = pytest.mark.skipif(not pch.is_gcc(find_compiler()), reason="PCH needs GCC")
+
+
+def _fill(lib, kernel: str = "k") -> np.ndarray:
+    out = np.zeros(4, np.float32)
+    lib.launch(kernel, 1, out, 4)
+    return out
+
+
+@gcc_only
+def test_the_precompiled_header_is_built_once_and_used(tmp_path):
+    flags = pch.include_flags(find_compiler(), compile_flags(CONFIG), tmp_path)
+    assert flags[0] == "-include" and flags[1].endswith(pch.HEADER)
+    gch = next(tmp_path.glob("*/" + pch.HEADER + ".gch"))
+    built = gch.stat().st_mtime_ns
+    lib = compile_kernels(FILL.format(value=2), ["k"], config=CONFIG, pch_root=tmp_path)
+    np.testing.assert_array_equal(_fill(lib), 2.0)
+    assert gch.stat().st_mtime_ns == built  # reused, not rebuilt
+    other = SimConfig(opt_level="-O1")  # other flags: another PCH (GCC would refuse this one)
+    assert pch.include_flags(find_compiler(), compile_flags(other), tmp_path) != flags
+
+
+@gcc_only
+def test_a_damaged_precompiled_header_costs_time_not_correctness(tmp_path):
+    pch.include_flags(find_compiler(), compile_flags(CONFIG), tmp_path)
+    next(tmp_path.glob("*/" + pch.HEADER + ".gch")).write_bytes(b"not a pch")
+    lib = compile_kernels(FILL.format(value=3), ["k"], config=CONFIG, pch_root=tmp_path)
+    np.testing.assert_array_equal(_fill(lib), 3.0)
+
+
+def test_precompiled_headers_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYASC_SIM_PCH", "0")
+    assert pch.include_flags(find_compiler(), compile_flags(CONFIG), tmp_path) == []
+    assert pch.include_flags(find_compiler(), compile_flags(CONFIG), None) == []
+
+
+def test_a_batch_keeps_each_programs_kernels_apart():
+    # every program names its kernel `k` and its helper `value`: the batch renames them
+    units = [Unit(FILL.format(value=v), ("k",), "prog.cpp") for v in (1, 2, 3)]
+    assert "#define k k__b2" in batch_source(units)
+    libs = compile_batch(units, CONFIG)
+    assert libs is not None and len(libs) == 3
+    for v, lib in zip((1, 2, 3), libs, strict=True):
+        np.testing.assert_array_equal(_fill(lib), float(v))
+        assert lib.signatures["k"] == ("ptr", "i32")
+
+
+def test_a_batch_that_does_not_compile_is_refused():
+    bad = Unit("this is not C++", ("k",), "prog.cpp")
+    assert compile_batch([Unit(FILL.format(value=1), ("k",), "prog.cpp"), bad], CONFIG) is None
+
+
+@hybrid
+def scale(x, s):
+    return x * s + 1
+
+
+@hybrid
+def shift(x, s):
+    return np.maximum(x - s, 0)
+
+
+def test_prebuilt_libraries_are_used_before_any_build(monkeypatch):
+    x = np.arange(40, dtype=np.float32)
+    specs = [f.specialize(x, 2.0) for f in (scale, shift)]
+    prebuilt = sim_backend.prebuild(specs)
+    assert len(prebuilt) == 2
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a prebuilt program was compiled again")
+
+    monkeypatch.setattr(sim_backend, "build_library", no_build)
+    backend = sim_backend.SimBackend(prebuilt=prebuilt)
+    np.testing.assert_array_equal(scale.run_with(backend.compile, x, 2.0), x * 2 + 1)
+    np.testing.assert_array_equal(shift.run_with(backend.compile, x, 2.0),
+                                  np.maximum(x - 2, 0))
