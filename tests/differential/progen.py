@@ -5,14 +5,23 @@
 its rows, ``s`` a Python int or float — made of:
 
 * straight-line temporaries (expressions of ``progen_expr``);
-* a result buffer ``out`` (``np.zeros_like``) written through ``out[i] = ...``,
-  ``out[1:] = ...`` and ``out[::2] = ...``;
+* expressions over names, their elements and their views (``progen_views``),
+  reductions with ``axis``/``keepdims`` (``progen_reduce``), matrix products
+  (``progen_matmul``) and gathers (``progen_index``), over inputs of mixed dtypes
+  (``progen_dtypes``: int8 ... float64 and bool, numpy's NEP 50 promotion);
+* a result buffer ``out`` (``np.zeros_like``) written through elements, slices, views,
+  index arrays and masks (``progen_writes``);
 * loop-carried values that the function returns: a numpy scalar ``acc``, a row array
   ``row`` (2-d inputs), a Python int ``cnt``; each update keeps their type (numpy and
   the compiler agree on types only for type-stable programs);
-* ``for`` loops over ``range`` (forwards, backwards, strided, nested over both axes) and
-  ``while`` loops with a bounded counter, with ``if``/``elif``/``else`` whose branches
-  may end in ``break``, ``continue`` or an early ``return``.
+* ``for`` loops over ``range`` (forwards, backwards, strided, nested over both axes),
+  ``while`` loops with a bounded counter, and loops with data-dependent control
+  (``progen_loops``: searches, data-dependent ``break``, loops on a value), with
+  ``if``/``elif``/``else`` whose branches may end in ``break``, ``continue`` or an early
+  ``return``.
+
+Every construct is a table entry (:data:`SIMPLE`, :data:`NESTED`, :data:`EXPR_RULES`),
+so a construct can be drawn, counted and tested on its own.
 
 The source is registered in ``linecache`` and ``exec``'d, as a notebook cell would be,
 and the function is decorated with ``@hybrid``.  :attr:`Program.tol` is the error budget
@@ -23,14 +32,32 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from diff import EXACT, Tol, in_layout
-from progen_expr import SAMPLE_SIZES, Draw, Expr, ExprGen, Scope, bshape, dim_size
+from progen_dtypes import ACC_TYPES, OUT_TYPES, WEIGHTED_INPUTS, lowest_float, scalar_range, values
+from progen_expr import (
+    SAMPLE_SIZES,
+    Choices,
+    Draw,
+    Expr,
+    ExprGen,
+    Scope,
+    SeededChoices,
+    bshape,
+    dim_size,
+)
+from progen_index import gather_rule
+from progen_loops import converge, find, scan
+from progen_matmul import matmul_rule
+from progen_reduce import reduce_rule
+from progen_writes import scatter, view_write, write
 
-INPUT_DTYPES = ("int32", "int64", "float32", "float64")
+EXPR_RULES = (reduce_rule, reduce_rule, matmul_rule, gather_rule)
+"""Expression rules beyond ``ExprGen``'s own (arithmetic, math, where, casts)."""
 SIZES_N = (0, 1, 2, 3, 7, 13)
 SIZES_M = (1, 2, 5, 7)
 LAYOUTS = ("C", "C", "reversed", "step2", "transposed", "reversed-inner")
@@ -44,27 +71,22 @@ class Program:
     fn: Any
     args: tuple
     tol: Tol | float
-
-
-def values(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
-    """Input data: small integers, or multiples of 1/4 for floats."""
-    rng = np.random.default_rng(seed)
-    if dtype.startswith("float"):  # quarters: exact in every dtype, zeros included
-        return (rng.integers(-12, 13, shape) / 4).astype(dtype)
-    return rng.integers(-9, 10, shape).astype(dtype)
+    layout: str = "C"  # the memory layout of ``a`` (a key of ``diff.LAYOUTS``)
 
 
 class ProgramGen:
     """Builds the source of one random function, statement by statement."""
 
-    def __init__(self, draw: Draw, ndim: int, sizes: dict[str, int], dtypes: dict) -> None:
+    def __init__(self, choices: Choices, ndim: int, sizes: dict[str, int],
+                 dtypes: dict) -> None:
         self.scope = Scope()
-        self.gen = ExprGen(draw, self.scope, sizes)
+        self.gen = ExprGen(choices, self.scope, sizes, EXPR_RULES)
         self.lines: list[str] = []
         self.ndim, self.sizes, self.dtypes = ndim, sizes, dtypes
         self.carried: dict[str, Expr] = {}
         self.counter = 0
         self.trips = 1
+        self.returned_early = False
 
     def fresh(self, prefix: str) -> str:
         """A new unique name."""
@@ -92,11 +114,11 @@ class ProgramGen:
 
     def prologue(self) -> None:
         """Temporaries and the returned, loop-carried names."""
-        for _ in range(self.gen.draw(self.gen.st.integers(0, 2))):
+        for _ in range(self.gen.integer(0, 2)):
             self.assign_temp(1, returned=True)
-        out_dtype = self.gen.pick(("a.dtype", "np.float64"))
+        out_dtype = self.gen.pick(OUT_TYPES)
         self.init("out", f"np.zeros_like(a, dtype={out_dtype})", ("n", "m")[:self.ndim])
-        dt = self.gen.pick(("np.float64", "np.float32", "np.int64", "np.int32"))
+        dt = self.gen.pick(ACC_TYPES)
         self.init("acc", f"{dt}(0)", ())
         if self.ndim == 2:
             self.init("row", f"np.zeros(a.shape[1:], {dt})", ("m",))
@@ -114,13 +136,22 @@ class ProgramGen:
     def returns(self) -> str:
         return "return " + ", ".join(self.carried)
 
+    def function_source(self, dynamic: bool) -> str:
+        """The module text: the decorated function ``prog(a, b, s)`` of the lines so far
+        and a final ``return`` of the carried names."""
+        return ("import numpy as np\nfrom pyasc import hybrid\n\n\n"
+                f"@hybrid(dynamic_shape={dynamic})\ndef prog(a, b, s):\n"
+                + "\n".join([*self.lines, "    " + self.returns()]) + "\n")
+
     # -- statements
     def assign_temp(self, indent: int, returned: bool = False) -> None:
         e = self.gen.expr(3)
         name = self.fresh("t")
         self.emit(indent, f"{name} = {e.text}")
         self.bind(name, e)
-        if returned:
+        # a temporary of the function's body is returned too (so that its value is
+        # checked), unless a `return` of fewer values was already emitted
+        if returned or (indent == 1 and not self.returned_early):
             self.carried[name] = Expr(name, e.shape, e.fuzzy, e.sig)
 
     def update(self, indent: int) -> None:
@@ -132,7 +163,7 @@ class ProgramGen:
                                             [f"cnt = cnt + {v}" for v in loops]))
             return
         if name == "out":
-            self.write(indent)
+            write(self, indent)
             return
         var = self.carried[name]
         for _ in range(4):
@@ -148,54 +179,40 @@ class ProgramGen:
                           f"{name} = {text}")
                 return
 
-    def write(self, indent: int) -> None:
-        """``out[i] = e``, ``out[1:] = e`` or ``out[::2] = e`` (castable, broadcastable)."""
-        out = self.carried["out"]
-        loops = self.scope.loops.items()
-        elements = [(f"out[{v}]", out.shape[1:]) for v, d in loops if d == "n"]
-        if self.ndim == 2:
-            elements += [(f"out[{i}, {j}]", ()) for i, di in loops for j, dj in loops
-                         if (di, dj) == ("n", "m")]
-        targets = elements * 3 + [("out[1:]", ("n-1", *out.shape[1:])),
-                                  ("out[::2]", ("h", *out.shape[1:]))]
-        target, shape = self.gen.pick(targets)
-        op = self.gen.pick(("", "", "+", "*"))  # `out[...] = e` or `out[...] op= e`
-        for _ in range(4):
-            e = self.gen.expr(2, shape, exact=not out.fuzzy)
-            value = self.scope.expr(f"{target} {op} ({e.text})" if op else e.text, shape,
-                                    e.fuzzy)
-            if value is None or bshape(e.shape, shape) != shape:
-                continue
-            src = np.dtype({"int": "int64", "float": "float64", "bool": "bool"}.get(
-                value.dtype, value.dtype))
-            if np.can_cast(src, np.dtype(out.dtype), "same_kind"):
-                self.emit(indent, f"{target} {op}= {e.text}")
-                return
+    @contextmanager
+    def trip_scale(self, trips: int) -> Iterator[None]:
+        """Inside the block, statements run ``trips`` times more often (budgets)."""
+        outer = self.trips
+        self.trips *= max(trips, 1)
+        try:
+            yield
+        finally:
+            self.trips = outer
 
     # -- control flow
     def block(self, indent: int, depth: int, in_loop: bool, jump: bool = False) -> None:
         """1-3 statements in a nested scope; ``jump``: maybe end with a jump."""
         outer, start = self.scope, len(self.lines)
         self.scope = self.gen.scope = outer.child()
-        for _ in range(self.gen.draw(self.gen.st.integers(1, 3))):
+        for _ in range(self.gen.integer(1, 3)):
             self.statement(indent, depth, in_loop)
         if len(self.lines) == start:  # every update drawn was a no-op
             self.emit(indent, "pass")
         if jump and self.gen.chance(0.6 if in_loop else 0.15):
             jumps = ["break", "continue", "continue", self.returns()]
-            self.emit(indent, self.gen.pick(jumps if in_loop else jumps[-1:]))
+            jump_line = self.gen.pick(jumps if in_loop else jumps[-1:])
+            self.returned_early |= jump_line.startswith("return")
+            self.emit(indent, jump_line)
         self.scope = self.gen.scope = outer
 
     def statement(self, indent: int, depth: int, in_loop: bool) -> None:
-        simple = [self.assign_temp, self.update, self.update, self.write]
-        nested = [self.if_, self.if_, self.for_, self.for_, self.while_] + \
-            ([self.nest_] if self.ndim == 2 else [])
-        rules = simple + (nested if depth > 0 else [])
+        nested = depth > 0 and self.gen.chance(0.45)
+        rules = [r for r in (NESTED if nested else SIMPLE) if self.ndim == 2 or r is not nest]
         rule = self.gen.pick(rules)
-        if rule in simple:
-            rule(indent)
+        if nested:
+            rule(self, indent, depth, in_loop)
         else:
-            rule(indent, depth, in_loop)
+            rule(self, indent)
 
     def if_(self, indent: int, depth: int, in_loop: bool) -> None:
         self.emit(indent, f"if {self.truth()}:")
@@ -215,10 +232,9 @@ class ProgramGen:
         self.emit(indent, f"for {var} in " + self.gen.pick(
             (f"range({size})", f"range(1, {size})", f"range({size} - 1, -1, -1)",
              f"range(0, {size}, 2)")) + ":")
-        outer_trips = self.trips
-        self.trips *= max(dim_size(dim, self.sizes), 1)
-        self.enter_loop(var, dim, body or (lambda: self.block(indent + 1, depth - 1, True)))
-        self.trips = outer_trips
+        with self.trip_scale(dim_size(dim, self.sizes)):
+            self.enter_loop(var, dim,
+                            body or (lambda: self.block(indent + 1, depth - 1, True)))
 
     def nest_(self, indent: int, depth: int, in_loop: bool) -> None:
         """A loop over the rows of ``a`` around a loop over its columns."""
@@ -231,10 +247,8 @@ class ProgramGen:
         cond = f" and {self.truth()}" if self.gen.chance(0.6) else ""
         self.emit(indent, f"while {k} < {limit}{cond}:")
         self.emit(indent + 1, f"{k} += 1")  # first, so that `continue` cannot spin
-        outer_trips = self.trips
-        self.trips *= limit
-        self.block(indent + 1, depth - 1, True)
-        self.trips = outer_trips
+        with self.trip_scale(limit):
+            self.block(indent + 1, depth - 1, True)
 
     def enter_loop(self, var: str, dim: str, body: Any) -> None:
         outer = self.scope
@@ -258,35 +272,45 @@ class ProgramGen:
 
 
 def generate(draw: Draw) -> Program:
-    """A random program with its inputs (every choice is a hypothesis draw)."""
-    from hypothesis import strategies as st
+    """A random program with its inputs, every choice a hypothesis draw."""
+    return generate_from(Choices(draw))
 
-    ndim = draw(st.sampled_from((1, 2)))
-    sizes = {"n": draw(st.sampled_from(SIZES_N)), "m": draw(st.sampled_from(SIZES_M))}
-    dtypes = {"a": draw(st.sampled_from(INPUT_DTYPES)), "b": draw(st.sampled_from(INPUT_DTYPES))}
-    b_rows, s_kind = draw(st.booleans()), draw(st.sampled_from(("int", "float")))
-    dynamic = draw(st.booleans())
-    pg = ProgramGen(draw, ndim, sizes, dtypes)
+
+def generate_seeded(seed: int | str) -> Program:
+    """The random program of ``seed`` (a seeded PRNG: fast, and the seed alone
+    reproduces it)."""
+    return generate_from(SeededChoices(seed))
+
+
+def generate_from(choices: Choices) -> Program:
+    """A random program with its inputs, every choice taken from ``choices``."""
+    def pick(options: tuple) -> Any:
+        return options[choices.integer(0, len(options) - 1)]
+
+    ndim = pick((1, 2))
+    sizes = {"n": pick(SIZES_N), "m": pick(SIZES_M)}
+    dtypes = {"a": pick(WEIGHTED_INPUTS), "b": pick(WEIGHTED_INPUTS)}
+    b_rows, s_kind, dynamic = pick((False, True)), pick(("int", "float")), pick((False, True))
+    pg = ProgramGen(choices, ndim, sizes, dtypes)
     pg.inputs(b_rows, s_kind)
     pg.prologue()
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(choices.integer(1, 3)):
         pg.statement(1, 2, False)
-    pg.emit(1, pg.returns())
-    source = ("import numpy as np\nfrom pyasc import hybrid\n\n\n"
-              f"@hybrid(dynamic_shape={dynamic})\ndef prog(a, b, s):\n"
-              + "\n".join(pg.lines) + "\n")
+    source = pg.function_source(dynamic)
     a_shape = tuple(sizes[d] for d in "nm"[:ndim])
-    a = in_layout(values(a_shape, dtypes["a"], 2), draw(st.sampled_from(LAYOUTS)))
+    layout = pick(LAYOUTS)
+    a = in_layout(values(a_shape, dtypes["a"], 2), layout)
     b = values(a_shape[1:] if b_rows else a_shape, dtypes["b"], 3)
-    s = draw(st.integers(-3, 5)) if s_kind == "int" else draw(st.integers(-8, 8)) / 4
-    return Program(source, load(source), (a, b, s), _budget(pg, dtypes, source))
+    s = choices.integer(*scalar_range(dtypes)) if s_kind == "int" else \
+        choices.integer(-8, 8) / 4
+    return Program(source, load(source), (a, b, s), _budget(pg, dtypes, source), layout)
 
 
 def _budget(pg: ProgramGen, dtypes: dict[str, str], source: str) -> Tol:
     if not (pg.gen.math or pg.gen.terms):
         return EXACT
-    low = "float32" if "float32" in dtypes.values() or "float32" in source else None
-    return Tol(math=pg.gen.math * pg.trips, terms=pg.gen.terms * pg.trips, dtype=low)
+    return Tol(math=pg.gen.math * pg.trips, terms=pg.gen.terms * pg.trips,
+               dtype=lowest_float(dtypes, source))
 
 
 def load(source: str) -> Any:
@@ -296,3 +320,15 @@ def load(source: str) -> Any:
     namespace: dict[str, Any] = {}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
     return namespace["prog"]
+
+
+def _statement(method: str) -> Any:
+    return lambda pg, *args: getattr(pg, method)(*args)
+
+
+assign_temp, update = _statement("assign_temp"), _statement("update")
+if_, for_, while_, nest = (_statement(m) for m in ("if_", "for_", "while_", "nest_"))
+SIMPLE = (assign_temp, update, update, write, write, view_write, scatter)
+"""Straight-line statements: ``rule(pg, indent)``."""
+NESTED = (if_, if_, for_, for_, while_, nest, scan, find, converge)
+"""Statements with a body: ``rule(pg, indent, depth, in_loop)``."""

@@ -2,7 +2,8 @@
 
 An expression is Python source text plus what the generator knows about it: its
 symbolic shape (dims ``"n"`` and ``"m"`` of the input ``a``, ``"n-1"``, ``"h"`` for
-``ceil(n / 2)``, ``"1"``) and whether it is *fuzzy* (it may differ from numpy by
+``ceil(n / 2)``, ``"q"`` for ``n // 2``, ``"m-1"``, ``"mh"``, ``"nm"`` for ``n * m``,
+``"1"``) and whether it is *fuzzy* (it may differ from numpy by
 rounding: transcendental calls, float sums, non-trivial powers).  Dtypes are not
 predicted by hand: every candidate is evaluated with numpy on small sample values of
 the names in scope (:meth:`Scope.probe`), which gives its exact type under numpy's own
@@ -23,8 +24,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from progen_dtypes import CASTS, cast_allowed, weak_conflict
+from progen_views import indexed_texts, view_texts
 
 Draw = Callable[[Any], Any]
+Rule = Callable[..., Any]  # (ExprGen, depth, within, exact) -> Expr | None
+
+
+class Choices:
+    """Where the generators' random choices come from: ``integer(lo, hi)``.
+
+    ``Choices(draw)`` takes hypothesis draws (``data.draw``: reproducible, shrinkable,
+    for tests); :class:`SeededChoices` a seeded PRNG (for campaigns of thousands of
+    programs: a hypothesis draw costs ~40 us and a program makes ~1000 of them)."""
+
+    def __init__(self, draw: Draw) -> None:
+        from hypothesis import strategies as st
+
+        self._draw, self._st = draw, st
+
+    def integer(self, lo: int, hi: int) -> int:
+        """An int in ``[lo, hi]`` (hypothesis shrinks towards ``lo``)."""
+        return self._draw(self._st.integers(lo, hi))
+
+
+class SeededChoices(Choices):
+    """Choices from ``random.Random(seed)``: the same seed gives the same program."""
+
+    def __init__(self, seed: int | str) -> None:
+        import random
+
+        self._rng = random.Random(seed)
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._rng.randint(lo, hi)
 SAMPLE_SIZES = ({"n": 5, "m": 3}, {"n": 4, "m": 6})
 """Two size assignments: a shape combination valid for both is valid for all sizes
 the symbolic rules allow (sizes differ, and none is 1)."""
@@ -32,8 +65,9 @@ the symbolic rules allow (sizes differ, and none is 1)."""
 
 def dim_size(dim: str, sizes: dict[str, int]) -> int:
     """The concrete size of a symbolic dim."""
-    n = sizes["n"]
-    return {"n": n, "m": sizes["m"], "n-1": max(n - 1, 0), "h": (n + 1) // 2, "1": 1}[dim]
+    n, m = sizes["n"], sizes["m"]
+    return {"n": n, "m": m, "n-1": max(n - 1, 0), "h": (n + 1) // 2, "q": n // 2,
+            "m-1": m - 1, "mh": (m + 1) // 2, "nm": n * m, "1": 1}[dim]
 
 
 def bshape(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -137,7 +171,6 @@ class Scope:
 ARITH = ("+", "-", "*", "/", "//", "%", "**")
 DISCONTINUOUS = ("//", "%")
 MATH = ("np.exp(-np.abs({}))", "np.log(np.abs({}) + 1)", "np.tanh({})")
-CASTS = ("np.float32", "np.float64", "np.int32", "np.int64")
 INT_LITERALS = (2, 3, -1, 1, 5, 0, -4)
 FLOAT_LITERALS = (0.5, -1.25, 2.0, 0.75, 3.5)
 
@@ -146,58 +179,55 @@ class ExprGen:
     """Draws random expressions over a scope; ``budget`` collects the error budget
     (transcendental calls and summed terms) of everything drawn."""
 
-    def __init__(self, draw: Draw, scope: Scope, sizes: dict[str, int]) -> None:
-        from hypothesis import strategies as st
-
-        self.st = st
-        self.draw = draw
+    def __init__(self, choices: Choices, scope: Scope, sizes: dict[str, int],
+                 rules: tuple[Rule, ...] = ()) -> None:
+        self.choices = choices
         self.scope = scope
         self.sizes = sizes
+        self.rules = rules  # further expression rules: rule(gen, depth, within, exact)
         self.math = 0
         self.terms = 0
 
     def pick(self, options: Any) -> Any:
         """One of ``options`` (shrinks towards the first)."""
         options = list(options)
-        return options[self.draw(self.st.integers(0, len(options) - 1))]
+        return options[self.choices.integer(0, len(options) - 1)]
 
     def chance(self, p: float) -> bool:
         """True with probability about ``p``."""
-        return self.draw(self.st.integers(0, 99)) < int(p * 100)
+        return self.choices.integer(0, 99) < int(p * 100)
+
+    def integer(self, lo: int, hi: int) -> int:
+        """An int in ``[lo, hi]``."""
+        return self.choices.integer(lo, hi)
 
     # -- leaves
     def leaf(self, within: tuple[str, ...] | None = None, exact: bool = False) -> Expr:
-        """A name, an indexed or sliced array, or a literal (broadcastable to ``within``)."""
-        cands = [c for c in self._leaf_candidates()
-                 if (within is None or bshape(c.shape, within) == within)
-                 and not (exact and c.fuzzy)]
-        if cands and self.chance(0.8):
-            recent = [c for c in cands if c.text in self.scope.recent]
-            return self.pick(recent if recent and self.chance(0.4) else cands)
+        """A name, an element, row, column or view of one, or a literal (broadcastable
+        to ``within``)."""
+        if self.chance(0.8):
+            views = self.chance(0.3)
+            cands = [c for c in self._leaf_texts(views)
+                     if (within is None or bshape(c[1], within) == within)
+                     and not (exact and c[2])]
+            recent = [c for c in cands if c[0] in self.scope.recent]
+            for _ in range(3 if cands else 0):  # numpy may reject the view drawn
+                text, shape, fuzzy = self.pick(recent if recent and self.chance(0.4)
+                                               else cands)
+                e = self.scope.expr(text, shape, fuzzy)
+                if e is not None:
+                    return e
         if self.chance(0.6):
             return self.scope.expr(str(self.pick(INT_LITERALS)), (), False)  # type: ignore
         return self.scope.expr(str(self.pick(FLOAT_LITERALS)), (), False)  # type: ignore
 
-    def _leaf_candidates(self) -> list[Expr]:
+    def _leaf_texts(self, views: bool) -> list[tuple[str, tuple[str, ...], bool]]:
+        """``(text, shape, fuzzy)`` of views of names, else of names and their elements."""
         out = []
         for name, shape in self.scope.shapes.items():
-            fz = self.scope.fuzzy[name]
-            texts = [(name, shape)]
-            if shape:
-                texts += [(f"{name}[{i}]", shape[1:]) for i, d in self.scope.loops.items()
-                          if d == shape[0]]
-            if shape[:2] == ("n", "m"):
-                texts += [(f"{name}[{i}, {j}]", ()) for i, di in self.scope.loops.items()
-                          for j, dj in self.scope.loops.items() if (di, dj) == ("n", "m")]
-            if shape[:1] == ("n",):
-                texts += [(f"{name}[1:]", ("n-1", *shape[1:])),
-                          (f"{name}[:-1]", ("n-1", *shape[1:])),
-                          (f"{name}[::2]", ("h", *shape[1:])),
-                          (f"{name}[::-1]", shape)]
-            for text, shp in texts:
-                e = self.scope.expr(text, shp, fz)
-                if e is not None:
-                    out.append(e)
+            texts = view_texts(name, shape) if views else \
+                [(name, shape), *indexed_texts(name, shape, self.scope.loops)]
+            out += [(t, shp, self.scope.fuzzy[name]) for t, shp in texts]
         return out
 
     # -- composite expressions
@@ -207,7 +237,8 @@ class ExprGen:
         ``within``; ``exact`` forbids fuzzy values."""
         if depth <= 0 or self.chance(0.25):
             return self.leaf(within, exact)
-        rules = [self.binary, self.binary, self.unary, self.where, self.cast, self.reduce]
+        rules = [self.binary, self.binary, self.unary, self.where, self.cast]
+        rules += [lambda *a, rule=rule: rule(self, *a) for rule in self.rules]
         if not exact:
             rules.append(self.math_call)
         for _ in range(3):  # a rule may not fit the operands it drew
@@ -223,6 +254,8 @@ class ExprGen:
             return self._power(x)
         y = self.expr(depth - 1, within, exact or op in DISCONTINUOUS)
         if op in DISCONTINUOUS and x.fuzzy:
+            return None
+        if weak_conflict(x.text, x.sig, y.sig) or weak_conflict(y.text, y.sig, x.sig):
             return None
         if op in ("/", "//", "%") and x.weak and y.weak:
             y = self.scope.expr(str(self.pick((2, 3, -2, 0.5))), (), False)  # type: ignore
@@ -273,45 +306,16 @@ class ExprGen:
     def cast(self, depth: int, within, exact: bool) -> Expr | None:
         x = self.expr(depth - 1, within, exact)
         to = self.pick(CASTS)
-        if "int" in to and (x.fuzzy or "float" in x.dtype) and not self.is_input(x):
-            return None  # float -> int only from the finite inputs
+        if not cast_allowed(to, x.dtype, self.is_input(x), x.fuzzy):
+            return None
         text = f"{x.text}.astype({to})" if x.sig[:1] == ("array",) else f"{to}({x.text})"
         return self.scope.expr(text, x.shape, x.fuzzy)
 
     @staticmethod
     def is_input(x: Expr) -> bool:
         """An input read as is (finite values), e.g. ``a``, ``a[i0]``, ``b[::2]``, ``s``."""
-        return re.fullmatch(r"[abs](\[[^\]]*\])?", x.text) is not None
-
-    def reduce(self, depth: int, within, exact: bool) -> Expr | None:
-        x = self.expr(depth - 1, None, exact)
-        if not x.shape:
-            return None
-        fn = self.pick(("sum", "max", "min", "mean"))
-        axis = self.pick((None, 0, -1))
-        keep = axis is not None and self.chance(0.3)
-        reduced = x.shape if axis is None else (x.shape[axis],)
-        if fn in ("max", "min") and 0 in [dim_size(d, self.sizes) for d in reduced]:
-            return None  # known bug (test_found_programs): an unused empty max is dropped
-        shape = self._reduced(x.shape, axis, keep)
-        if within is not None and bshape(shape, within) != within:
-            return None
-        args = "" if axis is None else f"axis={axis}" + (", keepdims=True" if keep else "")
-        fuzzy = x.fuzzy or (fn in ("sum", "mean") and "float" in x.dtype)
-        if fuzzy and exact:
-            return None
-        e = self.scope.expr(f"{x.text}.{fn}({args})", shape, fuzzy)
-        if e is not None and fn in ("sum", "mean"):
-            self.terms += int(np.prod([dim_size(d, self.sizes) for d in x.shape]))
-        return e
-
-    @staticmethod
-    def _reduced(shape: tuple[str, ...], axis: int | None, keep: bool) -> tuple[str, ...]:
-        if axis is None:
-            return ()
-        ax = axis % len(shape)
-        return tuple("1" if keep and i == ax else d for i, d in enumerate(shape)
-                     if keep or i != ax)
+        return re.fullmatch(r"[abs](\[[^\]]*\]|\.T|\.ravel\(\)|\.reshape\([^()]*\))*",
+                            x.text) is not None
 
     def condition(self, depth: int, within: tuple[str, ...] | None = None) -> Expr:
         """A boolean expression (array or scalar) built from exact values."""
