@@ -1,0 +1,186 @@
+"""Judging one generated program (``progen``) on several runners against numpy.
+
+:func:`judge` calls the Python function (the reference), compiles the program once
+through the frontend and the default passes, then compares every runner with
+``diff.compare`` on its own, so that one runner's failure does not hide another's.
+Each runner ends in one :class:`Outcome`:
+
+* ``ok`` — same results (within the program's budget) or the same exception class;
+* ``skip`` — the program uses something pyasc documents as unsupported: the frontend
+  raised E50010/E50011 (every runner skips), or a device runner raised its documented
+  limitation (``DeviceUnsupportedError``);
+* ``fail`` — a mismatch (values, dtypes, shapes, kinds, a missing exception), a crash
+  (any other exception, e.g. E50050), or a timeout.
+
+``kind`` names the skip or failure for counting: the error code and its message with
+names and numbers blanked (``E50011: np.take() does not support _``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from diff import DEVICE_RUNNERS, Tol, compare
+from progen import Program
+
+from pyasc.errors import PyascError, UnsupportedNumpyError, UnsupportedSyntaxError
+
+UNSUPPORTED = (UnsupportedSyntaxError, UnsupportedNumpyError)
+"""Frontend errors that mean "not supported" (E50010, E50011): a skip, not a failure."""
+
+
+@dataclass
+class Outcome:
+    """What one runner did with one program."""
+
+    status: str  # "ok", "skip" or "fail"
+    kind: str = ""
+    detail: str = ""
+    seconds: float = 0.0  # wall time
+    cpu: float = 0.0  # CPU time of this process and its children (the C++ compiler)
+
+
+@dataclass
+class Verdict:
+    """Outcomes of one program, by runner (``"frontend"`` when it did not compile)."""
+
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> dict[str, Outcome]:
+        return {r: o for r, o in self.outcomes.items() if o.status == "fail"}
+
+
+def reference(program: Program) -> object:
+    """The Python function's result on copies of the inputs, or the exception it raised."""
+    with np.errstate(all="ignore"):
+        try:
+            return program.fn.__wrapped__(*[np.copy(a) if isinstance(a, np.ndarray) else a
+                                            for a in program.args])
+        except Exception as exc:  # the runners must raise it too (diff.compare)
+            return exc
+
+
+def _scale(result: object) -> float:
+    """The largest finite magnitude among the float results (sets absolute errors)."""
+    leaves = result if isinstance(result, tuple) else (result,)
+    mags = [float(np.max(np.abs(v[np.isfinite(v)]), initial=0.0))
+            for v in map(np.asarray, leaves) if v.dtype.kind == "f"]
+    return max(mags, default=1.0)
+
+
+def budget(program: Program, expected: object) -> Tol | float:
+    """The program's error budget, its absolute part scaled to the results' magnitude."""
+    tol = program.tol
+    if isinstance(tol, Tol) and (tol.math or tol.terms) and not isinstance(expected,
+                                                                           Exception):
+        return Tol(tol.math, tol.terms, max(1.0, _scale(expected)), tol.dtype)
+    return tol
+
+
+def kind_of(exc: BaseException) -> str:
+    """A countable name for an exception: its code (or class) and its first line with
+    variable names, numbers and quoted text blanked."""
+    if isinstance(exc, PyascError):
+        return f"{exc.code}: {exc.title}: {_blank(exc.message)}"
+    return f"{type(exc).__name__}: {_blank(str(exc))}"
+
+
+def _blank(message: str) -> str:
+    first = message.splitlines()[0] if message else ""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b[a-z]+\d+\b|-?\d+(\.\d+)?", "_", first)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def frontend_error(program: Program) -> BaseException | None:
+    """Compile the program (frontend and default passes); the error it raised, if any."""
+    try:
+        with np.errstate(all="ignore"):
+            program.fn.ir(*program.args)
+    except Exception as exc:
+        return exc
+    return None
+
+
+class _Timeout(Exception):
+    """A runner ran past its time limit."""
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _Timeout()
+
+
+def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Outcome:
+    """Compare ``runner`` with the reference; a failure keeps its message."""
+    start, cpu = time.perf_counter(), _cpu()
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        with np.errstate(all="ignore"):
+            skipped = compare(program.fn, *program.args, runners=(runner,), rtol=tol)[1]
+        outcome = Outcome("skip", kind_of_skip(skipped[runner])) if skipped else Outcome("ok")
+    except _Timeout:
+        outcome = Outcome("fail", "timeout", f"{runner} ran longer than {limit:.0f} s")
+    except AssertionError as exc:
+        outcome = Outcome("fail", _assertion_kind(exc), str(exc)[:4000])
+    except Exception as exc:
+        outcome = Outcome("fail", kind_of(exc), f"{type(exc).__name__}: {str(exc)[:4000]}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    outcome.seconds, outcome.cpu = time.perf_counter() - start, _cpu() - cpu
+    return outcome
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def kind_of_skip(reason: str) -> str:
+    """The countable kind of a device runner's skip reason
+    (``"<runner>: E50010: unsupported syntax: <message>"``)."""
+    code, _, rest = reason.split(": ", 1)[-1].partition(": ")
+    title, _, message = rest.partition(": ")
+    return f"{code}: {title}: {_blank(message)}"
+
+
+def _assertion_kind(exc: AssertionError) -> str:
+    text = str(exc)
+    if "did not raise" in text:
+        return "mismatch: no exception"
+    if "rtol=MATH" in text:
+        return "harness: math budget missing"
+    for what in ("dtype", "shape", "values differ", "Not equal to tolerance", "got"):
+        if what in text:
+            return f"mismatch: {what}"
+    return "mismatch"
+
+
+def judge(program: Program, runners: Sequence[str], limit: float = 300.0) -> Verdict:
+    """Every runner's :class:`Outcome` for ``program`` (see the module docstring)."""
+    verdict = Verdict()
+    start, cpu = time.perf_counter(), _cpu()
+    error = frontend_error(program)
+    front = Outcome("ok") if error is None else Outcome(
+        "skip" if isinstance(error, UNSUPPORTED) else "fail", kind_of(error),
+        f"{type(error).__name__}: {str(error)[:4000]}")
+    front.seconds, front.cpu = time.perf_counter() - start, _cpu() - cpu
+    verdict.outcomes["frontend"] = front
+    if error is not None:
+        return verdict
+    tol = budget(program, reference(program))
+    for runner in runners:
+        verdict.outcomes[runner] = run_one(program, runner, tol, limit)
+    return verdict
+
+
+def is_device(runner: str) -> bool:
+    """Whether ``runner`` runs device code (its limitations are skips)."""
+    return runner in DEVICE_RUNNERS

@@ -1,0 +1,80 @@
+"""The fuzzing campaign's machinery (``campaign``, ``judge``): outcomes by runner,
+kinds, saved cases that replay from their files, and a small campaign end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from campaign_worker import load_case, save_case
+from diff import EXACT, MATH
+from judge import judge, kind_of, kind_of_skip
+from progen import Program, load
+
+from pyasc.errors import UnsupportedNumpyError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SOURCE = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid
+def prog(a, b, s):
+    return np.exp(a) + b * s
+"""
+
+
+def _program(tol) -> Program:
+    a, b = np.arange(6.0).reshape(2, 3).T, np.ones(2)
+    return Program(SOURCE, load(SOURCE), (a, b, 0.5), tol, "transposed")
+
+
+def test_every_runner_gets_its_own_outcome():
+    ok = judge(_program(MATH), ("ir", "cpu"))
+    assert {r: o.status for r, o in ok.outcomes.items()} == \
+        {"frontend": "ok", "ir": "ok", "cpu": "ok"}
+    # an exact budget for exp() is a harness failure on every runner, not one
+    bad = judge(_program(EXACT), ("ir", "cpu"))
+    assert set(bad.failed) == {"ir", "cpu"}
+    assert bad.failed["cpu"].kind == "harness: math budget missing"
+
+
+def test_kinds_blank_names_and_numbers():
+    exc = UnsupportedNumpyError("np.take(): argument 'mode' is not supported for t12 at 3")
+    assert kind_of(exc) == ("E50011: unsupported numpy call: np.take(): argument _ is not "
+                            "supported for _ at _")
+    reason = "ascend-sim: E50010: unsupported syntax: a run-time size of 'x' at line 4"
+    assert kind_of_skip(reason) == "E50010: unsupported syntax: a run-time size of _ at line _"
+
+
+def test_a_saved_case_replays_from_its_files(tmp_path):
+    program = _program(EXACT)
+    folder = save_case(tmp_path, 7, 42, "cpu", "harness: math budget missing", "detail",
+                       program)
+    case, again = load_case(folder)
+    assert (case["seed"], case["index"], case["runner"]) == (7, 42, "cpu")
+    assert again.source == program.source and again.tol == program.tol
+    for x, y in zip(again.args, program.args, strict=True):
+        assert np.array_equal(x, y) and np.shape(x) == np.shape(y)
+    assert not again.args[0].flags.c_contiguous  # the layout of `a` is kept
+    out = subprocess.run([sys.executable, "-m", "tests.differential.campaign", "--replay",
+                          str(folder)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert "rtol=MATH" in out.stderr + out.stdout  # the failure, with its traceback
+
+
+def test_a_small_campaign_end_to_end(tmp_path):
+    cmd = [sys.executable, "-m", "tests.differential.campaign", "--count", "4", "--chunk",
+           "2", "--jobs", "2", "--seed", "3", "--runners", "ir,ir-opt", "--out", str(tmp_path)]
+    run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["programs"] == 4 and summary["seed"] == 3, run.stdout + run.stderr
+    assert set(summary["runners"]) == {"frontend", "ir", "ir-opt"}
+    assert "programs with a failure" in run.stdout
+    # finished chunks are kept: running it again judges nothing anew
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert json.loads((tmp_path / "summary.json").read_text())["programs"] == 4, again.stderr
