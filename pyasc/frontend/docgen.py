@@ -73,6 +73,12 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   writes through them are seen by every alias.  A view that is *returned* comes back
   as a view sharing the argument's memory, as in numpy (`np.shares_memory(f(x), x)`);
   a parameter returned unchanged comes back as the caller's object.
+  Every array pyasc creates is C-contiguous, while numpy gives the results of
+  elementwise operations, `*_like` and `np.copy` the memory order of their inputs
+  (`order="K"`): for an input that is not C-ordered (a transposed array), numpy's
+  `reshape`/`ravel` of such a result is a copy where pyasc's is a view, so writing
+  through it (or into the array after it) differs (found by the fuzzer; use `.copy()`
+  or `np.ascontiguousarray` first to get the same result everywhere).
 - **Indexing.** Integers, slices (steps, negative bounds), `...` and `None` give
   elements and views.  Integer arrays (several at once, broadcast together, mixed with
   integers and slices) and boolean masks (also with other indices: a mask stands for

@@ -291,3 +291,35 @@ def test_short_circuit_does_not_evaluate_the_side_python_skips(fn, x, arg):
     # (x[j] with j == len(x)): `c and e` / `e if c else f` ran both sides as an
     # arith.select when they were "pure", including the side Python never evaluates
     check(fn, x, arg)
+
+
+@hybrid
+def write_through_reshape_of_a_result(a):
+    t = a + 1  # numpy: the memory order of `a` (order="K"); pyasc: C order
+    r = t.reshape(-1)
+    r[0] = 9
+    return t
+
+
+@hybrid
+def write_through_ravel_of_ones_like(a):
+    t = np.ones_like(a)
+    r = t.ravel()
+    r[0] = 9
+    return t
+
+
+@pytest.mark.parametrize("fn", [write_through_reshape_of_a_result,
+                                write_through_ravel_of_ones_like], ids=["add", "ones_like"])
+def test_write_through_a_reshape_of_a_c_ordered_result(fn):
+    check(fn, np.arange(6.0).reshape(2, 3))  # the same view in numpy and pyasc
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "documented difference (docs/numpy-support.md, Views): pyasc creates every array "
+    "C-contiguous, numpy keeps a transposed input's F order, so numpy's reshape copies "
+    "where pyasc's is a view"))
+@pytest.mark.parametrize("fn", [write_through_reshape_of_a_result,
+                                write_through_ravel_of_ones_like], ids=["add", "ones_like"])
+def test_write_through_a_reshape_of_an_f_ordered_result(fn):
+    check(fn, np.asfortranarray(np.arange(6.0).reshape(2, 3)))
