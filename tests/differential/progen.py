@@ -58,7 +58,11 @@ from progen_writes import scatter, view_write, write
 
 EXPR_RULES = (reduce_rule, reduce_rule, matmul_rule, gather_rule)
 """Expression rules beyond ``ExprGen``'s own (arithmetic, math, where, casts)."""
-SIZES_N = (0, 1, 2, 3, 7, 13)
+SIZES_N = (0, 1, 2, 3, 7, 13) * 2 + (300, 2500)
+"""Sizes of ``a``'s first dim: small and odd, and (one in seven) large enough for the
+device code's tiles, tails and several blocks (no loop runs over a large dim: the IR
+interpreter would take minutes)."""
+LOOPED_N = 13
 SIZES_M = (1, 2, 5, 7)
 LAYOUTS = ("C", "C", "reversed", "step2", "transposed", "reversed-inner")
 
@@ -227,7 +231,11 @@ class ProgramGen:
     def for_(self, indent: int, depth: int, in_loop: bool,
              axis: int | None = None, body: Any = None) -> None:
         if axis is None:
-            axis = 1 if self.ndim == 2 and self.gen.chance(0.2) else 0
+            axes = [i for i, d in enumerate("nm"[:self.ndim]) if d in self.loopable()]
+            if not axes:
+                self.while_(indent, depth, in_loop)
+                return
+            axis = axes[-1] if self.gen.chance(0.2) else axes[0]
         var, dim, size = self.fresh("i"), "nm"[axis], f"a.shape[{axis}]"
         self.emit(indent, f"for {var} in " + self.gen.pick(
             (f"range({size})", f"range(1, {size})", f"range({size} - 1, -1, -1)",
@@ -238,7 +246,19 @@ class ProgramGen:
 
     def nest_(self, indent: int, depth: int, in_loop: bool) -> None:
         """A loop over the rows of ``a`` around a loop over its columns."""
-        self.for_(indent, depth, in_loop, 0, lambda: self.for_(indent + 1, depth, True, 1))
+        if "n" not in self.loopable():
+            self.for_(indent, depth, in_loop, 1)
+            return
+        def columns() -> None:
+            write(self, indent + 2)  # most often out[i, j] = ...
+            self.block(indent + 2, depth - 1, True)
+
+        self.for_(indent, depth, in_loop, 0, lambda: self.for_(indent + 1, depth, True, 1,
+                                                                 columns))
+
+    def loopable(self) -> list[str]:
+        """The dims of ``a`` a loop may run over (not a large one)."""
+        return [d for d in "nm"[:self.ndim] if d == "m" or self.sizes["n"] <= LOOPED_N]
 
     def while_(self, indent: int, depth: int, in_loop: bool) -> None:
         k, limit = self.fresh("k"), self.gen.pick((2, 3, 4))
@@ -330,5 +350,5 @@ assign_temp, update = _statement("assign_temp"), _statement("update")
 if_, for_, while_, nest = (_statement(m) for m in ("if_", "for_", "while_", "nest_"))
 SIMPLE = (assign_temp, update, update, write, write, view_write, scatter)
 """Straight-line statements: ``rule(pg, indent)``."""
-NESTED = (if_, if_, for_, for_, while_, nest, scan, find, converge)
+NESTED = (if_, if_, for_, for_, while_, nest, nest, scan, find, converge)
 """Statements with a body: ``rule(pg, indent, depth, in_loop)``."""

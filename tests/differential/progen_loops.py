@@ -50,7 +50,9 @@ def _counter(pg: Any, prefix: str) -> str:
 
 def scan(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
     """A search loop whose trip count is decided by the data, then a use of its end."""
-    dims = [d for d in SIZE_TEXT if d in pg.scope.shapes["a"]]
+    dims = [d for d in SIZE_TEXT if d in pg.loopable()]
+    if not dims:
+        return
     dim = pg.gen.pick(dims)
     j = _counter(pg, "j")
     pg.scope.loops[j] = dim  # only for drawing the condition, which reads x[j]
@@ -71,7 +73,9 @@ def scan(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
 
 def find(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
     """A counted loop left (or skipped ahead) when an element meets a condition."""
-    dims = [d for d in SIZE_TEXT if d in pg.scope.shapes["a"]]
+    dims = [d for d in SIZE_TEXT if d in pg.loopable()]
+    if not dims:
+        return
     dim = pg.gen.pick(dims)
     i = pg.fresh("i")
     size = SIZE_TEXT[dim]

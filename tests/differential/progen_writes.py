@@ -78,7 +78,7 @@ def view_write(pg: Any, indent: int) -> None:
 def scatter(pg: Any, indent: int) -> None:
     """``out[idx] = e``, ``out[idx] += e`` or a masked write ``out[mask] = e[mask]``."""
     out = pg.carried["out"]
-    if pg.gen.chance(0.3):
+    if pg.gen.chance(0.45):
         found = mask_target(pg.gen, out.shape)
         if found is not None:
             mask, whole = found
