@@ -9,7 +9,8 @@ computed by these helpers in plain ``double`` arithmetic:
   (|r| <= ln2/2: truncation below 1e-17), scaled by ``2^k`` built from the exponent bits;
 * ``log``: ``x = m * 2^e`` from the bits, ``m`` in [sqrt(1/2), sqrt(2)),
   ``log(m) = 2 atanh((m-1)/(m+1))`` to degree 21;
-* ``sqrt``: a bit-level first guess refined by Newton steps;
+* ``sqrt``: correctly rounded (as numpy's), by the digit-by-digit integer square root
+  of the mantissa;
 * ``tanh sigmoid erf`` (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7) from ``exp``;
   ``sin/cos/tan`` by quadrant reduction and Taylor series; ``floor/ceil/trunc/rint``
   through integer conversion; ``pow`` by repeated squaring for integral exponents, else
@@ -102,9 +103,21 @@ __aicore__ inline double PyascSqrtD(double x) {
   if (x < 2.2250738585072014e-308) {  // subnormal: scale by 2^54, unscale by 2^-27
     return PyascSqrtD(x * 18014398509481984.0) * 7.450580596923828125e-9;
   }
-  double y = PyascFromBitsD((PyascBitsD(x) >> 1) + (int64_t(1023) << 51));  // ~sqrt
-  for (int i = 0; i < 6; ++i) y = 0.5 * (y + x / y);
-  return y;
+  // Correctly rounded, as IEEE sqrt (numpy): x = m * 2^e with e even and m < 2^54; the
+  // digit-by-digit integer root q = floor(sqrt(m * 2^54)) has 54 bits, the last one the
+  // rounding bit (never an exact half: q odd and q * q = m * 2^54 even cannot both hold).
+  const int64_t bits = PyascBitsD(x);
+  int64_t e = ((bits >> 52) & 0x7ff) - 1075;
+  uint64_t m = (uint64_t(bits) & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
+  if (e & 1) { m <<= 1; e -= 1; }
+  uint64_t q = 0, r = 0;
+  for (int p = 53; p >= 0; --p) {  // two bits of m * 2^54 per step, from the top
+    r = (r << 2) | (p >= 27 ? (m >> (2 * p - 54)) & 3 : 0);
+    const uint64_t t = (q << 2) | 1;
+    q <<= 1;
+    if (r >= t) { r -= t; q |= 1; }
+  }
+  return PyascLdexp(static_cast<double>((q >> 1) + (q & 1)), e / 2 - 26);
 }
 """
 
