@@ -11,8 +11,9 @@ program on ``--runners`` (``judge.judge``: every runner against the Python funct
 and append one JSON line per program to ``<out>/results/``.  A failure is saved as a
 case, ``<out>/cases/<k>-<runner>/`` (``case.json``, ``prog.py``, ``inputs.npz``), that
 ``--replay <case dir>`` runs again from those files with the full traceback.  A worker silent for
-``--hang`` seconds (a compiled kernel that never returns) is killed, the program it
-was running recorded as a ``hang`` failure, and its chunk resumed after it.  Finished
+``--hang`` seconds (a compiled kernel that never returns) is killed, and a worker that
+dies (a segfault in compiled code): the program it was running is recorded as a
+failure and its chunk resumed after it.  Finished
 chunks are kept: running the same command again resumes an interrupted campaign.
 
 The summary (printed, and ``<out>/summary.json``) gives the count, seed, time, the
@@ -119,19 +120,24 @@ class Worker:
             self.proc.kill()
             self.proc.wait()
             self.log.close()
-            self._record_hang()
+            self._record_failure("hang", f"no progress for {self.args.hang:.0f} s: killed")
             return True
         return False
 
-    def _record_hang(self) -> None:
+    def died(self) -> None:
+        """The worker ended without finishing its chunk (a crash of the process, e.g. a
+        segfault in compiled code): the program it was judging is a failure."""
+        self._record_failure(f"worker died (exit status {self.proc.returncode})",
+                             f"the worker process ended with status {self.proc.returncode}")
+
+    def _record_failure(self, kind: str, detail: str) -> None:
         done = [r["index"] for r in read_chunk(self.path) if "index" in r]
         index = max(done, default=self.first - 1) + 1
         if index >= self.end:
             return
-        save_case(self.out, self.args.seed, index, "worker", "hang",
-                  f"no progress for {self.args.hang:.0f} s: killed")
+        save_case(self.out, self.args.seed, index, "worker", kind, detail)
         record = {"index": index, "outcomes": {"worker": {
-            "status": "fail", "kind": "hang", "seconds": self.args.hang}}}
+            "status": "fail", "kind": kind, "seconds": 0.0}}}
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -162,7 +168,9 @@ def run_campaign(args: argparse.Namespace) -> dict:
         for w in finished:
             active.remove(w)
             if not any(r.get(CHUNK_DONE) for r in read_chunk(w.path)):
-                queue.insert(0, (w.first, w.end))  # killed or crashed: resume after
+                if w.proc.returncode not in (None, -9):  # -9: killed for a hang
+                    w.died()
+                queue.insert(0, (w.first, w.end))  # resume after the failed program
         if time.monotonic() - last_report > 60:
             last_report = time.monotonic()
             print(summarize(out, args, time.monotonic() - started).progress_line(),
