@@ -284,10 +284,12 @@ def _scatter(op: Operation, updates: object, dest: np.ndarray, *idx: object) -> 
     k = len(idx)
     ids = leading_indices(idx, dest.shape, op.attributes.get("axes"))
     rest = dest.shape[k:]
-    upd = np.broadcast_to(updates, ids[0].shape + rest).reshape((-1, *rest))
     flat = [i.reshape(-1) for i in ids]
     if not flat[0].size:
         return
+    # one row of updates per index (not reshape(-1, ...): -1 is ambiguous when a dim of
+    # `rest` is 0)
+    upd = np.broadcast_to(updates, ids[0].shape + rest).reshape((flat[0].size, *rest))
     # The last write to each position wins: keep only its last occurrence.
     lin = np.ravel_multi_index(flat, dest.shape[:k])
     _, first_from_end = np.unique(lin[::-1], return_index=True)

@@ -323,3 +323,26 @@ def test_write_through_a_reshape_of_a_c_ordered_result(fn):
                                 write_through_ravel_of_ones_like], ids=["add", "ones_like"])
 def test_write_through_a_reshape_of_an_f_ordered_result(fn):
     check(fn, np.asfortranarray(np.arange(6.0).reshape(2, 3)))
+
+
+@hybrid
+def scatter_columns(a, idx):
+    out = np.zeros_like(a)
+    out[:, idx] += 1
+    return out
+
+
+@hybrid
+def scatter_rows(a, idx):
+    out = np.zeros_like(a)
+    out[idx] = 2
+    return out
+
+
+@pytest.mark.parametrize("fn,shape", [(scatter_columns, (0, 3)), (scatter_rows, (3, 0)),
+                                      (scatter_columns, (2, 3)), (scatter_rows, (3, 2))],
+                         ids=["columns-of-no-rows", "rows-of-no-columns", "columns", "rows"])
+def test_scatter_into_an_array_with_an_empty_dim(fn, shape):
+    # was ValueError in the reference semantics (the IR interpreter and constant
+    # folding): reshape(-1, 0) of the updates
+    check(fn, np.zeros(shape), np.array([0, 2, 0]))
