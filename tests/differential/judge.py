@@ -22,6 +22,7 @@ import os
 import re
 import signal
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -86,10 +87,28 @@ def budget(program: Program, expected: object) -> Tol | float:
 
 def kind_of(exc: BaseException) -> str:
     """A countable name for an exception: its code (or class) and its first line with
-    variable names, numbers and quoted text blanked."""
+    variable names, numbers and quoted text blanked; a compiler error's first
+    ``error:`` line; an internal ``assert``'s place in pyasc."""
+    inside = _pyasc_frame(exc)
+    if isinstance(exc, AssertionError) and inside:
+        return f"crash: AssertionError at {inside}"
     if isinstance(exc, PyascError):
-        return f"{exc.code}: {exc.title}: {_blank(exc.message)}"
+        errors = [line.split("error:", 1)[1] for line in exc.message.splitlines()
+                  if "error:" in line]
+        return f"{exc.code}: {exc.title}: {_blank(errors[0] if errors else exc.message)}"
     return f"{type(exc).__name__}: {_blank(str(exc))}"
+
+
+def _pyasc_frame(exc: BaseException) -> str:
+    """``pyasc/<module>:<line>`` of the innermost frame when it is pyasc's code."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    path = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    marker = f"{os.sep}pyasc{os.sep}"
+    if marker not in path:
+        return ""
+    return "pyasc/" + path.rsplit(marker, 1)[1].replace(os.sep, "/") + f":{tb.tb_lineno}"
 
 
 def _blank(message: str) -> str:
@@ -128,9 +147,12 @@ def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Ou
     except _Timeout:
         outcome = Outcome("fail", "timeout", f"{runner} ran longer than {limit:.0f} s")
     except AssertionError as exc:
-        outcome = Outcome("fail", _assertion_kind(exc), str(exc)[:4000])
+        kind = kind_of(exc) if _pyasc_frame(exc) else _assertion_kind(exc)
+        outcome = Outcome("fail", kind, f"{type(exc).__name__}: {str(exc)[:4000]}\n"
+                          + "".join(traceback.format_tb(exc.__traceback__)[-6:]))
     except Exception as exc:
-        outcome = Outcome("fail", kind_of(exc), f"{type(exc).__name__}: {str(exc)[:4000]}")
+        outcome = Outcome("fail", kind_of(exc), f"{type(exc).__name__}: {str(exc)[:4000]}\n"
+                          + "".join(traceback.format_tb(exc.__traceback__)[-6:]))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

@@ -330,7 +330,7 @@ def _budget(pg: ProgramGen, dtypes: dict[str, str], source: str) -> Tol:
     if not (pg.gen.math or pg.gen.terms):
         return EXACT
     return Tol(math=pg.gen.math * pg.trips, terms=pg.gen.terms * pg.trips,
-               dtype=lowest_float(dtypes, source))
+               dtype=lowest_float(dtypes, source, pg.gen.work))
 
 
 def load(source: str) -> Any:

@@ -77,9 +77,11 @@ def cast_allowed(to: str, x_dtype: str, from_input: bool, fuzzy: bool) -> bool:
     return True
 
 
-def lowest_float(dtypes: dict[str, str], source: str) -> str | None:
-    """The least precise float dtype a program computes in (its error budget's unit)."""
+def lowest_float(dtypes: dict[str, str], source: str, work: set[str]) -> str | None:
+    """The least precise float dtype a program computes in (its error budget's unit):
+    of its inputs, its casts and its fuzzy computations (``work``: numpy computes
+    ``np.exp`` of int8 in float16 and of int16 in float32)."""
     for low in ("float16", "float32"):
-        if low in dtypes.values() or low in source:
+        if low in dtypes.values() or low in source or low in work:
             return low
     return None

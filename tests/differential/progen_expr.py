@@ -187,6 +187,7 @@ class ExprGen:
         self.rules = rules  # further expression rules: rule(gen, depth, within, exact)
         self.math = 0
         self.terms = 0
+        self.work: set[str] = set()  # float dtypes of the fuzzy computations (their ulps)
 
     def pick(self, options: Any) -> Any:
         """One of ``options`` (shrinks towards the first)."""
@@ -279,6 +280,7 @@ class ExprGen:
         e = self.scope.expr(f"({x.text} ** {k})", x.shape, x.fuzzy)
         if e is not None and k == 3 and e.dtype.startswith("float"):
             self.math += 1  # numpy calls pow(); a backend may multiply
+            self.work.add(e.dtype)
             return Expr(e.text, e.shape, True, e.sig)
         return e
 
@@ -291,6 +293,8 @@ class ExprGen:
         x = self.expr(depth - 1, within, exact)
         e = self.scope.expr(self.pick(MATH).format(x.text), x.shape, True)
         self.math += e is not None
+        if e is not None:  # np.exp of int8 computes in float16, of int16 in float32
+            self.work.add(e.dtype)
         return e
 
     def where(self, depth: int, within, exact: bool) -> Expr | None:

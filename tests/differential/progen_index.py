@@ -103,6 +103,7 @@ def _masked(gen: ExprGen, name: str, shape: tuple[str, ...], fuzzy: bool, within
         return None
     e = gen.scope.expr(f"{name}[{c.text}].{fn}({args})", out_shape, fuzzy or orders)
     if e is not None and orders:
+        gen.work.add(e.dtype)
         gen.terms += max(1, dim_size(shape[0], gen.sizes) * (dim_size(shape[1], gen.sizes)
                                                              if len(shape) == 2 else 1))
     return e

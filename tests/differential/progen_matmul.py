@@ -61,5 +61,6 @@ def matmul_rule(gen: ExprGen, depth: int, within, exact: bool) -> Expr | None:
         if exact:
             return None
         gen.terms += max(dim_size(x.shape[-1], gen.sizes), 1)
+        gen.work.add(e.dtype)
         return Expr(e.text, e.shape, True, e.sig)
     return e

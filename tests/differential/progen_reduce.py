@@ -91,4 +91,5 @@ def reduce_rule(gen: ExprGen, depth: int, within, exact: bool) -> Expr | None:
     e = gen.scope.expr(text, shape, fuzzy)
     if e is not None and spec.orders:
         gen.terms += max(count, 1)
+        gen.work.add(e.dtype)
     return e

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from progen import EXPR_RULES, NESTED, SIMPLE, ProgramGen, generate_seeded, load
 from progen_constructs import CONSTRUCTS, constructs_in
-from progen_dtypes import cast_allowed, scalar_range, values, weak_conflict
+from progen_dtypes import cast_allowed, lowest_float, scalar_range, values, weak_conflict
 from progen_expr import SeededChoices, dim_size
 from progen_index import index_array
 from progen_loops import converge, find, scan
@@ -205,3 +205,17 @@ def test_dtype_hazards():
     for dtype in ("bool", "uint8", "int8", "float16"):
         v = values((50,), dtype, 0)
         assert v.dtype == dtype and (dtype != "uint8" or v.min() >= 0)
+
+
+@pytest.mark.parametrize("dtype,work", [("int8", "float16"), ("int16", "float32")])
+def test_the_budget_is_in_the_precision_numpy_computes_in(dtype, work):
+    # np.exp of int8 is computed in float16, of int16 in float32: a budget in float64
+    # ulps was a million times too small (found by the campaign)
+    for seed in range(40):
+        pg = _pg(seed, ndim=1, dtypes=(dtype, dtype))
+        e = pg.gen.math_call(1, None, False)
+        if e is not None and e.dtype == work:
+            assert work in pg.gen.work
+            assert lowest_float(pg.dtypes, "np.exp(a)", pg.gen.work) == work
+            return
+    pytest.fail(f"no transcendental of {dtype} drawn")
