@@ -56,11 +56,15 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   are `int64`.
 - **Overflow and casts.** Integer arithmetic wraps around like numpy.  A compile-time
   Python int that does not fit the integer dtype it meets is an error (numpy 2 raises
-  `OverflowError`); comparisons with such ints are exact (numpy 2).  A run-time Python
-  int meeting a narrower integer dtype is converted with wrap-around.  `astype`,
-  assignment into arrays (`x[i] = v`) and scalar-type calls (`np.int32(x)`) cast
-  unsafely like numpy (float to int truncates toward zero; out-of-range float to int
-  is undefined, as in C).  In-place operators and `out=` use `same_kind` casting:
+  `OverflowError`), except in `np.where`, which wraps it as numpy does; comparisons
+  with such ints are exact (numpy 2).  A run-time Python int meeting a narrower integer
+  dtype is converted with wrap-around.  `astype`, assignment into arrays (`x[i] = v`)
+  and scalar-type calls (`np.int32(x)`) cast unsafely like numpy (float to int
+  truncates toward zero; out-of-range float to int is undefined, as in C).  One
+  difference: numpy 2 raises `OverflowError` when a *scalar* assigned to an element or
+  a basic slice of an integer array is out of its range (`int8_array[i] = 300`, or
+  `int8_array[i] += np.int64(200)`); pyasc wraps it, as numpy does for an array value
+  or a fancy index.  In-place operators and `out=` use `same_kind` casting:
   `int_array += 1.5` is an error (E50001), as in numpy.
 - **Division by zero** follows numpy for arrays and numpy scalars (inf/nan for floats,
   0 for integers) and also for run-time Python scalars (Python would raise

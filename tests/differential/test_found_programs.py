@@ -346,3 +346,15 @@ def test_scatter_into_an_array_with_an_empty_dim(fn, shape):
     # was ValueError in the reference semantics (the IR interpreter and constant
     # folding): reshape(-1, 0) of the updates
     check(fn, np.zeros(shape), np.array([0, 2, 0]))
+
+
+@hybrid
+def where_with_out_of_range_ints(x, c):
+    return np.where(x > c, x, -4), np.where(x > c, 300, x)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int32"])
+def test_where_wraps_a_python_int_that_does_not_fit(dtype):
+    # np.where is no ufunc: numpy casts the Python int with wrap-around (252 for -4 in
+    # uint8) where pyasc raised E50001 "Python integer -4 out of bounds for uint8"
+    check(where_with_out_of_range_ints, np.arange(6).astype(dtype), 2)

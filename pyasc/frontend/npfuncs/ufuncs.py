@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from pyasc.errors import TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend.elementwise import UFUNCS, apply_ufunc
 from pyasc.frontend.npfuncs.common import as_dtype, finish, python_dtype, static_int, strong
@@ -68,10 +70,22 @@ def where(lw, condition, x, y, /):
     t, weak = result_type(xs)
     if isinstance(c, Tensor) or any(isinstance(v, Tensor) for v in xs):
         t = strong(t)
-    a, b = (em.cast(v if is_runtime(v) else em.scalar(v, t), t) for v in xs)
+    a, b = (em.cast(v if is_runtime(v) else em.scalar(_wrapped(v, t), t), t) for v in xs)
     dims = _result_dims(lw, [c, a, b])
     result = em.result(arith.SelectOp.new(c.value, a.value, b.value))
     return Tensor(result, dims) if dims is not None else Scalar(result, weak=False)
+
+
+def _wrapped(v: object, t) -> object:
+    """``np.where`` is no ufunc: numpy casts a Python int that does not fit the result's
+    integer dtype with wrap-around (``np.where(c, uint8_array, -4)`` holds 252) instead
+    of raising ``OverflowError``."""
+    if type(v) is not int or not t.is_int or t.is_index:
+        return v
+    info = np.iinfo(t.to_numpy())
+    if info.min <= v <= info.max or not -2**63 <= v < 2**64:
+        return v  # fits, or not even an int64 for numpy (then it raises too)
+    return int(np.array(v, dtype=np.uint64 if v >= 2**63 else np.int64).astype(t.to_numpy()))
 
 
 def _result_dims(lw, values: list[object]):
