@@ -10,6 +10,7 @@ and whose dtype casts to ``out``'s with ``same_kind`` (as in-place operators req
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -21,15 +22,25 @@ OPS = ("", "", "+", "*")
 """``target = e`` twice as often as ``target += e`` or ``target *= e``."""
 
 
-def castable(pg: Any, dtype: str) -> bool:
-    """Whether a value of ``dtype`` may be stored into ``out`` (``same_kind``)."""
+def castable(pg: Any, value: Any, basic: bool) -> bool:
+    """Whether ``value`` may be stored into ``out``: ``same_kind``, and by basic
+    indexing a scalar only if it cannot overflow an integer ``out`` (numpy 2 raises
+    ``OverflowError`` there, pyasc wraps: a documented difference)."""
+    dtype = value.dtype
     src = np.dtype({"int": "int64", "float": "float64", "bool": "bool"}.get(dtype, dtype))
-    return bool(np.can_cast(src, np.dtype(pg.carried["out"].dtype), "same_kind"))
+    dst = np.dtype(pg.carried["out"].dtype)
+    if basic and value.sig[0] != "array" and dst.kind in "iu":
+        literal = re.fullmatch(r"-?\d+", value.text.strip("()"))
+        if literal:
+            return np.iinfo(dst).min <= int(literal.group()) <= np.iinfo(dst).max
+        return bool(np.can_cast(src, dst, "safe"))
+    return bool(np.can_cast(src, dst, "same_kind"))
 
 
 def assign(pg: Any, indent: int, target: str, shape: tuple[str, ...],
-           ops: tuple[str, ...] = OPS, value: str = "{e}") -> bool:
-    """Emit ``target op= value(e)`` for a random fitting ``e``; False if none was found."""
+           ops: tuple[str, ...] = OPS, value: str = "{e}", basic: bool = True) -> bool:
+    """Emit ``target op= value(e)`` for a random fitting ``e``; False if none was found.
+    ``basic``: the target is an element, slice or view (not an index array or mask)."""
     out = pg.carried["out"]
     op = pg.gen.pick(ops)
     for _ in range(4):
@@ -39,7 +50,7 @@ def assign(pg: Any, indent: int, target: str, shape: tuple[str, ...],
         text = value.format(e=e.text)
         probe = f"{target} {op} ({text})" if op else text
         got = pg.scope.expr(probe, shape, e.fuzzy)
-        if got is None or bshape(e.shape, shape) != shape or not castable(pg, got.dtype):
+        if got is None or bshape(e.shape, shape) != shape or not castable(pg, got, basic):
             continue
         pg.emit(indent, f"{target} {op}= {text}")
         return True
@@ -83,11 +94,11 @@ def scatter(pg: Any, indent: int) -> None:
         if found is not None:
             mask, whole = found
             if pg.gen.chance(0.7):  # `e[mask]` has a data-dependent size: device skips
-                assign(pg, indent, f"out[{mask}]", (), ("", "+"))  # a scalar
+                assign(pg, indent, f"out[{mask}]", (), ("", "+"), basic=False)  # a scalar
             else:
-                assign(pg, indent, f"out[{mask}]", out.shape, ("",), whole)
+                assign(pg, indent, f"out[{mask}]", out.shape, ("",), whole, basic=False)
             return
     targets = scatter_targets(pg.gen, out.shape)
     if targets:
         target, shape = pg.gen.pick(targets)
-        assign(pg, indent, target, shape, ("", "+", "+"))
+        assign(pg, indent, target, shape, ("", "+", "+"), basic=False)

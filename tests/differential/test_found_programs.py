@@ -358,3 +358,21 @@ def test_where_wraps_a_python_int_that_does_not_fit(dtype):
     # np.where is no ufunc: numpy casts the Python int with wrap-around (252 for -4 in
     # uint8) where pyasc raised E50001 "Python integer -4 out of bounds for uint8"
     check(where_with_out_of_range_ints, np.arange(6).astype(dtype), 2)
+
+
+@hybrid
+def store_a_wide_scalar(x, v):
+    x[0] = v  # numpy 2: OverflowError when v does not fit x's dtype
+    x[1:2] = np.array([v])  # numpy wraps an array value
+    return x
+
+
+def test_a_scalar_that_fits_stored_by_basic_indexing():
+    check(store_a_wide_scalar, np.zeros(3, np.int8), np.int64(100))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "documented difference (docs/numpy-support.md, Overflow and casts): numpy 2 raises "
+    "OverflowError for an out-of-range scalar stored by basic indexing, pyasc wraps"))
+def test_an_out_of_range_scalar_stored_by_basic_indexing():
+    check(store_a_wide_scalar, np.zeros(3, np.int8), np.int64(300))
