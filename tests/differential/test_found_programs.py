@@ -363,7 +363,7 @@ def test_where_wraps_a_python_int_that_does_not_fit(dtype):
 @hybrid
 def store_a_wide_scalar(x, v):
     x[0] = v  # numpy 2: OverflowError when v does not fit x's dtype
-    x[1:2] = np.array([v])  # numpy wraps an array value
+    x[1:2] = np.full(1, v)  # numpy wraps an array value
     return x
 
 
