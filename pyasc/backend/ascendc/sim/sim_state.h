@@ -79,11 +79,15 @@ struct LaunchCtx {
     return interrupted.load(std::memory_order_relaxed);
   }
 
+  // The argument holding address p that reaches furthest: arguments may alias (a row
+  // view and its whole array start at the same address), and a buffer bound at p is
+  // inside the larger one even when it overruns the smaller.
   const GmRegion* find(uintptr_t p) const {
+    const GmRegion* best = nullptr;
     for (const GmRegion& r : regions) {
-      if (p >= r.lo && p < r.hi) return &r;
+      if (p >= r.lo && p < r.hi && (best == nullptr || r.hi > best->hi)) best = &r;
     }
-    return nullptr;
+    return best;
   }
 };
 
