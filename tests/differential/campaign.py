@@ -59,6 +59,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="seconds without progress before a worker is killed")
     p.add_argument("--sim-opt", default="-O0", help="ascend-sim C++ optimisation level")
     p.add_argument("--replay", metavar="CASE_DIR", help="re-run one saved case")
+    p.add_argument("--reduce", metavar="CASE_DIR",
+                   help="shrink a saved case to the statements its failure needs "
+                        "(writes <CASE_DIR>/reduced.py)")
     p.add_argument("--worker", nargs=3, type=int, metavar=("CHUNK", "FIRST", "END"),
                    help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -202,10 +205,28 @@ def replay(case_dir: str) -> None:
         traceback.print_exc()
 
 
+def reduce(case_dir: str) -> None:
+    """Shrink a saved case (``reduce_case``) and write ``reduced.py`` beside it."""
+    import warnings
+
+    from campaign_worker import load_case
+    from reduce_case import reduce_program
+
+    warnings.simplefilter("ignore")
+    case, program = load_case(Path(case_dir))
+    runner = "ir" if case["runner"] == "worker" else case["runner"]
+    source = reduce_program(program, runner, case["kind"])
+    (Path(case_dir) / "reduced.py").write_text(source)
+    print(source)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.replay:
         replay(args.replay)
+        return 0
+    if args.reduce:
+        reduce(args.reduce)
         return 0
     if args.worker:
         chunk, first, end = args.worker
