@@ -78,3 +78,31 @@ def test_a_small_campaign_end_to_end(tmp_path):
     # finished chunks are kept: running it again judges nothing anew
     again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert json.loads((tmp_path / "summary.json").read_text())["programs"] == 4, again.stderr
+
+
+NOISY = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid
+def prog(a, b, s):
+    t = a * 2
+    for i in range(a.shape[0]):
+        t[i] += b[0]
+    u = np.exp(a)
+    if s > 0:
+        t = t - 1
+    return t, u
+"""
+
+
+def test_a_failing_program_is_reduced_to_what_its_failure_needs():
+    from reduce_case import reduce_program
+
+    a, b = np.arange(3.0), np.ones(3)
+    program = Program(NOISY, load(NOISY), (a, b, 0.5), EXACT)
+    kind = judge(program, ("ir",)).failed["ir"].kind
+    reduced = reduce_program(program, "ir", kind)
+    assert "np.exp(a)" in reduced and "for i in" not in reduced and "if s" not in reduced
+    assert judge(Program(reduced, load(reduced), (a, b, 0.5), EXACT), ("ir",)).failed
