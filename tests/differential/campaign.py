@@ -58,6 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hang", type=float, default=900.0,
                    help="seconds without progress before a worker is killed")
     p.add_argument("--sim-opt", default="-O0", help="ascend-sim C++ optimisation level")
+    p.add_argument("--report", action="store_true",
+                   help="print the summary of the programs recorded in --out; run nothing")
     p.add_argument("--replay", metavar="CASE_DIR", help="re-run one saved case")
     p.add_argument("--reduce", metavar="CASE_DIR",
                    help="shrink a saved case to the statements its failure needs "
@@ -224,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.replay:
         replay(args.replay)
+        return 0
+    if args.report:
+        print(summarize(Path(args.out), args, 0.0).text())
         return 0
     if args.reduce:
         reduce(args.reduce)
