@@ -53,7 +53,11 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   `int8`.  Operators between Python numbers follow Python (`7 / 2 == 3.5`,
   `True + True == 2`).  `sum`/`prod` of small integers and bools accumulate in
   `int64`/`uint64`; `mean`/`var`/`std` of integers are `float64`; `argmax`/`argmin`
-  are `int64`.
+  are `int64`.  `array ** 2` is `np.square(array)`, as numpy's `ndarray.__pow__`
+  computes it (a bool array squared is `int8`; `np.power(x, 2)` is `int64`); numpy
+  decides that by the exponent's value, so a bool array to a *run-time* power is
+  `int64` in pyasc even when the exponent is 2.  An integer to a negative integer
+  power raises numpy's `ValueError` (for a compile-time exponent).
 - **Overflow and casts.** Integer arithmetic wraps around like numpy.  A compile-time
   Python int that does not fit the integer dtype it meets is an error (numpy 2 raises
   `OverflowError`), except in `np.where`, which wraps it as numpy does; comparisons

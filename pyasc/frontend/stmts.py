@@ -21,10 +21,11 @@ from pyasc.errors import (
 from pyasc.frontend.control import as_i1
 from pyasc.frontend.elementwise import apply_ufunc, broadcast_dims
 from pyasc.frontend.lowering import Lowering, stmt_rule
+from pyasc.frontend.promotion import element_of, is_weak
 from pyasc.frontend.truth import condition
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
 from pyasc.ir.ops import func
-from pyasc.ir.types import ScalarType
+from pyasc.ir.types import ScalarType, i1
 
 BINOP_UFUNCS: dict[type, str] = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide",
@@ -125,7 +126,25 @@ def binary(lw: Lowering, op: ast.operator, a: object, b: object) -> object:
         return call_numpy(lw, "matmul", [a, b], {})
     if not is_runtime(a) and not is_runtime(b) and not (_numberish(a) and _numberish(b)):
         return _python_binary(op, a, b)
+    if isinstance(op, ast.Pow) and is_runtime(a):
+        return _power(lw, a, b)
     return apply_ufunc(lw.em, BINOP_UFUNCS[type(op)], [a, b], python_op=True)
+
+
+def _power(lw: Lowering, a: object, b: object) -> object:
+    """``a ** b`` as numpy computes it: an array to the Python int 2 is ``np.square``
+    (``ndarray.__pow__``'s fast path, so a bool array squared is int8, not int64), and
+    an integer base (not a Python int) to a negative Python int raises numpy's
+    ``ValueError`` when it runs."""
+    if isinstance(a, Tensor | Buffer) and type(b) is int and b == 2:
+        return apply_ufunc(lw.em, "square", [a])
+    base = element_of(a)
+    if type(b) is int and b < 0 and not is_weak(a) and (base.is_int or base == i1):
+        never = lw.em.const(False, i1)
+        lw.em.op(func.AssertOp([never.value], [], {
+            "message": "Integers to negative integer powers are not allowed.",
+            "kind": "shape"}))
+    return apply_ufunc(lw.em, "power", [a, b], python_op=True)
 
 
 def _numberish(v: object) -> bool:

@@ -376,3 +376,28 @@ def test_a_scalar_that_fits_stored_by_basic_indexing():
     "OverflowError for an out-of-range scalar stored by basic indexing, pyasc wraps"))
 def test_an_out_of_range_scalar_stored_by_basic_indexing():
     check(store_a_wide_scalar, np.zeros(3, np.int8), np.int64(300))
+
+
+@hybrid
+def squares(x):
+    return x ** 2, x[0] ** 2, np.power(x, 2)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "float32"])
+def test_an_array_squared_is_np_square(dtype):
+    # numpy's ndarray.__pow__ computes x ** 2 as np.square(x): a bool array squared is
+    # int8 (np.power(x, 2) and a numpy scalar squared are int64); pyasc gave int64
+    check(squares, np.array([1, 0, 1, 1]).astype(dtype))
+
+
+@hybrid
+def negative_power(x):
+    return x ** -1
+
+
+@pytest.mark.parametrize("x", [np.array([2, 1], np.int8), np.array([True]),
+                               np.array([2.0, 4.0])], ids=["int8", "bool", "float"])
+def test_an_integer_to_a_negative_power_raises(x):
+    # numpy: ValueError("Integers to negative integer powers are not allowed.");
+    # pyasc returned 0 and 1
+    check(negative_power, x)
