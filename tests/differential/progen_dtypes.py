@@ -67,10 +67,15 @@ def weak_conflict(x_text: str, x_sig: tuple, y_sig: tuple) -> bool:
             and y_sig[1] in NARROW_INTS and UNBOUNDED_WEAK.search(x_text) is not None)
 
 
-def cast_allowed(to: str, x_dtype: str, from_input: bool, fuzzy: bool) -> bool:
-    """Whether ``x`` of ``x_dtype`` may be cast to ``to``: no undefined values, and no
-    fuzzy value through a discontinuity (truncation to an integer, truth to a bool)."""
+def cast_allowed(to: str, x_dtype: str, from_input: bool, fuzzy: bool,
+                 runtime_int: bool = False) -> bool:
+    """Whether ``x`` of ``x_dtype`` may be cast to ``to``: no undefined values, no fuzzy
+    value through a discontinuity (truncation to an integer, truth to a bool), and no
+    run-time Python int (``s``, ``cnt``) into a type it may not fit (numpy 2 raises
+    ``OverflowError`` for ``np.uint8(s)`` with ``s < 0``, pyasc wraps: documented)."""
     if fuzzy and ("int" in to or "bool" in to):
+        return False
+    if runtime_int and to not in ("np.int32", "np.int64", "np.bool") and "float" not in to:
         return False
     if "float" in x_dtype:
         return "int" not in to or (to in FLOAT_TO_INT_CASTS and from_input)

@@ -310,7 +310,8 @@ class ExprGen:
     def cast(self, depth: int, within, exact: bool) -> Expr | None:
         x = self.expr(depth - 1, within, exact)
         to = self.pick(CASTS)
-        if not cast_allowed(to, x.dtype, self.is_input(x), x.fuzzy):
+        runtime_int = x.sig[:1] == ("py-int",) and not re.fullmatch(r"-?\d+", x.text)
+        if not cast_allowed(to, x.dtype, self.is_input(x), x.fuzzy, runtime_int):
             return None
         text = f"{x.text}.astype({to})" if x.sig[:1] == ("array",) else f"{to}({x.text})"
         return self.scope.expr(text, x.shape, x.fuzzy)

@@ -202,6 +202,8 @@ def test_dtype_hazards():
     assert not cast_allowed("np.int32", "float32", False, False)  # maybe inf or nan
     assert not cast_allowed("np.bool", "float64", True, True)  # fuzzy: a discontinuity
     assert cast_allowed("np.int8", "int64", False, False)  # integers wrap, as numpy does
+    assert not cast_allowed("np.uint8", "int", False, False, runtime_int=True)  # s < 0
+    assert cast_allowed("np.int64", "int", False, False, runtime_int=True)
     for dtype in ("bool", "uint8", "int8", "float16"):
         v = values((50,), dtype, 0)
         assert v.dtype == dtype and (dtype != "uint8" or v.min() >= 0)
