@@ -69,8 +69,8 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   a basic slice of an integer array is out of its range (`int8_array[i] = 300`, or
   `int8_array[i] += np.int64(200)`), and for a run-time Python int that does not fit
   a scalar-type call (`np.uint8(s)` with `s = -2`); pyasc wraps both, as numpy does for
-  an array value, a fancy index or a numpy integer.  In-place operators and `out=` use `same_kind` casting:
-  `int_array += 1.5` is an error (E50001), as in numpy.
+  an array value, a fancy index or a numpy integer.  In-place operators and `out=` use
+  `same_kind` casting: `int_array += 1.5` is an error (E50001), as in numpy.
 - **Division by zero** follows numpy for arrays and numpy scalars (inf/nan for floats,
   0 for integers) and also for run-time Python scalars (Python would raise
   `ZeroDivisionError`).

@@ -118,7 +118,7 @@ def neg(t: ScalarType, a: Expr) -> Expr:
     if _wrapping(t):
         u = "u" + CTYPES[t.name]
         return f"{CTYPES[t.name]}(-{u}({a}))"
-    return f"(-{a})"
+    return f"(-({a}))"  # `-` before a negative literal must not read as `--`
 
 
 def cast(src: ScalarType, dst: ScalarType, a: Expr) -> Expr:

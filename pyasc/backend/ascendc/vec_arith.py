@@ -32,7 +32,7 @@ _SCALAR_API = {arith.AddOp: "Adds", arith.MulOp: "Muls", arith.MaxOp: "Maxs",
 
 def neg_fmt(t: ScalarType) -> str:
     """Format string negating a scalar of type ``t`` without changing its C++ type."""
-    return f"{ctype(t)}(-{{}})" if t.name in ("i16", "i8") else "-{}"
+    return f"{ctype(t)}(-({{}}))" if t.name in ("i16", "i8") else "(-({}))"
 
 
 def _is_vector(v: VVal, result_cls: str) -> bool:

@@ -83,7 +83,7 @@ class KernelSoftmax0 {
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 43 "ascendc_cases.py"
-      Adds(sub[r * pitch], x[r * pitch], -max_1.GetValue(r), cols);
+      Adds(sub[r * pitch], x[r * pitch], (-(max_1.GetValue(r))), cols);
 #line 88 "softmax.cpp"
     }
 #line 43 "ascendc_cases.py"
