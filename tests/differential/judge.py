@@ -174,7 +174,7 @@ def kind_of_skip(reason: str) -> str:
 
 
 def _assertion_kind(exc: AssertionError) -> str:
-    text = str(exc)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if "did not raise" in text:
         return "mismatch: no exception"
     if "rtol=MATH" in text:

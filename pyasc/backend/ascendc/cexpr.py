@@ -183,7 +183,11 @@ __aicore__ inline T PyascRem(T a, T b) {
 template <typename T>
 __aicore__ inline T PyascFloorDivF(T a, T b) {
   const T q = a / b;
+  if (q - q != q - q && a - a != a - a) return q - q;  // an infinite a: numpy's NaN
   if (q != q || q - q != q - q) return q;  // NaN or infinite (x / 0 included)
+  if (b - b != b - b && a != 0) {  // finite a, infinite b: fmod(a, b) == a, as numpy
+    return ((a < 0) == (b < 0)) ? q * static_cast<T>(0) : static_cast<T>(-1);
+  }
   T t = static_cast<T>(static_cast<int64_t>(q));
   if (q < 0 && t != q) t = t - static_cast<T>(1);
   double r;
@@ -197,9 +201,14 @@ __aicore__ inline T PyascFloorDivF(T a, T b) {
 }
 """,
     "PyascRemF": """\
-// numpy remainder on floats: a - floor(a / b) * b, taking the divisor's sign.
+// numpy remainder on floats: a - floor(a / b) * b, taking the divisor's sign; for an
+// infinite b (a finite) numpy's fmod(a, b) is a, so the result is a, b or a signed 0.
 template <typename T>
 __aicore__ inline T PyascRemF(T a, T b) {
+  if (b - b != b - b && b == b && a - a == a - a) {
+    if (a == 0) return b < 0 ? -static_cast<T>(0) : static_cast<T>(0);
+    return ((a < 0) == (b < 0)) ? a : b;
+  }
   return a - PyascFloorDivF<T>(a, b) * b;
 }
 """,

@@ -29,3 +29,22 @@ def test_subtracting_a_negative_constant_compiles(dtype):
     x = np.arange(-6, 6).astype(dtype)
     check(minus_negative_constants, x.copy(), x[::-1].copy(), rtol=0, atol=0)
     check(minus_negative_in_a_loop, x, rtol=0, atol=0)
+
+
+@hybrid
+def divmod_each(a, b):
+    q, r = np.zeros_like(a), np.zeros_like(a)
+    for i in range(a.shape[0]):  # a scalar kernel
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+    return q, r
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_floor_division_and_remainder_by_an_infinity(dtype):
+    # numpy: 3.5 % inf == 3.5, -3.5 % inf == inf, -3.5 // inf == -1; the device's
+    # a - floor(a / b) * b gave NaN (0 * inf) and -0.0
+    a = np.array([3.5, -3.5, 0.0, -0.0, 3.5, -3.5, 0.0, -0.0, 7.0, -7.0, np.inf, np.nan])
+    b = np.array([np.inf] * 4 + [-np.inf] * 4 + [2.0, 2.0, 2.0, np.inf])
+    with np.errstate(all="ignore"):
+        check(divmod_each, a.astype(dtype), b.astype(dtype), rtol=0, atol=0)
