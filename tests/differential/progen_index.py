@@ -40,8 +40,10 @@ def index_array(gen: ExprGen, dim: str, ndim: int | None = None) -> Expr | None:
     x = _index_source(gen, ndim, dim if form == "argsort" else None)
     if x is None:
         return None
-    if form == "argsort":  # a permutation of range(len(x)) along the last axis
-        return gen.scope.expr(f"np.argsort({x.text}, axis=-1)", x.shape, False)
+    if form == "argsort":  # a permutation of range(len(x)) along the last axis; stable:
+        # numpy's default (quicksort, SIMD on some hosts) orders ties its own way, pyasc
+        # always gives the stable order (documented)
+        return gen.scope.expr(f"np.argsort({x.text}, axis=-1, kind='stable')", x.shape, False)
     return gen.scope.expr(gen.pick(INDEX_FORMS).format(x=x.text, size=size), x.shape, False)
 
 
