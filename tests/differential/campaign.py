@@ -212,12 +212,18 @@ def reduce(case_dir: str) -> None:
     import warnings
 
     from campaign_worker import load_case
+    from judge import judge
     from reduce_case import reduce_program
 
     warnings.simplefilter("ignore")
     case, program = load_case(Path(case_dir))
     runner = "ir" if case["runner"] == "worker" else case["runner"]
-    source = reduce_program(program, runner, case["kind"])
+    now = judge(program, () if runner == "frontend" else (runner,)).outcomes
+    failed = now.get(runner) or now["frontend"]
+    if failed.status != "fail":
+        print(f"{runner} does not fail any more ({failed.status})")
+        return
+    source = reduce_program(program, runner, failed.kind)  # as it fails today
     (Path(case_dir) / "reduced.py").write_text(source)
     print(source)
 
