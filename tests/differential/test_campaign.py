@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from campaign_worker import load_case, save_case
 from diff import EXACT, MATH
-from judge import judge, kind_of, kind_of_skip
+from judge import DEVICE_MAX_NAN, judge, kind_of, kind_of_skip
 from progen import Program, load
 
 from pyasc.errors import UnsupportedNumpyError
@@ -106,3 +106,25 @@ def test_a_failing_program_is_reduced_to_what_its_failure_needs():
     reduced = reduce_program(program, "ir", kind)
     assert "np.exp(a)" in reduced and "for i in" not in reduced and "if s" not in reduced
     assert judge(Program(reduced, load(reduced), (a, b, 0.5), EXACT), ("ir",)).failed
+
+
+ROW_MAX = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid
+def prog(a, b, s):
+    return a.max(axis=1, keepdims=True) * s, b
+"""
+
+
+def test_a_stated_device_difference_is_a_skip_of_its_own_kind():
+    # the vector unit's ReduceMax skips a NaN that numpy propagates (docs/ascendc-backend.md)
+    a = np.arange(48, dtype=np.float32).reshape(3, 16)
+    a[1, 5] = np.nan
+    program = Program(ROW_MAX, load(ROW_MAX), (a, np.ones(3, np.float32), 2.0), EXACT)
+    outcome = judge(program, ("ascend-sim",)).outcomes["ascend-sim"]
+    assert (outcome.status, outcome.kind) == ("skip", DEVICE_MAX_NAN)
+    a[1, 5] = 3.0  # without a NaN the results agree
+    assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
