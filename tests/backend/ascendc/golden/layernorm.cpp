@@ -92,9 +92,21 @@ __aicore__ inline double PyascSqrtD(double x) {
   if (x < 2.2250738585072014e-308) {  // subnormal: scale by 2^54, unscale by 2^-27
     return PyascSqrtD(x * 18014398509481984.0) * 7.450580596923828125e-9;
   }
-  double y = PyascFromBitsD((PyascBitsD(x) >> 1) + (int64_t(1023) << 51));  // ~sqrt
-  for (int i = 0; i < 6; ++i) y = 0.5 * (y + x / y);
-  return y;
+  // Correctly rounded, as IEEE sqrt (numpy): x = m * 2^e with e even and m < 2^54; the
+  // digit-by-digit integer root q = floor(sqrt(m * 2^54)) has 54 bits, the last one the
+  // rounding bit (never an exact half: q odd and q * q = m * 2^54 even cannot both hold).
+  const int64_t bits = PyascBitsD(x);
+  int64_t e = ((bits >> 52) & 0x7ff) - 1075;
+  uint64_t m = (uint64_t(bits) & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
+  if (e & 1) { m <<= 1; e -= 1; }
+  uint64_t q = 0, r = 0;
+  for (int p = 53; p >= 0; --p) {  // two bits of m * 2^54 per step, from the top
+    r = (r << 2) | (p >= 27 ? (m >> (2 * p - 54)) & 3 : 0);
+    const uint64_t t = (q << 2) | 1;
+    q <<= 1;
+    if (r >= t) { r -= t; q |= 1; }
+  }
+  return PyascLdexp(static_cast<double>((q >> 1) + (q & 1)), e / 2 - 26);
 }
 
 // layernorm_0: the fused rowwise group at ascendc_cases.py:49 as one vector kernel (rows schedule, tile of 6400 elements)
@@ -115,7 +127,7 @@ class KernelLayernorm0 {
     betaGm_.SetGlobalBuffer((__gm__ float*)beta, cols);
 #line 49 "ascendc_cases.py"
     outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
-#line 119 "layernorm.cpp"
+#line 131 "layernorm.cpp"
     pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(gammaBuf_, TILE * sizeof(float));
     pipe_.InitBuffer(betaBuf_, TILE * sizeof(float));
@@ -128,12 +140,12 @@ class KernelLayernorm0 {
     if (cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(gammaRow, gammaGm_, static_cast<uint32_t>(cols));
-#line 132 "layernorm.cpp"
+#line 144 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(gammaRow, gammaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 137 "layernorm.cpp"
+#line 149 "layernorm.cpp"
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -141,12 +153,12 @@ class KernelLayernorm0 {
     if (cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(betaRow, betaGm_, static_cast<uint32_t>(cols));
-#line 145 "layernorm.cpp"
+#line 157 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(betaRow, betaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 150 "layernorm.cpp"
+#line 162 "layernorm.cpp"
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -170,12 +182,12 @@ class KernelLayernorm0 {
     if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
-#line 174 "layernorm.cpp"
+#line 186 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 179 "layernorm.cpp"
+#line 191 "layernorm.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -191,7 +203,7 @@ class KernelLayernorm0 {
     LocalTensor<float> div = tmpCol0_.Get<float>();
     LocalTensor<float> divisor = tmpCol1_.Get<float>();
     LocalTensor<float> sub = x;
-    LocalTensor<float> pow_1 = tmpTile0_.Get<float>();
+    LocalTensor<float> mul = tmpTile0_.Get<float>();
     LocalTensor<float> sum_1 = tmpCol0_.Get<float>();
     LocalTensor<float> div_1 = tmpCol0_.Get<float>();
     LocalTensor<float> divisor_1 = tmpCol1_.Get<float>();
@@ -199,33 +211,33 @@ class KernelLayernorm0 {
     LocalTensor<float> sqrt_1 = tmpCol0_.Get<float>();
     LocalTensor<float> div_2 = x;
     LocalTensor<float> divisor_2 = tmpTile0_.Get<float>();
-    LocalTensor<float> mul = x;
+    LocalTensor<float> mul_1 = x;
     LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
     for (int32_t r = 0; r < rows; ++r) {
 #line 49 "ascendc_cases.py"
       ReduceSum(sum[r], x[r * pitch], reduceTmp_f32, cols);
-#line 208 "layernorm.cpp"
+#line 220 "layernorm.cpp"
     }
 #line 49 "ascendc_cases.py"
     Duplicate(divisor, static_cast<float>(x_d1_), rows);
 #line 49 "ascendc_cases.py"
     Div(div, sum, divisor, rows);
-#line 214 "layernorm.cpp"
+#line 226 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     // ascendc_cases.py:50
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
-      Adds(sub[r * pitch], x[r * pitch], -div.GetValue(r), cols);
-#line 221 "layernorm.cpp"
+      Adds(sub[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
+#line 233 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
-    Mul(pow_1, sub, sub, n);
-#line 225 "layernorm.cpp"
+    Mul(mul, sub, sub, n);
+#line 237 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
-      ReduceSum(sum_1[r], pow_1[r * pitch], reduceTmp_f32, cols);
-#line 229 "layernorm.cpp"
+      ReduceSum(sum_1[r], mul[r * pitch], reduceTmp_f32, cols);
+#line 241 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Duplicate(divisor_1, static_cast<float>(x_d1_), rows);
@@ -235,23 +247,23 @@ class KernelLayernorm0 {
     Adds(add, div_1, 1e-05f, rows);
 #line 51 "ascendc_cases.py"
     Sqrt(sqrt_1, add, rows);
-#line 239 "layernorm.cpp"
+#line 251 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
-#line 245 "layernorm.cpp"
+#line 257 "layernorm.cpp"
     }
 #line 51 "ascendc_cases.py"
     Div(div_2, sub, divisor_2, n);
-#line 249 "layernorm.cpp"
+#line 261 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
-      Mul(mul[r * pitch], div_2[r * pitch], gamma, cols);
+      Mul(mul_1[r * pitch], div_2[r * pitch], gamma, cols);
 #line 51 "ascendc_cases.py"
-      Add(out[r * pitch], mul[r * pitch], beta, cols);
-#line 255 "layernorm.cpp"
+      Add(out[r * pitch], mul_1[r * pitch], beta, cols);
+#line 267 "layernorm.cpp"
     }
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
@@ -261,12 +273,12 @@ class KernelLayernorm0 {
     if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
       DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
-#line 265 "layernorm.cpp"
+#line 277 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
-#line 270 "layernorm.cpp"
+#line 282 "layernorm.cpp"
     }
     outQue_.FreeTensor(out);
   }
@@ -330,42 +342,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_1 = 0; j_1 < sub; j_1 += 8) {
 #line 49 "ascendc_cases.py"
       const float x_1 = xGm.GetValue(i0 * x_d1 + j_1);
-#line 334 "layernorm.cpp"
+#line 346 "layernorm.cpp"
       const float add = (acc0 + x_1);
       const int64_t add_1 = (j_1 + 1);
 #line 49 "ascendc_cases.py"
       const float x_2 = xGm.GetValue(i0 * x_d1 + add_1);
-#line 339 "layernorm.cpp"
+#line 351 "layernorm.cpp"
       const float add_2 = (acc1 + x_2);
       const int64_t add_3 = (j_1 + 2);
 #line 49 "ascendc_cases.py"
       const float x_3 = xGm.GetValue(i0 * x_d1 + add_3);
-#line 344 "layernorm.cpp"
+#line 356 "layernorm.cpp"
       const float add_4 = (acc2 + x_3);
       const int64_t add_5 = (j_1 + 3);
 #line 49 "ascendc_cases.py"
       const float x_4 = xGm.GetValue(i0 * x_d1 + add_5);
-#line 349 "layernorm.cpp"
+#line 361 "layernorm.cpp"
       const float add_6 = (acc3 + x_4);
       const int64_t add_7 = (j_1 + 4);
 #line 49 "ascendc_cases.py"
       const float x_5 = xGm.GetValue(i0 * x_d1 + add_7);
-#line 354 "layernorm.cpp"
+#line 366 "layernorm.cpp"
       const float add_8 = (acc4 + x_5);
       const int64_t add_9 = (j_1 + 5);
 #line 49 "ascendc_cases.py"
       const float x_6 = xGm.GetValue(i0 * x_d1 + add_9);
-#line 359 "layernorm.cpp"
+#line 371 "layernorm.cpp"
       const float add_10 = (acc5 + x_6);
       const int64_t add_11 = (j_1 + 6);
 #line 49 "ascendc_cases.py"
       const float x_7 = xGm.GetValue(i0 * x_d1 + add_11);
-#line 364 "layernorm.cpp"
+#line 376 "layernorm.cpp"
       const float add_12 = (acc6 + x_7);
       const int64_t add_13 = (j_1 + 7);
 #line 49 "ascendc_cases.py"
       const float x_8 = xGm.GetValue(i0 * x_d1 + add_13);
-#line 369 "layernorm.cpp"
+#line 381 "layernorm.cpp"
       const float add_14 = (acc7 + x_8);
       acc0 = add;
       acc1 = add_2;
@@ -380,7 +392,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_2 = sub; j_2 < x_d1; j_2 += 1) {
 #line 49 "ascendc_cases.py"
       const float x_9 = xGm.GetValue(i0 * x_d1 + j_2);
-#line 384 "layernorm.cpp"
+#line 396 "layernorm.cpp"
       const float add_15 = (acc0_1 + x_9);
       acc0_1 = add_15;
     }
@@ -393,18 +405,18 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_22 = (add_20 + add_21);
 #line 49 "ascendc_cases.py"
     workGm.SetValue(i0, add_22);
-#line 397 "layernorm.cpp"
+#line 409 "layernorm.cpp"
   }
   const float cast = static_cast<float>(x_d1_1);
   work_1Gm.SetGlobalBuffer((__gm__ float*)work_1, x_d0);
   for (int64_t i0_1 = 0; i0_1 < x_d0; i0_1 += 1) {
 #line 49 "ascendc_cases.py"
     const float x_10 = workGm.GetValue(i0_1);
-#line 404 "layernorm.cpp"
+#line 416 "layernorm.cpp"
     const float div = (x_10 / cast);
 #line 49 "ascendc_cases.py"
     work_1Gm.SetValue(i0_1, div);
-#line 408 "layernorm.cpp"
+#line 420 "layernorm.cpp"
   }
   work_2Gm.SetGlobalBuffer((__gm__ float*)work_2, x_d0 * x_d1);
   // ascendc_cases.py:50
@@ -414,11 +426,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_11 = xGm.GetValue(i0_2 * x_d1 + i1);
 #line 50 "ascendc_cases.py"
       const float x_12 = work_1Gm.GetValue(i0_2);
-#line 418 "layernorm.cpp"
+#line 430 "layernorm.cpp"
       const float sub_1 = (x_11 - x_12);
 #line 50 "ascendc_cases.py"
       work_2Gm.SetValue(i0_2 * x_d1 + i1, sub_1);
-#line 422 "layernorm.cpp"
+#line 434 "layernorm.cpp"
     }
   }
   work_3Gm.SetGlobalBuffer((__gm__ float*)work_3, x_d0 * x_d1);
@@ -428,11 +440,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_13 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
 #line 50 "ascendc_cases.py"
       const float x_14 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
-#line 432 "layernorm.cpp"
+#line 444 "layernorm.cpp"
       const float mul = (x_13 * x_14);
 #line 50 "ascendc_cases.py"
       work_3Gm.SetValue(i0_3 * x_d1 + i1_1, mul);
-#line 436 "layernorm.cpp"
+#line 448 "layernorm.cpp"
     }
   }
   work_4Gm.SetGlobalBuffer((__gm__ float*)work_4, x_d0);
@@ -450,42 +462,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_3 = 0; j_3 < sub_2; j_3 += 8) {
 #line 50 "ascendc_cases.py"
       const float x_15 = work_3Gm.GetValue(i0_4 * x_d1 + j_3);
-#line 454 "layernorm.cpp"
+#line 466 "layernorm.cpp"
       const float add_23 = (acc0_2 + x_15);
       const int64_t add_24 = (j_3 + 1);
 #line 50 "ascendc_cases.py"
       const float x_16 = work_3Gm.GetValue(i0_4 * x_d1 + add_24);
-#line 459 "layernorm.cpp"
+#line 471 "layernorm.cpp"
       const float add_25 = (acc1_1 + x_16);
       const int64_t add_26 = (j_3 + 2);
 #line 50 "ascendc_cases.py"
       const float x_17 = work_3Gm.GetValue(i0_4 * x_d1 + add_26);
-#line 464 "layernorm.cpp"
+#line 476 "layernorm.cpp"
       const float add_27 = (acc2_1 + x_17);
       const int64_t add_28 = (j_3 + 3);
 #line 50 "ascendc_cases.py"
       const float x_18 = work_3Gm.GetValue(i0_4 * x_d1 + add_28);
-#line 469 "layernorm.cpp"
+#line 481 "layernorm.cpp"
       const float add_29 = (acc3_1 + x_18);
       const int64_t add_30 = (j_3 + 4);
 #line 50 "ascendc_cases.py"
       const float x_19 = work_3Gm.GetValue(i0_4 * x_d1 + add_30);
-#line 474 "layernorm.cpp"
+#line 486 "layernorm.cpp"
       const float add_31 = (acc4_1 + x_19);
       const int64_t add_32 = (j_3 + 5);
 #line 50 "ascendc_cases.py"
       const float x_20 = work_3Gm.GetValue(i0_4 * x_d1 + add_32);
-#line 479 "layernorm.cpp"
+#line 491 "layernorm.cpp"
       const float add_33 = (acc5_1 + x_20);
       const int64_t add_34 = (j_3 + 6);
 #line 50 "ascendc_cases.py"
       const float x_21 = work_3Gm.GetValue(i0_4 * x_d1 + add_34);
-#line 484 "layernorm.cpp"
+#line 496 "layernorm.cpp"
       const float add_35 = (acc6_1 + x_21);
       const int64_t add_36 = (j_3 + 7);
 #line 50 "ascendc_cases.py"
       const float x_22 = work_3Gm.GetValue(i0_4 * x_d1 + add_36);
-#line 489 "layernorm.cpp"
+#line 501 "layernorm.cpp"
       const float add_37 = (acc7_1 + x_22);
       acc0_2 = add_23;
       acc1_1 = add_25;
@@ -500,7 +512,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_4 = sub_2; j_4 < x_d1; j_4 += 1) {
 #line 50 "ascendc_cases.py"
       const float x_23 = work_3Gm.GetValue(i0_4 * x_d1 + j_4);
-#line 504 "layernorm.cpp"
+#line 516 "layernorm.cpp"
       const float add_38 = (acc0_3 + x_23);
       acc0_3 = add_38;
     }
@@ -513,38 +525,38 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_45 = (add_43 + add_44);
 #line 50 "ascendc_cases.py"
     work_4Gm.SetValue(i0_4, add_45);
-#line 517 "layernorm.cpp"
+#line 529 "layernorm.cpp"
   }
   work_5Gm.SetGlobalBuffer((__gm__ float*)work_5, x_d0);
   for (int64_t i0_5 = 0; i0_5 < x_d0; i0_5 += 1) {
 #line 50 "ascendc_cases.py"
     const float x_24 = work_4Gm.GetValue(i0_5);
-#line 523 "layernorm.cpp"
+#line 535 "layernorm.cpp"
     const float div_1 = (x_24 / cast);
 #line 50 "ascendc_cases.py"
     work_5Gm.SetValue(i0_5, div_1);
-#line 527 "layernorm.cpp"
+#line 539 "layernorm.cpp"
   }
   work_6Gm.SetGlobalBuffer((__gm__ float*)work_6, x_d0);
   // ascendc_cases.py:51
   for (int64_t i0_6 = 0; i0_6 < x_d0; i0_6 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_25 = work_5Gm.GetValue(i0_6);
-#line 534 "layernorm.cpp"
+#line 546 "layernorm.cpp"
     const float add_46 = (x_25 + 1e-05f);
 #line 51 "ascendc_cases.py"
     work_6Gm.SetValue(i0_6, add_46);
-#line 538 "layernorm.cpp"
+#line 550 "layernorm.cpp"
   }
   work_7Gm.SetGlobalBuffer((__gm__ float*)work_7, x_d0);
   for (int64_t i0_7 = 0; i0_7 < x_d0; i0_7 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_26 = work_6Gm.GetValue(i0_7);
-#line 544 "layernorm.cpp"
+#line 556 "layernorm.cpp"
     const float sqrt_1 = static_cast<float>(PyascSqrtD(static_cast<double>(x_26)));
 #line 51 "ascendc_cases.py"
     work_7Gm.SetValue(i0_7, sqrt_1);
-#line 548 "layernorm.cpp"
+#line 560 "layernorm.cpp"
   }
   work_8Gm.SetGlobalBuffer((__gm__ float*)work_8, x_d0 * x_d1);
   for (int64_t i0_8 = 0; i0_8 < x_d0; i0_8 += 1) {
@@ -553,11 +565,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_27 = work_2Gm.GetValue(i0_8 * x_d1 + i1_2);
 #line 51 "ascendc_cases.py"
       const float x_28 = work_7Gm.GetValue(i0_8);
-#line 557 "layernorm.cpp"
+#line 569 "layernorm.cpp"
       const float div_2 = (x_27 / x_28);
 #line 51 "ascendc_cases.py"
       work_8Gm.SetValue(i0_8 * x_d1 + i1_2, div_2);
-#line 561 "layernorm.cpp"
+#line 573 "layernorm.cpp"
     }
   }
   const bool cmp = (x_d1 == 1);
@@ -572,7 +584,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   if (!(and_1)) {
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx(), 1);
-#line 576 "layernorm.cpp"
+#line 588 "layernorm.cpp"
     return;
   }
   work_9Gm.SetGlobalBuffer((__gm__ float*)work_9, x_d0 * select);
@@ -581,15 +593,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_1 = (cmp ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
-#line 585 "layernorm.cpp"
+#line 597 "layernorm.cpp"
       const int64_t select_2 = (cmp_2 ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_30 = gammaGm.GetValue(select_2);
-#line 589 "layernorm.cpp"
+#line 601 "layernorm.cpp"
       const float mul_1 = (x_29 * x_30);
 #line 51 "ascendc_cases.py"
       work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
-#line 593 "layernorm.cpp"
+#line 605 "layernorm.cpp"
     }
   }
   const bool cmp_4 = (select == 1);
@@ -604,7 +616,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   if (!(and_2)) {
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx(), 2);
-#line 608 "layernorm.cpp"
+#line 620 "layernorm.cpp"
     return;
   }
   out0Gm.SetGlobalBuffer((__gm__ float*)out0, x_d0 * select_3);
@@ -613,15 +625,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_4 = (cmp_4 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
-#line 617 "layernorm.cpp"
+#line 629 "layernorm.cpp"
       const int64_t select_5 = (cmp_6 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_32 = betaGm.GetValue(select_5);
-#line 621 "layernorm.cpp"
+#line 633 "layernorm.cpp"
       const float add_47 = (x_31 + x_32);
 #line 51 "ascendc_cases.py"
       out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
-#line 625 "layernorm.cpp"
+#line 637 "layernorm.cpp"
     }
   }
 }
