@@ -1,14 +1,8 @@
 """pyasc: numpy-style Python operators compiled for Ascend NPUs (AscendC) and CPUs (LLVM)."""
 
-__version__ = "0.1.0"
-
-from pyasc.frontend import (  # noqa: E402 - __version__ first: the frontend reads it
-    HybridFunction,
-    fusion_group,
-    fusion_scope,
-    hybrid,
-    supported_numpy,
-)
+from pyasc.frontend import fusion_scope, supported_numpy
+from pyasc.jit import HybridFunction, fusion_group, hybrid
+from pyasc.version import __version__
 
 __all__ = ["HybridFunction", "__version__", "fusion_group", "fusion_scope", "hybrid",
            "supported_numpy"]

@@ -152,7 +152,7 @@ def demo(argv: Sequence[str]) -> int:
 
 
 def _default_target() -> str:
-    from pyasc.frontend.options import make_options, resolve_target
+    from pyasc.jit.options import make_options, resolve_target
 
     return resolve_target(make_options({}))
 

@@ -30,7 +30,7 @@ def readme_section(title: str) -> str:
 
 
 def test_readme_lists_every_decorator_option():
-    from pyasc.frontend.options import OPTION_NAMES
+    from pyasc.jit.options import OPTION_NAMES
 
     options_table = readme_section("Options").split("Environment variables")[0]
     rows = re.findall(r"^\| `(\w+)` \|", options_table, re.M)

@@ -146,7 +146,7 @@ def test_a_missing_toolchain_names_the_call_site(monkeypatch):
 
 
 def test_an_internal_error_names_the_call_site(monkeypatch):
-    from pyasc.frontend import decorator
+    from pyasc.jit import decorator
 
     def broken(module, options, *dump):
         raise errors.InternalCompilerError("a pass failed")

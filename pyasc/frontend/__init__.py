@@ -1,11 +1,11 @@
-"""The frontend: ``@hybrid`` Python functions to typed IR.
+"""The frontend: a ``@hybrid`` function's AST and argument specs to typed IR.
 
-Public names: :func:`hybrid`, :class:`HybridFunction`, :func:`supported_numpy`, and the
-fusion markers :func:`fusion_scope` / :func:`fusion_group`.
+Its entry point is :func:`pyasc.frontend.compiler.build_module`; ``pyasc.jit`` (the
+layer above) calls it.  Public names: :func:`supported_numpy` and the fusion marker
+:func:`fusion_scope`.
 """
 
-from pyasc.frontend.decorator import HybridFunction, hybrid
-from pyasc.frontend.fusion import fusion_group, fusion_scope
+from pyasc.frontend.fusion import fusion_scope
 from pyasc.frontend.numpy_registry import supported_numpy
 
-__all__ = ["HybridFunction", "fusion_group", "fusion_scope", "hybrid", "supported_numpy"]
+__all__ = ["fusion_scope", "supported_numpy"]

@@ -16,10 +16,11 @@ import numpy as np
 
 from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from pyasc.frontend.exprs import starred_items
-from pyasc.frontend.fusion import fusion_group, fusion_scope
+from pyasc.frontend.fusion import marker_name
 from pyasc.frontend.lowering import RET, RV, Lowering
 from pyasc.frontend.numpy_registry import call_method, call_numpy
 from pyasc.frontend.pybuiltins import BUILTIN_CALLS
+from pyasc.frontend.source import Callee
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Tensor
 
 
@@ -42,21 +43,20 @@ def lower_call(lw: Lowering, node: ast.Call) -> object:
 
 def _dispatch(lw: Lowering, callee: object, args: list[object], kwargs: dict[str, object],
               node: ast.Call) -> object:
-    from pyasc.frontend.decorator import HybridFunction
-
     if isinstance(callee, NumpyFunction):
         return call_numpy(lw, callee.name, args, kwargs)
     if isinstance(callee, BoundMethod):
         return call_method(lw, callee.obj, callee.name, args, kwargs)
-    if isinstance(callee, HybridFunction):
+    if isinstance(callee, Callee):
         return inline(lw, callee, args, kwargs, node)
     builtin: Callable | None = BUILTIN_CALLS.get(callee)  # type: ignore[arg-type]
     if builtin is not None:
         return builtin(lw, *args, **kwargs)
     if isinstance(callee, type) and issubclass(callee, np.generic):
         return call_numpy(lw, np.dtype(callee).name, args, kwargs)
-    if callee is fusion_scope or callee is fusion_group:
-        raise lw.error(UnsupportedSyntaxError, f"{callee.__name__} is only valid as "
+    marker = marker_name(callee)
+    if marker is not None:
+        raise lw.error(UnsupportedSyntaxError, f"{marker} is only valid as "
                        "'with fusion_scope():' or as a decorator", node)
     if isinstance(callee, types.FunctionType):
         raise lw.error(UnsupportedSyntaxError,

@@ -16,10 +16,9 @@ import numpy as np
 
 from pyasc.errors import InternalCompilerError, IRVerificationError, UnsupportedSyntaxError
 from pyasc.frontend import calls, exprs, flow, indexing, npfuncs, stmts  # noqa: F401 - rules
-from pyasc.frontend.callplan import rebuild
 from pyasc.frontend.emit import Emitter
 from pyasc.frontend.lowering import RET, CompileUnit, Lowering
-from pyasc.frontend.specialize import Param, Spec, const_value
+from pyasc.frontend.signature import Param, Spec, const_value
 from pyasc.frontend.values import Buffer, Scalar, Tensor
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Value
@@ -31,13 +30,11 @@ from pyasc.ir.verifier import verify_module
 
 @dataclass
 class ResultTemplate:
-    """How to rebuild the Python return value from the kernel's flat results."""
+    """How to rebuild the Python return value from the kernel's flat results (the
+    ``shape`` is ``pyasc.jit.callplan``'s format: ``callplan.rebuild`` applies it)."""
 
     shape: Any = None
     params: tuple[int | None, ...] = ()
-
-    def rebuild(self, results: list[Any], flat_args: list[Any]) -> Any:
-        return rebuild(self.shape, results, flat_args, self.params)
 
 
 @dataclass

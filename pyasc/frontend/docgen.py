@@ -28,7 +28,7 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   function or method not listed, raises `UnsupportedNumpyError` (E50011) located at
   the call.  `axis`, `keepdims`, `dtype`, `decimals`, `ddof`, slice steps and tuple
   indices must be known at compile time.
-- **What a call takes** (`pyasc/frontend/arguments.py`). numpy arrays and
+- **What a call takes** (`pyasc/jit/arguments.py`). numpy arrays and
   `np.memmap`s; Python and numpy scalars; tuples and lists of these (a list stays a
   list in the function; used where numpy wants an array, a tuple or list of numbers
   becomes one by numpy's rules: `np.sum((1, 2.5))` is a float64 sum); `None`, strings

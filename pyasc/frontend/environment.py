@@ -19,7 +19,8 @@ import types
 import numpy as np
 
 from pyasc.errors import UndefinedNameError, UnsupportedNumpyError, UnsupportedSyntaxError
-from pyasc.frontend.fusion import fusion_group, fusion_scope
+from pyasc.frontend.fusion import marker_name
+from pyasc.frontend.source import Callee
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Scalar, Tensor
 
 MAX_EMBEDDED_ELEMENTS = 1 << 16
@@ -57,14 +58,12 @@ def resolve_free_name(lw, name: str, node: ast.AST) -> object:
 
 
 def _convert(lw, name: str, value: object, node: ast.AST) -> object:
-    from pyasc.frontend.decorator import HybridFunction
-
     if isinstance(value, bool | int | float | str | type(None) | np.dtype | np.generic):
         return value
     if isinstance(value, tuple):
         return tuple(_convert(lw, name, v, node) for v in value)
-    if value is np or value is math or isinstance(value, HybridFunction) or \
-            value is fusion_scope or value is fusion_group:
+    if value is np or value is math or isinstance(value, Callee) or \
+            marker_name(value) is not None:
         return value
     if isinstance(value, type) and issubclass(value, np.generic | bool | int | float):
         return value

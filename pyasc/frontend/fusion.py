@@ -1,18 +1,16 @@
-"""Fusion markers users write: ``with fusion_scope():`` and ``@fusion_group``.
+"""Fusion markers as the frontend sees them.
 
-Run as plain Python (``target="interpret"``) they do nothing.  The frontend turns a
-``with fusion_scope():`` block into a ``fusion.scope`` op (a fusion boundary);
-``@fusion_group`` compiles a composition of ``@hybrid`` functions as one program whose
-inlined callees the fusion pass fuses across their boundaries.
+``with fusion_scope():`` (defined here) becomes a ``fusion.scope`` op (a fusion
+boundary); run as plain Python (``target="interpret"``) it does nothing.
+``@fusion_group`` makes a ``HybridFunction``, so it lives with the decorator in
+:mod:`pyasc.jit.fusion_group`; both carry ``__pyasc_marker__`` so that rules can refuse
+them where they are not markers (``fusion_group(f)`` called inside a kernel) without
+importing the layer above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
-
-from pyasc.callsite import public_api
 
 
 class _FusionScope(AbstractContextManager):
@@ -27,23 +25,10 @@ def fusion_scope() -> _FusionScope:
     return _FusionScope()
 
 
-@public_api
-def fusion_group(fn: Callable | None = None, /, **options: Any) -> Any:
-    """Compile a function that calls ``@hybrid`` functions as ONE program.
+fusion_scope.__pyasc_marker__ = "fusion_scope"  # type: ignore[attr-defined]
 
-    ``@fusion_group`` (or ``@fusion_group(target=..., ...)`` with ``@hybrid``'s options)
-    returns a ``HybridFunction``: the ``@hybrid`` callees are inlined into it, so the
-    fusion pass fuses their ops across the call boundaries, and the call returns what
-    the function returns.  The function is marked (``__pyasc_fusion_group__``, part of
-    its cache fingerprint).  A function that is already ``@hybrid`` is marked only.
-    """
-    from pyasc.frontend.decorator import HybridFunction, hybrid
 
-    @public_api
-    def wrap(f: Callable) -> Any:
-        if isinstance(f, HybridFunction):
-            f.__wrapped__.__pyasc_fusion_group__ = True  # type: ignore[attr-defined]
-            return f
-        f.__pyasc_fusion_group__ = True  # type: ignore[attr-defined]
-        return hybrid(f, **options)
-    return wrap if fn is None else wrap(fn)
+def marker_name(value: object) -> str | None:
+    """``"fusion_scope"`` / ``"fusion_group"`` for the markers, else None."""
+    name = getattr(value, "__pyasc_marker__", None)
+    return name if isinstance(name, str) and callable(value) else None

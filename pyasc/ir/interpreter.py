@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from pyasc.failures import Site, check_failure
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import func, loop, tensor
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.semantics import as_type, eval_op, np_dtype
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
-from pyasc.runtime.failures import Site, check_failure
 
 
 class _Return(Exception):

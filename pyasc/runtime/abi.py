@@ -175,7 +175,7 @@ class NativeSpec:
     """The native entry ``symbol``: ``nmin`` to ``len(kinds)`` positional arguments of
     the given kinds (``"array:C|inner|strided"``, ``"py:float|int|bool"``,
     ``"np:<dtype>"``); ``result`` is the JSON tree of the return value (see
-    ``pyasc.frontend.callplan``); ``ctx`` the kernel's context entries after
+    ``pyasc.jit.callplan``); ``ctx`` the kernel's context entries after
     :data:`NATIVE_FIXED`: ``("descr", dtype)``, ``("sctype", dtype)`` (a numpy scalar
     type) or ``("default", i)`` (the default value of parameter ``i``)."""
 

@@ -32,11 +32,11 @@ import numpy as np
 
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError, InternalCompilerError
+from pyasc.failures import Site, check_failure
 from pyasc.runtime import interrupt
 from pyasc.runtime.abi import ERR_ARGS, ERR_INTERRUPT, PYARRAY_OFFSETS, KernelABI
 from pyasc.runtime.caller import make_caller
 from pyasc.runtime.descriptor import DescriptorCaller
-from pyasc.runtime.failures import Site, check_failure
 from pyasc.runtime.marshal import explain
 from pyasc.runtime.pycall import make_native
 

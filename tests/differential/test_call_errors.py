@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from pyasc import errors, hybrid
-from pyasc.frontend.options import Options
+from pyasc.jit.options import Options
 
 X = np.ones((3, 4), np.float32)
 

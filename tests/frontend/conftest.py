@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pyasc.frontend import decorator
 from pyasc.ir import parse_module
+from pyasc.jit import decorator
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import diff.py and helpers.py
 

@@ -1,4 +1,4 @@
-"""What a call accepts (``pyasc.frontend.arguments``): plain arrays, memmaps, numbers,
+"""What a call accepts (``pyasc.jit.arguments``): plain arrays, memmaps, numbers,
 tuples and lists of them, buffers and ``__array__`` objects converted read-only,
 non-native byte order converted for reading; masked arrays, matrices, structured dtypes
 and other ndarray subclasses refused with a coded error naming the argument and what to

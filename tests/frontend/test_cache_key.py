@@ -10,8 +10,8 @@ import pytest
 
 import pyasc
 from pyasc import hybrid
-from pyasc.frontend.fingerprint import function_digest, parse_source, program_key, source_text
 from pyasc.frontend.source import load_source, register_source
+from pyasc.jit.fingerprint import function_digest, parse_source, program_key, source_text
 
 X = np.ones(4, np.float32)
 _COUNTER = itertools.count()
@@ -125,7 +125,7 @@ def test_signature_options_and_versions_are_covered(monkeypatch):
     assert key_of(hybrid(boundscheck=False)(f.__wrapped__), X) != key
     assert key_of(hybrid(boundscheck=True)(f.__wrapped__), X) == key  # the default
     assert key_of(hybrid(cache=False)(f.__wrapped__), X) == key  # cache is not codegen
-    monkeypatch.setattr(pyasc, "__version__", "9.9.9")
+    monkeypatch.setattr(pyasc.version, "__version__", "9.9.9")
     assert key_of(f, X) != key
 
 

@@ -12,8 +12,8 @@ import pytest
 import pyasc
 from pyasc import errors, hybrid
 from pyasc.backend.base import Program
-from pyasc.frontend import HybridFunction
-from pyasc.frontend.options import TARGETS, resolve_target
+from pyasc.jit import HybridFunction
+from pyasc.jit.options import TARGETS, resolve_target
 
 
 @hybrid
@@ -238,7 +238,7 @@ def test_cache_key_covers_callees_options_and_version(monkeypatch):
 
     key = f.specialize(x).cache_key
     assert hybrid(fastmath=True)(f.__wrapped__).specialize(x).cache_key != key
-    monkeypatch.setattr(pyasc, "__version__", "9.9.9")
+    monkeypatch.setattr(pyasc.version, "__version__", "9.9.9")
     assert hybrid(f.__wrapped__).specialize(x).cache_key != key
 
 
@@ -271,7 +271,7 @@ def test_calling_compiles_once_per_specialization(monkeypatch):
             compiled.append(program.cache_key)
             return _interpret(program)
 
-    monkeypatch.setattr("pyasc.frontend.decorator.get_backend", lambda target: FakeBackend())
+    monkeypatch.setattr("pyasc.jit.decorator.get_backend", lambda target: FakeBackend())
 
     @hybrid(target="cpu")
     def f(x, k):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from pyasc import errors, hybrid
-from pyasc.frontend.inspection import BoundCall
-from pyasc.frontend.options import OPTION_NAMES
+from pyasc.jit.inspection import BoundCall
+from pyasc.jit.options import OPTION_NAMES
 
 X = np.linspace(-2, 2, 12).reshape(3, 4)
 

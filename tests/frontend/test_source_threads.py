@@ -14,7 +14,8 @@ import threading
 
 import numpy as np
 
-from pyasc.frontend import fingerprint, source
+from pyasc.frontend import source
+from pyasc.jit import fingerprint
 
 TEXT = "\n".join(f"def f{i}(x, y):\n    a = x + y * {i}\n    if a > 3:\n"
                  f"        return [a, (x, y), {{'k': a}}]\n    return a - 1\n"

@@ -7,8 +7,9 @@ import pytest
 from diff import ON_DEVICE, SUM, check, rand
 
 from pyasc import errors, hybrid
-from pyasc.frontend.specialize import layout_of, params_of, spec_of
+from pyasc.frontend.signature import params_of
 from pyasc.ir.types import DYN, MemRefType, f64, i1, index
+from pyasc.jit.specialize import layout_of, spec_of
 
 
 def make():

@@ -280,7 +280,7 @@ def test_every_manifest_field_and_the_object_are_sealed():
 
 
 def _load_args(fn, x):
-    from pyasc.frontend.fingerprint import program_key
+    from pyasc.jit.fingerprint import program_key
 
     specs, key = fn._key_of(fn._arguments((x,), {}))
     options = fn.options.as_dict()

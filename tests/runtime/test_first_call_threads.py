@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from pyasc import hybrid
-from pyasc.frontend.decorator import HybridFunction
+from pyasc.jit.decorator import HybridFunction
 
 THREADS = 16
 HERE = Path(__file__).resolve().parent

@@ -14,7 +14,6 @@ import os
 import warnings
 from dataclasses import dataclass, field
 
-from pyasc import __version__
 from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.cwriter import CWriter
@@ -46,6 +45,7 @@ from pyasc.ir.ops.loop import IfOp, YieldOp
 from pyasc.ir.passes import PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
+from pyasc.version import __version__
 
 
 class PyascPerformanceWarning(UserWarning):

@@ -18,7 +18,7 @@ stay ordinary IR.  The ops:
   reports (its message is then a template, see ``func.assert``); raise the matching
   Python exception (``kinds``: the ``func.assert`` kinds, or ``oom`` for a kernel
   workspace overflow, E50003) located at ``sites[k]`` (``(file, line, col)``) through
-  ``pyasc.runtime.failures``.
+  ``pyasc.failures``.
 
 ``ascend.launch`` is executed by the host runner of the target (see ``host_runner``);
 its registered evaluator only says so.  The other two have plain reference semantics.
@@ -29,11 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from pyasc.errors import OutOfMemoryError
+from pyasc.failures import ERROR_KINDS, Site, check_failure
 from pyasc.ir.core import Operation, attr
 from pyasc.ir.ops.common import require
 from pyasc.ir.semantics import register_evaluator
 from pyasc.ir.types import MemRefType, ScalarType, TensorType, index
-from pyasc.runtime.failures import ERROR_KINDS, Site, check_failure
 
 ASSERT_ERRORS = ERROR_KINDS
 

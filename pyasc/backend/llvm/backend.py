@@ -84,7 +84,7 @@ def disk_key(program_key: str, entry: str, options: dict[str, Any]) -> str:
 
     No digest of the IR: ``program_key`` already covers everything the IR is made from,
     and the key must be computable before any IR exists."""
-    from pyasc import __version__
+    from pyasc.version import __version__
 
     kept = {k: v for k, v in options.items() if k not in _KEY_OPTIONS_IGNORED}
     parts = {
@@ -271,8 +271,8 @@ def _json(data: object) -> str:
 
 
 def _manifest(entry: str, abi: KernelABI, call_data: dict[str, Any]) -> dict[str, Any]:
-    from pyasc import __version__
     from pyasc.backend.llvm import jit
+    from pyasc.version import __version__
 
     cpu, _ = jit.host_cpu()
     return {"entry": entry, "abi": abi.to_json(), "call_data": call_data, "cpu": cpu,

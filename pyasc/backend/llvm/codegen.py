@@ -25,10 +25,10 @@ from pyasc.backend.llvm.errrecord import record_error
 from pyasc.backend.llvm.lltypes import I32, PTR, compute_type, opaque
 from pyasc.backend.llvm.memref import MemRef
 from pyasc.errors import InternalCompilerError
+from pyasc.failures import Site
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.types import MemRefType, ScalarType, Type
 from pyasc.runtime.abi import ErrorSpec
-from pyasc.runtime.failures import Site
 
 EmitFn = Callable[["FunctionEmitter", Operation], None]
 

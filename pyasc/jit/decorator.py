@@ -39,16 +39,18 @@ from typing import TYPE_CHECKING, Any
 from pyasc.backend.base import CompiledKernel, Program, get_backend
 from pyasc.callsite import at_caller, for_user, public_api, user_error
 from pyasc.errors import ArgumentError, InternalCompilerError
-from pyasc.frontend.arguments import prepare_bound, prepare_call
-from pyasc.frontend.callplan import native_request, template_to_json
-from pyasc.frontend.decoratable import called_as_classmethod, method_error, refusal
-from pyasc.frontend.dispatch import CallTable, Entry, Generation, make_entry
-from pyasc.frontend.facts import load_by_value, store_by_value
-from pyasc.frontend.fingerprint import parse_source, program_key, source_text
-from pyasc.frontend.ice import internal_errors, source_reproducer
-from pyasc.frontend.inspection import Inspection
-from pyasc.frontend.options import Options, make_options, resolve_target, target_env
-from pyasc.frontend.specialize import Param, Spec, params_of, spec_of
+from pyasc.frontend.signature import Param, Spec, params_of
+from pyasc.frontend.source import Callee
+from pyasc.jit.arguments import prepare_bound, prepare_call
+from pyasc.jit.callplan import native_request, template_to_json
+from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal
+from pyasc.jit.dispatch import CallTable, Entry, Generation, make_entry
+from pyasc.jit.facts import load_by_value, store_by_value
+from pyasc.jit.fingerprint import parse_source, program_key, source_text
+from pyasc.jit.ice import internal_errors, source_reproducer
+from pyasc.jit.inspection import Inspection
+from pyasc.jit.options import Options, make_options, resolve_target, target_env
+from pyasc.jit.specialize import spec_of
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
 
@@ -75,7 +77,7 @@ class Specialization:
     template: ResultTemplate
 
 
-class HybridFunction(Inspection):
+class HybridFunction(Inspection, Callee):
     """A function compiled by pyasc on first call for each call signature."""
 
     def __init__(self, fn: Callable, options: Options) -> None:

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+import pyasc.version as version
+
 MAX_HASHED_BYTES = 1 << 22
 """Arrays larger than this (far beyond what the frontend embeds) contribute only their
 dtype and shape."""
@@ -38,14 +40,12 @@ def program_key(hf: Any, spec_key: tuple, options: dict[str, Any]) -> str:
     import hashlib  # imported on first use: ``import pyasc`` stays light
     import json
 
-    import pyasc  # read at call time: tests and dev builds change __version__
-
     h = hashlib.sha256()
     h.update(function_digest(hf).encode())
     h.update(repr(spec_key).encode())
     h.update(json.dumps({k: v for k, v in options.items() if k != "cache"},
                         sort_keys=True, default=repr).encode())
-    h.update(f"pyasc {pyasc.__version__} numpy {np.__version__} "
+    h.update(f"pyasc {version.__version__} numpy {np.__version__} "
              f"python {sys.version_info[:2]}".encode())
     return h.hexdigest()
 
@@ -111,9 +111,9 @@ def value_digest(value: object, stack: tuple[int, ...] = ()) -> bytes:
 
 
 def _by_base(value: object) -> Callable[[Any, tuple[int, ...]], bytes]:
-    from pyasc.frontend.decorator import HybridFunction  # noqa: PLC0415 - circular
+    from pyasc.frontend.source import Callee  # noqa: PLC0415 - import pyasc stays light
 
-    if isinstance(value, HybridFunction):
+    if isinstance(value, Callee):  # a @hybrid function
         return _hybrid
     found = next((fn for cls, fn in _BY_BASE if isinstance(value, cls)), None)
     if found is not None:

@@ -20,19 +20,11 @@ compilation (the frontend asks, see ``NeedsConstant``) and remembered per functi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
 
 from pyasc.errors import ArgumentError
+from pyasc.frontend.signature import SEQUENCES, Path, Spec
 
-if TYPE_CHECKING:  # pragma: no cover - the IR types are imported when first needed
-    from pyasc.ir.types import Type
-
-Path = tuple[Any, ...]
-Spec = tuple[Any, ...]
 CONST_TYPES = (type(None), str, np.dtype, type)
 
 
@@ -43,9 +35,6 @@ def layout_of(a: np.ndarray) -> str:
     if a.ndim and a.strides[-1] == a.itemsize:
         return "inner"
     return "strided"
-
-
-SEQUENCES = {tuple: "tuple", list: "list"}
 
 
 def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path]) -> Spec:
@@ -100,70 +89,3 @@ def _dtype_name(dt: np.dtype, path: Path) -> str:
 
 def _name(path: Path) -> str:
     return "'" + str(path[0]) + "'" + "".join(f"[{i}]" for i in path[1:])
-
-
-@dataclass(frozen=True)
-class Param:
-    """One flat parameter of a specialization."""
-
-    path: Path
-    type: Type
-    weak: bool = False
-
-    @property
-    def name(self) -> str:
-        return "_".join(str(p) for p in self.path)
-
-
-def param_type(spec: Spec) -> tuple[Type, bool]:
-    """The IR type of a leaf spec and whether it is weak."""
-    from pyasc.ir.types import DYN, MemRefType, ScalarType, f64, i1, index, scalar_from_numpy
-
-    kind = spec[0]
-    if kind == "array":
-        _, dtype, ndim, layout, shape = spec
-        dims = shape if shape is not None else (DYN,) * ndim
-        strides = None if layout == "C" else \
-            (DYN,) * (ndim - 1) + (1,) if layout == "inner" else (DYN,) * ndim
-        return MemRefType(tuple(dims), scalar_from_numpy(np.dtype(dtype)), strides), False
-    if kind == "scalar":
-        return {"bool": i1, "int": index, "float": f64}[spec[1]], True
-    assert kind == "npscalar"
-    t: ScalarType = scalar_from_numpy(np.dtype(spec[1]))
-    return t, False
-
-
-def leaves(spec: Spec, value: object, path: Path) -> Iterator[tuple[Path, Spec, object]]:
-    """The run-time leaves of an argument, in flat-parameter order."""
-    if spec[0] in SEQUENCES.values():
-        for i, (s, v) in enumerate(zip(spec[1:], value, strict=True)):  # type: ignore
-            yield from leaves(s, v, (*path, i))
-    elif spec[0] != "const":
-        yield path, spec, value
-
-
-def params_of(specs: dict[str, Spec]) -> list[Param]:
-    """The flat parameter list of a key."""
-    out = []
-    for name, spec in specs.items():
-        for path, leaf, _ in leaves(spec, _shape_only(spec), (name,)):
-            t, weak = param_type(leaf)
-            out.append(Param(path, t, weak))
-    return out
-
-
-def _shape_only(spec: Spec) -> object:
-    if spec[0] in SEQUENCES.values():
-        return tuple(_shape_only(s) for s in spec[1:])
-    return None
-
-
-def flatten_args(specs: dict[str, Spec], arguments: dict[str, object]) -> list[object]:
-    """The flat argument list of a call."""
-    return [v for name, spec in specs.items()
-            for _, _, v in leaves(spec, arguments[name], (name,))]
-
-
-def const_value(spec: Spec) -> object:
-    """The compile-time value of a ``const`` spec."""
-    return spec[2]

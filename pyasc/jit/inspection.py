@@ -28,8 +28,9 @@ from typing import Any
 
 from pyasc.backend.base import CompiledKernel, Program
 from pyasc.callsite import public_api
-from pyasc.frontend.ice import internal_errors
-from pyasc.frontend.specialize import flatten_args
+from pyasc.frontend.signature import flatten_args
+from pyasc.jit.callplan import rebuild
+from pyasc.jit.ice import internal_errors
 
 SHORTCUT_OPTIONS = {"ir": "optimized", "kernel": "target", "ascendc": "soc"}
 """The option keyword each shortcut method takes besides the call's arguments."""
@@ -99,7 +100,7 @@ class BoundCall:
     def kernel(self, target: str | None = None) -> CompiledKernel:
         """The compiled kernel for ``target`` (default: the function's target); compiled
         on first use and shared with calls of the same specialization."""
-        from pyasc.frontend.options import resolve_target
+        from pyasc.jit.options import resolve_target
 
         hf = self._hf
         return hf._kernel_for(self._specialization(), target or resolve_target(hf.options))
@@ -192,4 +193,5 @@ class Inspection:
         with internal_errors("compiling", self.__name__,  # type: ignore[attr-defined]
                              lambda: str(spec.program.module)):
             kernel = compile_fn(spec.program)
-        return spec.template.rebuild(list(kernel(flat)), flat)
+        template = spec.template
+        return rebuild(template.shape, list(kernel(flat)), flat, template.params)

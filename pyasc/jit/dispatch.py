@@ -50,9 +50,10 @@ import numpy as np
 
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError
-from pyasc.frontend.arguments import Converted, describe
-from pyasc.frontend.callplan import CallTemplate, convert, template_from_json
-from pyasc.frontend.specialize import Spec, layout_of, params_of
+from pyasc.frontend.signature import Spec, params_of
+from pyasc.jit.arguments import Converted, describe
+from pyasc.jit.callplan import CallTemplate, convert, template_from_json
+from pyasc.jit.specialize import layout_of
 
 MAX_SIGNATURES = 1024
 """Signatures remembered per function (strided views of many shapes could otherwise

@@ -1,0 +1,12 @@
+"""What happens when a user calls a ``@hybrid`` function: argument checks, call
+signatures and keys, the specialization and kernel caches, choosing a target, and
+the inspection methods (``fn.ir``, ``fn.kernel``, ``fn.ascendc``...).
+
+It sits above the frontend (which it asks for IR) and the backends (which it asks for
+kernels); neither imports it.
+"""
+
+from pyasc.jit.decorator import HybridFunction, hybrid
+from pyasc.jit.fusion_group import fusion_group
+
+__all__ = ["HybridFunction", "fusion_group", "hybrid"]
