@@ -6,6 +6,17 @@ layer above) calls it.  Public names: :func:`supported_numpy` and the fusion mar
 """
 
 from pyasc.frontend.fusion import fusion_scope
-from pyasc.frontend.numpy_registry import supported_numpy
+
+
+def supported_numpy() -> dict[str, str]:
+    """Every supported numpy function, array method and attribute with its arguments.
+
+    Keys are spelled as in user code (``np.sum``, ``x.reshape``, ``x.shape``,
+    ``math.sqrt``); values are the accepted arguments.
+    """
+    from pyasc.frontend.rules import supported_numpy as listing  # the rules load on use
+
+    return listing()
+
 
 __all__ = ["fusion_scope", "supported_numpy"]

@@ -17,6 +17,7 @@ Not supported (E50011): ``None`` (``np.newaxis``) in an index that has an array.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,10 +25,14 @@ import numpy as np
 from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import broadcast_dims
-from pyasc.frontend.slicing import is_index_item, normalize_index
+from pyasc.frontend.numpy_registry import call_numpy
+from pyasc.frontend.slicing import is_index_item, normalize_index, transpose_view
 from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import func, scatter, tensor
 from pyasc.ir.types import DYN, TensorType, i1, i64, index
+
+BasicLoad = Callable[..., object]
+"""``load_basic(lw, base, items)``: ``base`` indexed by basic items (ints, slices)."""
 
 
 def is_array_index(v: object) -> bool:
@@ -131,21 +136,17 @@ def nonzero(lw, mask: Tensor, sizes: tuple[Dim, ...]) -> list[Tensor]:
 
 def coordinates(lw, dims: tuple[Dim, ...]) -> list[Tensor]:
     """Per axis ``a``, ``arange(dims[a])`` shaped to broadcast along that axis only."""
-    from pyasc.frontend.npfuncs.creation import arange
-
     rank = len(dims)
-    return [lw.em.reshape(arange(lw, d), [1] * a + [d] + [1] * (rank - a - 1))
+    return [lw.em.reshape(call_numpy(lw, "arange", [d], {}), [1] * a + [d] + [1] * (rank - a - 1))
             for a, d in enumerate(dims)]
 
 
-def _front(lw, base: Tensor | Buffer, p: _Plan) -> Tensor | Buffer:
+def _front(lw, base: Tensor | Buffer, p: _Plan, load_basic: BasicLoad
+           ) -> Tensor | Buffer:
     """``base`` with the slices applied and the advanced axes moved to the front."""
-    from pyasc.frontend.indexing import load_index
-    from pyasc.frontend.npfuncs.shapes import _transpose
-
-    view = load_index(lw, base, tuple(p.basic))
+    view = load_basic(lw, base, tuple(p.basic))
     rest = [a for a in range(base.type.rank) if a not in p.axes]
-    return _transpose(lw, view, tuple(p.axes + rest))  # type: ignore[arg-type]
+    return transpose_view(lw, view, tuple(p.axes + rest))  # type: ignore[arg-type]
 
 
 def _index_dims(lw, indices: list[Scalar | Tensor]) -> tuple[Dim, ...]:
@@ -157,8 +158,6 @@ def gather_nd(lw, src: Tensor, indices: list[Scalar | Tensor], name: str | None 
               axes: tuple[int, ...] | None = None) -> Scalar | Tensor:
     """``tensor.gather_nd``: ``src[indices...]`` over its leading axes (``name`` and the
     user's ``axes`` of the indices label bounds messages)."""
-    from pyasc.frontend.indexing import gather_labels
-
     em = lw.em
     dims = _index_dims(lw, indices) + tuple(em.dims(src))[len(indices):]
     shape = static_dims(dims)
@@ -173,30 +172,26 @@ def _to_numpy_order(nb: int, rest: int, at: int) -> tuple[int, ...]:
     return (*range(nb, nb + at), *range(nb), *range(nb + at, nb + rest))
 
 
-def load_advanced(lw, base: Tensor | Buffer, items: tuple,
-                  name: str | None = None) -> Scalar | Tensor:
-    """``base[items]`` with several (or mixed) advanced items."""
-    from pyasc.frontend.npfuncs.shapes import _transpose
-
+def load_advanced(lw, base: Tensor | Buffer, items: tuple, name: str | None,
+                  load_basic: BasicLoad) -> Scalar | Tensor:
+    """``base[items]`` with several (or mixed) advanced items; ``load_basic`` applies
+    the basic items (``indexing.load_index``, passed in: indexing sits above)."""
     p = plan(lw, base, items, name)
-    src = lw.em.value(_front(lw, base, p))
+    src = lw.em.value(_front(lw, base, p, load_basic))
     out = gather_nd(lw, src, p.indices, name, tuple(p.axes))  # type: ignore[arg-type]
     if isinstance(out, Scalar) or not p.adjacent_at:
         return out
     nb = len(_index_dims(lw, p.indices))
     rest = base.type.rank - len(p.axes)
-    return _transpose(lw, out, _to_numpy_order(nb, rest, p.adjacent_at))  # type: ignore
+    return transpose_view(lw, out, _to_numpy_order(nb, rest, p.adjacent_at))  # type: ignore
 
 
-def store_advanced(lw, buf: Buffer, items: tuple, value: object,
-                   name: str | None = None) -> None:
+def store_advanced(lw, buf: Buffer, items: tuple, value: object, name: str | None,
+                   load_basic: BasicLoad) -> None:
     """``buf[items] = value`` through index arrays or masks (last write wins)."""
-    from pyasc.frontend.indexing import gather_labels, squeeze_leading
-    from pyasc.frontend.npfuncs.shapes import _transpose
-
     em = lw.em
     p = plan(lw, buf, items, name)
-    dest = _front(lw, buf, p)
+    dest = _front(lw, buf, p, load_basic)
     nb = _index_dims(lw, p.indices)
     rest = tuple(em.dims(dest))[len(p.axes):]
     order = _to_numpy_order(len(nb), len(rest), p.adjacent_at)
@@ -209,7 +204,7 @@ def store_advanced(lw, buf: Buffer, items: tuple, value: object,
         v = em.cast(v, elem)
         if order != tuple(range(len(order))) and v.type.rank:
             inverse = tuple(order.index(a) for a in range(len(order)))
-            v = _transpose(lw, em.broadcast(v, numpy_dims), inverse)
+            v = transpose_view(lw, em.broadcast(v, numpy_dims), inverse)
     else:
         v = em.cast(v if isinstance(v, Scalar) else em.scalar(v, elem), elem)
     em.op(scatter.ScatterOp([v.value, dest.value, *(i.value for i in p.indices)], [],
@@ -228,3 +223,20 @@ def _check_value_shape(em, dims: tuple[Dim, ...], target: tuple[Dim, ...]) -> No
     if len(out) != len(target) or any(isinstance(a, int) and isinstance(b, int) and a != b
                                       for a, b in zip(out, target, strict=True)):
         raise ShapeInferenceError(message)
+
+
+def gather_labels(attrs: dict, name: str | None, axes: tuple[int, ...]) -> dict:
+    """``attrs`` plus the labels bounds messages use: the array's name and the user's
+    axes of the index operands."""
+    out = dict(attrs, axes=axes)
+    if name:
+        out["array"] = name
+    return out
+
+
+def squeeze_leading(lw, v: Tensor, rank: int) -> Tensor:
+    """``v`` without leading size-1 dims beyond ``rank`` (numpy's setitem drops them)."""
+    dims = list(lw.em.dims(v))
+    while len(dims) > rank and dims[0] == 1:
+        dims.pop(0)
+    return lw.em.reshape(v, dims) if len(dims) != v.type.rank else v

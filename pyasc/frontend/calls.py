@@ -15,7 +15,6 @@ from collections.abc import Callable
 import numpy as np
 
 from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
-from pyasc.frontend.exprs import starred_items
 from pyasc.frontend.fusion import marker_name
 from pyasc.frontend.lowering import RET, RV, Lowering
 from pyasc.frontend.numpy_registry import call_method, call_numpy
@@ -123,3 +122,11 @@ def run_body(lw: Lowering) -> object:
                             "path reaches, or return a value from every branch")
     return value
 
+
+def starred_items(lw: Lowering, node: ast.Starred) -> list[object]:
+    """The items of ``*value`` (a compile-time sequence)."""
+    value = lw.expr(node.value)
+    if not isinstance(value, tuple | list):
+        raise lw.error(UnsupportedSyntaxError, f"cannot unpack {type(value).__name__} "
+                       "with *", node, hint="unpack tuples known at compile time")
+    return list(value)

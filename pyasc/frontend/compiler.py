@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pyasc.errors import InternalCompilerError, IRVerificationError, UnsupportedSyntaxError
-from pyasc.frontend import calls, exprs, flow, indexing, npfuncs, stmts  # noqa: F401 - rules
+from pyasc.frontend import calls, rules  # noqa: F401 - rules: fills the dispatch tables
 from pyasc.frontend.emit import Emitter
 from pyasc.frontend.lowering import RET, CompileUnit, Lowering
 from pyasc.frontend.signature import Param, Spec, const_value

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyasc.errors import InternalCompilerError, PyascError
-from pyasc.frontend.lowering import BRK, CONT, RET, RV, Lowering
+from pyasc.frontend.lowering import BRK, CONT, RET, RV, Lowering, hook
 from pyasc.frontend.merge import (
     MISSING,
     Plan,
@@ -61,6 +61,7 @@ def jump_state(scope: dict[str, object]) -> bool | list[str] | None:
     return runtime or None
 
 
+@hook("body")
 def lower_body(lw: Lowering, stmts: list[ast.stmt]) -> None:
     """Lower statements; what follows a possible jump runs under ``if not jumped``."""
     for k, st in enumerate(stmts):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from pyasc.frontend import rules  # noqa: F401 - fills the registry
 from pyasc.frontend.numpy_registry import entries
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "numpy-support.md"

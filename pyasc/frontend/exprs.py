@@ -13,10 +13,12 @@ import ast
 import operator
 
 from pyasc.errors import TypeMismatchError, UnsupportedSyntaxError
+from pyasc.frontend import calls
 from pyasc.frontend.control import select_value
 from pyasc.frontend.elementwise import apply_ufunc
+from pyasc.frontend.indexing import load_subscript
 from pyasc.frontend.lowering import Lowering, expr_rule
-from pyasc.frontend.stmts import binary
+from pyasc.frontend.operators import binary
 from pyasc.frontend.truth import condition, logical_not, truth
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
 
@@ -206,19 +208,10 @@ def lower_display(lw: Lowering, node: ast.Tuple | ast.List) -> object:
     items: list[object] = []
     for elt in node.elts:
         if isinstance(elt, ast.Starred):
-            items.extend(starred_items(lw, elt))
+            items.extend(calls.starred_items(lw, elt))
         else:
             items.append(lw.expr(elt))
     return tuple(items) if isinstance(node, ast.Tuple) else items
-
-
-def starred_items(lw: Lowering, node: ast.Starred) -> list[object]:
-    """The items of ``*value`` (a compile-time sequence)."""
-    value = lw.expr(node.value)
-    if not isinstance(value, tuple | list):
-        raise lw.error(UnsupportedSyntaxError, f"cannot unpack {type(value).__name__} "
-                       "with *", node, hint="unpack tuples known at compile time")
-    return list(value)
 
 
 @expr_rule(ast.Slice)
@@ -249,15 +242,11 @@ def lower_fstring(lw: Lowering, node: ast.JoinedStr) -> str:
 @expr_rule(ast.Subscript)
 def lower_subscript(lw: Lowering, node: ast.Subscript) -> object:
     """``x[...]`` reads."""
-    from pyasc.frontend.indexing import load_subscript
-
     return load_subscript(lw, node)
 
 
 @expr_rule(ast.Call)
 def lower_call(lw: Lowering, node: ast.Call) -> object:
     """Calls (see ``calls``)."""
-    from pyasc.frontend.calls import lower_call as call
-
-    return call(lw, node)
+    return calls.lower_call(lw, node)
 

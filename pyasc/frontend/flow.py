@@ -56,7 +56,6 @@ from pyasc.frontend.merge import (
     rebuild,
 )
 from pyasc.frontend.names import assigned_before_jumps, jumps, loads_outside
-from pyasc.frontend.stmts import assign_target
 from pyasc.frontend.truth import condition, logical_not
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, Undefined
 from pyasc.ir.core import Block, Region, Value
@@ -118,7 +117,7 @@ def lower_for(lw: Lowering, node: ast.For) -> None:
 
 def _binder(lw: Lowering, target: ast.expr, item: Callable[[object], object]
             ) -> Callable[[object], None]:
-    return lambda iv: assign_target(lw, target, item(iv))
+    return lambda iv: lw.assign(target, item(iv))
 
 
 def _unroll(lw: Lowering, node: ast.For, items: list, bind: Callable) -> None:

@@ -23,9 +23,16 @@ import ast
 import numpy as np
 
 from pyasc.errors import IndexOutOfBoundsError, ShapeInferenceError, TypeMismatchError
-from pyasc.frontend.advanced import is_array_index, load_advanced, store_advanced
+from pyasc.frontend.advanced import (
+    gather_labels,
+    is_array_index,
+    load_advanced,
+    squeeze_leading,
+    store_advanced,
+)
 from pyasc.frontend.elementwise import broadcast_dims
 from pyasc.frontend.lowering import Lowering
+from pyasc.frontend.operators import binary, in_place
 from pyasc.frontend.slicing import (
     Access,
     index_values,
@@ -140,7 +147,7 @@ def _advanced(lw: Lowering, base: Tensor | Buffer, items: tuple,
         axis = _gather_axis(items, pos)
         if isinstance(idx, Tensor) and idx.type.element.is_int and axis is not None:
             return _gather(lw, base, items, pos, idx, axis, name)
-    return load_advanced(lw, base, items, name)
+    return load_advanced(lw, base, items, name, load_index)
 
 
 def _gather(lw: Lowering, base: Tensor | Buffer, items: tuple, pos: int, idx: Tensor,
@@ -158,15 +165,6 @@ def _gather(lw: Lowering, base: Tensor | Buffer, items: tuple, pos: int, idx: Te
     op = tensor.GatherOp([source.value, idx.value], [t],
                          gather_labels({"axis": axis}, name, (pos,)))
     return Tensor(em.result(op), out_dims)
-
-
-def gather_labels(attrs: dict, name: str | None, axes: tuple[int, ...]) -> dict:
-    """``attrs`` plus the labels bounds messages use: the array's name and the user's
-    axes of the index operands."""
-    out = dict(attrs, axes=axes)
-    if name:
-        out["array"] = name
-    return out
 
 
 def _gather_axis(items: tuple, pos: int) -> int | None:
@@ -224,7 +222,7 @@ def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object,
                 isinstance(v, Tensor) and v.type.rank):
             _masked_store(lw, buf, mask, v)
         else:
-            store_advanced(lw, buf, items, value, name)
+            store_advanced(lw, buf, items, value, name, load_index)
         return
     items = tuple(it for it in items if it is not None)
     acc = resolve_basic(lw, lw.em.dims(buf), items, name)
@@ -266,14 +264,6 @@ def write_value(lw: Lowering, dest: Buffer, value: object) -> None:
         em.write(em.cast(s, elem), dest)
 
 
-def squeeze_leading(lw: Lowering, v: Tensor, rank: int) -> Tensor:
-    """``v`` without leading size-1 dims beyond ``rank`` (numpy's setitem drops them)."""
-    dims = list(lw.em.dims(v))
-    while len(dims) > rank and dims[0] == 1:
-        dims.pop(0)
-    return lw.em.reshape(v, dims) if len(dims) != v.type.rank else v
-
-
 def _masked_store(lw: Lowering, buf: Buffer, mask: Tensor, v: object) -> None:
     """``buf[mask] = scalar``: ``select`` over the whole buffer (vectorizable)."""
     old = lw.em.snapshot(buf)
@@ -297,8 +287,6 @@ def _select_masked(lw: Lowering, mask: Tensor, v: object, old: Tensor) -> Tensor
 
 def augmented_subscript(lw: Lowering, node: ast.AugAssign, ufunc: str | None) -> None:
     """``x[key] <op>= v``: Python's get-item, in-place op, set-item protocol."""
-    from pyasc.frontend.stmts import binary, in_place
-
     target = node.target
     assert isinstance(target, ast.Subscript)
     buf = _writable(lw.expr(target.value))

@@ -1,8 +1,10 @@
 """The AST walker: one :class:`Lowering` per function body being compiled.
 
 Statements and expressions are lowered by rule functions registered per AST node class
-in :data:`STMT_RULES` / :data:`EXPR_RULES` (the ``stmts``, ``exprs``, ``control``,
-``calls`` and ``indexing`` modules fill them).  :meth:`Lowering.expr` and
+in :data:`STMT_RULES` / :data:`EXPR_RULES` (the rule modules listed in
+``pyasc.frontend.rules`` fill them; a rule recurses through the context,
+``lw.expr(node)``, ``lw.stmt(node)``, ``lw.body(stmts)``, ``lw.assign(target, value)``,
+never by importing another rule module).  :meth:`Lowering.expr` and
 :meth:`Lowering.stmt` set the builder's location from the node before running its rule
 (so every op carries ``loc(file:line:col)``), attach that location to any
 :class:`PyascError` raised without one, and turn any other exception into a located
@@ -27,6 +29,7 @@ from pyasc.errors import (
     UnsupportedSyntaxError,
 )
 from pyasc.frontend.emit import Emitter
+from pyasc.frontend.environment import resolve_free_name
 from pyasc.frontend.names import local_names, storage_names
 from pyasc.frontend.source import SourceInfo
 from pyasc.frontend.values import Buffer, Scalar, Tensor, Undefined
@@ -34,6 +37,9 @@ from pyasc.ir.core import BlockArgument, OpResult, Value
 
 EXPR_RULES: dict[type, Callable[[Lowering, Any], object]] = {}
 STMT_RULES: dict[type, Callable[[Lowering, Any], None]] = {}
+HOOKS: dict[str, Callable[..., Any]] = {}
+"""Rules the context itself calls: ``"body"`` (a statement list, guarding what follows
+a jump: ``control``) and ``"assign"`` (bind an assignment target: ``stmts``)."""
 
 RET, RV, BRK, CONT = "$ret", "$rv", "$brk", "$cont"
 """Hidden scope names: returned flag and value, break and continue flags."""
@@ -53,6 +59,14 @@ def stmt_rule(*types: type) -> Callable:
     def deco(fn: Callable) -> Callable:
         for t in types:
             STMT_RULES[t] = fn
+        return fn
+    return deco
+
+
+def hook(name: str) -> Callable:
+    """Register the decorated function as the context's ``name`` rule (see HOOKS)."""
+    def deco(fn: Callable) -> Callable:
+        HOOKS[name] = fn
         return fn
     return deco
 
@@ -150,9 +164,11 @@ class Lowering:
 
     def body(self, stmts: list[ast.stmt]) -> None:
         """Lower a statement list, guarding what follows a possible jump."""
-        from pyasc.frontend.control import lower_body
+        HOOKS["body"](self, stmts)
 
-        lower_body(self, stmts)
+    def assign(self, target: ast.expr, value: object) -> None:
+        """Bind an assignment target (a name, a subscript, a tuple to unpack)."""
+        HOOKS["assign"](self, target, value)
 
     def error(self, cls: type[PyascError], message: str, node: ast.AST,
               hint: str | None = None) -> PyascError:
@@ -171,8 +187,6 @@ class Lowering:
         if name in self.locals:
             raise self.error(UndefinedNameError,
                              f"local variable '{name}' is used before it is assigned", node)
-        from pyasc.frontend.environment import resolve_free_name
-
         return resolve_free_name(self, name, node)
 
     def bind(self, name: str, value: object) -> None:

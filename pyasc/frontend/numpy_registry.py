@@ -4,12 +4,13 @@ Each :class:`NumpyEntry` maps a name (``"sum"``, ``"ndarray.sum"``, ``"ndarray.s
 ``"math.sqrt"``) to a handler whose Python signature *is* the supported signature:
 arguments are bound with ``inspect.Signature.bind``, so an unsupported keyword or a
 missing argument is an ``UnsupportedNumpyError`` (E50011) at the call, and
-:func:`supported_numpy` and ``docs/numpy-support.md`` (``pyasc.frontend.docgen``) list
+:func:`pyasc.supported_numpy` and ``docs/numpy-support.md`` (``pyasc.frontend.docgen``) list
 exactly what is accepted.
 Handlers take the :class:`~pyasc.frontend.lowering.Lowering` first; a method handler
 takes the array second.
 
-The handlers live in ``pyasc.frontend.npfuncs``; importing that package fills the table.
+The handlers live in ``pyasc.frontend.npfuncs``; ``pyasc.frontend.rules`` imports them
+(which fills the table) and lists them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyasc.errors import UnsupportedNumpyError
+from pyasc.errors import InternalCompilerError, UnsupportedNumpyError
 
 KINDS = ("function", "method", "attribute")
 
@@ -75,8 +76,22 @@ def register(*names: str, kind: str = "function", note: str = "") -> Callable:
     return deco
 
 
+_filled = False
+
+
+def mark_filled() -> None:
+    """Called by ``pyasc.frontend.rules`` once every handler module is imported."""
+    global _filled
+    _filled = True
+
+
 def _load() -> None:
-    import pyasc.frontend.npfuncs  # noqa: F401 - fills REGISTRY
+    # the registry is filled by importing the rule modules (``pyasc.frontend.rules``,
+    # which the compiler imports); a lookup before that is a pyasc bug, never an
+    # "unsupported" answer to the user
+    if not _filled:
+        raise InternalCompilerError("the numpy registry was read before "
+                                    "pyasc.frontend.rules was imported")
 
 
 def lookup(name: str) -> NumpyEntry:
@@ -104,15 +119,6 @@ def call_method(lw, obj: object, name: str, args: list[object],
                 kwargs: dict[str, object]) -> object:
     """Call array method ``obj.name(...)``."""
     return call_numpy(lw, f"ndarray.{name}", [obj, *args], kwargs)
-
-
-def supported_numpy() -> dict[str, str]:
-    """Every supported numpy function, array method and attribute with its arguments.
-
-    Keys are spelled as in user code (``np.sum``, ``x.reshape``, ``x.shape``,
-    ``math.sqrt``); values are the accepted arguments.
-    """
-    return {e.display.split("(")[0]: e.signature for e in entries()}
 
 
 def entries() -> list[NumpyEntry]:

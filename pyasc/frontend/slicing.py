@@ -23,10 +23,10 @@ from pyasc.errors import (
     UnsupportedNumpyError,
 )
 from pyasc.frontend import indexmath as im
-from pyasc.frontend.values import Dim, Scalar
-from pyasc.ir.ops import arith, func
+from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, static_dims
+from pyasc.ir.ops import arith, func, mem, tensor
 from pyasc.ir.ops.func import bounds_message, format_message
-from pyasc.ir.types import DYN, MemRefType, contiguous_strides, index
+from pyasc.ir.types import DYN, MemRefType, TensorType, contiguous_strides, index
 
 
 @dataclass
@@ -220,3 +220,16 @@ def _contiguous_view(acc: Access) -> bool:
         return True
     return acc.steps[first] == 1 and all(acc.full[a] for a in axes if a > first)
 
+
+def transpose_view(lw, x: Tensor | Buffer, perm: tuple[int, ...]) -> Tensor | Buffer:
+    """``x`` with its axes permuted: a strided view of a buffer, a transpose of a value."""
+    if perm == tuple(range(len(perm))):
+        return x
+    dims = tuple(lw.em.dims(x)[p] for p in perm)
+    shape = static_dims(dims)
+    if isinstance(x, Buffer):
+        base = x.type.strides or contiguous_strides(x.type.shape)
+        t = MemRefType(shape, x.type.element, tuple(base[p] for p in perm))
+        return Buffer(lw.em.result(mem.TransposeOp([x.value], [t], {"perm": perm})), dims)
+    t2 = TensorType(shape, x.type.element)
+    return Tensor(lw.em.result(tensor.TransposeOp([x.value], [t2], {"perm": perm})), dims)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.frontend.operators import write_out
 from pyasc.frontend.promotion import to_ir
 from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, is_number
 from pyasc.ir.types import ScalarType, f64, i1, i64, index
@@ -122,7 +123,6 @@ def finish(lw, result: Tensor | Scalar, out: object, what: str) -> object:
     if not isinstance(out, Buffer):
         raise UnsupportedNumpyError("out= must be an array the function owns or was passed",
                                     hint="pass a parameter or an array assigned to a name")
-    from pyasc.frontend.stmts import write_out
 
     write_out(lw, result, out, what)
     return out

@@ -15,8 +15,9 @@ from pyasc.errors import ShapeInferenceError, TypeMismatchError
 from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import apply_ufunc, broadcast_dims
 from pyasc.frontend.npfuncs.common import array_arg, finish
-from pyasc.frontend.numpy_registry import register
+from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.promotion import result_type
+from pyasc.frontend.slicing import transpose_view
 from pyasc.frontend.values import Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import tensor
 from pyasc.ir.ops.tensor import matmul_shape
@@ -69,8 +70,6 @@ def dot(lw, a, b, out=None):
 
 def _dot_nd(lw, a: Tensor, b: Tensor) -> Tensor:
     """N-D ``dot`` as one 2-D matmul of flattened operands (see the module docstring)."""
-    from pyasc.frontend.npfuncs.shapes import _transpose
-
     em = lw.em
     da, db = tuple(em.dims(a)), tuple(em.dims(b))
     k_a, k_b = da[-1], db[-2]
@@ -80,7 +79,7 @@ def _dot_nd(lw, a: Tensor, b: Tensor) -> Tensor:
                                   f"{len(db) - 2})")
     k = k_a if isinstance(k_a, int) else k_b
     rb = len(db)
-    b_first = _transpose(lw, b, (rb - 2, *range(rb - 2), rb - 1))
+    b_first = transpose_view(lw, b, (rb - 2, *range(rb - 2), rb - 1))
     a2 = em.reshape(a, (_product(em, da[:-1]), k))
     b2 = em.reshape(em.value(b_first), (k, _product(em, db[:-2] + db[-1:])))
     flat = matmul(lw, a2, b2)
@@ -97,9 +96,7 @@ def _product(em, dims: tuple[Dim, ...]) -> Dim:
 @register("outer")
 def outer(lw, a, b, out=None):
     """outer product of the flattened inputs"""
-    from pyasc.frontend.npfuncs.shapes import ravel
-
-    x, y = ravel(lw, a), ravel(lw, b)
+    x, y = call_numpy(lw, "ravel", [a], {}), call_numpy(lw, "ravel", [b], {})
     dx, dy = lw.em.dims(x), lw.em.dims(y)
     col = lw.em.reshape(lw.em.value(x), (*dx, 1))  # type: ignore[arg-type]
     row = lw.em.reshape(lw.em.value(y), (1, *dy))  # type: ignore[arg-type]

@@ -22,9 +22,10 @@ from pyasc.frontend.npfuncs.common import (
 )
 from pyasc.frontend.numpy_registry import register
 from pyasc.frontend.promotion import result_type
+from pyasc.frontend.slicing import transpose_view
 from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import mem, tensor
-from pyasc.ir.types import MemRefType, TensorType, contiguous_strides
+from pyasc.ir.types import MemRefType, TensorType
 
 
 def _array(lw, x: object) -> Tensor | Buffer:
@@ -68,20 +69,7 @@ def transpose_attr(lw, x):
     """reversed axes (a view of a buffer)"""
     if isinstance(x, Scalar):
         return x
-    return _transpose(lw, _array(lw, x), tuple(reversed(range(x.type.rank))))
-
-
-def _transpose(lw, x: Tensor | Buffer, perm: tuple[int, ...]) -> Tensor | Buffer:
-    if perm == tuple(range(len(perm))):
-        return x
-    dims = tuple(lw.em.dims(x)[p] for p in perm)
-    shape = static_dims(dims)
-    if isinstance(x, Buffer):
-        base = x.type.strides or contiguous_strides(x.type.shape)
-        t = MemRefType(shape, x.type.element, tuple(base[p] for p in perm))
-        return Buffer(lw.em.result(mem.TransposeOp([x.value], [t], {"perm": perm})), dims)
-    t2 = TensorType(shape, x.type.element)
-    return Tensor(lw.em.result(tensor.TransposeOp([x.value], [t2], {"perm": perm})), dims)
+    return transpose_view(lw, _array(lw, x), tuple(reversed(range(x.type.rank))))
 
 
 @register("transpose")
@@ -90,12 +78,12 @@ def transpose(lw, a, axes=None):
     x = _array(lw, a)
     rank = x.type.rank
     if axes is None:
-        return _transpose(lw, x, tuple(reversed(range(rank))))
+        return transpose_view(lw, x, tuple(reversed(range(rank))))
     perm = tuple(normalize_axis(static_int(lw, p, "axes"), rank)
                  for p in lw.static(axes, "axes"))
     if sorted(perm) != list(range(rank)):
         raise ShapeInferenceError("axes don't match array")
-    return _transpose(lw, x, perm)
+    return transpose_view(lw, x, perm)
 
 
 @register("ndarray.transpose")
@@ -114,7 +102,7 @@ def swapaxes(lw, a, axis1, axis2):
     i, j = (normalize_axis(static_int(lw, v, "axis"), rank) for v in (axis1, axis2))
     perm = list(range(rank))
     perm[i], perm[j] = perm[j], perm[i]
-    return _transpose(lw, x, tuple(perm))
+    return transpose_view(lw, x, tuple(perm))
 
 
 def _new_dims(lw, x: Tensor | Buffer, newshape: object) -> tuple[Dim, ...]:

@@ -22,7 +22,7 @@ from pyasc.frontend.npfuncs.common import (
     normalize_axis,
     static_int,
 )
-from pyasc.frontend.numpy_registry import register
+from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.promotion import to_ir
 from pyasc.frontend.values import Buffer, Tensor
 from pyasc.ir.ops import arith, sort
@@ -40,11 +40,9 @@ def _check_kind(lw, kind: object, stable: object) -> None:
 
 def _along(lw, a: object, axis: object) -> tuple[Tensor, int]:
     """The array (flattened when ``axis`` is None) and the normalized axis."""
-    from pyasc.frontend.npfuncs.shapes import ravel
-
     x = array_arg(lw, a)
     if axis is None:
-        return array_arg(lw, ravel(lw, x)), 0
+        return array_arg(lw, call_numpy(lw, "ravel", [x], {})), 0
     return x, normalize_axis(static_int(lw, axis, "axis"), x.type.rank)
 
 
