@@ -15,11 +15,11 @@ from collections.abc import Callable
 import numpy as np
 
 from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from pyasc.frontend.callee import Callee
 from pyasc.frontend.fusion import marker_name
 from pyasc.frontend.lowering import RET, RV, Lowering
 from pyasc.frontend.numpy_registry import call_method, call_numpy
 from pyasc.frontend.pybuiltins import BUILTIN_CALLS
-from pyasc.frontend.source import Callee
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Tensor
 
 

@@ -19,8 +19,8 @@ import types
 import numpy as np
 
 from pyasc.errors import UndefinedNameError, UnsupportedNumpyError, UnsupportedSyntaxError
+from pyasc.frontend.callee import Callee
 from pyasc.frontend.fusion import marker_name
-from pyasc.frontend.source import Callee
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Scalar, Tensor
 
 MAX_EMBEDDED_ELEMENTS = 1 << 16

@@ -14,7 +14,6 @@ character offsets, which is what the caret under the source line needs.
 
 from __future__ import annotations
 
-import abc
 import ast
 import inspect
 import linecache
@@ -132,16 +131,3 @@ def register_source(filename: str, text: str) -> None:
     """Make ``text`` findable by ``inspect`` for code compiled under ``filename``."""
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
 
-
-class Callee(abc.ABC):
-    """A ``@hybrid`` function as the frontend sees it when a kernel calls it (the
-    frontend inlines its body): ``pyasc.jit.HybridFunction`` implements it, so rules
-    recognise ``@hybrid`` callees without importing the layer above."""
-
-    __name__: str
-    __wrapped__: FunctionType
-    __signature__: inspect.Signature
-
-    @abc.abstractmethod
-    def source_info(self) -> SourceInfo:
-        """The parsed source of the wrapped function."""

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 from pyasc.backend.base import CompiledKernel, Program, get_backend
 from pyasc.callsite import at_caller, for_user, public_api, user_error
 from pyasc.errors import ArgumentError, InternalCompilerError
+from pyasc.frontend.callee import Callee
 from pyasc.frontend.signature import Param, Spec, params_of
-from pyasc.frontend.source import Callee
 from pyasc.jit.arguments import prepare_bound, prepare_call
 from pyasc.jit.callplan import native_request, template_to_json
 from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal

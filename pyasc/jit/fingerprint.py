@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import pyasc.version as version
+from pyasc.frontend.callee import Callee
 
 MAX_HASHED_BYTES = 1 << 22
 """Arrays larger than this (far beyond what the frontend embeds) contribute only their
@@ -111,8 +112,6 @@ def value_digest(value: object, stack: tuple[int, ...] = ()) -> bytes:
 
 
 def _by_base(value: object) -> Callable[[Any, tuple[int, ...]], bytes]:
-    from pyasc.frontend.source import Callee  # noqa: PLC0415 - import pyasc stays light
-
     if isinstance(value, Callee):  # a @hybrid function
         return _hybrid
     found = next((fn for cls, fn in _BY_BASE if isinstance(value, cls)), None)
