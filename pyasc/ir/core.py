@@ -5,18 +5,23 @@ region names as class variables and implements :meth:`Operation.verify_op`.  Eve
 else (printing, parsing, cloning, use lists, walking) is generic and lives here or in
 ``printer``/``parser``, so adding an op is writing one small class.
 
+The printer is a layer above this module (it reads these classes): ``str(op)`` calls
+the printer :func:`install_printer` was given, which ``pyasc.ir.ops`` does when it is
+imported (every op family, and so every op built from one, imports that package first).
+
 Regions hold blocks; pyasc's control flow is structured, so the verifier requires every
 region to have exactly one block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from pyasc.errors import InternalCompilerError
 from pyasc.ir.types import Type
 
 # ---------------------------------------------------------------------------- locations
@@ -315,9 +320,20 @@ class Operation:
         return f"<op {self.name} at {self.loc}>"
 
     def __str__(self) -> str:
-        from pyasc.ir.printer import print_op
+        if not _PRINTER:  # only an op class defined outside pyasc.ir.ops can get here
+            raise InternalCompilerError(f"no IR printer installed to print '{self.name}'; "
+                                        "import pyasc.ir.ops first")
+        return _PRINTER[0](self)
 
-        return print_op(self)
+
+_PRINTER: list[Callable[[Operation], str]] = []
+"""The text format's printer used by ``str(op)`` (empty until :func:`install_printer`)."""
+
+
+def install_printer(printer: Callable[[Operation], str]) -> None:
+    """Make ``str(op)`` return ``printer(op)`` (``pyasc.ir.ops`` installs
+    ``pyasc.ir.printer.print_op`` when imported; core never imports the printer)."""
+    _PRINTER[:] = [printer]
 
 
 def _check_count(op: Operation, what: str, names: tuple[str, ...], n: int) -> None:

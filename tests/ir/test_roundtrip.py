@@ -119,3 +119,43 @@ def test_parse_error_for_non_module() -> None:
 def test_comments_are_ignored() -> None:
     text = _fn('    // a comment "with quotes"\n    "func.return"() : () -> () // trailing')
     assert "comment" not in str(parse_module(text))
+
+
+_FRESH_PRINT = """
+import sys
+from pyasc.ir.ops.arith import ConstantOp
+from pyasc.ir.types import SCALAR_TYPES
+print(str(ConstantOp([], [SCALAR_TYPES["f32"]], {"value": 1.5})))
+"""
+
+_FRESH_UNINSTALLED = """
+from pyasc.errors import InternalCompilerError
+from pyasc.ir.core import Operation
+class Probe(Operation):
+    name = "probe.op"
+try:
+    str(Probe())
+except InternalCompilerError as e:
+    print("E50050" if e.code == "E50050" and "pyasc.ir.ops" in str(e) else "wrong", e)
+"""
+
+
+def test_str_prints_in_a_process_that_imported_one_op_family() -> None:
+    """``core`` does not import the printer: importing any op family installs it."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _FRESH_PRINT], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == '%0 = "arith.constant"() {value = 1.5} : () -> f32 loc(unknown)'
+
+
+def test_str_without_a_printer_is_an_internal_error() -> None:
+    """An op class defined on ``core`` alone, printed before any op family was imported,
+    says what to import (it never prints something else)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _FRESH_UNINSTALLED], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.startswith("E50050"), out
