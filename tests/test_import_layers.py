@@ -4,14 +4,19 @@ Every import statement counts (lazy imports inside functions and ``TYPE_CHECKING
 imports included), as in the project's import-cycle hook; a module importing one of its
 own ancestor packages does not (Python imports them first anyway).  Checked:
 
-* ``pyasc.ir.core`` is below ``pyasc.ir.printer`` (``core.install_printer``).
+* ``pyasc.ir.core`` is below ``pyasc.ir.printer`` (``core.install_printer``);
+* the AscendC scalar-kernel emitters import one another in one direction only (shared
+  pieces in ``scalar_context``; nested regions are emitted through the context object).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from pathlib import Path
+
+import pytest
 
 import pyasc
 
@@ -64,3 +69,16 @@ def reachable(start: str) -> set[str]:
 
 def test_ir_core_is_below_the_printer():
     assert "pyasc.ir.printer" not in reachable("pyasc.ir.core")
+
+
+_EMITTER_GROUPS = {
+    "scalar": ("emit_scalar", "emit_control", "emit_carry", "scalar_context"),
+}
+
+
+@pytest.mark.parametrize("group", sorted(_EMITTER_GROUPS))
+def test_ascendc_emitters_import_one_way(group):
+    modules = [f"pyasc.backend.ascendc.{m}" for m in _EMITTER_GROUPS[group]]
+    both = [(a, b) for a, b in itertools.combinations(modules, 2)
+            if b in reachable(a) and a in reachable(b)]
+    assert not both, f"emitters importing each other: {both}"

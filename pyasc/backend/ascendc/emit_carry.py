@@ -12,21 +12,22 @@ total per kernel (``scalar_plan`` checks this and raises a coded error otherwise
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pyasc.backend.ascendc.emit_scalar import MemDesc, _add, _mul, contiguous_strides
+from pyasc.backend.ascendc.scalar_context import (
+    MemDesc,
+    ScalarContext,
+    c_add,
+    c_mul,
+    contiguous_strides,
+)
 from pyasc.backend.ascendc.tiles import ctype, storage_type
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.types import MemRefType
-
-if TYPE_CHECKING:
-    from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 
 Target = str | MemDesc
 """Where a carried value lives: a mutable C++ scalar or a carrier array."""
 
 
-def slot(em: ScalarEmitter, v: Value, init: Value | None, hint: str, op: Operation) -> Target:
+def slot(em: ScalarContext, v: Value, init: Value | None, hint: str, op: Operation) -> Target:
     """A mutable home for ``v`` (a scalar variable or a carrier array), set to ``init``."""
     if not isinstance(v.type, MemRefType):
         return em.mutable(v, em.get(init) if init is not None else None, hint)
@@ -37,7 +38,7 @@ def slot(em: ScalarEmitter, v: Value, init: Value | None, hint: str, op: Operati
     return d
 
 
-def bind(em: ScalarEmitter, v: Value, target: Target) -> None:
+def bind(em: ScalarContext, v: Value, target: Target) -> None:
     """Make block argument ``v`` read ``target``."""
     if isinstance(target, MemDesc):
         em.mems[v] = target
@@ -45,7 +46,7 @@ def bind(em: ScalarEmitter, v: Value, target: Target) -> None:
         em.vals[v] = target
 
 
-def local_array(em: ScalarEmitter, t: MemRefType, hint: str, op: Operation) -> MemDesc:
+def local_array(em: ScalarContext, t: MemRefType, hint: str, op: Operation) -> MemDesc:
     """A contiguous local array of the static type ``t``."""
     name = em.names.new(hint)
     sizes = [str(d) for d in t.shape]
@@ -73,7 +74,7 @@ def _write(d: MemDesc, off: str, value: str) -> str:
     return f"{d.base}.SetValue({off}, {value});"
 
 
-def copy(em: ScalarEmitter, dst: MemDesc, src: MemDesc, op: Operation) -> None:
+def copy(em: ScalarContext, dst: MemDesc, src: MemDesc, op: Operation) -> None:
     """Element-wise ``dst[...] = src[...]`` (same shape), as nested C++ loops."""
     if _same(dst, src):
         return
@@ -86,14 +87,14 @@ def copy(em: ScalarEmitter, dst: MemDesc, src: MemDesc, op: Operation) -> None:
         idx.append(i)
     s_off, d_off = src.offset, dst.offset
     for i, ss, ds in zip(idx, src.strides, dst.strides, strict=True):
-        s_off, d_off = _add(s_off, _mul(i, ss)), _add(d_off, _mul(i, ds))
+        s_off, d_off = c_add(s_off, c_mul(i, ss)), c_add(d_off, c_mul(i, ds))
     w.line(_write(dst, d_off, _read(src, s_off)), op.loc, directive=dst.gm or src.gm)
     while w.depth > depth:
         w.depth -= 1
         w.line("}")
 
 
-def assign(em: ScalarEmitter, targets: list[Target], values: list[Value],
+def assign(em: ScalarContext, targets: list[Target], values: list[Value],
            op: Operation) -> list[tuple[str, Value]]:
     """Copy the yielded arrays into their carriers; returns the scalar pairs left."""
     arrays = [(t, em.mems[v]) for t, v in zip(targets, values, strict=True)
@@ -111,7 +112,7 @@ def assign(em: ScalarEmitter, targets: list[Target], values: list[Value],
     return [(t, v) for t, v in zip(targets, values, strict=True) if isinstance(t, str)]
 
 
-def store_carried_results(em: ScalarEmitter, ret: Operation) -> None:
+def store_carried_results(em: ScalarContext, ret: Operation) -> None:
     """Copy region results that live in carriers into their GM result arrays (declared
     by the prologue; block 0 writes, every block computed the same carrier)."""
     pending = [(a, a.value) for a in em.k.arrays if a.source == "result" and

@@ -4,25 +4,22 @@ Loop-carried values live in mutable variables declared before the loop (arrays i
 carrier arrays, ``emit_carry``); a ``yield`` first copies every yielded value into a
 temporary and then assigns, so swaps (``a, b = b, a``) are correct.  The loop a kernel
 splits across blocks iterates over its block's contiguous chunk of the trip count
-(``GetBlockIdx``/``GetBlockNum``).
+(``GetBlockIdx``/``GetBlockNum``).  Region bodies are emitted through the context
+(``em.block_op``), so this module never imports the kernel emitter (``emit_scalar``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pyasc.backend.ascendc import emit_carry as carry
 from pyasc.backend.ascendc.emit_carry import Target
+from pyasc.backend.ascendc.scalar_context import Emit, ScalarContext
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import loop
 from pyasc.ir.rewrite import constant_value
 
-if TYPE_CHECKING:
-    from pyasc.backend.ascendc.emit_scalar import Emit, ScalarEmitter
 
-
-def _assign(em: ScalarEmitter, targets: list[Target], values: list[Value],
+def _assign(em: ScalarContext, targets: list[Target], values: list[Value],
             op: Operation) -> None:
     pairs = carry.assign(em, targets, values, op)
     targets = [t for t, _ in pairs]  # type: ignore[misc]
@@ -41,7 +38,7 @@ def _assign(em: ScalarEmitter, targets: list[Target], values: list[Value],
             em.w.line(f"{t} = {s};", op.loc, directive=False)
 
 
-def _body(em: ScalarEmitter, block, targets: list[Target]) -> None:  # noqa: ANN001
+def _body(em: ScalarContext, block, targets: list[Target]) -> None:  # noqa: ANN001
     """Emit a region's ops; its ``loop.yield`` assigns ``targets``.  Workspace slices
     taken in the region are given back at its end (nothing allocated there escapes)."""
     mark = None
@@ -64,7 +61,7 @@ def _cond(iv: str, ub: str, step_v: Value, step: str) -> str:
     return f"({step} > 0 ? {iv} < {ub} : {iv} > {ub})"
 
 
-def emit_for(em: ScalarEmitter, op: Operation) -> None:
+def emit_for(em: ScalarContext, op: Operation) -> None:
     assert isinstance(op, loop.ForOp)
     lb, ub, step = (em.get(v) for v in (op.lower, op.upper, op.step))
     carried = [carry.slot(em, r, init, "acc", op) for r, init in zip(op.outputs, op.inits,
@@ -82,7 +79,7 @@ def emit_for(em: ScalarEmitter, op: Operation) -> None:
         _body(em, body, carried)
 
 
-def _parallel_head(em: ScalarEmitter, op: loop.ForOp, iv: str, lb: str, ub: str,
+def _parallel_head(em: ScalarContext, op: loop.ForOp, iv: str, lb: str, ub: str,
                    step: str) -> None:
     w = em.w
     trip = em.names.new("trip")
@@ -119,7 +116,7 @@ def _trip_count(lb: str, ub: str, step: str) -> str:
             f"({lb} > {ub} ? ({lb} - {ub} - {step} - 1) / (-{step}) : 0)")
 
 
-def emit_while(em: ScalarEmitter, op: Operation) -> None:
+def emit_while(em: ScalarContext, op: Operation) -> None:
     assert isinstance(op, loop.WhileOp)
     before, after = op.before.blocks[0], op.after.blocks[0]
     args = [carry.slot(em, a, init, "arg", op) for a, init in zip(before.args, op.inits,
@@ -138,7 +135,7 @@ def emit_while(em: ScalarEmitter, op: Operation) -> None:
         _body(em, after, args)
 
 
-def emit_if(em: ScalarEmitter, op: Operation) -> None:
+def emit_if(em: ScalarContext, op: Operation) -> None:
     assert isinstance(op, loop.IfOp)
     results = [carry.slot(em, r, None, "res", op) for r in op.outputs]
     with em.w.block(f"if ({em.get(op.cond)})", op.loc, directive=False):

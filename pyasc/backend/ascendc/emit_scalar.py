@@ -2,73 +2,34 @@
 
 GM arrays are ``GlobalTensor``s read with ``GetValue`` and written with ``SetValue``;
 small temporaries are local arrays.  A memref value is a compile-time descriptor
-(:class:`MemDesc`: base, offset, extents and strides as C++ expressions), so views cost
-nothing.  Loops, ifs and whiles become C++ control flow with loop-carried values in
+(``scalar_context.MemDesc``: base, offset, extents and strides as C++ expressions), so
+views cost nothing.  Loops, ifs and whiles become C++ control flow with loop-carried values in
 mutable variables; ``func.assert`` records its number (and the values it reports) in the
 block's status record and ends the kernel.  Op emitters are a table ``{op class: fn}``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyasc.backend.ascendc import cexpr
-from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_carry import store_carried_results
+from pyasc.backend.ascendc.emit_control import CONTROL_EMITTERS
+from pyasc.backend.ascendc.scalar_context import (
+    Emit,
+    MemDesc,
+    ScalarContext,
+    c_add,
+    c_mul,
+    contiguous_strides,
+)
 from pyasc.backend.ascendc.scalar_math import math_expr
 from pyasc.backend.ascendc.scalar_plan import GmArray, ScalarKernel, _Names
 from pyasc.backend.ascendc.tiles import ctype, storage_type
 from pyasc.backend.ascendc.unsupported import unsupported
-from pyasc.errors import InternalCompilerError
-from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import func, mem
-from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, MemRefType, ScalarType
-
-
-@dataclass
-class MemDesc:
-    """A memref in scalar code: ``base`` is a GlobalTensor (``gm``) or a local array."""
-
-    base: str
-    gm: bool
-    elem: ScalarType
-    offset: str
-    sizes: list[str]
-    strides: list[str]
-
-
-def _mul(a: str, b: str) -> str:
-    if a == "0" or b == "0":
-        return "0"
-    if a == "1":
-        return b
-    if b == "1":
-        return a
-    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
-        return str(int(a) * int(b))
-    return f"{_paren(a)} * {_paren(b)}"
-
-
-def _add(a: str, b: str) -> str:
-    if a == "0":
-        return b
-    if b == "0":
-        return a
-    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
-        return str(int(a) + int(b))
-    return f"{a} + {b}"
-
-
-def _paren(a: str) -> str:
-    return a if a.replace("_", "").isalnum() or a.lstrip("-").isdigit() else f"({a})"
-
-
-def contiguous_strides(sizes: list[str]) -> list[str]:
-    strides = ["1"] * len(sizes)
-    for i in range(len(sizes) - 2, -1, -1):
-        strides[i] = _mul(strides[i + 1], sizes[i + 1])
-    return strides
 
 
 @dataclass
@@ -101,51 +62,9 @@ def kernel_params(k: ScalarKernel) -> list[Param]:
     return out
 
 
-Emit = Callable[["ScalarEmitter", Operation], None]
-
-
-class ScalarEmitter:
+class ScalarEmitter(ScalarContext):
     """Writes one :class:`ScalarKernel`; collects the math helpers it calls."""
 
-    def __init__(self, w: CWriter, k: ScalarKernel, helpers: set[str]) -> None:
-        self.w, self.k, self.helpers = w, k, helpers
-        self.vals: dict[Value, str] = {}
-        self.mems: dict[Value, MemDesc] = {}
-        self.names = _Names()
-
-    # ---------------------------------------------------------------- values
-    def get(self, v: Value) -> str:
-        if v in self.vals:
-            return self.vals[v]
-        c = constant_value(v)
-        if c is not None and isinstance(v.type, ScalarType):
-            return cexpr.literal(c, v.type)
-        where = v.op.loc if isinstance(v, OpResult) else None
-        raise InternalCompilerError(f"scalar AscendC: no C++ value for {v}",
-                                    filename=where.file if where else None,
-                                    lineno=where.line or None if where else None)
-
-    def declare(self, v: Value, expr: str, op: Operation, hint: str = "v") -> str:
-        name = self.names.new(v.name_hint or hint)
-        self.w.line(f"const {ctype(v.type)} {name} = {expr};", op.loc,  # type: ignore[arg-type]
-                    directive=False)
-        self.vals[v] = name
-        return name
-
-    def mutable(self, v: Value, init: str | None, hint: str) -> str:
-        name = self.names.new(v.name_hint or hint)
-        tail = f" = {init}" if init is not None else ""
-        self.w.line(f"{ctype(v.type)} {name}{tail};")  # type: ignore[arg-type]
-        self.vals[v] = name
-        return name
-
-    def offset(self, d: MemDesc, indices: list[Value]) -> str:
-        off = d.offset
-        for i, s in zip(indices, d.strides, strict=True):
-            off = _add(off, _mul(self.get(i), s))
-        return off
-
-    # ---------------------------------------------------------------- kernel
     def emit(self) -> None:
         k, w = self.k, self.w
         params = kernel_params(k)
@@ -177,7 +96,7 @@ class ScalarEmitter:
                 assert a.value is not None
                 sizes = [str(d) if d != DYN else dims[(a.index, ax)]
                          for ax, d in enumerate(a.value.type.shape)]  # type: ignore[union-attr]
-                self._bind(a.value, p.name, a.elem, sizes)
+                _bind(self, a.value, p.name, a.elem, sizes)
             elif a.source == "scalar":
                 w.line(f"{p.name}Gm.SetGlobalBuffer((__gm__ {t}*){p.name}, 1);")
             elif a.source == "status":
@@ -187,18 +106,8 @@ class ScalarEmitter:
         if k.arena:
             w.line("int64_t arenaTop = 0;  // bytes of the block's GM workspace in use")
 
-    def _bind(self, v: Value, name: str, elem: ScalarType, sizes: list[str]) -> None:
-        total = "1"
-        for s in sizes:
-            total = _mul(total, s)
-        self.w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {storage_type(elem)}*){name}, {total});")
-        self.mems[v] = MemDesc(name + "Gm", True, elem, "0", sizes, contiguous_strides(sizes))
-
-    def block(self, block) -> None:  # noqa: ANN001
-        for op in block.ops:
-            self.block_op(op)
-
     def block_op(self, op: Operation) -> None:
+        """Emit ``op`` with its emitter from :data:`EMITTERS` (nested regions too)."""
         fn = EMITTERS.get(type(op))
         if fn is None and type(op).__module__ in _SCALAR_MODULES:
             fn = _emit_scalar_op
@@ -210,6 +119,15 @@ class ScalarEmitter:
 _SCALAR_MODULES = {"pyasc.ir.ops.arith", "pyasc.ir.ops.math"}
 
 
+def _bind(em: ScalarContext, v: Value, name: str, elem: ScalarType, sizes: list[str]) -> None:
+    """Memref ``v`` as the GM array of parameter ``name`` (contiguous, extents ``sizes``)."""
+    total = "1"
+    for s in sizes:
+        total = c_mul(total, s)
+    em.w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {storage_type(elem)}*){name}, {total});")
+    em.mems[v] = MemDesc(name + "Gm", True, elem, "0", sizes, contiguous_strides(sizes))
+
+
 def _where(k: ScalarKernel) -> str:
     import os
 
@@ -219,7 +137,7 @@ def _where(k: ScalarKernel) -> str:
 # -------------------------------------------------------------------- scalar ops
 
 
-def _emit_scalar_op(em: ScalarEmitter, op: Operation) -> None:
+def _emit_scalar_op(em: ScalarContext, op: Operation) -> None:
     if op.name == "arith.constant":
         return  # literals are written where they are used
     args = [em.get(v) for v in op.operand_values]
@@ -232,14 +150,14 @@ def _emit_scalar_op(em: ScalarEmitter, op: Operation) -> None:
 # -------------------------------------------------------------------- memory
 
 
-def _emit_alloc(em: ScalarEmitter, op: Operation) -> None:
+def _emit_alloc(em: ScalarContext, op: Operation) -> None:
     t = op.result.type
     assert isinstance(t, MemRefType)
     dims = iter(em.get(d) for d in op.operand_values)
     sizes = [str(d) if d != DYN else next(dims) for d in t.shape]
     arr = em.k.array_of(op.result)
     if arr is not None:
-        em._bind(op.result, arr.name, t.element, sizes)
+        _bind(em, op.result, arr.name, t.element, sizes)
         return
     if op.result in em.k.arena:
         _arena_alloc(em, op, t, sizes)
@@ -250,7 +168,7 @@ def _emit_alloc(em: ScalarEmitter, op: Operation) -> None:
     em.mems[op.result] = MemDesc(name, False, t.element, "0", sizes, contiguous_strides(sizes))
 
 
-def _arena_alloc(em: ScalarEmitter, op: Operation, t: MemRefType, sizes: list[str]) -> None:
+def _arena_alloc(em: ScalarContext, op: Operation, t: MemRefType, sizes: list[str]) -> None:
     """A temporary of run-time size: the next slice of the block's GM workspace."""
     from pyasc.backend.ascendc.scalar_plan import ARENA_BYTES
 
@@ -259,7 +177,7 @@ def _arena_alloc(em: ScalarEmitter, op: Operation, t: MemRefType, sizes: list[st
     name = em.names.new(op.result.name_hint or "tmp")
     total = "1"
     for s in sizes:
-        total = _mul(total, s)
+        total = c_mul(total, s)
     st = storage_type(t.element)
     code = len(em.k.asserts) + 1
     w = em.w
@@ -276,14 +194,14 @@ def _arena_alloc(em: ScalarEmitter, op: Operation, t: MemRefType, sizes: list[st
                                  contiguous_strides(sizes))
 
 
-def _emit_constant(em: ScalarEmitter, op: Operation) -> None:
+def _emit_constant(em: ScalarContext, op: Operation) -> None:
     arr = em.k.array_of(op.result)
     assert arr is not None
     t = op.result.type
-    em._bind(op.result, arr.name, t.element, [str(d) for d in t.shape])  # type: ignore
+    _bind(em, op.result, arr.name, t.element, [str(d) for d in t.shape])  # type: ignore
 
 
-def _emit_load(em: ScalarEmitter, op: Operation) -> None:
+def _emit_load(em: ScalarContext, op: Operation) -> None:
     d = em.mems[op.operand_values[0]]
     off = em.offset(d, op.operand_values[1:])
     read = f"{d.base}.GetValue({off})" if d.gm else f"{d.base}[{off}]"
@@ -295,7 +213,7 @@ def _emit_load(em: ScalarEmitter, op: Operation) -> None:
     em.vals[op.result] = name
 
 
-def _emit_store(em: ScalarEmitter, op: Operation) -> None:
+def _emit_store(em: ScalarContext, op: Operation) -> None:
     value, dest, *idx = op.operand_values
     d = em.mems[dest]
     off = em.offset(d, idx)
@@ -308,37 +226,37 @@ def _emit_store(em: ScalarEmitter, op: Operation) -> None:
         em.w.line(f"{d.base}[{off}] = {v};", op.loc, directive=False)
 
 
-def _emit_dim(em: ScalarEmitter, op: Operation) -> None:
+def _emit_dim(em: ScalarContext, op: Operation) -> None:
     em.vals[op.result] = em.mems[op.operand_values[0]].sizes[op.attributes["axis"]]
 
 
-def _emit_subview(em: ScalarEmitter, op: Operation) -> None:
+def _emit_subview(em: ScalarContext, op: Operation) -> None:
     src = em.mems[op.operand_values[0]]
     r = len(src.sizes)
     rest = [em.get(v) for v in op.operand_values[1:]]
     offs, sizes, steps = rest[:r], rest[r:2 * r], rest[2 * r:]
     off = src.offset
     for o, s in zip(offs, src.strides, strict=True):
-        off = _add(off, _mul(o, s))
+        off = c_add(off, c_mul(o, s))
     if not off.lstrip("-").isdigit():
         name = em.names.new("view_off")
         em.w.line(f"const int64_t {name} = {off};", op.loc, directive=False)
         off = name
     drop = set(op.attributes.get("drop", ()))
-    strides = [_mul(s, st) for s, st in zip(src.strides, steps, strict=True)]
+    strides = [c_mul(s, st) for s, st in zip(src.strides, steps, strict=True)]
     em.mems[op.result] = MemDesc(src.base, src.gm, src.elem, off,
                                  [s for a, s in enumerate(sizes) if a not in drop],
                                  [s for a, s in enumerate(strides) if a not in drop])
 
 
-def _emit_transpose(em: ScalarEmitter, op: Operation) -> None:
+def _emit_transpose(em: ScalarContext, op: Operation) -> None:
     src = em.mems[op.operand_values[0]]
     perm = op.attributes["perm"]
     em.mems[op.result] = MemDesc(src.base, src.gm, src.elem, src.offset,
                                  [src.sizes[p] for p in perm], [src.strides[p] for p in perm])
 
 
-def _emit_reshape(em: ScalarEmitter, op: Operation) -> None:
+def _emit_reshape(em: ScalarContext, op: Operation) -> None:
     src = em.mems[op.operand_values[0]]
     t = op.result.type
     dims = iter(em.get(d) for d in op.operand_values[1:])
@@ -347,14 +265,14 @@ def _emit_reshape(em: ScalarEmitter, op: Operation) -> None:
                                  contiguous_strides(sizes))
 
 
-def _emit_nothing(em: ScalarEmitter, op: Operation) -> None:
+def _emit_nothing(em: ScalarContext, op: Operation) -> None:
     """``mem.dealloc``: host-allocated arrays are freed by the host; locals by scope."""
 
 
 # -------------------------------------------------------------------- checks and return
 
 
-def _emit_assert(em: ScalarEmitter, op: Operation) -> None:
+def _emit_assert(em: ScalarContext, op: Operation) -> None:
     status = em.k.status
     assert status is not None and isinstance(op, func.AssertOp)
     code = em.k.asserts.index(op) + 1
@@ -366,16 +284,14 @@ def _emit_assert(em: ScalarEmitter, op: Operation) -> None:
         em.w.line("return;")
 
 
-def _status_at(em: ScalarEmitter, k: int) -> str:
+def _status_at(em: ScalarContext, k: int) -> str:
     """The index of slot ``k`` of this block's status record."""
     stride = em.k.status_stride
     base = "GetBlockIdx()" if stride == 1 else f"GetBlockIdx() * {stride}"
     return base if k == 0 else f"{base} + {k}"
 
 
-def _emit_return(em: ScalarEmitter, op: Operation) -> None:
-    from pyasc.backend.ascendc.emit_carry import store_carried_results
-
+def _emit_return(em: ScalarContext, op: Operation) -> None:
     store_carried_results(em, op)
     writes = []
     for j, v in enumerate(op.operand_values):
@@ -391,18 +307,12 @@ def _emit_return(em: ScalarEmitter, op: Operation) -> None:
                 em.w.line(text, op.loc)
 
 
-def _control() -> dict[type, Emit]:
-    from pyasc.backend.ascendc.emit_control import CONTROL_EMITTERS
-
-    return CONTROL_EMITTERS
-
-
 EMITTERS: dict[type, Emit] = {
     mem.AllocOp: _emit_alloc, mem.ConstantOp: _emit_constant, mem.LoadOp: _emit_load,
     mem.StoreOp: _emit_store, mem.DimOp: _emit_dim, mem.SubviewOp: _emit_subview,
     mem.TransposeOp: _emit_transpose, mem.ReshapeOp: _emit_reshape,
     mem.DeallocOp: _emit_nothing, func.AssertOp: _emit_assert, func.ReturnOp: _emit_return,
 }
-EMITTERS.update(_control())
+EMITTERS.update(CONTROL_EMITTERS)
 
 __all__ = ["EMITTERS", "MemDesc", "Param", "ScalarEmitter", "kernel_params"]
