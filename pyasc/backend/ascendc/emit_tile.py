@@ -10,13 +10,10 @@ row-wise schedule), ``rows`` per-row values, ``cols`` elements in a row; ``Compa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pyasc.backend.ascendc.analysis import COL, FULL
+from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.tiles import Buf, ColElem, Instr, Ref, storage_type
-
-if TYPE_CHECKING:
-    from pyasc.backend.ascendc.emit_vector import VectorEmitter
+from pyasc.backend.ascendc.vec_kernel import VectorKernel
 
 
 def _count(ins: Instr) -> str:
@@ -31,8 +28,7 @@ def _count(ins: Instr) -> str:
 
 
 def render(ins: Instr) -> str:
-    from pyasc.backend.ascendc.emit_vector import render_operand
-
+    """One instruction as its AscendC call."""
     args = [render_operand(ins.dst)] if ins.dst is not None else []
     args += [render_operand(s) for s in ins.srcs]
     args += list(ins.extra)
@@ -41,9 +37,8 @@ def render(ins: Instr) -> str:
     return f"{ins.api}({', '.join(args)});"
 
 
-def _views(em: VectorEmitter) -> None:
+def _views(w: CWriter, k: VectorKernel) -> None:
     """``LocalTensor`` variables for every buffer the compute stage touches."""
-    w, k = em.w, em.k
     out_bufs = {o.buf for o in k.written if o.buf is not None}
     in_bufs = {i.vv.buf for i in k.array_inputs}
     for i in k.array_inputs:
@@ -74,20 +69,27 @@ def _used(instrs: list[Instr], b: Buf) -> bool:
     return any((isinstance(i.dst, Ref) and i.dst.buf is b) or b in i.reads() for i in instrs)
 
 
-def emit_compute(em: VectorEmitter) -> None:
-    w, k = em.w, em.k
-    with w.block(f"__aicore__ inline void Compute(int32_t {'rows' if em.rows else 'len'})"):
-        if em.rows:
+def reduce_tmp_views(w: CWriter, k: VectorKernel) -> None:
+    """The views of the reduction scratch buffer, one per element type that uses it."""
+    for dtype in sorted(k.prog.reduce_tmp_types):
+        t = {"f16": "half", "f32": "float"}[dtype]
+        w.line(f"LocalTensor<{t}> reduceTmp_{dtype} = reduceTmpBuf_.Get<{t}>();")
+
+
+def emit_compute(w: CWriter, k: VectorKernel, rows: bool) -> None:
+    """The kernel class's ``Compute`` method (``rows``: the row-wise schedule)."""
+    with w.block(f"__aicore__ inline void Compute(int32_t {'rows' if rows else 'len'})"):
+        if rows:
             w.line("const int32_t n = rows * static_cast<int32_t>(pitch_);")
             w.line("const int32_t cols = static_cast<int32_t>(cols_);")
             w.line("const int32_t pitch = static_cast<int32_t>(pitch_);")
         else:
             w.line("const int32_t n = len;")
-        _views(em)
-        em._reduce_tmp_views()
+        _views(w, k)
+        reduce_tmp_views(w, k)
         for decl, _name, loc in k.prog.scalars:
             w.line(decl, loc)
-        _instructions(em)
+        _instructions(w, k.prog.instrs)
         for o in k.written:
             if o.buf is not None:
                 w.line(f"{o.buf.phys}.EnQue({o.buf.name});")
@@ -98,9 +100,7 @@ def emit_compute(em: VectorEmitter) -> None:
                 w.line(f"{b.phys}.FreeTensor({b.name});")
 
 
-def _instructions(em: VectorEmitter) -> None:
-    w = em.w
-    instrs = em.k.prog.instrs
+def _instructions(w: CWriter, instrs: list[Instr]) -> None:
     i = 0
     while i < len(instrs):
         ins = instrs[i]
@@ -124,3 +124,15 @@ def _instructions(em: VectorEmitter) -> None:
             for x in run:
                 w.line(render(x), x.loc)
         i = j
+
+
+def render_operand(op: Ref | ColElem | str) -> str:
+    """An instruction operand in C++: a buffer (its row ``r`` inside a per-row loop), a
+    per-row value read as a scalar, or literal text."""
+    if isinstance(op, str):
+        return op
+    if isinstance(op, ColElem):
+        return op.fmt.format(f"{op.buf.name}.GetValue(r)")
+    if not op.row:
+        return op.buf.name
+    return f"{op.buf.name}[r]" if op.buf.kind == "col" else f"{op.buf.name}[r * pitch]"

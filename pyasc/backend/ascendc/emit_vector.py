@@ -14,7 +14,8 @@ import math
 
 from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW
 from pyasc.backend.ascendc.cwriter import CWriter
-from pyasc.backend.ascendc.tiles import Buf, ColElem, Ref, storage_type
+from pyasc.backend.ascendc.emit_tile import emit_compute, reduce_tmp_views
+from pyasc.backend.ascendc.tiles import Buf, storage_type
 from pyasc.backend.ascendc.vec_alloc import colcap, reduce_tmp_elems
 from pyasc.backend.ascendc.vec_kernel import (
     KernelOutput,
@@ -240,7 +241,7 @@ class VectorEmitter:
     def _finish(self) -> None:
         w = self.w
         with w.block("__aicore__ inline void Finish()"):
-            self._reduce_tmp_views()
+            reduce_tmp_views(self.w, self.k)
             for o in self.k.written:
                 if o.kind != PARTIAL:
                     continue
@@ -256,16 +257,9 @@ class VectorEmitter:
                 w.line(f"DataCopy({out_param(o)}Gm_, {acc.name}Res, {result_slot(o.partial)});",
                        self.loc)
 
-    def _reduce_tmp_views(self) -> None:
-        for dtype in sorted(self.k.prog.reduce_tmp_types):
-            t = {"f16": "half", "f32": "float"}[dtype]
-            self.w.line(f"LocalTensor<{t}> reduceTmp_{dtype} = reduceTmpBuf_.Get<{t}>();")
-
     # ---------------------------------------------------------------- compute
     def _compute(self) -> None:
-        from pyasc.backend.ascendc.emit_tile import emit_compute
-
-        emit_compute(self)
+        emit_compute(self.w, self.k, self.rows)
 
     def _members(self) -> None:
         k, w = self.k, self.w
@@ -310,14 +304,4 @@ def _where(loc: Location) -> str:
     return f"{os.path.basename(loc.file)}:{loc.line}" if loc.known else "<unknown>"
 
 
-def render_operand(op: Ref | ColElem | str) -> str:
-    if isinstance(op, str):
-        return op
-    if isinstance(op, ColElem):
-        return op.fmt.format(f"{op.buf.name}.GetValue(r)")
-    if not op.row:
-        return op.buf.name
-    return f"{op.buf.name}[r]" if op.buf.kind == "col" else f"{op.buf.name}[r * pitch]"
-
-
-__all__ = ["VectorEmitter", "class_name", "render_operand"]
+__all__ = ["VectorEmitter", "class_name"]
