@@ -4,6 +4,9 @@ Every import statement counts (lazy imports inside functions and ``TYPE_CHECKING
 imports included), as in the project's import-cycle hook; a module importing one of its
 own ancestor packages does not (Python imports them first anyway).  Checked:
 
+* the runtime (``pyasc.runtime``) imports no backend: the CPU backend builds the thread
+  pool's object code, and the ``pyasc`` package hands its loader to the runtime
+  (``runtime.pool_code``);
 * ``pyasc.ir.core`` is below ``pyasc.ir.printer`` (``core.install_printer``);
 * the AscendC scalar-kernel emitters import one another in one direction only (shared
   pieces in ``scalar_context``; nested regions are emitted through the context object),
@@ -66,6 +69,16 @@ def reachable(start: str) -> set[str]:
                 seen.add(m)
                 todo.append(m)
     return seen
+
+
+def _modules(prefix: str) -> list[str]:
+    return sorted(m for m in graph() if m == prefix or m.startswith(prefix + "."))
+
+
+@pytest.mark.parametrize("module", _modules("pyasc.runtime"))
+def test_runtime_imports_no_backend(module):
+    upward = sorted(m for m in reachable(module) if m.startswith("pyasc.backend"))
+    assert not upward, f"{module} imports {upward}"
 
 
 def test_ir_core_is_below_the_printer():

@@ -4,9 +4,14 @@ Kernels with a parallel loop call the undefined symbol :data:`ENTRY`
 (``pyasc.rt.parallel_for``, contract in ``pyasc.backend.llvm.pool``), kernels whose
 loops poll for Ctrl-C call the interrupt functions of the same object
 (``pyasc.runtime.interrupt``).  The object loader (``objload``) and MCJIT resolve them
-through :func:`runtime_symbol`, which loads the object code on first need: from the
-disk cache, else generated and compiled (once per machine and pyasc build, ~20-60 ms)
-and stored there.  A kernel with neither never loads it; loading it starts no thread.
+through :func:`runtime_symbol`, which loads the object code on first need.  A kernel
+with neither never loads it; loading it starts no thread.
+
+The runtime imports no backend: the object code is built, cached and loaded by the CPU
+backend (``pyasc.backend.llvm.runtime_code``: from the disk cache, else generated and
+compiled once per machine and pyasc build, ~20-60 ms, and stored there), whose loader
+the ``pyasc`` package registers in ``pool_code`` when it is imported, before any module
+of it runs, this one included.
 
 There is one pool per process on purpose: workers are shared by every kernel, and a
 loop finding the pool busy (another thread's loop, or a loop nested in one) runs on its
@@ -41,8 +46,6 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
-import hashlib
-import json
 import os
 import re
 import threading
@@ -53,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyasc.errors import InvalidEnvironmentWarning
-from pyasc.runtime import interrupt
+from pyasc.runtime import interrupt, pool_code
 
 ENTRY = "pyasc.rt.parallel_for"
 SYMBOLS = (ENTRY, "pyasc.rt.pool_configure", "pyasc.rt.pool_shutdown",
@@ -70,7 +73,6 @@ DEFAULT_MIN_WORK = 1 << 18
 """Smallest ``trip count * iteration cost`` that is split (about 30 us of scalar work:
 below that, waking a worker costs more than it saves)."""
 
-_NAME = "pyasc.rt.pool"
 _STRTOL = re.compile(r"\s*[+-]?\d+\Z", re.ASCII)  # C isspace, ASCII digits
 _LOAD_LOCK = threading.Lock()
 
@@ -128,7 +130,7 @@ def pool() -> ThreadPool:
 @functools.cache
 def _pool() -> ThreadPool:
     check_environment()
-    p = ThreadPool(_load_code())
+    p = ThreadPool(pool_code.load())
     p.configure(default_threads(), DEFAULT_MIN_WORK)
     interrupt.bind({name: p.address(name) for name in interrupt.SYMBOLS.values()})
     atexit.register(p.shutdown)
@@ -202,35 +204,3 @@ def minimum_work(units: int) -> Iterator[None]:
         yield
     finally:
         p.configure(min_work=before)
-
-
-# ------------------------------------------------------------------ the object code
-
-
-def _load_code() -> Any:
-    from pyasc.backend.llvm.host import compiler_identity, cpu_identity
-    from pyasc.runtime.disk_cache import DiskCache, package_digest
-
-    parts = {"what": _NAME, "source": package_digest(), "cpu": cpu_identity(),
-             **compiler_identity()}
-    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-    cache = DiskCache()
-    found = cache.load(key)
-    if found is not None and found.manifest.get("entry") == _NAME:
-        try:
-            return _map(found.obj, fresh=False)
-        except Exception:  # a broken entry is rebuilt
-            pass
-    from pyasc.backend.llvm import jit
-    from pyasc.backend.llvm.pool import pool_ir
-
-    obj = jit.compile_ir(pool_ir(), _NAME).obj
-    cache.store(key, {"entry": _NAME, "symbols": list(SYMBOLS)}, obj)
-    return _map(obj, fresh=True)
-
-
-def _map(obj: bytes, fresh: bool) -> Any:
-    """The object in memory, as a kernel's (``backend.load_code``)."""
-    from pyasc.backend.llvm.backend import load_code
-
-    return load_code(obj, list(SYMBOLS), _NAME, fresh=fresh, runtime=False)

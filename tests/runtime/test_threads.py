@@ -346,3 +346,33 @@ def test_long_sums_are_split_in_fixed_chunks(monkeypatch, count):
         got = total(a)
         assert got == exact or np.isnan(exact) and np.isnan(got) or \
             abs(got - exact) <= 4 * np.spacing(np.float32(abs(exact)))
+
+
+LOADER_SCRIPT = """
+import sys
+from pyasc.runtime import pool_code, threads
+
+before = "pyasc.backend.llvm" in sys.modules
+registered = pool_code._LOADER[0]
+calls = []
+
+def counting():
+    calls.append(1)
+    return registered()
+
+pool_code.provide(counting)
+threads.stats()
+threads.stats()
+print(before, len(calls), "pyasc.backend.llvm.runtime_code" in sys.modules,
+      threads.runtime_symbol(threads.ENTRY) > 0)
+"""
+
+
+def test_the_runtime_loads_the_pool_through_the_registered_loader():
+    """``runtime.threads`` imports no backend: the ``pyasc`` package registers the CPU
+    backend's loader, which imports the backend only when the pool is first needed; the
+    pool loads through it exactly once."""
+    done = subprocess.run([sys.executable, "-c", LOADER_SCRIPT], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "1", "True", "True"]
