@@ -149,7 +149,7 @@ def _compile(fn, m: Measured):
     """``fn.kernel`` for ascend-sim; records the performance warnings of the lowering."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        kernel = fn.kernel(*m.args, target="ascend-sim")
+        kernel = fn.bind(*m.args).kernel(target="ascend-sim")
     for w in caught:
         if issubclass(w.category, PyascPerformanceWarning):
             why = str(w.message).rpartition("): ")[2]  # after "(GetValue/SetValue ...): "

@@ -65,15 +65,16 @@ def _write_code(fn: Any, args: tuple, folder: Path) -> list[str]:
     """Write the kernel's generated code; returns the names of the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    (folder / "tensor.ir").write_text(fn.ir(*args) + "\n")
+    call = fn.bind(*args)  # the call's arguments apart from the options below
+    (folder / "tensor.ir").write_text(call.ir() + "\n")
     written.append("tensor.ir")
-    kernel = fn.kernel(*args, target="cpu")
+    kernel = call.kernel(target="cpu")
     for name, attr in (("loop.ir", "loop_ir"), ("kernel.ll", "llvm_ir")):
         (folder / name).write_text(getattr(kernel, attr) + "\n")
         written.append(name)
-    ascendc = getattr(fn, "ascendc", None)
+    ascendc = getattr(call, "ascendc", None)
     if ascendc is not None:
-        (folder / "kernel_ascendc.cpp").write_text(ascendc(*args))
+        (folder / "kernel_ascendc.cpp").write_text(ascendc())
         written.append("kernel_ascendc.cpp")
     return written
 

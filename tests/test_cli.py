@@ -22,6 +22,18 @@ def test_demo_runs_checks_and_writes_code(tmp_path, capsys):
         assert '"func.func"' in (tmp_path / name / "tensor.ir").read_text()
 
 
+def test_demo_runs_the_seeds_loss_whose_parameter_is_named_target(tmp_path, capsys):
+    # custom_loss(pred, target): the demo's inspection calls must not hand the
+    # function's own `target` argument to the option of the same name
+    names = "squared_error_loss,squared_error_grad"
+    status = main(["demo", "--size", "small", "--repeat", "2", "--only", names,
+                   "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "FAILED" not in out and "WRONG" not in out
+    assert (tmp_path / "squared_error_loss" / "kernel.ll").exists()
+
+
 def test_demo_reports_a_failing_example(tmp_path, capsys):
     examples = tmp_path / "ex"
     examples.mkdir()
