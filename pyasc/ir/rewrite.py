@@ -275,10 +275,23 @@ def _erase(op: Operation, worklist: _Worklist) -> None:
     worklist.extend(_defining_ops(operands))
 
 
+def _may_broadcast_at_run_time(op: Operation) -> bool:
+    """Whether an elementwise op's result shape depends on run-time sizes of two
+    different operands: then a value of the result's *type* may still be smaller than
+    the result (``select(c, a, a)`` with ``c`` of 5 elements and ``a`` of 1 is 5
+    elements, not ``a``), so no rule may replace it."""
+    if not op.name.startswith("arith."):
+        return False
+    dynamic = {id(v) for v in op.operand_values
+               if isinstance(v.type, TensorType) and DYN in v.type.shape}
+    return len(dynamic) > 1
+
+
 def _try_rewrite(op: Operation, fn: RewriteFn, worklist: _Worklist) -> bool:
     rw = Rewriter(op)
     new = fn(op, rw)
-    if new is not None and [v.type for v in new] != [r.type for r in op.result_values]:
+    if new is not None and ([v.type for v in new] != [r.type for r in op.result_values]
+                            or _may_broadcast_at_run_time(op)):
         new = None  # a replacement must keep the type (e.g. not drop a broadcast)
     if new is None:
         for created in reversed(rw.created):

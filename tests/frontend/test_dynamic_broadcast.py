@@ -66,3 +66,17 @@ def test_incompatible_runtime_sizes_raise_like_numpy():
     with pytest.raises(ValueError):
         means.__wrapped__(x, b)
     check(means, x, b)  # every runner raises ValueError too
+
+
+@hybrid(dynamic_shape=True)
+def folded(c, x, b):
+    # identities that hold per element but not for the shape: the result has the
+    # broadcast size of the two run-time shapes, never the kept operand's alone
+    return np.where(c, x, x), np.minimum(x, x) + 0 * b, x * (b == b)
+
+
+@pytest.mark.parametrize("pair", PAIRS_1D + PAIRS_2D, ids=str)
+def test_identities_keep_the_runtime_broadcast_shape(pair):
+    x, b = rand(pair[0], "int32", seed=1), rand(pair[1], "int32", seed=2)
+    check(folded, b > 0, x, b)
+    check(folded, x > 0, b, x)
