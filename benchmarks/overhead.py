@@ -205,7 +205,7 @@ def compile_row(tool: str, runs: int) -> list[str]:
                 cold.append(child_run(tool, cache))
                 hit.append(child_run(tool, cache))
     except ChildFailed as exc:  # the tool is missing or broken: say so in the row
-        return [tool, str(exc), "-", "-", "-", "-", "-"]
+        return [tool, str(exc), "-", "-", "-", "-"]  # as many cells as the headers
 
     def med(samples: list[dict[str, float]], key: str) -> str:
         return report.fmt_time(statistics.median(s[key] for s in samples))
