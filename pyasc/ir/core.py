@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pyasc.errors import InternalCompilerError
+from pyasc.ir.order import OpSequence
 from pyasc.ir.types import Type
 
 # ---------------------------------------------------------------------------- locations
@@ -204,6 +205,7 @@ class Operation:
             self.add_region(r)
         self.loc = loc or UNKNOWN_LOC
         self.parent: Block | None = None
+        self.order_key = 0  # position key in the parent block (``pyasc.ir.order``)
 
     # -- operands and results
     @property
@@ -279,8 +281,7 @@ class Operation:
         for inner in list(self.walk())[::-1]:
             inner.drop_operand_uses()
         if self.parent is not None:
-            self.parent.ops.remove(self)
-            self.parent = None
+            self.parent.detach(self)
 
     def clone(self, mapping: dict[Value, Value] | None = None) -> Operation:
         """Deep copy; operands are looked up in ``mapping`` (updated with new results)."""
@@ -376,8 +377,17 @@ class Block:
         names = list(arg_names) + [None] * (len(arg_types) - len(arg_names))
         self.args = [BlockArgument(t, self, i, n) for i, (t, n) in
                      enumerate(zip(arg_types, names, strict=True))]
-        self.ops: list[Operation] = []
+        self._ops = OpSequence()
         self.parent: Region | None = None
+
+    @property
+    def ops(self) -> list[Operation]:
+        """The ops in program order (read it; change it through the methods below)."""
+        return self._ops.items
+
+    @ops.setter
+    def ops(self, ops: Sequence[Operation]) -> None:
+        self._ops.reset(ops)
 
     def add_arg(self, type_: Type, name_hint: str | None = None) -> BlockArgument:
         arg = BlockArgument(type_, self, len(self.args), name_hint)
@@ -391,7 +401,7 @@ class Block:
         if op.parent is not None:
             raise ValueError(f"{op.name} is already in a block")
         op.parent = self
-        self.ops.insert(index, op)
+        self._ops.insert(index, op)
         return op
 
     def ancestor_of(self, op: Operation) -> Operation | None:
@@ -404,14 +414,17 @@ class Block:
         return op
 
     def index_of(self, op: Operation) -> int:
-        for i, o in enumerate(self.ops):
-            if o is op:
-                return i
+        """The position of ``op`` in this block, in O(log n) (``pyasc.ir.order``)."""
+        if op.parent is self:
+            try:
+                return self._ops.index(op)
+            except ValueError:
+                pass
         raise ValueError(f"{op.name} is not in this block")
 
     def detach(self, op: Operation) -> Operation:
         """Remove ``op`` without touching its uses (for moving ops between blocks)."""
-        self.ops.pop(self.index_of(op))
+        self._ops.pop(self.index_of(op))
         op.parent = None
         return op
 

@@ -17,7 +17,7 @@ from pyasc.ir.core import Block, Operation, OpResult, Region, Value
 from pyasc.ir.ops.func import FusionGroupOp, FusionYieldOp
 
 if TYPE_CHECKING:
-    from pyasc.ir.passes.fusion import Clusters
+    from pyasc.ir.passes.fusion_clusters import Clusters
 
 
 def topological(units: list[list[Operation]], cl: Clusters) -> list[int]:
@@ -55,9 +55,10 @@ def group_inputs(members: list[Operation]) -> list[Value]:
         for op in m.walk():
             for v in op.operand_values:
                 owner = v.op if isinstance(v, OpResult) else v.block.parent_op
-                if owner is not None and any(x.is_ancestor_of(owner) for x in inside):
-                    continue
-                found[v] = None
+                while owner is not None and owner not in inside:  # defined in a member?
+                    owner = owner.parent_op
+                if owner is None:
+                    found[v] = None
     return list(found)
 
 

@@ -143,26 +143,36 @@ def _forms(ops: Sequence[Operation], dep: set[Value], domain: Shape,
     scalars) or ``dropped`` (the kept axes without keepdims, e.g. ``sum(x, axis=-1)``:
     usable only by ops of that same shape, since numpy broadcasting would align it
     with the trailing axes).  ``None`` if some value fits none of them."""
-    n = len(domain)
-    dropped = tuple(d for a, d in enumerate(domain) if a not in axes)
     forms: dict[Value, str] = {}
     for op in ops:
         for v in op.result_values:
             if v not in dep:
                 continue
-            shape = syms.of(v)
-            if shape == domain and role_of(op) != "reduce":
-                forms[v] = "element"
-            elif is_row_level(syms, v, n, axes):
-                forms[v] = "row"
-            elif shape == dropped:
-                forms[v] = "dropped"
-            else:
+            form = form_of(v, domain, axes, syms)
+            if form is None:
                 return None
-        if any(forms.get(v) == "dropped" for v in op.operand_values) and any(
-                forms.get(r) != "dropped" for r in op.result_values):
+            forms[v] = form
+        if not dropped_consistent(op, forms):
             return None
     return forms
+
+
+def form_of(v: OpResult, domain: Shape, axes: Sequence[int], syms: ShapeSyms) -> str | None:
+    """The form of one reduction-dependent value (see :func:`_forms`), or ``None``."""
+    shape = syms.of(v)
+    if shape == domain and role_of(v.op) != "reduce":
+        return "element"
+    if is_row_level(syms, v, len(domain), axes):
+        return "row"
+    if shape == tuple(d for a, d in enumerate(domain) if a not in axes):
+        return "dropped"
+    return None
+
+
+def dropped_consistent(op: Operation, forms: dict[Value, str]) -> bool:
+    """An op reading a ``dropped`` value produces ``dropped`` values only."""
+    return not (any(forms.get(v) == "dropped" for v in op.operand_values) and any(
+        forms.get(r) != "dropped" for r in op.result_values))
 
 
 def _reductions_consumed(ops: Sequence[Operation], reds: list[Operation]) -> bool:
@@ -173,20 +183,23 @@ def _reductions_consumed(ops: Sequence[Operation], reds: list[Operation]) -> boo
 def _cheap_broadcasts(ops: Sequence[Operation], sched: Schedule, syms: ShapeSyms,
                       dep: set[Value]) -> bool:
     """The broadcast recompute rule (module docstring) for every member value."""
-    order, n = sched.loop_order, len(sched.domain)
-    for op in ops:
-        if role_of(op) in (None, "scalar", "reduce") or op.result_values[0] in dep:
-            continue
-        shape = syms.of(op.result_values[0])
-        if len(shape) > n:
-            continue  # read through a remap, only where needed
-        al = aligned(shape, n)
-        const = [al[a] in (None, 1) and sched.domain[a] != 1 for a in order]
-        varies_inside = [any(not c for c in const[k + 1:]) for k in range(len(order))]
-        if any(c and v for c, v in zip(const, varies_inside, strict=True)) and \
-                op_cost(op) > BCAST_FLOPS:
-            return False
-    return True
+    order = sched.loop_order
+    return all(broadcast_ok(op, sched.domain, order, syms) for op in ops
+               if role_of(op) not in (None, "scalar", "reduce")
+               and op.result_values[0] not in dep)
+
+
+def broadcast_ok(op: Operation, domain: Shape, order: Sequence[int], syms: ShapeSyms) -> bool:
+    """The broadcast recompute rule for one member computing a non-reduction value."""
+    n = len(domain)
+    shape = syms.of(op.result_values[0])
+    if len(shape) > n:
+        return True  # read through a remap, only where needed
+    al = aligned(shape, n)
+    const = [al[a] in (None, 1) and domain[a] != 1 for a in order]
+    varies_inside = [any(not c for c in const[k + 1:]) for k in range(len(order))]
+    return not (any(c and v for c, v in zip(const, varies_inside, strict=True))
+                and op_cost(op) > BCAST_FLOPS)
 
 
 def _remaps_ok(ops: Sequence[Operation]) -> bool:

@@ -57,9 +57,26 @@ class ShapeSyms:
 
     def of(self, v: Value) -> Shape:
         """The symbolic shape of ``v`` (``()`` for scalars)."""
-        if v not in self._memo:
-            self._memo[v] = self._compute(v)
-        return self._memo[v]
+        shape = self._memo.get(v)
+        if shape is None:
+            self._fill(v)
+            shape = self._memo[v]
+        return shape
+
+    def _fill(self, root: Value) -> None:
+        """Memoize ``root`` and the values its rule reads, producers first, with an
+        explicit stack: a use-def chain is as long as the program, so recursing along
+        it would overflow Python's stack."""
+        stack: list[tuple[Value, bool]] = [(root, False)]
+        while stack:
+            v, ready = stack.pop()
+            if v in self._memo:
+                continue
+            if ready:
+                self._memo[v] = self._compute(v)
+                continue
+            stack.append((v, True))
+            stack.extend((w, False) for w in _inputs(v) if w not in self._memo)
 
     def size(self, v: Value) -> Sym:
         """The symbol of an ``index`` value used as a size."""
@@ -80,6 +97,20 @@ class ShapeSyms:
         derived = derived if derived is not None else fallback
         # A static size in the type always wins (it is checked where it was inferred).
         return tuple(d if d != DYN else s for d, s in zip(t.shape, derived, strict=True))
+
+
+def _inputs(v: Value) -> list[Value]:
+    """The values whose shapes the rule of ``v`` reads (operands, and the sources of
+    ``tensor.dim`` operands used as sizes)."""
+    if not isinstance(v, OpResult) or not isinstance(v.type, ShapedType) \
+            or type(v.op) not in _RULES:
+        return []
+    found = []
+    for w in v.op.operand_values:
+        found.append(w)
+        if isinstance(w, OpResult) and isinstance(w.op, tensor.DimOp):
+            found.append(w.op.source)
+    return found
 
 
 def _elementwise(s: ShapeSyms, op: Operation) -> Shape:
