@@ -22,7 +22,8 @@ run once, outside the nests, as in the unfused lowering.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from types import GeneratorType
 from typing import Any
 
 from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
@@ -37,6 +38,9 @@ from pyasc.ir.passes.lower_shapes import labels
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
 Index = Sequence[Value]
+Rule = Generator[tuple[Value, Index], Value, list[Value]]
+"""An evaluation rule that yields the ``(value, index)`` it reads and gets its scalar."""
+_START = object()  # sent to a rule's generator first
 
 
 class GroupEval:
@@ -87,12 +91,40 @@ class GroupEval:
     # -- evaluation
     def at(self, v: Value, idx: Index) -> Value:
         """The scalar ``v[idx]`` emitted at the insertion point (memoized; inputs are
-        never written inside a group, so their loads are memoized too)."""
+        never written inside a group, so their loads are memoized too).
+
+        The rules of the values read along a chain are generators that yield the
+        ``(value, index)`` they need and get its scalar back; they run from an
+        explicit stack, so a chain as long as the program needs no Python recursion."""
+        value = self._ready(v, idx)
+        pending: list[tuple[Generator, OpResult, Index]] = []
+        while True:
+            if value is None:
+                assert isinstance(v, OpResult)
+                out = _AT[type(v.op)](self, v.op, idx)
+                if isinstance(out, GeneratorType):
+                    pending.append((out, v, idx))
+                    value = _START
+                else:
+                    value = self._record(v, idx, out)
+            while True:  # hand the value to the rule that asked for it
+                if not pending:
+                    return value
+                rule, rv, ridx = pending[-1]
+                try:
+                    v, idx = rule.send(None if value is _START else value)
+                    break
+                except StopIteration as stop:
+                    pending.pop()
+                    value = self._record(rv, ridx, stop.value)
+            value = self._ready(v, idx)
+
+    def _ready(self, v: Value, idx: Index) -> Value | None:
+        """``v[idx]`` if it is an input or memoized, else ``None`` (to compute)."""
         loader = self.loaders.get(v)
         if loader is not None:
             return loader(idx)
-        key = (v, tuple(idx))
-        hit = self._memo.get(key)
+        hit = self._memo.get((v, tuple(idx)))
         if hit is not None and encloses(hit[1], self.gen.b.block):
             return hit[0]
         if isinstance(v, BlockArgument):
@@ -100,12 +132,12 @@ class GroupEval:
             value = self.gen.load(x, idx) if isinstance(x.type, MemRefType) else x
             self.remember(v, idx, value)
             return value
-        assert isinstance(v, OpResult)
-        op = v.op
-        results = _AT[type(op)](self, op, idx)
-        for r, x in zip(op.result_values, results, strict=True):
+        return None
+
+    def _record(self, v: OpResult, idx: Index, results: list[Value]) -> Value:
+        for r, x in zip(v.op.result_values, results, strict=True):
             self.remember(r, idx, x)
-        return self._memo[key][0]
+        return self._memo[(v, tuple(idx))][0]
 
     def remember(self, v: Value, idx: Index, x: Value) -> None:
         """Record ``x`` as ``v[idx]`` for the current block and the blocks inside it."""
@@ -212,8 +244,10 @@ def hoister(ev: GroupEval, dom: Sequence[Value], roots: Sequence[Value]
 # ---------------------------------------------------------------------------- elements
 
 
-def _at_elementwise(ev: GroupEval, op: Operation, idx: Index) -> list[Value]:
-    ins = [ev.at(v, ev.operand_index(op, k, idx)) for k, v in enumerate(op.operand_values)]
+def _at_elementwise(ev: GroupEval, op: Operation, idx: Index) -> Rule:
+    ins = []
+    for k, v in enumerate(op.operand_values):
+        ins.append((yield v, ev.operand_index(op, k, idx)))
     elem = op.result.type
     elem = elem.element if isinstance(elem, TensorType) else elem
     return [ev.gen.emit(type(op)(ins, [elem], dict(op.attributes)))]
@@ -230,47 +264,47 @@ def _at_dim(ev: GroupEval, op: tensor.DimOp, idx: Index) -> list[Value]:
     return [ev.dims(op.source)[op.attributes["axis"]]]
 
 
-def _at_broadcast(ev: GroupEval, op: tensor.BroadcastOp, idx: Index) -> list[Value]:
-    return [ev.at(op.source, ev.operand_index(op, 0, idx))]
+def _at_broadcast(ev: GroupEval, op: tensor.BroadcastOp, idx: Index) -> Rule:
+    return [(yield op.source, ev.operand_index(op, 0, idx))]
 
 
-def _at_fill(ev: GroupEval, op: tensor.FillOp, idx: Index) -> list[Value]:
-    return [ev.scalar(op.value)]
+def _at_fill(ev: GroupEval, op: tensor.FillOp, idx: Index) -> Rule:
+    return [(yield op.value, [])]
 
 
-def _at_arange(ev: GroupEval, op: tensor.ArangeOp, idx: Index) -> list[Value]:
+def _at_arange(ev: GroupEval, op: tensor.ArangeOp, idx: Index) -> Rule:
     gen, elem = ev.gen, op.result.type.element
     k = gen.cast(idx[0], elem)
-    step = gen.emit(arith.MulOp.new(k, ev.scalar(op.step)))
-    return [gen.emit(arith.AddOp.new(ev.scalar(op.start), step))]
+    step = gen.emit(arith.MulOp.new(k, (yield op.step, [])))
+    return [gen.emit(arith.AddOp.new((yield op.start, []), step))]
 
 
-def _at_slice(ev: GroupEval, op: tensor.SliceOp, idx: Index) -> list[Value]:
+def _at_slice(ev: GroupEval, op: tensor.SliceOp, idx: Index) -> Rule:
     gen = ev.gen
     drop = op.attributes.get("drop", ())
     offsets, _, steps = op.parts()
     it = iter(idx)
     src: list[Value] = []
     for a, (off, step) in enumerate(zip(offsets, steps, strict=True)):
-        o = ev.scalar(off)
-        src.append(o if a in drop else gen.add(o, gen.mul(next(it), ev.scalar(step))))
-    return [ev.at(op.source, src)]
+        o = yield off, []
+        src.append(o if a in drop else gen.add(o, gen.mul(next(it), (yield step, []))))
+    return [(yield op.source, src)]
 
 
-def _at_transpose(ev: GroupEval, op: tensor.TransposeOp, idx: Index) -> list[Value]:
+def _at_transpose(ev: GroupEval, op: tensor.TransposeOp, idx: Index) -> Rule:
     perm = op.attributes["perm"]
     src: list[Value] = [idx[0]] * len(perm)
     for i, p in enumerate(perm):
         src[p] = idx[i]
-    return [ev.at(op.source, src)]
+    return [(yield op.source, src)]
 
 
-def _at_reshape(ev: GroupEval, op: tensor.ReshapeOp, idx: Index) -> list[Value]:
+def _at_reshape(ev: GroupEval, op: tensor.ReshapeOp, idx: Index) -> Rule:
     gen = ev.gen
     if is_unit_reshape(op):
         it = iter([i for i, d in zip(idx, op.result.type.shape, strict=True) if d != 1])
-        return [ev.at(op.source, [next(it) if d != 1 else gen.const(0)
-                                  for d in op.source.type.shape])]
+        return [(yield op.source, [next(it) if d != 1 else gen.const(0)
+                                   for d in op.source.type.shape])]
     view = ev.views.get(op)
     if view is not None:
         return [gen.load(view, idx)]
@@ -282,21 +316,23 @@ def _at_reshape(ev: GroupEval, op: tensor.ReshapeOp, idx: Index) -> list[Value]:
     for d in reversed(sdims):
         out.append(gen.rem(flat, d))
         flat = gen.emit(arith.FloorDivOp.new(flat, d)) if constant_of(d) != 1 else flat
-    return [ev.at(op.source, out[::-1])]
+    return [(yield op.source, out[::-1])]
 
 
-def _at_gather(ev: GroupEval, op: tensor.GatherOp, idx: Index) -> list[Value]:
+def _at_gather(ev: GroupEval, op: tensor.GatherOp, idx: Index) -> Rule:
     gen = ev.gen
     axis = op.attributes["axis"]
     m = op.indices.type.rank if isinstance(op.indices.type, TensorType) else 0
-    raw = ev.at(op.indices, idx[axis:axis + m])
+    raw = yield op.indices, idx[axis:axis + m]
     size = ev.dims(op.source)[axis]
     k = gen.checked_index(raw, size, *labels(op, 0))
-    return [ev.at(op.source, [*idx[:axis], k, *idx[axis + m:]])]
+    return [(yield op.source, [*idx[:axis], k, *idx[axis + m:]])]
 
 
-def _at_map(ev: GroupEval, op: tensor.MapOp, idx: Index) -> list[Value]:
-    ins = [ev.at(v, ev.operand_index(op, k, idx)) for k, v in enumerate(op.inputs)]
+def _at_map(ev: GroupEval, op: tensor.MapOp, idx: Index) -> Rule:
+    ins = []
+    for k, v in enumerate(op.inputs):
+        ins.append((yield v, ev.operand_index(op, k, idx)))
     return ev.cx.inline(op.body.blocks[0], ins)
 
 
@@ -330,7 +366,7 @@ _VIEWS: dict[type[Operation], Callable[[GroupEval, Any], Value | None]] = {
     tensor.ReshapeOp: _view_reshape,
 }
 
-_AT: dict[type[Operation], Callable[[GroupEval, Any, Index], list[Value]]] = {
+_AT: dict[type[Operation], Callable[[GroupEval, Any, Index], list[Value] | Rule]] = {
     **{cls: _at_elementwise for cls in ELEMENTWISE},
     arith.ConstantOp: _at_constant,
     tensor.DimOp: _at_dim,
