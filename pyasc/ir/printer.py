@@ -16,6 +16,7 @@ import numpy as np
 
 from pyasc.ir.core import Block, DenseArray, Operation, Region, Value
 from pyasc.ir.types import Type
+from pyasc.ir.unique import UniqueNames
 
 _HINT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -25,22 +26,18 @@ class _Namer:
 
     def __init__(self) -> None:
         self.names: dict[Value, str] = {}
-        self.taken: set[str] = set()
+        self.unique = UniqueNames()
         self.counter = 0
 
     def define(self, v: Value) -> str:
         hint = v.name_hint
         if hint and _HINT_RE.fullmatch(hint):
-            name, k = hint, 0
-            while name in self.taken:
-                k += 1
-                name = f"{hint}_{k}"
+            name = self.unique.fresh(hint)
         else:
-            while str(self.counter) in self.taken:
+            while not self.unique.is_free(str(self.counter)):
                 self.counter += 1
-            name = str(self.counter)
+            name = self.unique.fresh(str(self.counter))
             self.counter += 1
-        self.taken.add(name)
         self.names[v] = name
         return "%" + name
 

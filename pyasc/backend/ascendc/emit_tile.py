@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pyasc.backend.ascendc.analysis import COL, FULL
 from pyasc.backend.ascendc.cwriter import CWriter
-from pyasc.backend.ascendc.tiles import Buf, ColElem, Instr, Ref, storage_type
+from pyasc.backend.ascendc.tiles import ColElem, Instr, Ref, storage_type
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 
 
@@ -54,8 +54,9 @@ def _views(w: CWriter, k: VectorKernel) -> None:
             t = storage_type(b.dtype)
             w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.AllocTensor<{t}>();")
     owner = {b.phys: b for b in k.prog.buffers if b in in_bufs}
+    used = _used(k.prog.instrs)
     for b in k.prog.buffers:
-        if b in out_bufs or b in in_bufs or not _used(k.prog.instrs, b):
+        if b in out_bufs or b in in_bufs or id(b) not in used:
             continue
         t = storage_type(b.dtype)
         home = owner.get(b.phys)
@@ -65,8 +66,12 @@ def _views(w: CWriter, k: VectorKernel) -> None:
             w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
 
 
-def _used(instrs: list[Instr], b: Buf) -> bool:
-    return any((isinstance(i.dst, Ref) and i.dst.buf is b) or b in i.reads() for i in instrs)
+def _used(instrs: list[Instr]) -> set[int]:
+    """Ids of the buffers some instruction writes or reads (one pass, not one per
+    buffer: a kernel of a long chain has thousands of both)."""
+    used = {id(i.dst.buf) for i in instrs if isinstance(i.dst, Ref)}
+    used.update(id(b) for i in instrs for b in i.reads())
+    return used
 
 
 def reduce_tmp_views(w: CWriter, k: VectorKernel) -> None:

@@ -38,6 +38,7 @@ from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.parallel_safe import independent, partial_writes_visible
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
+from pyasc.ir.unique import UniqueNames
 
 ARENA_BYTES = 1 << 20
 """Per-block GM workspace for temporaries of run-time size allocated inside loops (a
@@ -318,16 +319,12 @@ def _hidden(k: ScalarKernel) -> Callable[[Value], bool]:
 
 class _Names:
     def __init__(self) -> None:
-        self.taken: set[str] = set(RESERVED)
+        self.unique = UniqueNames(RESERVED)
+        self.taken = self.unique.taken  # names taken elsewhere are added here
 
     def new(self, base: str) -> str:
         clean = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "a"
-        name, k = clean, 1
-        while name in self.taken:
-            name = f"{clean}_{k}"
-            k += 1
-        self.taken.add(name)
-        return name
+        return self.unique.fresh(clean)
 
 
 __all__ = ["ARENA_BYTES", "LOCAL_LIMIT", "GmArray", "ScalarKernel", "escaping_values",

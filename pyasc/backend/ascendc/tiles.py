@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from pyasc.ir.core import UNKNOWN_LOC, Location
 from pyasc.ir.types import ScalarType
+from pyasc.ir.unique import UniqueNames
 
 CTYPES: dict[str, str] = {
     "f16": "half", "bf16": "bfloat16_t", "f32": "float", "f64": "double",
@@ -119,19 +120,14 @@ class TileProgram:
     buffers: list[Buf] = field(default_factory=list)
     scalars: list[tuple[str, str, Location]] = field(default_factory=list)  # decls
     reduce_tmp_types: set[str] = field(default_factory=set)  # dtypes of ReduceX calls
-    names: set[str] = field(default_factory=set)
+    names: UniqueNames = field(default_factory=lambda: UniqueNames(RESERVED))
 
     def unique(self, base: str) -> str:
         """A C++ identifier derived from ``base`` not used yet in this kernel."""
         clean = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "v"
         if clean[0].isdigit():
             clean = "v" + clean
-        name, k = clean, 1
-        while name in self.names or name in RESERVED:
-            name = f"{clean}_{k}"
-            k += 1
-        self.names.add(name)
-        return name
+        return self.names.fresh(clean)
 
     def new_buf(self, kind: str, dtype: ScalarType, hint: str, role: str = "calc") -> Buf:
         buf = Buf(kind, dtype, self.unique(hint), role)
