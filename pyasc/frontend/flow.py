@@ -171,7 +171,7 @@ def _sure_after(lw: Lowering, node: ast.For | ast.While, start: frozenset[str]
                 ) -> Callable[[str], bool]:
     """For a loop that surely runs: names read after it and assigned before each of its
     jumps (the carried-values plan checks the end of the body)."""
-    used = loads_outside(lw.src.tree, node)
+    used = lw.loads.outside(node)
     assigned = assigned_before_jumps(node.body, start)
     return lambda name: name in used and (assigned is None or name in assigned)
 
@@ -355,7 +355,7 @@ def lower_with(lw: Lowering, node: ast.With) -> None:
     if jump_state(end):
         raise lw.error(UnsupportedSyntaxError, "return, break or continue inside a "
                        "fusion_scope block", node)
-    used = loads_outside(lw.src.tree, node)
+    used = lw.loads.outside(node)
     changed = [n for n in end if not n.startswith("$") and
                (n not in pre or not identical(pre[n], end[n]))]
     plan = Plan({n: _exact(end[n]) for n in changed if n in used})

@@ -30,7 +30,7 @@ from pyasc.errors import (
 )
 from pyasc.frontend.emit import Emitter
 from pyasc.frontend.environment import resolve_free_name
-from pyasc.frontend.names import local_names, storage_names
+from pyasc.frontend.names import Loads, local_names, storage_names
 from pyasc.frontend.source import SourceInfo
 from pyasc.frontend.values import Buffer, Scalar, Tensor, Undefined
 from pyasc.ir.core import BlockArgument, OpResult, Value
@@ -130,6 +130,7 @@ class Lowering:
         self.scope = scope
         self.storage = storage_names(src.tree)
         self.locals = local_names(src.tree)
+        self.loads = Loads(src.tree)
 
     # -- dispatch
     def expr(self, node: ast.expr) -> object:

@@ -8,8 +8,8 @@
   names together.  Other
   names bound to arrays hold immutable tensor values.
 * :func:`local_names`: every name the function assigns (Python's rule for locals).
-* :func:`loads_outside`: names read outside a given statement (what a fusion scope must
-  yield).
+* :class:`Loads` / :func:`loads_outside`: names read outside a given statement (what a
+  fusion scope must yield).
 * :func:`jumps`: whether a loop body contains ``break`` (of that loop) or ``return``.
 * :func:`assigned_before_jumps`: the names a loop body assigns on every path to each of
   its ``break``/``continue`` statements (a must-analysis: a branch, or a nested loop
@@ -19,7 +19,9 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Container, Iterable, Iterator
+from itertools import chain
 
 # Functions and methods that return a view of (or the same object as) their argument.
 ALIAS_CALLS = frozenset({
@@ -149,11 +151,40 @@ def local_names(fn: ast.FunctionDef) -> frozenset[str]:
     return frozenset(params + stores)
 
 
+class Loads:
+    """How often ``fn`` reads each name (counted once per function): then the names
+    read outside a statement cost a walk of that statement only, not of the function
+    (asked per loop and per ``fusion_scope``, that was O(n^2) for many loops)."""
+
+    def __init__(self, fn: ast.FunctionDef) -> None:
+        self.fn = fn
+        self.total = _load_counts(_walk(fn))
+
+    def outside(self, inside: ast.AST) -> Container[str]:
+        """Names read anywhere in the function except within ``inside``."""
+        # the same walk as the function's count (nested functions are not entered)
+        return _Outside(self.total, _load_counts(chain([inside], _walk(inside))))
+
+
+class _Outside:
+    def __init__(self, total: Counter[str], inside: Counter[str]) -> None:
+        self.total, self.inside = total, inside
+
+    def __contains__(self, name: object) -> bool:
+        return self.total.get(name, 0) > self.inside.get(name, 0)  # type: ignore[arg-type]
+
+
+def _load_counts(nodes: Iterable[ast.AST]) -> Counter[str]:
+    return Counter(n.id for n in nodes if isinstance(n, ast.Name)
+                   and isinstance(n.ctx, ast.Load))
+
+
 def loads_outside(fn: ast.FunctionDef, inside: ast.AST) -> frozenset[str]:
-    """Names read anywhere in ``fn`` except within ``inside``."""
-    skip = {id(n) for n in ast.walk(inside)}
-    return frozenset(n.id for n in _walk(fn) if isinstance(n, ast.Name)
-                     and isinstance(n.ctx, ast.Load) and id(n) not in skip)
+    """Names read anywhere in ``fn`` except within ``inside`` (one-off: a
+    :class:`Loads` answers many such questions about one function)."""
+    loads = Loads(fn)
+    outside = loads.outside(inside)
+    return frozenset(n for n in loads.total if n in outside)
 
 
 def jumps(body: Iterable[ast.stmt]) -> bool:

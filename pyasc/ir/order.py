@@ -5,8 +5,8 @@ erase or compare; a scan of the block per question made them quadratic in the
 program's length (a 10,000-statement function has a 20,000-op block).  Like MLIR's
 order indices, every op in a block carries an integer *order key*, strictly increasing
 along the block with wide gaps: the position of an op is a binary search of its key,
-inserting an op takes a key between its neighbours' (the whole block is renumbered,
-in O(n), only when two neighbours have no key left between them), and
+inserting an op takes a key between its neighbours' (when two neighbours have no key
+left between them, the smallest window around them that has room is renumbered), and
 :meth:`OpSequence.before` compares two ops of one block in O(1).
 
 The list of ops itself stays a plain Python list (``Block.ops``) for reading; every
@@ -61,14 +61,33 @@ class OpSequence:
         elif i == 0:
             key = keys[0] - GAP
         else:
-            lo, hi = keys[i - 1], keys[i]
-            if hi - lo < 2:
-                self.reset(self.items)  # no room between the neighbours
-                lo, hi = self.keys[i - 1], self.keys[i]
-            key = (lo + hi) // 2
+            if keys[i] - keys[i - 1] < 2:
+                self._spread(i)  # no room between the neighbours
+                keys = self.keys
+            key = (keys[i - 1] + keys[i]) // 2
         self.items.insert(i, op)
         self.keys.insert(i, key)
         op.order_key = key
+
+    def _spread(self, i: int) -> None:
+        """Make room before position ``i``: renumber the smallest window around it
+        (doubling) whose key range leaves a gap of at least 2 per op, so repeated
+        insertions at one place cost O(log n) amortized, not a whole renumbering."""
+        keys, n = self.keys, len(self.keys)
+        width = 2
+        while True:
+            a, b = max(0, i - width), min(n, i + width)
+            if a == 0 or b == n:
+                self.reset(self.items)  # the window reached an end: renumber all
+                return
+            lo, hi = keys[a - 1], keys[b]
+            step = (hi - lo) // (b - a + 1)
+            if step >= 2:
+                for j in range(a, b):
+                    keys[j] = lo + step * (j - a + 1)
+                    self.items[j].order_key = keys[j]
+                return
+            width *= 2
 
     def pop(self, i: int) -> Operation:
         """Remove and return the op at position ``i``."""

@@ -121,13 +121,16 @@ class _Partition:
         returns the copies made."""
         cl = self.cl
         made: list[Operation] = []
+        by_cluster: dict[int | None, list[tuple[Operation, int]]] = {}
+        for r in p.result_values:  # one pass: p may have uses in thousands of clusters
+            for u, i in r.uses:
+                by_cluster.setdefault(cl.cid(self.block.ancestor_of(u)), []).append((u, i))
         for cid in cids:
-            uses = [(u, i) for r in p.result_values for u, i in r.uses
-                    if cl.cid(self.block.ancestor_of(u)) == cid]
+            uses = by_cluster.get(cid, [])
             copy = p.clone()
             self.block.insert(self.block.index_of(p) + 1, copy)
             cl.redirect(p, copy, uses)
-            if cl.merge([cid, cl.add(copy)]):
+            if cl.merge([cid, cl.add(copy, new=True)]):
                 made.append(copy)
             else:
                 cl.redirect(copy, p, uses)

@@ -20,8 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.passes.fusion_schedule import Schedule, analyze
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
-from pyasc.ir.passes.fusion_summary import Part, Union
-from pyasc.ir.types import TensorType
+from pyasc.ir.passes.fusion_summary import Part, Union, reads
 
 CHECK_FULL = False
 """Compare every incremental answer with the from-scratch one (slow; tests set it)."""
@@ -44,21 +43,37 @@ class Clusters:
         self._prev_effect = dict(zip(effects[1:], effects, strict=False))
 
     # -- bookkeeping
-    def add(self, op: Operation) -> int:
-        """A new cluster holding ``op`` alone; returns its id."""
+    def add(self, op: Operation, new: bool = False) -> int:
+        """A new cluster holding ``op`` alone; returns its id.  ``new``: ``op`` was
+        just made (a copy), so its reads are uses the producers' parts must count."""
         self._count += 1
         part = Part(self._count, op, self.block, self.syms)
         self._of[op] = part
         self._parts[self._count] = part
+        if new:
+            self._count_reads(op, part, 1)
         return self._count
 
     def drop(self, op: Operation) -> None:
         """Take ``op`` out of its cluster (before erasing it)."""
         part = self._of.pop(op)
+        self._count_reads(op, part, -1)
         if len(part) == 1:
             del self._parts[part.cid]
         else:
-            part.remove(op, self.block, self.syms)
+            part.remove(op, self.syms, self._owner)
+
+    def _count_reads(self, op: Operation, part: Part, k: int) -> None:
+        for v, _, _ in reads(op):
+            owner = self._owner(v)
+            if owner is not None and owner is not part:
+                owner.count_outputs(v, k, self.syms)
+
+    def _owner(self, v: Value) -> Part | None:
+        """The part defining ``v`` (``None`` for values defined by no member)."""
+        if isinstance(v, OpResult) and v.op.parent is self.block:
+            return self._of.get(v.op)
+        return None
 
     def cid(self, op: Operation | None) -> int | None:
         """The cluster id of ``op`` (``None`` if it is in none)."""
@@ -98,48 +113,21 @@ class Clusters:
     def redirect(self, old: Operation, new: Operation,
                  uses: Sequence[tuple[Operation, int]]) -> None:
         """Make ``uses`` (of ``old``'s results) read the same results of ``new``, and
-        update the inputs and outputs of the clusters involved."""
-        readers: set[int] = set()
+        count the moved uses in the inputs and outputs of the clusters involved."""
+        old_part, new_part = self._of.get(old), self._of.get(new)
         for user, idx in uses:
             value = user.operand_values[idx]
-            user.set_operand(idx, new.result_values[old.result_values.index(value)])
-            part = self._of.get(self.block.ancestor_of(user))  # type: ignore[arg-type]
-            if part is not None:
-                readers.add(part.cid)
-        for cid in readers:
-            part = self._parts[cid]
-            for o, n in zip(old.result_values, new.result_values, strict=True):
-                if self._of.get(new) is not part:
-                    part.inputs.add(n)
-                if part not in self._reader_parts(o):
-                    part.inputs.discard(o)
-            part.stale = True
-        for op in (old, new):
-            self._refresh_outputs(op)
-
-    def _reader_parts(self, v: Value) -> set[Part]:
-        parts = {self._of.get(self.block.ancestor_of(u)) for u, _ in v.uses}  # type: ignore
-        parts.discard(None)  # type: ignore[arg-type]
-        return parts  # type: ignore[return-value]
-
-    def _refresh_outputs(self, op: Operation) -> None:
-        part = self._of.get(op)
-        if part is None:
-            return
-        for r in op.result_values:
-            outside = any(self._of.get(self.block.ancestor_of(u)) is not part  # type: ignore
-                          for u, _ in r.uses)
-            was = r in part.outputs
-            if outside != was:
-                shape = self.syms.of(r) if isinstance(r.type, TensorType) else ()
-                if outside:
-                    part.outputs[r] = None
-                else:
-                    del part.outputs[r]
-                if isinstance(r.type, TensorType):
-                    part.out_shapes[shape] += 1 if outside else -1
-                    part.out_shapes = +part.out_shapes
-                part.stale = True
+            moved = new.result_values[old.result_values.index(value)]
+            user.set_operand(idx, moved)
+            reader = self._of.get(self.block.ancestor_of(user))  # type: ignore[arg-type]
+            if reader is not None and reader is not old_part:
+                reader.count_inputs(value, -1)
+            if reader is not None and reader is not new_part:
+                reader.count_inputs(moved, 1)
+            if old_part is not None and old_part is not reader:
+                old_part.count_outputs(value, -1, self.syms)
+            if new_part is not None and new_part is not reader:
+                new_part.count_outputs(moved, 1, self.syms)
 
     # -- checks
     def schedule(self, cid: int) -> Schedule | None:
@@ -178,6 +166,8 @@ class Clusters:
             del self._parts[p.cid]
         merged = union.commit(cids[0], self._of)
         self._parts[cids[0]] = merged
+        if CHECK_FULL:
+            self.check_counts()
         return True
 
     def _cyclic(self, union: Union) -> bool:
@@ -245,6 +235,23 @@ class Clusters:
         ops = sorted((op for p in parts for op in p.members), key=self.pos)
         full = analyze(ops, self.outputs(ops), self.syms)
         assert full == sched, f"fusion: incremental schedule {sched} != {full}"
+
+    def check_counts(self) -> None:
+        """Every part's ``outputs`` and ``inputs`` counts equal a recount (tests)."""
+        for part in self._parts.values():
+            outputs: dict[Value, int] = {}
+            inputs: dict[Value, int] = {}
+            for op in part.members:
+                for r in op.result_values:
+                    n = sum(self._of.get(self.block.ancestor_of(u)) is not part  # type: ignore
+                            for u, _ in r.uses)
+                    if n:
+                        outputs[r] = n
+                for v, _, _ in reads(op):
+                    if self._owner(v) is not part:
+                        inputs[v] = inputs.get(v, 0) + 1
+            assert outputs == part.outputs, "fusion: output counts differ"
+            assert inputs == dict(part.inputs), "fusion: input counts differ"
 
     def _cyclic_full(self, ops: set[Operation]) -> bool:
         last = max(self.pos(o) for o in ops)

@@ -25,11 +25,15 @@ from pyasc.ir.passes.fusion_schedule import Schedule, broadcast_ok, dropped_cons
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
 from pyasc.ir.types import TensorType
 
-Edge = tuple[Value, Operation, Operation]  # (value, member of the block, nested user)
+Use = tuple[Value, Operation, Operation, int]
+"""One use between parts: (value, member of the block, user op, operand index)."""
 
 
 class Part:
-    """One cluster and the facts its schedule is derived from (module docstring)."""
+    """One cluster and the facts its schedule is derived from (module docstring).
+
+    ``outputs`` counts, per member result, its uses outside the part; ``inputs`` counts,
+    per value defined outside, the reads of the members (nested ops included)."""
 
     def __init__(self, cid: int, op: Operation, block: Block, syms: ShapeSyms) -> None:
         self.cid = cid
@@ -41,10 +45,13 @@ class Part:
         self.sig = _signature(op, syms) if self.reds else None
         self.reshapes = [op] if _general_reshape(op) else []
         self.gathers = int(isinstance(op, tensor.GatherOp))
-        self.outputs = {r: None for r in op.result_values
-                        if any(block.ancestor_of(u) is not op for u, _ in r.uses)}
+        self.outputs: dict[Value, int] = {}
+        for r in op.result_values:
+            n = sum(block.ancestor_of(u) is not op for u, _ in r.uses)
+            if n:
+                self.outputs[r] = n
         self.out_shapes = Counter(syms.of(v) for v in self.outputs if _is_tensor(v))
-        self.inputs = set(_reads(op))
+        self.inputs: dict[Value, int] = Counter(v for v, _, _ in reads(op))
         self.dep: set[Value] = set(op.result_values) if self.reds else set()
         self.gathered: set[Value] = set(op.result_values) if self.gathers else set()
         self.forms: dict[Value, str] = {}
@@ -66,8 +73,22 @@ class Part:
     def __len__(self) -> int:
         return len(self.members)
 
-    def remove(self, op: Operation, block: Block, syms: ShapeSyms) -> None:
-        """Take ``op`` out (a redundant copy whose results are unused by now)."""
+    def count_outputs(self, v: Value, k: int, syms: ShapeSyms) -> None:
+        """``k`` more (or fewer) uses of member result ``v`` outside the part."""
+        n = self.outputs.get(v, 0) + k
+        if (n > 0) != (v in self.outputs) and _is_tensor(v):
+            _count(self.out_shapes, syms.of(v), 1 if n > 0 else -1)
+        _count(self.outputs, v, k)
+        self.stale = True
+
+    def count_inputs(self, v: Value, k: int) -> None:
+        """``k`` more (or fewer) reads of ``v`` (defined outside) by members."""
+        _count(self.inputs, v, k)
+        self.stale = True
+
+    def remove(self, op: Operation, syms: ShapeSyms, owner: Callable[[Value], Part | None]
+               ) -> None:
+        """Take out ``op``, whose results are unused by now (a redundant copy)."""
         del self.members[op]
         role = role_of(op)
         self.work -= int(role not in (None, "scalar"))
@@ -77,21 +98,25 @@ class Part:
         self.gathers -= int(isinstance(op, tensor.GatherOp))
         for r in op.result_values:
             if r in self.outputs:
-                del self.outputs[r]
-                if _is_tensor(r):
-                    self.out_shapes[syms.of(r)] -= 1
-                    self.out_shapes = +self.out_shapes
+                self.count_outputs(r, -self.outputs[r], syms)
             self.dep.discard(r)
             self.gathered.discard(r)
             self.n_element -= int(self.forms.pop(r, None) == "element")
-        for v in set(_reads(op)):
-            if not any(a is not op and a in self.members
-                       for a in (block.ancestor_of(u) for u, _ in v.uses)):
-                self.inputs.discard(v)
+        for v, _, _ in reads(op):
+            if owner(v) is not self:
+                self.count_inputs(v, -1)
         if op is self.first or op is self.last:
             self.first = min(self.members, key=_key)
             self.last = max(self.members, key=_key)
         self.stale = True
+
+
+def _count(counts: dict, key: object, k: int) -> None:
+    n = counts.get(key, 0) + k
+    if n > 0:
+        counts[key] = n
+    else:
+        counts.pop(key, None)
 
 
 def _key(op: Operation) -> int:
@@ -111,13 +136,14 @@ def _signature(op: Operation, syms: ShapeSyms) -> tuple:
     return (type(axes), tuple(axes), syms.of(op.operand_values[0]))
 
 
-def _reads(op: Operation) -> Iterator[Value]:
-    """Values ``op`` or an op nested in it reads that are defined outside ``op``."""
+def reads(op: Operation) -> Iterator[tuple[Value, Operation, int]]:
+    """(value, user, operand index) of every read by ``op`` or an op nested in it of a
+    value defined outside ``op``."""
     for inner in op.walk():
-        for v in inner.operand_values:
+        for idx, v in enumerate(inner.operand_values):
             owner = v.op if isinstance(v, OpResult) else v.block.parent_op
             if owner is None or not op.is_ancestor_of(owner):
-                yield v
+                yield v, inner, idx
 
 
 class _Forms:
@@ -145,8 +171,9 @@ class Union:
         self.base = max(parts, key=len)
         self.others = [p for p in parts if p is not self.base]
         self.edges = list(dict.fromkeys(self._edges()))
-        self.lost_outputs = [v for v in dict.fromkeys(v for v, _, _ in self.edges)
-                             if not self._used_outside(v)]
+        self.crossing = Counter(v for v, _, _, _ in self.edges)  # uses that become inside
+        self.lost_outputs = [v for v, k in self.crossing.items()
+                             if self.owner(v).outputs[v] == k]  # type: ignore[union-attr]
         self.new_dep: dict[Value, str] = {}
         self.new_gathered: set[Value] = set()
         self.consumed = any(p.consumed for p in parts)
@@ -165,27 +192,22 @@ class Union:
         part = self._part_of(op) if op is not None else None
         return part if part is not None and id(part) in self.inside else None
 
-    def _edges(self) -> Iterator[Edge]:
-        """Uses between different parts (found from the smaller parts' sides)."""
+    def _edges(self) -> Iterator[Use]:
+        """Uses between different parts, found from the smaller parts' sides: the uses
+        of their outputs and their members' reads."""
         anc = self.block.ancestor_of
         for p in self.others:
             for v in p.outputs:
-                for u, _ in v.uses:
+                for u, idx in v.uses:
                     a = anc(u)
                     q = self.member_part(a)
                     if q is not None and q is not p:
-                        yield v, a, u  # type: ignore[misc]
-            for v in p.inputs:
-                q = self.owner(v)
-                if q is not None and q is not p:
-                    for u, _ in v.uses:
-                        a = anc(u)
-                        if a is not None and self._part_of(a) is p:
-                            yield v, a, u
-
-    def _used_outside(self, v: Value) -> bool:
-        anc = self.block.ancestor_of
-        return any(self.member_part(anc(u)) is None for u, _ in v.uses)
+                        yield v, a, u, idx  # type: ignore[misc]
+            for a in p.members:
+                for v, u, idx in reads(a):
+                    q = self.owner(v)
+                    if q is not None and q is not p:
+                        yield v, a, u, idx
 
     # -- the schedule (the steps of ``fusion_schedule.analyze``)
     def _schedule(self) -> Schedule | None:
@@ -211,7 +233,7 @@ class Union:
         return +shapes
 
     def _remaps_ok(self) -> bool:
-        for _v, a, u in self.edges:
+        for _v, a, u, _i in self.edges:
             if u is a and _general_reshape(a):
                 return False
         if not any(p.gathers for p in self.parts):
@@ -247,7 +269,7 @@ class Union:
         if not all(dropped_consistent(a, forms) for a in recheck):  # type: ignore[arg-type]
             return None
         self.consumed = self.consumed or any(
-            u is a and role_of(v.op) == "reduce" for v, a, u in self.edges)  # type: ignore
+            u is a and role_of(v.op) == "reduce" for v, a, u, _ in self.edges)  # type: ignore
         rowwise = sum(p.n_element for p in self.parts) + sum(
             f == "element" for f in self.new_dep.values()) > 0
         column = (n - 1) not in axes
@@ -294,14 +316,14 @@ class Union:
             part = self.owner(v)
             return v in grown or (part is not None and v in closure(part))
 
-        def reads(u: Operation, a: Operation) -> bool:
+        def follows(u: Operation, a: Operation) -> bool:
             # the reads ``fusion_schedule`` follows: operands, and for ``dep`` also
             # the operands of the ops directly inside the member's regions
             return u is a or (not direct and u.parent_op is a)
 
         work: list[Operation] = []
-        for v, a, u in self.edges:
-            if reads(u, a) and inside(v):
+        for v, a, u, _ in self.edges:
+            if follows(u, a) and inside(v):
                 visit(v, a)
                 work.append(a)
         while work:
@@ -312,7 +334,7 @@ class Union:
             for r in a.result_values:
                 for u, _ in r.uses:
                     b = anc(u)
-                    if b is not None and reads(u, b) and self.member_part(b) is not None:
+                    if b is not None and follows(u, b) and self.member_part(b) is not None:
                         visit(r, b)
                         work.append(b)
         return grown
@@ -321,6 +343,7 @@ class Union:
     def commit(self, cid: int, of: dict[Operation, Part]) -> Part:
         """Make the largest part the union (named ``cid``) and return it."""
         base = self.base
+        base.out_shapes = self.out_shapes()
         for p in self.others:
             for op in p.members:
                 of[op] = base
@@ -332,17 +355,17 @@ class Union:
             base.reshapes += p.reshapes
             base.gathers += p.gathers
             base.outputs.update(p.outputs)
-            base.inputs |= p.inputs
+            for v, k in p.inputs.items():
+                _count(base.inputs, v, k)
             base.dep |= p.dep
             base.gathered |= p.gathered
             base.forms.update(p.forms)
             base.n_element += p.n_element
             base.first = min(base.first, p.first, key=_key)
             base.last = max(base.last, p.last, key=_key)
-        base.out_shapes = self.out_shapes()
-        for v in self.lost_outputs:
-            del base.outputs[v]
-        base.inputs.difference_update(v for v, _, _ in self.edges)
+        for v, k in self.crossing.items():
+            _count(base.outputs, v, -k)
+            base.inputs.pop(v, None)  # every read of it is inside now
         base.dep |= set(self.new_dep)
         base.forms.update(self.new_dep)
         base.n_element += sum(f == "element" for f in self.new_dep.values())
