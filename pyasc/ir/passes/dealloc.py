@@ -97,16 +97,15 @@ def _placement(c: Value, graph: dict[Value, list[Value]]) -> tuple[Block, int] |
     escapes its block."""
     block, def_op = _home(c)
     term = block.terminator
-    positions = {op: i for i, op in enumerate(block.ops)}
-    last = positions[def_op] if def_op is not None else -1
+    last = def_op
     for alias in _aliases(c, graph):
         for user, _ in alias.uses:
             if user is term:
                 return None
             anc = block.ancestor_of(user)
-            if anc is not None:
-                last = max(last, positions[anc])
-    return block, last + 1
+            if anc is not None and (last is None or anc.order_key > last.order_key):
+                last = anc
+    return block, (block.index_of(last) if last is not None else -1) + 1
 
 
 def insert_deallocs(fn: FuncOp, owned: set[Value], transferred: set[Value]) -> None:

@@ -21,7 +21,8 @@ users are already clustered:
 4. else ``P`` joins the first consumer group it can and is *materialized* as one of
    its outputs, read by the others.
 
-Then groups reading the same input merge when they share a domain (sibling fusion).
+Then groups reading the same input merge when they share a domain (sibling fusion; a
+cluster gives up after :data:`SIBLING_FAILURES` failed attempts).
 A cluster becomes a group unless it only holds views or scalars; the block is
 reordered topologically (stable) so each group sits where its last op was when
 possible.  Groups, their inputs and outputs keep program order, so the output is
@@ -31,6 +32,7 @@ bit-identical results before and after.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 
 from pyasc.ir.core import Block, Operation, OpResult, Value
@@ -46,6 +48,9 @@ from pyasc.ir.passes.snapshots import inline_fusion_scopes
 from pyasc.ir.types import TensorType
 
 RECOMPUTE_FLOPS = 8
+SIBLING_FAILURES = 8
+"""Failed sibling merges after which a cluster stops trying (each failure is a path
+through other clusters, or an incompatible union); see ``_merge_alike``."""
 _OPAQUE = (FusionGroupOp, tensor.MapOp)  # regions that are never partitioned
 
 
@@ -143,7 +148,7 @@ class _Partition:
 
     def _merge_siblings(self) -> None:
         """Clusters reading the same tensor input merge when they share a domain."""
-        readers: dict[Value, list[int]] = {}
+        readers: dict[Value, dict[int, None]] = {}
         for op in self.block.ops:
             cid = self.cl.cid(op)
             if cid is None:
@@ -151,20 +156,44 @@ class _Partition:
             for v in op.operand_values:
                 inside = isinstance(v, OpResult) and self.cl.cid(v.op) == cid
                 if not inside and isinstance(v.type, TensorType):
-                    readers.setdefault(v, [])
-                    if cid not in readers[v]:
-                        readers[v].append(cid)
+                    readers.setdefault(v, {})[cid] = None
         for cids in readers.values():
             self._merge_alike([c for c in cids if self.cl.alive(c)])
 
     def _merge_alike(self, cids: list[int]) -> None:
+        """Each cluster, in order, absorbs the later alike ones it can; it stops after
+        :data:`SIBLING_FAILURES` failed merges.  Only alike pairs are looked at
+        (buckets by :data:`_FAMILY`, domain and axes), so k readers of one input cost
+        O(k) merges, not O(k^2) pairs."""
         cl = self.cl
+        buckets: dict[tuple, list[int]] = {}  # alike key -> positions in cids
+        for i, c in enumerate(cids):
+            key = self._alike_key(c)
+            if key is not None:
+                buckets.setdefault(key, []).append(i)
         for i, a in enumerate(cids):
-            for b in cids[i + 1:]:
-                if cl.alive(a) and cl.alive(b) and a != b:
-                    sa, sb = cl.schedule(a), cl.schedule(b)
-                    if self._worth(a, sa) and self._worth(b, sb) and _alike(sa, sb):
-                        cl.merge([a, b])
+            key = self._alike_key(a) if cl.alive(a) else None
+            pos, failures = i, 0
+            while key is not None and failures < SIBLING_FAILURES:
+                bucket = buckets[key] if key in buckets else []
+                j = bisect_right(bucket, pos)
+                if j == len(bucket):
+                    break
+                pos = bucket[j]
+                if not cl.alive(cids[pos]):
+                    continue
+                if cl.merge([a, cids[pos]]):
+                    key = self._alike_key(a)
+                else:
+                    failures += 1
+
+    def _alike_key(self, cid: int) -> tuple | None:
+        """Clusters with equal keys are alike; ``None``: not worth a group."""
+        sched = self.cl.schedule(cid)
+        if not self._worth(cid, sched):
+            return None
+        assert sched is not None
+        return _FAMILY[sched.kind], sched.domain, sched.axes
 
     def _worth(self, cid: int, sched: Schedule | None) -> bool:
         return sched is not None and sched.kind != "scalar" and self.cl.heavy(cid)
@@ -211,11 +240,9 @@ class _Partition:
         return units, specs
 
 
-def _alike(a: Schedule | None, b: Schedule | None) -> bool:
-    if a is None or b is None or "scalar" in (a.kind, b.kind):
-        return False
-    family = {"elementwise": 0, "reduction": 1, "rowwise": 1}
-    return family[a.kind] == family[b.kind] and a.domain == b.domain and a.axes == b.axes
+_FAMILY = {"elementwise": 0, "reduction": 1, "rowwise": 1}
+"""Schedules of one family with the same domain and axes are alike: sibling groups
+reading the same input merge only then."""
 
 
 def _partition_nested(op: Operation) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from pyasc.ir.core import Block, Operation, OpResult, Value
-from pyasc.ir.passes.fusion_schedule import Schedule, analyze
+from pyasc.ir.passes.fusion_schedule import MAX_CHAINED_REDUCTIONS, Schedule, analyze
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
 from pyasc.ir.passes.fusion_summary import Part, Union, reads
 
@@ -26,6 +26,14 @@ CHECK_FULL = False
 """Compare every incremental answer with the from-scratch one (slow; tests set it)."""
 
 _MOVABLE = frozenset({"pure", "view", "constant"})
+
+
+def _possible(parts: Sequence[Part]) -> bool:
+    """Cheap necessary conditions of a union (O(1) per part): the parts are sound, their
+    reductions have one signature and not too many of them are chained."""
+    sigs = {p.sig for p in parts if p.sig is not None}
+    return all(p.ok for p in parts) and len(sigs) <= 1 and \
+        sum(len(p.chained) for p in parts) <= MAX_CHAINED_REDUCTIONS
 
 
 class Clusters:
@@ -153,6 +161,10 @@ class Clusters:
         if len(cids) < 2:
             return True
         parts = [self._parts[c] for c in cids]
+        if not _possible(parts):
+            if CHECK_FULL:
+                self._check_schedule(parts, None)
+            return False
         union = Union(parts, self.block, self.syms, self._of.get)  # type: ignore[arg-type]
         cyclic = union.sched is not None and self._cyclic(union)
         if CHECK_FULL:

@@ -22,6 +22,9 @@ vector broadcast over rows).  It may be fused only if its op costs at most
 :data:`BCAST_FLOPS` per element; otherwise the pass materializes it.  Members constant
 along trailing loop axes are evaluated once outside those loops, at no extra cost.
 
+Chained reductions: at most :data:`MAX_CHAINED_REDUCTIONS` reductions of a group read
+a value computed from another member reduction (each is one more pass over the row).
+
 Other limits: a general reshape reads only a group input (never a computed member),
 and a slice never reads a member computed from a gather (numpy checks the bounds of
 every gathered index, including those a slice would drop).
@@ -39,6 +42,12 @@ from pyasc.ir.passes.fusion_shapes import Shape, ShapeSyms, aligned
 from pyasc.ir.types import TensorType
 
 BCAST_FLOPS = 2
+MAX_CHAINED_REDUCTIONS = 2
+"""Most reductions per group whose source needs another member reduction.  Each one is
+a further pass over the row that recomputes the elementwise work before it from the
+group's inputs (``lower_group_rows``), so a group with p chained reductions does
+O(p^2) work per element and has O(p^2) code: a long program alternating elementwise
+statements and reductions would be quadratic.  Softmax and layernorm need one."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,8 @@ def _reduction(ops: Sequence[Operation], reds: list[Operation], outputs: Sequenc
         return None
     n = len(domain)
     dep = reduction_dependent(ops)
+    if sum(r.operand_values[0] in dep for r in reds) > MAX_CHAINED_REDUCTIONS:
+        return None
     forms = _forms(ops, dep, domain, axes, syms)
     if forms is None:
         return None

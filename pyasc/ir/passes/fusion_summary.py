@@ -21,7 +21,13 @@ from collections.abc import Callable, Iterator
 from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.passes.fusion_rules import is_unit_reshape, role_of
-from pyasc.ir.passes.fusion_schedule import Schedule, broadcast_ok, dropped_consistent, form_of
+from pyasc.ir.passes.fusion_schedule import (
+    MAX_CHAINED_REDUCTIONS,
+    Schedule,
+    broadcast_ok,
+    dropped_consistent,
+    form_of,
+)
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
 from pyasc.ir.types import TensorType
 
@@ -65,6 +71,7 @@ class Part:
                     self.forms[r] = form
         self.n_element = sum(f == "element" for f in self.forms.values())
         self.consumed = False  # a member reads a member reduction's result directly
+        self.chained: set[Operation] = set()  # reductions of values needing a reduction
         self.first = self.last = op
         self.checked: tuple | None = None  # (domain, loop order) the broadcast rule held for
         self.sched: Schedule | None = None
@@ -177,6 +184,7 @@ class Union:
         self.new_dep: dict[Value, str] = {}
         self.new_gathered: set[Value] = set()
         self.consumed = any(p.consumed for p in parts)
+        self.chained: set[Operation] = set().union(*(p.chained for p in parts))
         self.key: tuple | None = None
         self.sched = self._schedule()
 
@@ -257,8 +265,15 @@ class Union:
     def _reduction(self, axes: tuple, domain: tuple) -> Schedule | None:
         n = len(domain)
         recheck: dict[Operation, None] = {}
-        grown = self._grow(lambda p: p.dep, direct=False,
-                           visit=lambda v, a: recheck.setdefault(a))
+
+        def visit(v: Value, a: Operation) -> None:
+            recheck.setdefault(a)
+            if role_of(a) == "reduce" and a.operand_values[0] is v:
+                self.chained.add(a)  # its source needs a member reduction
+
+        grown = self._grow(lambda p: p.dep, direct=False, visit=visit)
+        if len(self.chained) > MAX_CHAINED_REDUCTIONS:
+            return None
         for v in grown:
             form = form_of(v, domain, axes, self.syms)  # type: ignore[arg-type]
             if form is None:
@@ -371,6 +386,7 @@ class Union:
         base.n_element += sum(f == "element" for f in self.new_dep.values())
         base.gathered |= self.new_gathered
         base.consumed = self.consumed
+        base.chained = self.chained
         base.checked, base.sched, base.stale = self.key, self.sched, False
         base.cid = cid
         return base

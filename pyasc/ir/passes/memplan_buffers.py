@@ -32,8 +32,7 @@ def dealloc_of(buf: OpResult) -> mem.DeallocOp | None:
     frees = [u for u, _ in buf.uses if isinstance(u, mem.DeallocOp)]
     if len(frees) != 1 or frees[0].parent is not block:
         return None
-    pos = {op: i for i, op in enumerate(block.ops)}
-    start, end = pos[buf.op], pos[frees[0]]
+    start, end = buf.op.order_key, frees[0].order_key  # positions in ``block``
     if end < start:
         return None
     for alias in aliases(buf):
@@ -41,7 +40,7 @@ def dealloc_of(buf: OpResult) -> mem.DeallocOp | None:
             if isinstance(user, _ESCAPES) or (user.has_trait("frees") and user is not frees[0]):
                 return None
             top = block.ancestor_of(user)
-            if top is None or not start < pos[top] <= end:
+            if top is None or not start < top.order_key <= end:
                 return None
     return frees[0]
 
