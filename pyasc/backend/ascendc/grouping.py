@@ -1,8 +1,8 @@
 """Grouping fallback: wrap runs of fusible top-level tensor ops into ``fusion.group``s.
 
-The fusion pass (issue 5) will form groups; until it exists, and for functions it leaves
-ungrouped, this small pass does it for the AscendC backend.  It scans the entry block
-and grows a group op by op while the grown group still plans as one vector kernel (the
+For functions the fusion pass leaves ungrouped, this small pass forms groups for the
+AscendC backend.  It scans the entry block and grows a group op by op (up to
+``MAX_GROUP_OPS`` tensor ops) while the grown group still plans as one vector kernel (the
 planner is the only authority on what fits); pure host ops that do not use the group's
 values (scalar math, shapes, allocations) may sit between members and stay outside.
 Anything else closes the group.  Scalar constants used by members are cloned into the
@@ -21,6 +21,7 @@ from pyasc.ir.core import Block, Operation, Region, Value
 from pyasc.ir.ops import arith, func, tensor
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
+from pyasc.ir.passes.fusion_rules import MAX_GROUP_OPS
 from pyasc.ir.passes.snapshots import inline_fusion_scopes
 from pyasc.ir.types import ScalarType, TensorType
 
@@ -61,13 +62,15 @@ def form_groups(fn: FuncOp, probe: Probe) -> None:
 def merge_adjacent(block: Block, probe: Probe) -> None:
     """Merge a group into the next one when it feeds it and the union is still one
     vector kernel (e.g. a row reduction and the row-wise consumer the fusion pass split
-    apart): the intermediate values then stay in UB instead of a GM round trip."""
+    apart): the intermediate values then stay in UB instead of a GM round trip.  A union
+    of more than ``MAX_GROUP_OPS`` tensor ops is not tried (the fusion pass split it)."""
     i = 0
     while i < len(block.ops):
         first = block.ops[i]
         nxt = next((j for j in range(i + 1, len(block.ops))
                     if isinstance(block.ops[j], FusionGroupOp)), None)
         if not isinstance(first, FusionGroupOp) or nxt is None or \
+                _size(first) + _size(block.ops[nxt]) > MAX_GROUP_OPS or \
                 not _mergeable(block, i, nxt):
             i += 1
             continue
@@ -81,6 +84,11 @@ def merge_adjacent(block: Block, probe: Probe) -> None:
             wrap_group(ops1, first.attributes["kind"])
             wrap_group(ops2, second.attributes["kind"])
             i += 1
+
+
+def _size(group: Operation) -> int:
+    """Tensor ops in a group's body (what ``MAX_GROUP_OPS`` bounds)."""
+    return sum(is_candidate(op) for op in group.region_list[0].blocks[0].ops)
 
 
 def _mergeable(block: Block, i: int, j: int) -> bool:
@@ -152,21 +160,53 @@ def _rescue(group: FusionGroupOp, probe: Probe) -> None:
 
 
 def _group_block(block: Block, probe: Probe) -> None:
+    """Runs of candidates, each grown while it plans as one kernel (module docstring).
+
+    A run grows by batches of the next candidates, doubling while they fit and halving
+    when they do not, so a run of L ops costs O(log L) plans of it, not L (planning is
+    linear in the group: probing every prefix was O(n^2) on a long unfused program)."""
+    ops = list(block.ops)
     runs: list[list[Operation]] = []
-    current: list[Operation] = []
-    for op in list(block.ops):
-        if is_candidate(op) and _fits(current + [op], probe):
-            current.append(op)
+    i = 0
+    while i < len(ops):
+        op = ops[i]
+        i += 1
+        if not is_candidate(op) or not _fits([op], probe, oom_fatal=True):
             continue
-        if current and (_uses_any(op, current) or not _hoistable(op) or is_candidate(op)):
-            runs.append(current)
-            current = []
-        if is_candidate(op) and _fits([op], probe, oom_fatal=True):
-            current = [op]
-    if current:
-        runs.append(current)
+        run, defined, step = [op], set(op.result_values), 1
+        while len(run) < MAX_GROUP_OPS:
+            batch, end = _next_candidates(ops, i, defined, min(step, MAX_GROUP_OPS - len(run)))
+            if batch and _fits(run + batch, probe):
+                run += batch
+                defined.update(r for b in batch for r in b.result_values)
+                i, step = end, step * 2
+            elif batch and step > 1:
+                step //= 2
+            else:
+                break
+        runs.append(run)
     for run in runs:
         wrap_group(run, _kind(run))
+
+
+def _next_candidates(ops: list[Operation], i: int, defined: set[Value], n: int
+                     ) -> tuple[list[Operation], int]:
+    """Up to ``n`` candidates from ``ops[i:]`` that may join a run defining ``defined``
+    (pure host ops not reading the run may sit between them; anything else ends it),
+    and the index after the last one."""
+    batch: list[Operation] = []
+    seen = set(defined)
+    end = i
+    while i < len(ops) and len(batch) < n:
+        op = ops[i]
+        i += 1
+        if is_candidate(op):
+            batch.append(op)
+            seen.update(op.result_values)
+            end = i
+        elif _reads_any(op, seen) or not _hoistable(op):
+            break
+    return batch, end
 
 
 def _hoistable(op: Operation) -> bool:
@@ -175,8 +215,11 @@ def _hoistable(op: Operation) -> bool:
 
 
 def _uses_any(op: Operation, ops: Sequence[Operation]) -> bool:
-    defined = {r for o in ops for r in o.result_values}
-    return any(v in defined for inner in op.walk() for v in inner.operand_values)
+    return _reads_any(op, {r for o in ops for r in o.result_values})
+
+
+def _reads_any(op: Operation, values: set[Value]) -> bool:
+    return any(v in values for inner in op.walk() for v in inner.operand_values)
 
 
 def _fits(ops: list[Operation], probe: Probe, oom_fatal: bool = False) -> bool:
@@ -215,13 +258,13 @@ def value_name(v: Value) -> str | None:
 
 def _outside_operands(ops: Sequence[Operation]) -> list[Value]:
     defined = {r for o in ops for r in o.result_values}
-    seen: list[Value] = []
+    seen: dict[Value, None] = {}
     for op in ops:
         for inner in op.walk():
             for v in inner.operand_values:
                 if v not in defined and v not in seen and not _is_scalar_constant(v):
-                    seen.append(v)
-    return seen
+                    seen[v] = None
+    return list(seen)
 
 
 def _is_scalar_constant(v: Value) -> bool:
@@ -267,15 +310,20 @@ def wrap_group(ops: list[Operation], kind: str) -> FusionGroupOp:
     block = ops[-1].parent
     assert block is not None
     block.insert(block.index_of(ops[-1]) + 1, group)
+    members = set(ops)
     for old, new in zip(outs, group.result_values, strict=True):
         new.name_hint = old.name_hint
         for user, idx in list(old.uses):
-            if user not in ops and not _inside(user, ops):
+            if not _inside(user, members):
                 user.set_operand(idx, new)
     for op in reversed(ops):
         op.erase()
     return group
 
 
-def _inside(user: Operation, ops: Sequence[Operation]) -> bool:
-    return any(op.is_ancestor_of(user) for op in ops)
+def _inside(user: Operation, members: set[Operation]) -> bool:
+    """True if ``user`` is a member or nested in one."""
+    op: Operation | None = user
+    while op is not None and op not in members:
+        op = op.parent_op
+    return op is not None

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from pyasc.ir.core import Block, Operation, OpResult, Value
+from pyasc.ir.passes.fusion_rules import MAX_GROUP_OPS
 from pyasc.ir.passes.fusion_schedule import MAX_CHAINED_REDUCTIONS, Schedule, analyze
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
 from pyasc.ir.passes.fusion_summary import Part, Union, reads
@@ -26,7 +27,6 @@ CHECK_FULL = False
 """Compare every incremental answer with the from-scratch one (slow; tests set it)."""
 
 _MOVABLE = frozenset({"pure", "view", "constant"})
-
 
 def _possible(parts: Sequence[Part]) -> bool:
     """Cheap necessary conditions of a union (O(1) per part): the parts are sound, their
@@ -161,6 +161,8 @@ class Clusters:
         if len(cids) < 2:
             return True
         parts = [self._parts[c] for c in cids]
+        if sum(p.work for p in parts) > MAX_GROUP_OPS:
+            return False  # a policy, not a schedule property: not compared (CHECK_FULL)
         if not _possible(parts):
             if CHECK_FULL:
                 self._check_schedule(parts, None)
