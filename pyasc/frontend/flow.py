@@ -257,8 +257,9 @@ def lower_while_stmt(lw: Lowering, node: ast.While) -> None:
     tag = lw.unit.fresh("w").lstrip("$")
     assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Store)}
-    names = frozenset(n for n in loads_outside(lw.src.tree, node) & assigned
-                      if isinstance(lw.scope.get(n, MISSING), Undefined))
+    used = lw.loads.outside(node)
+    names = frozenset(n for n in assigned if n in used
+                      and isinstance(lw.scope.get(n, MISSING), Undefined))
     _while_loop(lw, cond_fn, body_fn, node.orelse, capture=(tag, names))
     captured_after(lw, tag, names, BREAK_FIRST)
 
