@@ -185,3 +185,36 @@ def test_program_with_empty_options():
         ap = lower_program(program, "Ascend910B4")
     assert ap.soc.name == "Ascend910B4" and len(ap.kernels) == 2
     assert softmax.ascendc(np.zeros((2, 3), np.float32)).count('extern "C"') == 1
+
+
+def _ungrouped_chain(n: int) -> str:
+    body = "".join(f'    %{i + 1} = "arith.mul"(%{i}, %y) : (tensor<?xf32>, tensor<?xf32>)'
+                   f" -> tensor<?xf32>\n" for i in range(1, n + 1))
+    return f'''"builtin.module"() ({{
+  "func.func"() ({{
+  ^bb0(%a: memref<?xf32>, %b: memref<?xf32>):
+    %1 = "mem.to_tensor"(%a) : (memref<?xf32>) -> tensor<?xf32>
+    %y = "mem.to_tensor"(%b) : (memref<?xf32>) -> tensor<?xf32>
+{body}    "func.return"(%{n + 1}) : (tensor<?xf32>) -> ()
+  }}) {{function_type = (memref<?xf32>, memref<?xf32>) -> tensor<?xf32>, sym_name = "f"}} : () -> ()
+}}) : () -> ()
+'''
+
+
+def test_grouping_fallback_plans_a_long_run_a_few_times():
+    # growing a run op by op planned every prefix of it: O(n^2) on a long unfused chain
+    from pyasc.ir.passes.fusion_rules import MAX_GROUP_OPS
+
+    n = MAX_GROUP_OPS + 150
+    fn = parse_module(_ungrouped_chain(n)).get("f")
+    probes = []
+
+    def probe(group):
+        probes.append(group)
+        plan_vector_kernel(group, SOC, "probe")
+
+    form_groups(fn, probe)
+    groups = [op for op in fn.entry.ops if isinstance(op, FusionGroupOp)]
+    sizes = [sum(o.name == "arith.mul" for o in g.body.blocks[0].ops) for g in groups]
+    assert sizes == [MAX_GROUP_OPS, 150]
+    assert len(probes) < 60, len(probes)
