@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from pyasc.ir import parse_module
 from pyasc.ir.interpreter import Interpreter
 from pyasc.ir.ops.func import FusionGroupOp, ModuleOp
-from pyasc.ir.passes import DEFAULT_PIPELINE, run_pipeline
+from pyasc.ir.passes import DEFAULT_PIPELINE, fusion_clusters, run_pipeline
 from pyasc.ir.passes.fusion import RECOMPUTE_FLOPS
-from pyasc.ir.passes.fusion_rules import op_cost, role_of
+from pyasc.ir.passes.fusion_rules import MAX_GROUP_OPS, op_cost, role_of
+from pyasc.ir.passes.fusion_schedule import REMAPS
 from pyasc.ir.types import DYN, MemRefType, ScalarType
 
 TEXT = Path(__file__).parent / "text"
@@ -198,3 +199,80 @@ def test_fusion_group_fuses_across_hybrid_callees() -> None:
     y = x * 2.0 + 1.0
     e = np.exp(y - np.max(y, axis=-1, keepdims=True))
     np.testing.assert_allclose(got, e / np.sum(e, axis=-1, keepdims=True), rtol=1e-6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(dag=dags(max_ops=25))
+def test_incremental_cluster_facts_agree_with_the_full_analysis(dag, monkeypatch) -> None:
+    # every merge's schedule, cycle check and use counts recomputed from scratch
+    monkeypatch.setattr(fusion_clusters, "CHECK_FULL", True)
+    check_unchanged_results(dag.module, dag.args)
+
+
+def _chain_ir(n: int) -> str:
+    """``x = x * y`` n times on one vector (n fusible tensor ops in one chain)."""
+    body = "".join(f'    %{i + 1} = "arith.mul"(%{i}, %y) : (tensor<8xf32>, tensor<8xf32>)'
+                   f" -> tensor<8xf32>\n" for i in range(1, n + 1))
+    return f'''"builtin.module"() ({{
+  "func.func"() ({{
+  ^bb0(%a: memref<8xf32>, %b: memref<8xf32>):
+    %1 = "mem.to_tensor"(%a) : (memref<8xf32>) -> tensor<8xf32>
+    %y = "mem.to_tensor"(%b) : (memref<8xf32>) -> tensor<8xf32>
+{body}    "func.return"(%{n + 1}) : (tensor<8xf32>) -> ()
+  }}) {{function_type = (memref<8xf32>, memref<8xf32>) -> tensor<8xf32>, sym_name = "f"}} : () -> ()
+}}) : () -> ()
+'''
+
+
+def test_a_group_holds_at_most_max_group_ops_tensor_ops() -> None:
+    n = 2 * MAX_GROUP_OPS + 7
+    module = parse_module(_chain_ir(n))
+    fused = check_unchanged_results(module, random_inputs(module))
+    sizes = [sum(role_of(op) not in (None, "scalar") for op in g.body.blocks[0].ops)
+             for g in groups(fused)]
+    assert sizes == [7, MAX_GROUP_OPS, MAX_GROUP_OPS]
+
+
+def test_remaps_are_not_nested_through_arithmetic_in_one_group() -> None:
+    from pyasc import hybrid
+
+    @hybrid
+    def f(x):
+        for _ in range(12):  # unrolled by nothing: a user loop; the chain below is not
+            x = x * 0.5
+        a = x + x[::-1]
+        b = a + a[::-1]
+        c = b * 2.0 + b[1:-1].sum()
+        return c + c.T
+
+    ir = f.ir(np.ones(9, np.float32))
+    module = parse_module(ir)
+    for g in groups(module):
+        body = g.body.blocks[0]
+        remapped: set = set()
+        for op in body.ops:
+            src = op.operand_values[0] if op.operand_values else None
+            if isinstance(op, REMAPS) and src in remapped:
+                assert isinstance(src.op, REMAPS), "a remap of a remapped computed member"
+            if isinstance(op, REMAPS) or any(v in remapped for v in op.operand_values):
+                remapped.update(op.result_values)
+
+
+def test_evaluation_does_not_double_per_nested_slice() -> None:
+    import linecache
+
+    from pyasc import hybrid
+
+    def loop_ops(k: int) -> int:
+        src = "def f(x):\n" + "    x = x + x[::-1] * 0.5\n" * k + "    return x\n"
+        name = f"<slices{k}>"
+        linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+        scope: dict = {}
+        exec(compile(src, name, "exec"), scope)  # noqa: S102
+        program = hybrid(scope["f"], cache=False).specialize(np.ones(9, np.float32))
+        lowered = program.module.clone()
+        run_pipeline(lowered, ["lower-to-loops"])
+        return sum(1 for _ in lowered.walk())
+
+    small, large = loop_ops(4), loop_ops(12)
+    assert large < 4 * small, (small, large)  # linear: 3x the statements

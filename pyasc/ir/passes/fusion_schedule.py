@@ -26,8 +26,12 @@ Chained reductions: at most :data:`MAX_CHAINED_REDUCTIONS` reductions of a group
 a value computed from another member reduction (each is one more pass over the row).
 
 Other limits: a general reshape reads only a group input (never a computed member),
-and a slice never reads a member computed from a gather (numpy checks the bounds of
-every gathered index, including those a slice would drop).
+a slice never reads a member computed from a gather (numpy checks the bounds of
+every gathered index, including those a slice would drop), and a remap (slice, transpose,
+gather: :data:`REMAPS`) never reads a member computed by arithmetic from a member remap.
+A group evaluates a member at every index a remap reads it at, so ``x = x + x[::-1]``
+fused k times would evaluate the first ``x`` at 2^k indices per element (exponential
+code and work); with the rule a group has one level of remaps.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ a further pass over the row that recomputes the elementwise work before it from 
 group's inputs (``lower_group_rows``), so a group with p chained reductions does
 O(p^2) work per element and has O(p^2) code: a long program alternating elementwise
 statements and reductions would be quadratic.  Softmax and layernorm need one."""
+
+REMAPS = (tensor.SliceOp, tensor.TransposeOp, tensor.GatherOp)
+"""Ops reading their source (operand 0) at other indices than the element they compute."""
 
 
 @dataclass(frozen=True)
@@ -214,15 +221,28 @@ def broadcast_ok(op: Operation, domain: Shape, order: Sequence[int], syms: Shape
 
 
 def _remaps_ok(ops: Sequence[Operation]) -> bool:
-    """General reshapes read group inputs only; slices never drop gathered elements."""
+    """General reshapes read group inputs only; slices never drop gathered elements;
+    remaps are not nested through arithmetic (module docstring)."""
     members = set(ops)
     gathered: set[Value] = set()
+    remapped: set[Value] = set()
     for op in ops:
         srcs = [v for v in op.operand_values if isinstance(v, OpResult) and v.op in members]
         if isinstance(op, tensor.ReshapeOp) and srcs and not is_unit_reshape(op):
             return False
         if isinstance(op, tensor.SliceOp) and op.source in gathered:
             return False
+        if remaps_remapped(op, op.operand_values[0] if srcs else None, remapped):
+            return False
         if isinstance(op, tensor.GatherOp) or any(v in gathered for v in srcs):
             gathered.update(op.result_values)
+        if isinstance(op, REMAPS) or any(v in remapped for v in srcs):
+            remapped.update(op.result_values)
     return True
+
+
+def remaps_remapped(op: Operation, v: Value | None, remapped: set[Value]) -> bool:
+    """True if ``op`` is a remap of ``v``, a value computed by arithmetic (not a view)
+    from a member remap (``remapped``: the member values computed from one)."""
+    return isinstance(op, REMAPS) and v is not None and op.operand_values[0] is v and \
+        v in remapped and not isinstance(getattr(v, "op", None), REMAPS)

@@ -23,10 +23,12 @@ from pyasc.ir.ops import tensor
 from pyasc.ir.passes.fusion_rules import is_unit_reshape, role_of
 from pyasc.ir.passes.fusion_schedule import (
     MAX_CHAINED_REDUCTIONS,
+    REMAPS,
     Schedule,
     broadcast_ok,
     dropped_consistent,
     form_of,
+    remaps_remapped,
 )
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
 from pyasc.ir.types import TensorType
@@ -51,6 +53,7 @@ class Part:
         self.sig = _signature(op, syms) if self.reds else None
         self.reshapes = [op] if _general_reshape(op) else []
         self.gathers = int(isinstance(op, tensor.GatherOp))
+        self.remaps = int(isinstance(op, REMAPS))
         self.outputs: dict[Value, int] = {}
         for r in op.result_values:
             n = sum(block.ancestor_of(u) is not op for u, _ in r.uses)
@@ -60,6 +63,7 @@ class Part:
         self.inputs: dict[Value, int] = Counter(v for v, _, _ in reads(op))
         self.dep: set[Value] = set(op.result_values) if self.reds else set()
         self.gathered: set[Value] = set(op.result_values) if self.gathers else set()
+        self.remapped: set[Value] = set(op.result_values) if self.remaps else set()
         self.forms: dict[Value, str] = {}
         self.ok = True  # facts between members hold (remaps, forms)
         if self.reds:
@@ -103,11 +107,13 @@ class Part:
         if op in self.reshapes:
             self.reshapes.remove(op)
         self.gathers -= int(isinstance(op, tensor.GatherOp))
+        self.remaps -= int(isinstance(op, REMAPS))
         for r in op.result_values:
             if r in self.outputs:
                 self.count_outputs(r, -self.outputs[r], syms)
             self.dep.discard(r)
             self.gathered.discard(r)
+            self.remapped.discard(r)
             self.n_element -= int(self.forms.pop(r, None) == "element")
         for v, _, _ in reads(op):
             if owner(v) is not self:
@@ -183,6 +189,7 @@ class Union:
                              if self.owner(v).outputs[v] == k]  # type: ignore[union-attr]
         self.new_dep: dict[Value, str] = {}
         self.new_gathered: set[Value] = set()
+        self.new_remapped: set[Value] = set()
         self.consumed = any(p.consumed for p in parts)
         self.chained: set[Operation] = set().union(*(p.chained for p in parts))
         self.key: tuple | None = None
@@ -244,15 +251,21 @@ class Union:
         for _v, a, u, _i in self.edges:
             if u is a and _general_reshape(a):
                 return False
-        if not any(p.gathers for p in self.parts):
-            return True
         bad = False
 
         def visit(v: Value, a: Operation) -> None:
             nonlocal bad
             bad = bad or (isinstance(a, tensor.SliceOp) and a.source is v)
 
-        self.new_gathered = self._grow(lambda p: p.gathered, direct=True, visit=visit)
+        def visit_remap(v: Value, a: Operation) -> None:
+            nonlocal bad
+            bad = bad or remaps_remapped(a, v, {v})
+
+        if any(p.gathers for p in self.parts):
+            self.new_gathered = self._grow(lambda p: p.gathered, direct=True, visit=visit)
+        if any(p.remaps for p in self.parts):
+            self.new_remapped = self._grow(lambda p: p.remapped, direct=True,
+                                           visit=visit_remap)
         return not bad
 
     def _elementwise(self) -> Schedule | None:
@@ -369,11 +382,13 @@ class Union:
             base.sig = base.sig or p.sig
             base.reshapes += p.reshapes
             base.gathers += p.gathers
+            base.remaps += p.remaps
             base.outputs.update(p.outputs)
             for v, k in p.inputs.items():
                 _count(base.inputs, v, k)
             base.dep |= p.dep
             base.gathered |= p.gathered
+            base.remapped |= p.remapped
             base.forms.update(p.forms)
             base.n_element += p.n_element
             base.first = min(base.first, p.first, key=_key)
@@ -385,6 +400,7 @@ class Union:
         base.forms.update(self.new_dep)
         base.n_element += sum(f == "element" for f in self.new_dep.values())
         base.gathered |= self.new_gathered
+        base.remapped |= self.new_remapped
         base.consumed = self.consumed
         base.chained = self.chained
         base.checked, base.sched, base.stale = self.key, self.sched, False
