@@ -55,7 +55,7 @@ from pyasc.frontend.merge import (
     materialize,
     rebuild,
 )
-from pyasc.frontend.names import assigned_before_jumps, jumps, loads_outside
+from pyasc.frontend.names import assigned_before_jumps, jumps
 from pyasc.frontend.truth import condition, logical_not
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, Undefined
 from pyasc.ir.core import Block, Region, Value
