@@ -17,10 +17,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pyasc.ir.core import Operation
+
+class Operation(Protocol):
+    """What this module needs of an op (``pyasc.ir.core.Operation``, not imported: the
+    core imports this module)."""
+
+    order_key: int
 
 GAP = 1 << 20
 """Key distance between neighbours after a renumbering: ~20 insertions at one place
