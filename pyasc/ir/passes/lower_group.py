@@ -29,8 +29,6 @@ just not fused.  Scalar outputs are plain values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops.func import FusionGroupOp
 from pyasc.ir.passes import lower_group_inplace, lower_group_rows
@@ -38,48 +36,8 @@ from pyasc.ir.passes.bufferize import Lowerer, LowerFn
 from pyasc.ir.passes.fusion_schedule import Schedule, analyze, reductions
 from pyasc.ir.passes.fusion_shapes import ShapeSyms
 from pyasc.ir.passes.lower_group_acc import Acc
-from pyasc.ir.passes.lower_group_eval import GroupEval, Index, hoister, nest, same_dims, supported
-from pyasc.ir.types import TensorType
-
-
-class Outputs:
-    """The group's results: a fresh buffer per tensor output, values for scalars."""
-
-    def __init__(self, cx: Lowerer, ev: GroupEval, into: Value | None = None) -> None:
-        self.ev = ev
-        self.values = list(ev.outputs)
-        self.buffers: dict[Value, Value] = {}
-        self.scalars: dict[Value, Value] = {}
-        for y in dict.fromkeys(self.values):
-            if into is not None:  # the single output, stored into the written buffer
-                self.buffers[y] = into
-            elif isinstance(y.type, TensorType):
-                self.buffers[y] = cx.alloc(y.type, ev.dims(y), y.name_hint)
-        self.done: set[Value] = set()
-
-    def tensors(self) -> list[Value]:
-        return [y for y in self.buffers if y not in self.done]
-
-    def store_all(self, ys: Sequence[Value], idx: Index) -> None:
-        """Compute every ``y[idx]`` first, then store them (a stashed row is read before
-        an output overwrites it)."""
-        vals = [self.ev.at(y, idx) for y in ys]
-        for y, v in zip(ys, vals, strict=True):
-            self.ev.gen.store(v, self.buffers[y], idx)
-
-    def results(self) -> list[Value]:
-        return [self.buffers[y] if y in self.buffers else self.scalars[y]
-                for y in self.values]
-
-    def finish(self) -> None:
-        """Outputs no schedule stored (their sizes are not provably the schedule's):
-        one nest each, correct for any body; then the scalar outputs."""
-        for y in self.tensors():
-            dims = self.ev.dims(y)
-            nest(self.ev.gen, dims, lambda ivs, y=y: self.store_all([y], ivs), parallel=True)
-        for y in self.values:
-            if y not in self.buffers and y not in self.scalars:
-                self.scalars[y] = self.ev.at(y, [])
+from pyasc.ir.passes.lower_group_eval import GroupEval, hoister, nest, same_dims, supported
+from pyasc.ir.passes.lower_group_rows import Outputs
 
 
 def _elementwise(ev: GroupEval, sched: Schedule, outs: Outputs) -> None:

@@ -5,17 +5,14 @@ compensated (Kahan-Babuska-Neumaier) step and the pairwise combination of lanes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.loopgen import LoopGen
+from pyasc.ir.passes.lower_group_base import Evaluator, Index
 from pyasc.ir.passes.lower_reduce import REDUCTIONS, identity
 from pyasc.ir.types import ScalarType, TensorType, element_type, f32, i1
-
-if TYPE_CHECKING:
-    from pyasc.ir.passes.lower_group_eval import GroupEval, Index
 
 LANES = 16
 BLOCK = 8 * LANES
@@ -26,7 +23,7 @@ KINDS = REDUCTIONS  # lower_reduce's table: op -> (combine, on i1, identity, num
 class Acc:
     """The accumulator of one reduction: element conversion, combine, identity."""
 
-    def __init__(self, ev: GroupEval, op: Operation, in_place: bool = False) -> None:
+    def __init__(self, ev: Evaluator, op: Operation, in_place: bool = False) -> None:
         self.ev, self.gen, self.op = ev, ev.gen, op
         combine, on_bool, self.ident, _ = KINDS[type(op)]
         self.elem = element_type(op.operand_values[0].type)

@@ -1,8 +1,8 @@
-"""Run-time sizes of the values of a ``fusion.group`` body (used by ``GroupEval``).
+"""Run-time sizes of the values of a ``fusion.group`` body (used by ``Evaluator``).
 
 One rule per op class (a table): elementwise ops broadcast their operands' sizes
 (``LoopGen.broadcast``, which also emits the ``shape`` check numpy's broadcasting
-would fail and records the index maps ``GroupEval`` reads operands through),
+would fail and records the index maps ``Evaluator`` reads operands through),
 ``fill``/``arange``/``broadcast``/``reshape`` take their size operands, slices their
 sizes, transposes permute, gathers splice the index array's sizes in, reductions keep
 or drop the reduced axes.  Reshapes check element counts when a size is dynamic.
@@ -12,51 +12,50 @@ All of it runs once, before any loop of the group.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.passes.fusion_rules import ELEMENTWISE, REDUCTIONS
 from pyasc.ir.passes.lower_elementwise import result_dims
+from pyasc.ir.passes.lower_group_base import Evaluator
 from pyasc.ir.types import DYN
 
-if TYPE_CHECKING:
-    from pyasc.ir.passes.lower_group_eval import GroupEval
 
-def _dims_elementwise(ev: GroupEval, op: Operation) -> list[Value]:
+def _dims_elementwise(ev: Evaluator, op: Operation) -> list[Value]:
     t = op.result_values[0].type
     bc = ev.gen.broadcast([ev.dims(v) for v in op.operand_values], t.shape)
     ev.bcast[op] = bc
     return bc.out_dims
 
 
-def _dims_from_operands(ev: GroupEval, op: Operation) -> list[Value]:
+def _dims_from_operands(ev: Evaluator, op: Operation) -> list[Value]:
     t = op.result.type
     n_dyn = sum(d == DYN for d in t.shape)
     dyn = [ev.scalar(v) for v in op.operand_values[len(op.operand_values) - n_dyn:]]
     return result_dims(ev.gen, t, dyn)
 
 
-def _dims_broadcast(ev: GroupEval, op: tensor.BroadcastOp) -> list[Value]:
+def _dims_broadcast(ev: Evaluator, op: tensor.BroadcastOp) -> list[Value]:
     dims = _dims_from_operands(ev, op)
     ev.bcast[op] = ev.gen.broadcast([ev.dims(op.source)], op.result.type.shape, dims,
                                      "cannot broadcast")
     return dims
 
 
-def _dims_slice(ev: GroupEval, op: tensor.SliceOp) -> list[Value]:
+def _dims_slice(ev: Evaluator, op: tensor.SliceOp) -> list[Value]:
     drop = op.attributes.get("drop", ())
     sizes = [ev.scalar(v) for a, v in enumerate(op.parts()[1]) if a not in drop]
     return [ev.gen.const(d) if d != DYN else s
             for d, s in zip(op.result.type.shape, sizes, strict=True)]
 
 
-def _dims_transpose(ev: GroupEval, op: tensor.TransposeOp) -> list[Value]:
+def _dims_transpose(ev: Evaluator, op: tensor.TransposeOp) -> list[Value]:
     src = ev.dims(op.source)
     return [src[p] for p in op.attributes["perm"]]
 
 
-def _dims_reshape(ev: GroupEval, op: tensor.ReshapeOp) -> list[Value]:
+def _dims_reshape(ev: Evaluator, op: tensor.ReshapeOp) -> list[Value]:
     gen, t = ev.gen, op.result.type
     dims = _dims_from_operands(ev, op)
     if not (op.source.type.is_static and t.is_static):
@@ -66,13 +65,13 @@ def _dims_reshape(ev: GroupEval, op: tensor.ReshapeOp) -> list[Value]:
     return dims
 
 
-def _dims_gather(ev: GroupEval, op: tensor.GatherOp) -> list[Value]:
+def _dims_gather(ev: Evaluator, op: tensor.GatherOp) -> list[Value]:
     axis = op.attributes["axis"]
     sd = ev.dims(op.source)
     return sd[:axis] + ev.dims(op.indices) + sd[axis + 1:]
 
 
-def _dims_reduce(ev: GroupEval, op: Operation) -> list[Value]:
+def _dims_reduce(ev: Evaluator, op: Operation) -> list[Value]:
     src = ev.dims(op.operand_values[0])
     axes, keep = op.attributes["axes"], op.attributes["keepdims"]
     if keep:
@@ -80,7 +79,7 @@ def _dims_reduce(ev: GroupEval, op: Operation) -> list[Value]:
     return [d for a, d in enumerate(src) if a not in axes]
 
 
-DIMS: dict[type[Operation], Callable[[GroupEval, Any], list[Value]]] = {
+DIMS: dict[type[Operation], Callable[[Evaluator, Any], list[Value]]] = {
     **{cls: _dims_elementwise for cls in ELEMENTWISE},
     tensor.MapOp: _dims_elementwise,
     tensor.FillOp: _dims_from_operands,

@@ -33,11 +33,11 @@ from pyasc.ir.passes.bufferize import Lowerer
 from pyasc.ir.passes.fusion_rules import ELEMENTWISE, REDUCTIONS, is_unit_reshape
 from pyasc.ir.passes.fusion_schedule import reduction_dependent
 from pyasc.ir.passes.loopgen import Broadcast, LoopGen, constant_of, encloses
+from pyasc.ir.passes.lower_group_base import Index
 from pyasc.ir.passes.lower_group_dims import DIMS
 from pyasc.ir.passes.lower_shapes import labels
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
-Index = Sequence[Value]
 Rule = Generator[tuple[Value, Index], Value, list[Value]]
 """An evaluation rule that yields the ``(value, index)`` it reads and gets its scalar."""
 _START = object()  # sent to a rule's generator first

@@ -5,7 +5,7 @@ of one *phase*: reductions over the same axes of same-shaped sources, evaluated 
 one position of the kept axes.  The kept axes are looped outside by the schedule
 (``lower_group``); the reduced ones run here, outer reduced axes as plain loops, the
 last (unit-stride) one innermost.  Each element of the sources is computed once per
-index (``GroupEval`` memoizes), so horizontally fused reductions share their
+index (``Evaluator`` memoizes), so horizontally fused reductions share their
 producers.  Identities, NaN propagation of ``max``/``min``, ``any``/``all`` on
 ``x != 0`` and ``i1`` sums (``or``) follow ``lower_reduce``.
 
@@ -38,24 +38,21 @@ pairwise sum does.  ``prod``, ``max``, ``min`` and integer sums run in source or
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, mem
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
 from pyasc.ir.passes.lower_group_acc import BLOCK, KINDS, LANES, Acc, neumaier, pairwise
+from pyasc.ir.passes.lower_group_base import Evaluator, Index
 from pyasc.ir.passes.lower_group_windows import Columns, columns_fit, columns_fit_now
 from pyasc.ir.types import DYN
-
-if TYPE_CHECKING:
-    from pyasc.ir.passes.lower_group_eval import GroupEval, Index
 
 SPLIT = 512 * BLOCK
 """Elements per chunk of a long whole-array sum split over threads (64 Ki)."""
 
 
-def check_nonempty(ev: GroupEval, op: Operation) -> None:
+def check_nonempty(ev: Evaluator, op: Operation) -> None:
     """numpy's ValueError for ``max``/``min`` over an empty extent (a ``shape`` check)."""
     name = KINDS[type(op)][3]
     if name:
@@ -66,7 +63,7 @@ def check_nonempty(ev: GroupEval, op: Operation) -> None:
                   f"operation {name} which has no identity", "shape")
 
 
-def reduce_phase(ev: GroupEval, reds: Sequence[Operation], kept: Sequence[Value],
+def reduce_phase(ev: Evaluator, reds: Sequence[Operation], kept: Sequence[Value],
                  on_element: Callable[[Index], None] | None = None,
                  in_place: bool = False) -> list[Value]:
     """Compute ``reds`` (same axes, same source shape) at kept position ``kept``;

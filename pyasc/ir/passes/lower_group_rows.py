@@ -31,17 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.passes.bufferize import Lowerer
 from pyasc.ir.passes.fusion_rules import op_cost, role_of
 from pyasc.ir.passes.fusion_schedule import Schedule, reductions
 from pyasc.ir.passes.lower_group_eval import GroupEval, Index, nest, same_dims
 from pyasc.ir.passes.lower_group_reduce import reduce_phase
 from pyasc.ir.types import TensorType
-
-if TYPE_CHECKING:
-    from pyasc.ir.passes.lower_group import Outputs
 
 STASH_FLOPS = 8
 
@@ -212,3 +209,43 @@ class _Rows:
 def rows(ev: GroupEval, sched: Schedule, outs: Outputs) -> None:
     """Emit the row schedule of a ``reduction``/``rowwise`` group (module docstring)."""
     _Rows(ev, sched, outs).emit()
+
+
+class Outputs:
+    """The group's results: a fresh buffer per tensor output, values for scalars."""
+
+    def __init__(self, cx: Lowerer, ev: GroupEval, into: Value | None = None) -> None:
+        self.ev = ev
+        self.values = list(ev.outputs)
+        self.buffers: dict[Value, Value] = {}
+        self.scalars: dict[Value, Value] = {}
+        for y in dict.fromkeys(self.values):
+            if into is not None:  # the single output, stored into the written buffer
+                self.buffers[y] = into
+            elif isinstance(y.type, TensorType):
+                self.buffers[y] = cx.alloc(y.type, ev.dims(y), y.name_hint)
+        self.done: set[Value] = set()
+
+    def tensors(self) -> list[Value]:
+        return [y for y in self.buffers if y not in self.done]
+
+    def store_all(self, ys: Sequence[Value], idx: Index) -> None:
+        """Compute every ``y[idx]`` first, then store them (a stashed row is read before
+        an output overwrites it)."""
+        vals = [self.ev.at(y, idx) for y in ys]
+        for y, v in zip(ys, vals, strict=True):
+            self.ev.gen.store(v, self.buffers[y], idx)
+
+    def results(self) -> list[Value]:
+        return [self.buffers[y] if y in self.buffers else self.scalars[y]
+                for y in self.values]
+
+    def finish(self) -> None:
+        """Outputs no schedule stored (their sizes are not provably the schedule's):
+        one nest each, correct for any body; then the scalar outputs."""
+        for y in self.tensors():
+            dims = self.ev.dims(y)
+            nest(self.ev.gen, dims, lambda ivs, y=y: self.store_all([y], ivs), parallel=True)
+        for y in self.values:
+            if y not in self.buffers and y not in self.scalars:
+                self.scalars[y] = self.ev.at(y, [])
