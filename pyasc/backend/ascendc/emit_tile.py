@@ -5,7 +5,8 @@ loop that reads per-row results with ``GetValue`` is preceded by a vector -> sca
 synchronisation (``SetFlag/WaitFlag<HardEvent::V_S>``), as scalar reads of UB written by
 the vector unit need.  Counts: ``n`` elements in the tile (``rows * pitch`` in the
 row-wise schedule), ``rows`` per-row values, ``cols`` elements in a row; ``Compare`` and
-``Select`` counts are rounded up to whole 256-byte repeats (the buffers are sized for it).
+``Select`` counts are rounded up to whole 256-byte repeats (the buffers are sized for it),
+UB -> UB ``DataCopy`` counts to whole 32-byte blocks (``tile32``/``col32``).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.tiles import ColElem, Instr, Ref, storage_type
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 
+# Padded counts -> the bytes they round up to (a vector repeat, a DMA block).
+_PADDED = {"tile256": 256, "col256": 256, "tile32": 32, "col32": 32}
+
 
 def _count(ins: Instr) -> str:
-    if ins.count in ("tile256", "col256"):
+    if ins.count in _PADDED:
         src = ins.srcs[0] if ins.api == "Compare" else ins.dst
         size = src.buf.itemsize if isinstance(src, Ref) else 4
-        per = 256 // size
-        n = "n" if ins.count == "tile256" else "rows"
+        per = _PADDED[ins.count] // size
+        n = "n" if ins.count.startswith("tile") else "rows"
         return f"({n} + {per - 1}) / {per} * {per}"
     return {"tile": "n", "col": "rows", "cols": "cols", "pitch": "pitch", "one": "1"}[
         ins.count or "tile"]

@@ -23,7 +23,7 @@ Sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyasc.errors import InvalidOptionError
 
@@ -43,6 +43,47 @@ C220_DTYPES: dict[str, frozenset[str]] = {
     "reduce": frozenset({"f16", "f32"}),                   # ReduceSum/Max/Min
     "copy": frozenset({"i8", "ui8", "i16", "ui16", "f16", "bf16", "i32", "ui32", "f32",
                        "i64", "ui64", "f64"}),             # DataCopyPad
+    "compare_eq": frozenset({"f16", "f32", "i32"}),        # Compare with CMPMODE::EQ
+}
+
+# The dtype class (a key of the tables above) of each AscendC API the vector lowering
+# emits.  The type checked is the destination's, except for Compare and the reductions:
+# their source's (``api_dtype_class`` in ``vec_lower``).  An API missing here is refused.
+API_DTYPE_CLASS: dict[str, str] = {
+    **dict.fromkeys(("Add", "Sub", "Mul", "Max", "Min", "Adds", "Muls", "Maxs", "Mins"),
+                    "arith"),
+    "Div": "div",
+    **dict.fromkeys(("Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Sigmoid"), "unary"),
+    "Relu": "relu",
+    "Duplicate": "duplicate",
+    "Compare": "compare",
+    "Select": "select",
+    **dict.fromkeys(("ReduceSum", "ReduceMax", "ReduceMin"), "reduce"),
+    "DataCopy": "copy",
+}
+
+_RFCAZ = frozenset({"CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC"})
+_ALL_MODES = _RFCAZ | {"CAST_NONE", "CAST_ODD"}
+
+# Cast on dav-c220: (src, dst) -> the RoundModes the pair takes (CheckCastDatatype's pair
+# list and the mode switch of each CastIntrinsicsImpl, dav_c220 vconv_impl.h, reference
+# section 1.3; the ascend-sim ``sim_cast.h`` encodes the same table) [V].
+C220_CASTS: dict[tuple[str, str], frozenset[str]] = {
+    ("f16", "f32"): frozenset({"CAST_NONE"}),
+    **dict.fromkeys((("f16", "i32"), ("f16", "i16")), _RFCAZ),
+    **dict.fromkeys((("f16", "i8"), ("f16", "ui8")), _RFCAZ | {"CAST_NONE"}),
+    ("f32", "f16"): _ALL_MODES,
+    **dict.fromkeys((("f32", "f32"), ("f32", "i32"), ("f32", "bf16"), ("f32", "i64"),
+                     ("f32", "i16")), _RFCAZ),
+    ("bf16", "f32"): frozenset({"CAST_NONE"}),
+    ("bf16", "i32"): _RFCAZ,
+    ("i32", "f32"): _RFCAZ | {"CAST_NONE"},
+    **dict.fromkeys((("i32", "i16"), ("i32", "i64")), frozenset({"CAST_NONE"})),
+    ("i16", "f16"): _RFCAZ | {"CAST_NONE"},
+    ("i16", "f32"): frozenset({"CAST_NONE"}),
+    **dict.fromkeys((("i8", "f16"), ("ui8", "f16")), frozenset({"CAST_NONE"})),
+    ("i64", "f32"): _RFCAZ,
+    ("i64", "i32"): frozenset({"CAST_NONE"}),
 }
 
 
@@ -58,6 +99,7 @@ class SoC:
     aicore_arch: str         # --cce-aicore-arch of a vector kernel
     npu_arch: int            # __NPU_ARCH__
     dtypes: dict[str, frozenset[str]]
+    casts: dict[tuple[str, str], frozenset[str]] = field(default_factory=lambda: C220_CASTS)
 
     @property
     def reserved_ub_bytes(self) -> int:
@@ -68,9 +110,16 @@ class SoC:
         """Whether the vector API class ``api`` takes element type ``dtype`` here."""
         return dtype in self.dtypes.get(api, frozenset())
 
+    def supports_cast(self, src: str, dst: str, mode: str) -> bool:
+        """Whether ``Cast`` converts ``src`` to ``dst`` elements with ``RoundMode::mode``."""
+        return mode in self.casts.get((src, dst), frozenset())
+
 
 def _no_bf16(table: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
     return {k: v - {"bf16"} for k, v in table.items()}
+
+
+_NO_BF16_CASTS = {pair: modes for pair, modes in C220_CASTS.items() if "bf16" not in pair}
 
 
 def _c220(name: str, family: str, vector_blocks: int) -> SoC:
@@ -95,18 +144,18 @@ SOCS: dict[str, SoC] = {s.name: s for s in (
     # Ascend310P: 256 KB UB / 248 KB budget [V]; vector kernels run on the 8 AI cores of
     # a 310P3 (ai_core_cnt=8 [V3]); 310P1 assumed 10 [I]; no bf16 [V3].
     SoC("Ascend310P1", "Ascend310P", 256 * KB, 248 * KB, 10, "dav-m200-vec", 2002,
-        _no_bf16(C220_DTYPES)),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
     SoC("Ascend310P3", "Ascend310P", 256 * KB, 248 * KB, 8, "dav-m200-vec", 2002,
-        _no_bf16(C220_DTYPES)),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
     # Ascend310B: 248 KB UB, 184 KB InitBuffer budget [V]; one AI core [I].
     SoC("Ascend310B1", "Ascend310B", 248 * KB, 184 * KB, 1, "dav-m300", 3002, C220_DTYPES),
     SoC("Ascend310B4", "Ascend310B", 248 * KB, 184 * KB, 1, "dav-m300", 3002, C220_DTYPES),
     # Ascend910 (first generation): 256 KB / 248 KB [V]; 32 AI cores on 910A, 30 on the
     # "Ascend910B" first-generation part [I]; no bf16 [I].
     SoC("Ascend910A", "Ascend910", 256 * KB, 248 * KB, 32, "dav-c100", 1001,
-        _no_bf16(C220_DTYPES)),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
     SoC("Ascend910ProB", "Ascend910", 256 * KB, 248 * KB, 30, "dav-c100", 1001,
-        _no_bf16(C220_DTYPES)),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
 )}
 
 DEFAULT_SOC = "Ascend910B1"

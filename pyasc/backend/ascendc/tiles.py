@@ -20,6 +20,7 @@ per-row instructions into one loop over the tile's rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyasc.ir.core import UNKNOWN_LOC, Location
@@ -34,7 +35,7 @@ CTYPES: dict[str, str] = {
 }
 
 # Symbolic counts an instruction may use, by name; the emitter renders them.
-COUNTS = ("tile", "col", "cols", "pitch", "tile256", "col256", "one")
+COUNTS = ("tile", "col", "cols", "pitch", "tile256", "col256", "tile32", "col32", "one")
 
 
 def ctype(t: ScalarType) -> str:
@@ -121,6 +122,9 @@ class TileProgram:
     scalars: list[tuple[str, str, Location]] = field(default_factory=list)  # decls
     reduce_tmp_types: set[str] = field(default_factory=set)  # dtypes of ReduceX calls
     names: UniqueNames = field(default_factory=lambda: UniqueNames(RESERVED))
+    # Called on every instruction before it is kept: raises to refuse a call the target
+    # cannot take (the SoC's dtype rules, ``VecLowering.check``).
+    check: Callable[[Instr], None] | None = None
 
     def unique(self, base: str) -> str:
         """A C++ identifier derived from ``base`` not used yet in this kernel."""
@@ -135,6 +139,8 @@ class TileProgram:
         return buf
 
     def emit(self, instr: Instr) -> None:
+        if self.check is not None:
+            self.check(instr)
         self.instrs.append(instr)
 
     def scalar(self, ctype_: str, hint: str, expr: str, loc: Location) -> str:

@@ -140,7 +140,7 @@ _CMP = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
 def compare(ctx: VecLowering, pred: str, a: VVal, b: VVal, cls: str, hint: str) -> VVal:
     """A ``Compare`` bit mask of class ``cls`` (both operands made tensors of that class)."""
     t = a.dtype
-    if not ctx.soc.supports("compare", t.name) and not (t.name == "i32" and pred == "eq"):
+    if not ctx.soc.supports("compare_eq" if pred == "eq" else "compare", t.name):
         raise NotVectorizable(f"comparison of {t} values", ctx.loc)
     mask = ctx.new_vec(cls, ScalarType("i1"), hint)
     ctx.call("Compare", mask, [ctx.materialize(a, cls), ctx.materialize(b, cls)],

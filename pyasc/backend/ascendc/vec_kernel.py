@@ -23,7 +23,7 @@ from pyasc.backend.ascendc.analysis import (
 )
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
-from pyasc.backend.ascendc.tiles import Buf, TileProgram, ctype
+from pyasc.backend.ascendc.tiles import Buf, Instr, Ref, TileProgram, ctype
 from pyasc.backend.ascendc.vec_alloc import (
     RESULT_BYTES,
     PhysBuf,
@@ -180,9 +180,15 @@ def _output_buffer(low: VecLowering, vv: VVal, hint: str) -> Buf:
         vv.buf.role = "out"
         vv.buf.name = low.prog.unique(hint)  # no text was written yet: renaming is free
         return vv.buf
+    # An input buffer (a value no op changed: a cast to its own type, a broadcast within
+    # its class) leaves through a copy; DataCopy takes every element type, Muls(x, 1)
+    # only the arithmetic ones.  Whole 32-byte blocks: the buffers are tile-sized.
     copy = low.new_vec(vv.cls, vv.dtype, hint)
-    low.scalar_call("Muls", copy, vv, low.literal(1, vv.dtype))
+    count = {FULL: "tile32", COL: "col32"}.get(vv.cls)
+    if count is None:
+        raise NotVectorizable(f"a {vv.cls} value as a kernel result", low.loc)
     assert copy.buf is not None
+    low.prog.emit(Instr("DataCopy", Ref(copy.buf), (Ref(vv.buf),), (), count, False, low.loc))
     copy.buf.role = "out"
     return copy.buf
 

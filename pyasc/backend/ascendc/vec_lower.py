@@ -5,13 +5,17 @@
 the op tables of ``vec_arith`` and ``vec_math`` (``{op class: fn}``).  Mixed classes
 follow one rule: a ``full`` result with a ``col`` operand runs per row with the column
 element as the scalar operand; a ``full`` result with a ``row`` operand runs per row
-with the row vector as a tensor operand; everything else runs on whole buffers.
+with the row vector as a tensor operand; everything else runs on whole buffers.  Every
+call is checked against the SoC's dtype tables as it is emitted (:func:`check_instr`):
+a call the SoC's API does not take makes the group scalar code, never C++ that does not
+compile on the device.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import (
@@ -23,7 +27,7 @@ from pyasc.backend.ascendc.analysis import (
     GroupInfo,
     NotVectorizable,
 )
-from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.soc import API_DTYPE_CLASS, SoC
 from pyasc.backend.ascendc.tiles import Buf, ColElem, Instr, Operand, Ref, TileProgram
 from pyasc.ir.core import Location, Operation, Value
 from pyasc.ir.ops.fusion import FusionGroupOp
@@ -59,6 +63,38 @@ class Partial:
 
 LowerFn = Callable[["VecLowering", Operation], None]
 
+_SOURCE_TYPED = frozenset({"Compare", "ReduceSum", "ReduceMax", "ReduceMin"})
+
+
+def _buf(op: Operand | Ref | None) -> Buf:
+    assert isinstance(op, Ref | ColElem)
+    return op.buf
+
+
+def api_dtype_class(instr: Instr) -> tuple[str | None, ScalarType]:
+    """The dtype class (``soc.API_DTYPE_CLASS``) bounding ``instr`` and the element type
+    it is checked on: the destination's, the source's for Compare and the reductions."""
+    typed = instr.srcs[0] if instr.api in _SOURCE_TYPED else instr.dst
+    cls = API_DTYPE_CLASS.get(instr.api)
+    if instr.api == "Compare" and "CMPMODE::EQ" in instr.extra:
+        cls = "compare_eq"  # int32 compares only for equality
+    return cls, _buf(typed).dtype
+
+
+def check_instr(soc: SoC, instr: Instr) -> None:
+    """Refuse a call on an element type (or a Cast pair and mode) the SoC's API does not
+    take: the group then runs as scalar code instead of failing to compile."""
+    if instr.api == "Cast":
+        src, dst, mode = _buf(instr.srcs[0]).dtype, _buf(instr.dst).dtype, instr.extra[0]
+        if not soc.supports_cast(src.name, dst.name, mode.split("::")[-1]):
+            raise NotVectorizable(f"Cast from {src} to {dst} ({mode}) is not a vector API "
+                                  f"on {soc.name}", instr.loc)
+        return
+    cls, t = api_dtype_class(instr)
+    if cls is None or not soc.supports(cls, t.name):
+        raise NotVectorizable(f"{instr.api} on {t} is not a vector API on {soc.name}",
+                              instr.loc)
+
 
 class VecLowering:
     """State of one group's lowering; op tables call its helpers."""
@@ -66,7 +102,7 @@ class VecLowering:
     def __init__(self, group: FusionGroupOp, info: GroupInfo, soc: SoC,
                  rules: dict[type, LowerFn]) -> None:
         self.group, self.info, self.soc, self.rules = group, info, soc, rules
-        self.prog = TileProgram()
+        self.prog = TileProgram(check=partial(check_instr, soc))
         self.vals: dict[Value, VVal] = {}
         self.partials: dict[Value, Partial] = {}
         self.memo: dict[str, str] = {}  # scalar expressions already declared

@@ -4,25 +4,39 @@ host program."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ascendc_cases import layernorm, softmax
 
 from pyasc.backend.ascendc import PyascPerformanceWarning, lower_program
-from pyasc.backend.ascendc.analysis import COL, FULL, ROW, SCALAR, analyze, classify_type
+from pyasc.backend.ascendc import sim as sim_dir
+from pyasc.backend.ascendc.analysis import (
+    COL,
+    FULL,
+    ROW,
+    SCALAR,
+    NotVectorizable,
+    analyze,
+    classify_type,
+)
 from pyasc.backend.ascendc.cexpr import helpers_used, literal, scalar_expr
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.grouping import form_groups
 from pyasc.backend.ascendc.ops import LaunchOp
 from pyasc.backend.ascendc.partition import GroupItem, HostItem, ScalarItem, partition
-from pyasc.backend.ascendc.soc import SOCS, get_soc, socs_for
+from pyasc.backend.ascendc.soc import API_DTYPE_CLASS, SOCS, get_soc, socs_for
+from pyasc.backend.ascendc.tiles import CTYPES, Buf, Instr, Ref
 from pyasc.backend.ascendc.vec_alloc import PhysBuf, choose_tile, reduce_tmp_elems
 from pyasc.backend.ascendc.vec_kernel import plan_vector_kernel
+from pyasc.backend.ascendc.vec_lower import check_instr
 from pyasc.backend.base import Program
 from pyasc.errors import InvalidOptionError, OutOfMemoryError
 from pyasc.ir import Location, parse_module
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.types import DYN, TensorType, f16, f32, i32, index
+from pyasc.ir.types import DYN, ScalarType, TensorType, f16, f32, i32, index
 
 SOC = get_soc("Ascend910B1")
 
@@ -218,3 +232,67 @@ def test_grouping_fallback_plans_a_long_run_a_few_times():
     sizes = [sum(o.name == "arith.mul" for o in g.body.blocks[0].ops) for g in groups]
     assert sizes == [MAX_GROUP_OPS, 150]
     assert len(probes) < 60, len(probes)
+
+
+def _instr(api: str, dst: str, src: str, extra: tuple[str, ...] = ()) -> Instr:
+    d, s = Buf("tile", ScalarType(dst), "d"), Buf("tile", ScalarType(src), "s")
+    return Instr(api, Ref(d), (Ref(s), "x"), extra)
+
+
+@pytest.mark.parametrize("dtype", sorted(set(CTYPES) - {"index", "i1"}))
+@pytest.mark.parametrize("api", sorted(API_DTYPE_CLASS))
+def test_no_vector_call_on_a_dtype_its_api_does_not_take(api, dtype):
+    # every emitted call passes check_instr: the SoC table decides, per API, which
+    # element types compile (the sim's static_asserts, sim_vec.h/sim_cmpsel.h, agree)
+    ok = dtype in SOC.dtypes[API_DTYPE_CLASS[api]]
+    instr = _instr(api, "ui8" if api == "Compare" else dtype, dtype)
+    if ok:
+        check_instr(SOC, instr)
+    else:
+        with pytest.raises(NotVectorizable, match=f"{api} on "):
+            check_instr(SOC, instr)
+
+
+def test_int32_compares_only_for_equality():
+    check_instr(SOC, _instr("Compare", "ui8", "i32", ("CMPMODE::EQ",)))
+    with pytest.raises(NotVectorizable):
+        check_instr(SOC, _instr("Compare", "ui8", "i32", ("CMPMODE::LT",)))
+
+
+@pytest.mark.parametrize(("src", "dst", "mode", "ok"), [
+    ("f32", "f16", "CAST_RINT", True), ("f16", "f32", "CAST_NONE", True),
+    ("f16", "f32", "CAST_RINT", False), ("f32", "i32", "CAST_NONE", False),
+    ("f32", "i32", "CAST_TRUNC", True), ("f64", "f32", "CAST_RINT", False),
+    ("i64", "f64", "CAST_NONE", False), ("ui8", "f16", "CAST_NONE", True),
+    ("f32", "bf16", "CAST_RINT", True)])
+def test_a_cast_pair_and_mode_outside_the_c220_table_is_refused(src, dst, mode, ok):
+    instr = _instr("Cast", dst, src, (f"RoundMode::{mode}",))
+    if ok:
+        check_instr(SOC, instr)
+    else:
+        with pytest.raises(NotVectorizable, match="Cast from"):
+            check_instr(SOC, instr)
+    if "bf16" in (src, dst):  # no bf16 on dav-m200
+        with pytest.raises(NotVectorizable):
+            check_instr(get_soc("Ascend310P3"), instr)
+
+
+_SIM_CTYPES = {v: k for k, v in CTYPES.items() if k != "index"}
+
+
+def test_the_api_dtype_table_matches_the_sim_static_asserts():
+    sim = Path(sim_dir.__file__).parent
+    text = (sim / "sim_vec.h").read_text() + (sim / "sim_cmpsel.h").read_text()
+    found: dict[str, set[str]] = {}
+    uses = re.findall(r"^PYASC_SIM_(?:BINARY|SCALAR|UNARY)\((\w+), [^,]+, ([^)]+)\)", text,
+                      re.M)  # the instantiations (a line each), not the #defines
+    uses += re.findall(r"^ +PYASC_SIM_DTYPES\(([\w /]+), T, ([^)]+)\);", text, re.M)
+    for names, types in uses:
+        if "__VA_ARGS__" in types:
+            continue
+        for api in names.split(" / "):
+            found[api] = {_SIM_CTYPES[t.strip()] for t in types.split(",")}
+    found["Compare"] -= {"i32"}  # int32 only with EQ: the "compare_eq" class
+    for api, dtypes in found.items():
+        assert SOC.dtypes[API_DTYPE_CLASS[api]] == dtypes, api
+    assert set(API_DTYPE_CLASS) - set(found) == {"DataCopy"}

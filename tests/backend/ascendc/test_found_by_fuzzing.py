@@ -48,3 +48,19 @@ def test_floor_division_and_remainder_by_an_infinity(dtype):
     b = np.array([np.inf] * 4 + [-np.inf] * 4 + [2.0, 2.0, 2.0, np.inf])
     with np.errstate(all="ignore"):
         check(divmod_each, a.astype(dtype), b.astype(dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "float64", "float32",
+                                   "float16", "int16", "int32", "bool"])
+def test_a_kernel_result_that_is_one_of_its_inputs_compiles(dtype):
+    # The vector kernel copied such a result with Muls(x, 1), an API dav-c220 takes only
+    # on half/float/int16/int32: uint8, int64 and float64 did not compile (0000119,
+    # 0000189, 0000208).  It is a DataCopy now, and no call is emitted on a dtype its
+    # API does not take (the kernel falls back to scalar code instead).
+    x = (np.arange(24).reshape(4, 6) % 5).astype(dtype)
+    check(first_row_broadcast_transposed, x, rtol=0, atol=0)
+
+
+@hybrid(dynamic_shape=True)
+def first_row_broadcast_transposed(x):
+    return np.broadcast_to(x[0:1], x.shape).T
