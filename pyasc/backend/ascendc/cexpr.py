@@ -201,7 +201,9 @@ __aicore__ inline T PyascFloorDivF(T a, T b) {
 }
 """,
     "PyascRemF": """\
-// numpy remainder on floats: a - floor(a / b) * b, taking the divisor's sign; for an
+// numpy remainder on floats (npy_divmod): a - floor(a / b) * b, rounded once (exact in
+// double for f16/f32 operands, a fused multiply-add for f64), taking the divisor's sign;
+// a zero remainder is a zero of the divisor's sign (0.0 % -0.5 is -0.0).  For an
 // infinite b (a finite) numpy's fmod(a, b) is a, so the result is a, b or a signed 0.
 template <typename T>
 __aicore__ inline T PyascRemF(T a, T b) {
@@ -209,7 +211,16 @@ __aicore__ inline T PyascRemF(T a, T b) {
     if (a == 0) return b < 0 ? -static_cast<T>(0) : static_cast<T>(0);
     return ((a < 0) == (b < 0)) ? a : b;
   }
-  return a - PyascFloorDivF<T>(a, b) * b;
+  const T t = PyascFloorDivF<T>(a, b);
+  if (t - t != t - t) return a - t * b;  // NaN: x % 0, an infinite or NaN operand
+  double r;
+  if constexpr (sizeof(T) == 8) {
+    r = __builtin_fma(-static_cast<double>(t), static_cast<double>(b), static_cast<double>(a));
+  } else {
+    r = static_cast<double>(a) - static_cast<double>(t) * static_cast<double>(b);
+  }
+  if (r == 0) return b < 0 ? -static_cast<T>(0) : static_cast<T>(0);
+  return static_cast<T>(r);
 }
 """,
     "PyascFMax": """\

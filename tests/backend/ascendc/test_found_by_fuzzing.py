@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ascendc_kit import check
+from ascendc_kit import check, run_sim
 
 from pyasc import hybrid
 
@@ -48,6 +48,34 @@ def test_floor_division_and_remainder_by_an_infinity(dtype):
     b = np.array([np.inf] * 4 + [-np.inf] * 4 + [2.0, 2.0, 2.0, np.inf])
     with np.errstate(all="ignore"):
         check(divmod_each, a.astype(dtype), b.astype(dtype), rtol=0, atol=0)
+
+
+def _same_with_zero_signs(got, want):  # noqa: ANN001, ANN202
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want)), (got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_a_zero_remainder_takes_the_divisor_sign(dtype):
+    # numpy: 0.0 % -0.5 and 2.0 % -0.5 are -0.0 (npy_divmod copies b's sign onto a zero
+    # remainder); the device's a - floor(a / b) * b gave +0.0 (0 - (-0.0 * -0.5) == 0.0).
+    # Found as 0000015/0000170: `i % a` and `-x.astype(np.int64) % s` with a negative s.
+    a = np.array([0.0, -0.0, 2.0, -2.0, 1.5, -1.5, 3.0, 0.0, 2.0, -2.0, 0.75, -0.75])
+    b = np.array([-0.5] * 6 + [1.5, 0.5, 0.5, 0.5, -0.25, 0.25])
+    a, b = a.astype(dtype), b.astype(dtype)
+    got, _ = run_sim(divmod_each, a.copy(), b.copy())
+    with np.errstate(all="ignore"):
+        want = divmod_each.__wrapped__(a.copy(), b.copy())
+    for g, w in zip(got, want, strict=True):
+        _same_with_zero_signs(g, w)
+
+
+def test_a_double_remainder_is_rounded_once():
+    # a - t * b rounded twice: 0.7 % 0.1 gave 0.09999999999999987, numpy's fmod-based
+    # remainder is 0.09999999999999992 (a fused multiply-add rounds a - t * b once)
+    a, b = np.array([0.7, -0.7, 5.3, 1e10 + 0.3]), np.array([0.1, 0.1, -0.7, 0.3])
+    got, _ = run_sim(divmod_each, a.copy(), b.copy())
+    _same_with_zero_signs(got[1], divmod_each.__wrapped__(a.copy(), b.copy())[1])
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "float64", "float32",
