@@ -42,7 +42,7 @@ C220_DTYPES: dict[str, frozenset[str]] = {
     "select": frozenset({"f16", "f32"}),
     "reduce": frozenset({"f16", "f32"}),                   # ReduceSum/Max/Min
     "copy": frozenset({"i8", "ui8", "i16", "ui16", "f16", "bf16", "i32", "ui32", "f32",
-                       "i64", "ui64", "f64"}),             # DataCopyPad
+                       "i64", "ui64", "f64"}),             # DataCopy, DataCopyPad
     "compare_eq": frozenset({"f16", "f32", "i32"}),        # Compare with CMPMODE::EQ
 }
 

@@ -123,7 +123,7 @@ class TileProgram:
     reduce_tmp_types: set[str] = field(default_factory=set)  # dtypes of ReduceX calls
     names: UniqueNames = field(default_factory=lambda: UniqueNames(RESERVED))
     # Called on every instruction before it is kept: raises to refuse a call the target
-    # cannot take (the SoC's dtype rules, ``VecLowering.check``).
+    # cannot take (the SoC's dtype rules, ``vec_lower.check_instr``).
     check: Callable[[Instr], None] | None = None
 
     def unique(self, base: str) -> str:

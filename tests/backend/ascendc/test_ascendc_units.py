@@ -5,6 +5,7 @@ host program."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.grouping import form_groups
 from pyasc.backend.ascendc.ops import LaunchOp
 from pyasc.backend.ascendc.partition import GroupItem, HostItem, ScalarItem, partition
+from pyasc.backend.ascendc.sim.runner import find_compiler
 from pyasc.backend.ascendc.soc import API_DTYPE_CLASS, SOCS, get_soc, socs_for
 from pyasc.backend.ascendc.tiles import CTYPES, Buf, Instr, Ref
 from pyasc.backend.ascendc.vec_alloc import PhysBuf, choose_tile, reduce_tmp_elems
@@ -296,3 +298,25 @@ def test_the_api_dtype_table_matches_the_sim_static_asserts():
     for api, dtypes in found.items():
         assert SOC.dtypes[API_DTYPE_CLASS[api]] == dtypes, api
     assert set(API_DTYPE_CLASS) - set(found) == {"DataCopy"}
+
+
+_CAST_TYPES = ("f16", "bf16", "f32", "i8", "ui8", "i16", "i32", "i64")
+_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC",
+          "CAST_ODD")  # bit i of the sim's cast_modes() is RoundMode i
+
+
+def test_the_cast_table_matches_the_sim(tmp_path):
+    lines = [f'std::printf("{s} {d} %d\\n", int(pyasc_sim::cast_modes<{CTYPES[d]}, '
+             f'{CTYPES[s]}>()));' for s in _CAST_TYPES for d in _CAST_TYPES]
+    src = tmp_path / "modes.cpp"
+    src.write_text('#include <cstdio>\n#include "kernel_operator.h"\nint main() {\n'
+                   + "\n".join(lines) + "\n}\n")
+    sim = Path(sim_dir.__file__).parent
+    subprocess.run([find_compiler(), "-std=c++17", "-I", str(sim), str(src), "-o",
+                    str(tmp_path / "modes")], check=True)
+    out = subprocess.run([str(tmp_path / "modes")], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        s, d, bits = line.split()
+        modes = {m for i, m in enumerate(_MODES) if int(bits) >> i & 1}
+        assert SOC.casts.get((s, d), frozenset()) == modes, (s, d)
