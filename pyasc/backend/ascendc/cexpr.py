@@ -200,27 +200,64 @@ __aicore__ inline T PyascFloorDivF(T a, T b) {
   return t == 0 ? q * static_cast<T>(0) : t;  // numpy: a zero takes the sign of a / b
 }
 """,
+    "PyascFModD": """\
+// C's fmod on doubles, exact (no libm on the device): the long division of the integer
+// mantissas (musl's fmod).  The result has x's sign and |result| < |y|; fmod(x, +-inf) is
+// x; an infinite x, a NaN or a zero y give NaN.
+__aicore__ inline double PyascFModD(double x, double y) {
+  union { double d; uint64_t i; } ux = {x}, uy = {y};
+  int64_t ex = static_cast<int64_t>(ux.i >> 52 & 0x7ff);
+  int64_t ey = static_cast<int64_t>(uy.i >> 52 & 0x7ff);
+  const uint64_t sx = ux.i >> 63;
+  if (uy.i << 1 == 0 || y != y || ex == 0x7ff) return (x * y) / (x * y);
+  if (ux.i << 1 <= uy.i << 1) return ux.i << 1 == uy.i << 1 ? x * 0.0 : x;
+  uint64_t mx = ux.i, my = uy.i;
+  if (ex == 0) {  // subnormal: normalize the mantissa
+    for (uint64_t i = mx << 12; i >> 63 == 0; ex--, i <<= 1) {}
+    mx <<= -ex + 1;
+  } else {
+    mx = (mx & (~0ULL >> 12)) | 1ULL << 52;
+  }
+  if (ey == 0) {
+    for (uint64_t i = my << 12; i >> 63 == 0; ey--, i <<= 1) {}
+    my <<= -ey + 1;
+  } else {
+    my = (my & (~0ULL >> 12)) | 1ULL << 52;
+  }
+  for (; ex > ey; ex--) {  // one quotient bit per step: mx = (2 * mx) mod my
+    const uint64_t i = mx - my;
+    if (i >> 63 == 0) {
+      if (i == 0) return x * 0.0;
+      mx = i;
+    }
+    mx <<= 1;
+  }
+  const uint64_t i = mx - my;
+  if (i >> 63 == 0) {
+    if (i == 0) return x * 0.0;
+    mx = i;
+  }
+  for (; mx >> 52 == 0; mx <<= 1, ex--) {}
+  if (ex > 0) {
+    mx = (mx - (1ULL << 52)) | static_cast<uint64_t>(ex) << 52;
+  } else {
+    mx >>= -ex + 1;
+  }
+  ux.i = mx | sx << 63;
+  return ux.d;
+}
+""",
     "PyascRemF": """\
-// numpy remainder on floats (npy_divmod): a - floor(a / b) * b, rounded once (exact in
-// double for f16/f32 operands, a fused multiply-add for f64), taking the divisor's sign;
-// a zero remainder is a zero of the divisor's sign (0.0 % -0.5 is -0.0).  For an
-// infinite b (a finite) numpy's fmod(a, b) is a, so the result is a, b or a signed 0.
+// numpy remainder on floats (npy_divmod): m = fmod(a, b), exact; a non-zero m whose
+// sign differs from b's becomes m + b, rounded once (exact in double for f16/f32
+// operands); a zero m is a zero of b's sign (0.0 % -0.5 is -0.0).  NaN stays NaN.
 template <typename T>
 __aicore__ inline T PyascRemF(T a, T b) {
-  if (b - b != b - b && b == b && a - a == a - a) {
-    if (a == 0) return b < 0 ? -static_cast<T>(0) : static_cast<T>(0);
-    return ((a < 0) == (b < 0)) ? a : b;
-  }
-  const T t = PyascFloorDivF<T>(a, b);
-  if (t - t != t - t) return a - t * b;  // NaN: x % 0, an infinite or NaN operand
-  double r;
-  if constexpr (sizeof(T) == 8) {
-    r = __builtin_fma(-static_cast<double>(t), static_cast<double>(b), static_cast<double>(a));
-  } else {
-    r = static_cast<double>(a) - static_cast<double>(t) * static_cast<double>(b);
-  }
-  if (r == 0) return b < 0 ? -static_cast<T>(0) : static_cast<T>(0);
-  return static_cast<T>(r);
+  const double x = static_cast<double>(a), y = static_cast<double>(b);
+  double m = PyascFModD(x, y);
+  if (m == 0) return y < 0 ? -static_cast<T>(0) : static_cast<T>(0);
+  if ((y < 0) != (m < 0) && m == m) m += y;
+  return static_cast<T>(m);
 }
 """,
     "PyascFMax": """\
@@ -271,7 +308,7 @@ __aicore__ inline T PyascShr(T a, T b) {
 """,
 }
 _SAME_TEXT = {"PyascFMin": "PyascFMax", "PyascShr": "PyascShl"}
-_NEEDS = {"PyascRemF": "PyascFloorDivF"}
+_NEEDS = {"PyascRemF": "PyascFModD"}
 
 
 def helpers_used(text: str) -> list[str]:

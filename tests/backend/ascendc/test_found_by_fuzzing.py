@@ -70,12 +70,30 @@ def test_a_zero_remainder_takes_the_divisor_sign(dtype):
         _same_with_zero_signs(g, w)
 
 
-def test_a_double_remainder_is_rounded_once():
-    # a - t * b rounded twice: 0.7 % 0.1 gave 0.09999999999999987, numpy's fmod-based
-    # remainder is 0.09999999999999992 (a fused multiply-add rounds a - t * b once)
-    a, b = np.array([0.7, -0.7, 5.3, 1e10 + 0.3]), np.array([0.1, 0.1, -0.7, 0.3])
-    got, _ = run_sim(divmod_each, a.copy(), b.copy())
-    _same_with_zero_signs(got[1], divmod_each.__wrapped__(a.copy(), b.copy())[1])
+@hybrid
+def remainder_each(a, b):
+    r = np.zeros_like(a)
+    for i in range(a.shape[0]):  # a scalar kernel
+        r[i] = a[i] % b[i]
+    return r
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_a_float_remainder_is_numpy_s_bit_for_bit(dtype):
+    # numpy's remainder is fmod-based, exact before its one rounding: a - floor(a/b) * b
+    # rounded twice (0.7 % 0.1 gave 0.09999999999999987, numpy 0.09999999999999992) and
+    # was far off for quotients beyond the float's integers (1 % 1e-30 in float32)
+    rng = np.random.default_rng(7)
+    info = np.finfo(dtype)
+    mag = np.exp2(rng.uniform(np.log2(info.smallest_subnormal), np.log2(info.max), 3000))
+    x = (mag * rng.choice([-1.0, 1.0], mag.size)).astype(dtype)
+    a, b = x[:1500], x[1500:]
+    a = np.concatenate([a, np.array([0.7, -0.7, 5.3, 1.0, 1e10 + 0.3, 0.0, -0.0], dtype)])
+    b = np.concatenate([b, np.array([0.1, 0.1, -0.7, 1e-30, 0.3, -3.0, 3.0], dtype)])
+    got = run_sim(remainder_each, a.copy(), b.copy())[0]
+    with np.errstate(all="ignore"):
+        want = remainder_each.__wrapped__(a.copy(), b.copy())
+    _same_with_zero_signs(got, want)
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "float64", "float32",
