@@ -21,7 +21,8 @@ micro-kernel read two small contiguous streams whatever the operands' strides (a
 transposed operand included) and avoids the cache-set conflicts of rows of ``a`` a
 power of two apart.  The sizes were chosen by measurement on AVX2 (1024^2 f32, one
 thread): ``NC`` spanning all of ``N`` up to 1 MiB of panel (so ``a`` is packed once
-per k block) was worth ~1.5x over a 256 KiB panel.
+per k block) was worth ~1.5x over a 256 KiB panel.  The panel is allocated with no more
+column panels than ``N`` has (a small product must not take a device workspace's 1 MiB).
 
 Determinism and accuracy: every output element is the plain sequential sum
 ``((0 + a0*b0) + a1*b1) + ...`` in increasing ``k`` (the accumulator is stored after a
@@ -85,9 +86,23 @@ class TiledMatmul:
         if isinstance(n_static, int):
             nc = min(nc, max(self.nr, n_static // self.nr * self.nr))
         self.nc = nc
-        self.bp = gen.alloc((nc // self.nr, self.kc, self.nr), elem,
-                            [gen.const(nc // self.nr), gen.const(self.kc), gen.const(self.nr)],
-                            "packed")
+        self.bp = self._panel(nc // self.nr)
+
+    def _panel(self, panels: int) -> Value:
+        """The packed ``b`` block, with no more column panels than ``n`` has: the bound
+        is tuned for a CPU cache, and a narrow product run many times (in a loop body,
+        where its temporaries come from a device kernel's fixed workspace) must not take
+        it all.  The depth stays ``kc``, so the micro-kernel's strides stay constants."""
+        gen, elem, nr = self.gen, self.out.type.element, self.nr
+        count = gen.const(panels)
+        if constant_of(self.n) is not None:  # nc is already at most n
+            return gen.alloc((panels, self.kc, nr), elem,
+                             [count, gen.const(self.kc), gen.const(nr)], "packed")
+        need = gen.emit(arith.FloorDivOp.new(self.n, gen.const(nr)))
+        count = gen.emit(arith.MinOp.new(gen.emit(arith.MaxOp.new(need, gen.const(1))),
+                                         count))  # in [1, panels]
+        return gen.alloc((DYN, self.kc, nr), elem, [count, gen.const(self.kc),
+                                                    gen.const(nr)], "packed")
 
     def full(self, size: Value, tile: int) -> Value:
         """``size`` rounded down to a multiple of ``tile``."""

@@ -110,3 +110,21 @@ def test_a_kernel_result_that_is_one_of_its_inputs_compiles(dtype):
 @hybrid(dynamic_shape=True)
 def first_row_broadcast_transposed(x):
     return np.broadcast_to(x[0:1], x.shape).T
+
+
+@hybrid(dynamic_shape=True)
+def gram_rows_in_a_loop(x):
+    out = x.copy()
+    for i in range(x.shape[0]):  # a scalar kernel; each product's temporaries in its arena
+        out[i] = (out.T @ out)[0] + (x.T @ out).sum(axis=1)
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "int64"])
+def test_a_small_matmul_in_a_loop_fits_the_kernel_workspace(dtype):
+    # The tiled matmul packed b into a panel of the CPU-tuned bound (1 MiB) whatever the
+    # operands' sizes: a 2x2 product in a loop body took the whole per-block GM workspace
+    # of a scalar kernel (1 MiB), so any other temporary raised E50003 (found as 8075 in a
+    # look-ahead run).  The panel is now at most the product's own columns and depth.
+    x = (np.arange(14).reshape(7, 2) % 3 - 1).astype(dtype)
+    check(gram_rows_in_a_loop, x, rtol=1e-6, atol=0)
