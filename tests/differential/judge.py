@@ -8,8 +8,9 @@ Each runner ends in one :class:`Outcome`:
 * ``ok`` — same results (within the program's budget) or the same exception class;
 * ``skip`` — the program uses something pyasc documents as unsupported: the frontend
   raised E50010/E50011 (every runner skips), or a device runner raised its documented
-  limitation (``DeviceUnsupportedError``) or showed a stated device difference
-  (:func:`nan_dropped_by_device_max`);
+  limitation (``DeviceUnsupportedError``), showed a stated device difference
+  (:func:`nan_dropped_by_device_max`) or overflowed a scalar kernel's GM workspace with
+  temporaries numpy needs too (:func:`workspace_exceeded_by_numpy`);
 * ``fail`` — a mismatch (values, dtypes, shapes, kinds, a missing exception), a crash
   (any other exception, e.g. E50050), or a timeout.
 
@@ -25,6 +26,7 @@ import re
 import signal
 import time
 import traceback
+import tracemalloc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -32,7 +34,12 @@ import numpy as np
 from diff import DEVICE_RUNNERS, Tol, compare, run
 from progen import Program
 
-from pyasc.errors import PyascError, UnsupportedNumpyError, UnsupportedSyntaxError
+from pyasc.errors import (
+    OutOfMemoryError,
+    PyascError,
+    UnsupportedNumpyError,
+    UnsupportedSyntaxError,
+)
 
 UNSUPPORTED = (UnsupportedSyntaxError, UnsupportedNumpyError)
 """Frontend errors that mean "not supported" (E50010, E50011): a skip, not a failure."""
@@ -159,6 +166,8 @@ def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Ou
     except Exception as exc:
         outcome = Outcome("fail", kind_of(exc), f"{type(exc).__name__}: {str(exc)[:4000]}\n"
                           + "".join(traceback.format_tb(exc.__traceback__)[-6:]))
+        if is_device(runner) and workspace_exceeded_by_numpy(program, exc):
+            outcome = Outcome("skip", DEVICE_WORKSPACE)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -248,6 +257,34 @@ def nan_dropped_by_device_max(program: Program, runner: str) -> bool:
             return False
         wrong |= bool(bad.any())
     return wrong
+
+
+DEVICE_WORKSPACE = ("documented device limit: the program's temporaries exceed a scalar "
+                    "kernel's GM workspace (docs/ascendc-backend.md)")
+
+
+def workspace_exceeded_by_numpy(program: Program, exc: BaseException) -> bool:
+    """The documented limit: temporaries of run-time size in a scalar kernel's loops share
+    a per-block GM workspace of ``ARENA_BYTES`` (E50003 beyond it).  True when ``exc`` is
+    that overflow and numpy, running the program, holds more than the workspace in
+    arrays at once besides its results: the program's own size, not memory a compiler
+    wasted (fuzz case 8075, a 2x2 product taking 1 MiB, stays a failure)."""
+    from pyasc.backend.ascendc.scalar_plan import ARENA_BYTES
+
+    if not (isinstance(exc, OutOfMemoryError) and "GM workspace" in str(exc)):
+        return False
+    args = [np.copy(a) if isinstance(a, np.ndarray) else a for a in program.args]
+    tracemalloc.start()  # numpy reports its data buffers to tracemalloc
+    try:
+        with np.errstate(all="ignore"):
+            result = program.fn.__wrapped__(*args)
+        peak = tracemalloc.get_traced_memory()[1]
+    except Exception:  # noqa: BLE001 - the reference raised: not this limit
+        return False
+    finally:
+        tracemalloc.stop()
+    kept = sum(np.asarray(x).nbytes for x in _leaves(result))
+    return peak - kept > ARENA_BYTES
 
 
 def _leaves(value: object) -> list:

@@ -11,10 +11,17 @@ from pathlib import Path
 import numpy as np
 from campaign_worker import load_case, save_case
 from diff import EXACT, MATH
-from judge import DEVICE_MAX_NAN, judge, kind_of, kind_of_skip
+from judge import (
+    DEVICE_MAX_NAN,
+    DEVICE_WORKSPACE,
+    judge,
+    kind_of,
+    kind_of_skip,
+    workspace_exceeded_by_numpy,
+)
 from progen import Program, load
 
-from pyasc.errors import UnsupportedNumpyError
+from pyasc.errors import OutOfMemoryError, UnsupportedNumpyError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,3 +135,34 @@ def test_a_stated_device_difference_is_a_skip_of_its_own_kind():
     assert (outcome.status, outcome.kind) == ("skip", DEVICE_MAX_NAN)
     a[1, 5] = 3.0  # without a NaN the results agree
     assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
+
+
+GATHER_IN_A_LOOP = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid(dynamic_shape=True)
+def prog(a, b, s):
+    out = np.zeros_like(a, dtype=np.int32)
+    for i in range(0, a.shape[1], 2):
+        out[:, np.abs(a[:, i].astype(np.int64)) % a.shape[1]] += i
+    return out
+"""
+
+
+def test_a_workspace_overflow_numpy_needs_too_is_a_device_skip():
+    # out[:, idx] += i in a loop gathers a rows x len(idx) temporary: 2500 x 2500 int32
+    # (25 MB) in numpy too, beyond a scalar kernel's 1 MiB GM workspace (fuzz case 6094)
+    def program(rows: int) -> Program:
+        a = (np.arange(rows, dtype=np.float32) % 3).reshape(rows, 1)
+        return Program(GATHER_IN_A_LOOP, load(GATHER_IN_A_LOOP), (a, a[0], 0.5), EXACT)
+    outcome = judge(program(2500), ("ascend-sim",)).outcomes["ascend-sim"]
+    assert (outcome.status, outcome.kind) == ("skip", DEVICE_WORKSPACE)
+    assert judge(program(40), ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
+    # an overflow by a program numpy runs in little memory stays a failure (fuzz case
+    # 8075: a 2x2 product's 1 MiB panel)
+    oom = OutOfMemoryError("temporary arrays of kernel 'prog_0' need more than its "
+                           "1048576 bytes of GM workspace per block")
+    assert not workspace_exceeded_by_numpy(program(40), oom)
+    assert workspace_exceeded_by_numpy(program(2500), oom)
