@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 
 import numpy as np
 
@@ -33,8 +34,10 @@ def test_threads_parsing_while_finalizers_run():
 
     def garbage() -> None:
         while not done.is_set():
-            a, b = _Cycle(), _Cycle()
-            a.other, b.other = b, a
+            for _ in range(200):
+                a, b = _Cycle(), _Cycle()
+                a.other, b.other = b, a
+            time.sleep(0)  # let the parsers run: a busy loop starved them on a loaded host
 
     def parse() -> None:
         try:
