@@ -1,10 +1,15 @@
 """The layers of docs/architecture.md hold: import-linter's contracts (pyproject.toml)
-are kept, and no module's imports (lazy ones inside functions included) lead back to
-it."""
+are kept, and no module's imports (lazy ones inside functions and ``TYPE_CHECKING``
+ones included) lead back to it.  A few layering facts of issue 20 are also checked by
+name, so a break says exactly what broke: the runtime imports no backend (the thread
+pool's loader is handed to it, ``runtime.pool_code``), ``ir.core`` is below the
+printer (``core.install_printer``), and the AscendC emitters import one way."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import itertools
 import shutil
 import subprocess
 import sys
@@ -46,6 +51,7 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package modules it imports."""
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
@@ -110,3 +116,43 @@ def test_import_linter_contracts_are_kept():
         pytest.fail("import-linter is not installed: pip install -e '.[test]'")
     proc = subprocess.run([lint], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def reachable(start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    graph = import_graph()
+    seen, todo = set(), [start]
+    while todo:
+        for m in graph[todo.pop()]:
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return seen
+
+
+def _modules(prefix: str) -> list[str]:
+    return sorted(m for m in import_graph() if m == prefix or m.startswith(prefix + "."))
+
+
+@pytest.mark.parametrize("module", _modules("pyasc.runtime"))
+def test_runtime_imports_no_backend(module):
+    upward = sorted(m for m in reachable(module) if m.startswith("pyasc.backend"))
+    assert not upward, f"{module} imports {upward}"
+
+
+def test_ir_core_is_below_the_printer():
+    assert "pyasc.ir.printer" not in reachable("pyasc.ir.core")
+
+
+_EMITTER_GROUPS = {
+    "scalar": ("emit_scalar", "emit_control", "emit_carry", "scalar_context"),
+    "vector": ("emit_vector", "emit_tile"),
+}
+
+
+@pytest.mark.parametrize("group", sorted(_EMITTER_GROUPS))
+def test_ascendc_emitters_import_one_way(group):
+    modules = [f"pyasc.backend.ascendc.{m}" for m in _EMITTER_GROUPS[group]]
+    both = [(a, b) for a, b in itertools.combinations(modules, 2)
+            if b in reachable(a) and a in reachable(b)]
+    assert not both, f"emitters importing each other: {both}"
