@@ -21,6 +21,7 @@ import numpy as np
 from pyasc.errors import UndefinedNameError, UnsupportedNumpyError, UnsupportedSyntaxError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.fusion import marker_name
+from pyasc.frontend.numpy_registry import find
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Scalar, Tensor
 
 MAX_EMBEDDED_ELEMENTS = 1 << 16
@@ -85,29 +86,25 @@ def _convert(lw, name: str, value: object, node: ast.AST) -> object:
 
 def _imported_function(value: object) -> NumpyFunction | None:
     """``from numpy import exp`` / ``from math import sqrt``: the registry entry."""
-    from pyasc.frontend.numpy_registry import REGISTRY
-
     name = getattr(value, "__name__", None)
     if not isinstance(name, str):
         return None
-    if getattr(np, name, None) is value and name in REGISTRY:
+    if getattr(np, name, None) is value and find(name) is not None:
         return NumpyFunction(name)
-    if getattr(math, name, None) is value and f"math.{name}" in REGISTRY:
+    if getattr(math, name, None) is value and find(f"math.{name}") is not None:
         return NumpyFunction(f"math.{name}")
     return None
 
 
 def get_attribute(lw, obj: object, attr: str) -> object:
     """``obj.attr`` at compile time."""
-    from pyasc.frontend.numpy_registry import REGISTRY
-
     if obj is np:
         return _numpy_attribute(attr)
     if obj is math:
         return _math_attribute(attr)
     if isinstance(obj, Tensor | Buffer | Scalar):
         key = f"ndarray.{attr}"
-        entry = REGISTRY.get(key)
+        entry = find(key)
         if entry is None:
             raise UnsupportedNumpyError(f"array attribute or method '.{attr}' is not "
                                         "supported")
@@ -123,14 +120,12 @@ def get_attribute(lw, obj: object, attr: str) -> object:
 
 
 def _numpy_attribute(attr: str) -> object:
-    from pyasc.frontend.numpy_registry import REGISTRY
-
     value = getattr(np, attr, None)
     if attr == "newaxis":
         return None
     if isinstance(value, type) and issubclass(value, np.generic):
         return value  # a scalar type: a dtype, and callable as a conversion
-    if attr in REGISTRY:
+    if find(attr) is not None:
         return NumpyFunction(attr)
     if isinstance(value, float | int) and not isinstance(value, bool):
         return value
@@ -138,9 +133,7 @@ def _numpy_attribute(attr: str) -> object:
 
 
 def _math_attribute(attr: str) -> object:
-    from pyasc.frontend.numpy_registry import REGISTRY
-
-    if f"math.{attr}" in REGISTRY:
+    if find(f"math.{attr}") is not None:
         return NumpyFunction(f"math.{attr}")
     value = getattr(math, attr, None)
     if isinstance(value, float):

@@ -94,6 +94,12 @@ def _load() -> None:
                                     "pyasc.frontend.rules was imported")
 
 
+def find(name: str) -> NumpyEntry | None:
+    """The registry entry of ``name``, or None if unsupported."""
+    _load()
+    return REGISTRY.get(name)
+
+
 def lookup(name: str) -> NumpyEntry:
     """The registry entry of ``name`` (E50011 if unsupported)."""
     _load()
