@@ -45,7 +45,19 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from pyasc.backend.llvm.lltypes import I1, I8, I32, I64, PTR, i64, opaque
+from pyasc.backend.llvm.lltypes import (
+    I1,
+    I8,
+    I32,
+    I64,
+    PTR,
+    Callee,
+    cold_function,
+    declare,
+    i64,
+    opaque,
+    store_atomic,
+)
 from pyasc.runtime.abi import ERR_INTERRUPT
 from pyasc.runtime.interrupt import API_FUNCTIONS, SYMBOLS
 
@@ -90,7 +102,7 @@ class InterruptRuntime:
         self.stash = self._global("stash", ir.ArrayType(PTR, 3))
         self.prev = self._global("prev", I64)  # previous handler | 1 if SA_SIGINFO
         self.verified = self._global("verified", I64)  # coarse ns of the last check
-        self.libc = {n: self._declare(n, r, p) for n, (r, p) in _LIBC.items()}
+        self.libc = {n: declare(self.module, n, r, p) for n, (r, p) in _LIBC.items()}
         self.hook = self._hook()
         self.verify = self._verify()
         self.handlers = self._run_handlers()
@@ -108,22 +120,6 @@ class InterruptRuntime:
         g.type = PTR
         return g
 
-    def _declare(self, name: str, ret: ir.Type, params: list[ir.Type]) -> ir.Function:
-        existing = self.module.globals.get(name)
-        if existing is not None:
-            return existing
-        fn = ir.Function(self.module, ir.FunctionType(ret, params), name=name)
-        fn.attributes.add("nounwind")
-        return fn
-
-    def _function(self, name: str, ret: ir.Type, params: list[ir.Type],
-                  external: bool = False) -> tuple[ir.Function, ir.IRBuilder]:
-        fn = ir.Function(self.module, ir.FunctionType(ret, params), name=name)
-        fn.linkage = "external" if external else "internal"
-        for attribute in ("nounwind", "noinline", "optnone"):  # cold code: see pool.py
-            fn.attributes.add(attribute)
-        return fn, ir.IRBuilder(fn.append_basic_block("entry"))
-
     def _slot(self, b: ir.IRBuilder, array: ir.Value, k: int | ir.Value, n: int) -> ir.Value:
         k = i64(k) if isinstance(k, int) else k
         return b.gep(array, [i64(0), k], inbounds=True, source_etype=ir.ArrayType(PTR, n))
@@ -131,7 +127,7 @@ class InterruptRuntime:
     def _api(self, b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
         index = API_FUNCTIONS.index(name)
         ptr = b.load(self._slot(b, self.api, index, len(API_FUNCTIONS)), typ=PTR, align=8)
-        return b.call(_Callee(ptr, _API_TYPES[name]), list(args))
+        return b.call(Callee(ptr, _API_TYPES[name]), list(args))
 
     def _self_is_main(self, b: ir.IRBuilder) -> ir.Value:
         main = b.load_atomic(self.main, "monotonic", 8, typ=I64)
@@ -150,7 +146,7 @@ class InterruptRuntime:
         """``void hook(int sig, siginfo_t *info, void *uctx)``: the previous handler
         first (so Python's pending flag is set when a poll sees the epoch move), then
         the epoch.  Async-signal-safe: loads, calls, one atomic add."""
-        fn, b = self._function("interrupt.hook", ir.VoidType(), [I32, PTR, PTR])
+        fn, b = cold_function(self.module, "interrupt.hook", ir.VoidType(), [I32, PTR, PTR])
         sig, info, uctx = fn.args
         word = b.load_atomic(self.prev, "acquire", 8, typ=I64)
         target = b.inttoptr(b.and_(word, i64(~1)), PTR)
@@ -160,11 +156,11 @@ class InterruptRuntime:
         b.position_at_end(has_target)
         b.cbranch(b.trunc(word, I1), three, one)
         b.position_at_end(three)
-        b.call(_Callee(target, ir.FunctionType(ir.VoidType(), [I32, PTR, PTR])),
+        b.call(Callee(target, ir.FunctionType(ir.VoidType(), [I32, PTR, PTR])),
                [sig, info, uctx])
         b.branch(done)
         b.position_at_end(one)
-        b.call(_Callee(target, ir.FunctionType(ir.VoidType(), [I32])), [sig])
+        b.call(Callee(target, ir.FunctionType(ir.VoidType(), [I32])), [sig])
         b.branch(done)
         b.position_at_end(done)
         self._bump(b)
@@ -176,7 +172,7 @@ class InterruptRuntime:
         unless it is already there, ``SIG_DFL`` (0) or ``SIG_IGN``; true if it had to.
         Called on the main thread only, which is the thread ``signal.signal`` runs on,
         so the two never race."""
-        fn, b = self._function("interrupt.verify", I1, [])
+        fn, b = cold_function(self.module, "interrupt.verify", I1, [])
         action = ir.ArrayType(I8, _SIGACTION_BYTES)
         cur, new = opaque(b.alloca(action)), opaque(b.alloca(action))
         signal = ir.Constant(I32, SIGINT)
@@ -192,7 +188,7 @@ class InterruptRuntime:
         flags = b.load(flags_at, typ=I32, align=4)
         siginfo = b.zext(b.icmp_unsigned("!=", b.and_(flags, ir.Constant(I32, SA_SIGINFO)),
                                          ir.Constant(I32, 0)), I64)
-        _store_atomic(b, b.or_(handler, siginfo), self.prev, "release")
+        store_atomic(b, b.or_(handler, siginfo), self.prev, "release")
         memcpy = self.module.declare_intrinsic("llvm.memcpy", [PTR, PTR, I64])
         b.call(memcpy, [new, cur, i64(_SIGACTION_BYTES), ir.Constant(I1, 0)])
         b.store(self.hook, new, align=8)
@@ -209,7 +205,7 @@ class InterruptRuntime:
         seen, then run Python's pending signal handlers under the GIL; stash what they
         raise.  Unwinds at once while a stashed exception waits (a second poll of a
         call that is already unwinding)."""
-        fn, b = self._function("interrupt.handlers", I32, [PTR, I64])
+        fn, b = cold_function(self.module, "interrupt.handlers", I32, [PTR, I64])
         state, seen = fn.args
         b.store(seen, state, align=8)
         run, stop = fn.append_basic_block("run"), fn.append_basic_block("stop")
@@ -239,7 +235,7 @@ class InterruptRuntime:
 
     def _is_worker(self) -> ir.Function:
         """``i1 is_worker(i64 thread)``: one of the pool's started workers."""
-        fn, b = self._function("interrupt.is_worker", I1, [I64])
+        fn, b = cold_function(self.module, "interrupt.is_worker", I1, [I64])
         started = b.load_atomic(self.pool.started, "monotonic", 8, typ=I64)
         entry = b.block
         head, body, out = (fn.append_basic_block(s) for s in ("head", "body", "out"))
@@ -262,12 +258,12 @@ class InterruptRuntime:
         return fn
 
     def _epoch_fn(self) -> None:
-        fn, b = self._function(SYMBOLS["epoch"], I64, [], external=True)
+        fn, b = cold_function(self.module, SYMBOLS["epoch"], I64, [], external=True)
         b.ret(b.load_atomic(self.epoch, "acquire", 8, typ=I64))
 
     def _poll(self) -> ir.Function:
         """``i32 poll(ptr state)``: the slow path of a kernel's poll (module docstring)."""
-        fn, b = self._function(SYMBOLS["poll"], I32, [PTR], external=True)
+        fn, b = cold_function(self.module, SYMBOLS["poll"], I32, [PTR], external=True)
         state = fn.args[0]
         now_epoch = b.load_atomic(self.epoch, "acquire", 8, typ=I64)
         moved = b.icmp_unsigned("!=", now_epoch, b.load(state, typ=I64, align=8))
@@ -324,52 +320,35 @@ class InterruptRuntime:
     def _configure(self) -> None:
         """``void configure(ptr api, i64 main)``: the C-API functions (``API_FUNCTIONS``
         order) and Python's main thread (0: no thread runs Python handlers)."""
-        fn, b = self._function(SYMBOLS["configure"], ir.VoidType(), [PTR, I64], external=True)
+        fn, b = cold_function(self.module, SYMBOLS["configure"], ir.VoidType(), [PTR, I64],
+                              external=True)
         api, main = fn.args
         for k in range(len(API_FUNCTIONS)):
             src = b.gep(api, [i64(k)], inbounds=True, source_etype=PTR)
             b.store(b.load(src, typ=PTR, align=8), self._slot(b, self.api, k,
                                                               len(API_FUNCTIONS)), align=8)
-        _store_atomic(b, main, self.main, "release")
+        store_atomic(b, main, self.main, "release")
         b.store(i64(0), self.verified, align=8)  # check the hook at the next poll
         b.ret_void()
 
     def _take(self) -> None:
         """``i32 take(ptr out3)``: move the stash (type, value, traceback) to ``out3``;
         1 if there was one."""
-        fn, b = self._function(SYMBOLS["take"], I32, [PTR], external=True)
+        fn, b = cold_function(self.module, SYMBOLS["take"], I32, [PTR], external=True)
         had = b.zext(self._stashed(b), I32)
         for k in range(3):
             slot = self._slot(b, self.stash, k, 3)
             b.store(b.load(slot, typ=PTR, align=8),
                     b.gep(fn.args[0], [i64(k)], inbounds=True, source_etype=PTR), align=8)
-            _store_atomic(b, ir.Constant(PTR, None), slot, "release")
+            store_atomic(b, ir.Constant(PTR, None), slot, "release")
         b.ret(had)
 
     def _hooked(self) -> None:
         """``i32 hooked()``: 1 if the hook is the process's SIGINT handler now."""
-        fn, b = self._function(SYMBOLS["hooked"], I32, [], external=True)
+        fn, b = cold_function(self.module, SYMBOLS["hooked"], I32, [], external=True)
         cur = opaque(b.alloca(ir.ArrayType(I8, _SIGACTION_BYTES)))
         b.call(self.libc["sigaction"], [ir.Constant(I32, SIGINT), ir.Constant(PTR, None), cur])
         handler = b.load(cur, typ=PTR, align=8)
         b.ret(b.zext(b.icmp_unsigned("==", handler, self.hook), I32))
 
 
-def _store_atomic(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, order: str) -> None:
-    """An atomic 8-byte store (llvmlite's builder method wants a typed pointer)."""
-    b._insert(ir.instructions.StoreAtomicInstr(b.block, value, ptr, order, 8))
-
-
-class _Callee(ir.Value):
-    """A function pointer used as a callee (llvmlite reads the callee's
-    ``function_type``)."""
-
-    def __init__(self, ptr: ir.Value, fnty: ir.FunctionType) -> None:
-        self.ptr, self.type, self._fnty = ptr, ptr.type, fnty
-
-    @property
-    def function_type(self) -> ir.FunctionType:
-        return self._fnty
-
-    def get_reference(self) -> str:
-        return self.ptr.get_reference()

@@ -135,3 +135,44 @@ def _float_to_bf16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
 def natural_align(t: ScalarType) -> int:
     """Alignment used on loads/stores: the element size (numpy arrays are aligned)."""
     return t.itemsize
+
+
+class Callee(ir.Value):
+    """A function pointer used as a callee (llvmlite reads the callee's
+    ``function_type``): calls through pointers the runtime fills in."""
+
+    def __init__(self, ptr: ir.Value, fnty: ir.FunctionType) -> None:
+        self.ptr, self.type, self._fnty = ptr, ptr.type, fnty
+
+    @property
+    def function_type(self) -> ir.FunctionType:
+        return self._fnty
+
+    def get_reference(self) -> str:
+        return self.ptr.get_reference()
+
+
+def store_atomic(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, order: str) -> None:
+    """An atomic 8-byte store (llvmlite's builder method wants a typed pointer)."""
+    b._insert(ir.instructions.StoreAtomicInstr(b.block, value, ptr, order, 8))
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, params: list[ir.Type]) -> ir.Function:
+    """An external ``nounwind`` function of ``module`` (declared once)."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    fn = ir.Function(module, ir.FunctionType(ret, params), name=name)
+    fn.attributes.add("nounwind")
+    return fn
+
+
+def cold_function(module: ir.Module, name: str, ret: ir.Type, params: list[ir.Type],
+                  external: bool = False) -> tuple[ir.Function, ir.IRBuilder]:
+    """A runtime function defined in ``module``: cold code, kept as written
+    (``noinline optnone``: the thread pool and the interrupt runtime are not hot)."""
+    fn = ir.Function(module, ir.FunctionType(ret, params), name=name)
+    fn.linkage = "external" if external else "internal"
+    for attribute in ("nounwind", "noinline", "optnone"):
+        fn.attributes.add(attribute)
+    return fn, ir.IRBuilder(fn.append_basic_block("entry"))

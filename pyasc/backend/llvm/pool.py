@@ -57,7 +57,19 @@ import platform
 from llvmlite import ir
 
 from pyasc.backend.llvm.interrupt_rt import InterruptRuntime, PoolView
-from pyasc.backend.llvm.lltypes import I1, I8, I32, I64, PTR, i64, opaque
+from pyasc.backend.llvm.lltypes import (
+    I1,
+    I8,
+    I32,
+    I64,
+    PTR,
+    Callee,
+    cold_function,
+    declare,
+    i64,
+    opaque,
+    store_atomic,
+)
 from pyasc.runtime.abi import ERR_INTERRUPT
 from pyasc.runtime.threads import ENTRY, MAX_THREADS
 
@@ -113,7 +125,7 @@ class _Pool:
             for n in ("quit", "started", "default", "min_work", "dispatched"))
         self.threads = self._global("threads", ir.ArrayType(I64, MAX_THREADS), align=8)
         self.origin = self._global("job.origin", I64, align=8)  # the thread that published
-        self.libc = {n: self._declare(n, r, p) for n, (r, p) in _LIBC.items()}
+        self.libc = {n: declare(self.module, n, r, p) for n, (r, p) in _LIBC.items()}
         self.name = self._string("PYASC_NUM_THREADS")
         self._functions()
 
@@ -133,19 +145,6 @@ class _Pool:
         g.linkage, g.global_constant, g.initializer = "private", True, ir.Constant(ty, data)
         g.type = PTR
         return g
-
-    def _declare(self, name: str, ret: ir.Type, params: list[ir.Type]) -> ir.Function:
-        fn = ir.Function(self.module, ir.FunctionType(ret, params), name=name)
-        fn.attributes.add("nounwind")
-        return fn
-
-    def _function(self, name: str, ret: ir.Type, params: list[ir.Type],
-                  external: bool = False) -> tuple[ir.Function, ir.IRBuilder]:
-        fn = ir.Function(self.module, ir.FunctionType(ret, params), name=name)
-        fn.linkage = "external" if external else "internal"
-        for attribute in ("nounwind", "noinline", "optnone"):  # see the module docstring
-            fn.attributes.add(attribute)
-        return fn, ir.IRBuilder(fn.append_basic_block("entry"))
 
     def _functions(self) -> None:
         self.want = self._want_threads()
@@ -204,7 +203,7 @@ class _Pool:
     # -- the functions
     def _want_threads(self) -> ir.Function:
         """``PYASC_NUM_THREADS`` if it is a positive integer, else the default; capped."""
-        fn, b = self._function("pool.want_threads", I64, [])
+        fn, b = cold_function(self.module, "pool.want_threads", I64, [])
         default = self._load(b, self.default)
         text = self._call(b, "getenv", self.name)
         end = b.alloca(PTR)
@@ -232,7 +231,7 @@ class _Pool:
 
     def _run_chunks(self) -> ir.Function:
         """Claim chunks until none is left; record the lowest failing chunk's code."""
-        fn, b = self._function("pool.run_chunks", ir.VoidType(), [])
+        fn, b = cold_function(self.module, "pool.run_chunks", ir.VoidType(), [])
         body_fn, ctx = self._load(b, self.job["fn"], PTR), self._load(b, self.job["ctx"], PTR)
         n, chunks = self._load(b, self.job["n"]), self._load(b, self.job["chunks"])
         q, r = b.sdiv(n, chunks), b.srem(n, chunks)
@@ -249,7 +248,7 @@ class _Pool:
         small = b.select(b.icmp_signed("<", c, r), c, r)
         lo = b.add(b.mul(c, q), small)
         hi = b.add(b.add(lo, q), b.zext(b.icmp_signed("<", c, r), I64))
-        rc = b.call(_callable(body_fn), [lo, hi, ctx])
+        rc = b.call(Callee(body_fn, BODY_TYPE), [lo, hi, ctx])
         record = fn.append_basic_block("record")
         b.cbranch(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), record, loop)
         b.position_at_end(record)
@@ -262,7 +261,7 @@ class _Pool:
 
     def _worker(self) -> ir.Function:
         """``void *worker(void *arg)``, ``arg = generation << 16 | index``."""
-        fn, b = self._function("pool.worker", PTR, [PTR])
+        fn, b = cold_function(self.module, "pool.worker", PTR, [PTR])
         sigset = b.alloca(ir.ArrayType(I8, _SIGSET_BYTES))
         memset = self.module.declare_intrinsic("llvm.memset", [PTR, I64])
         b.call(memset, [sigset, ir.Constant(I8, 0xFF), i64(_SIGSET_BYTES), ir.Constant(I1, 0)])
@@ -342,7 +341,7 @@ class _Pool:
     def _ensure_workers(self) -> ir.Function:
         """Start workers until ``want`` exist (called with ``busy`` held, no job in
         flight); returns how many exist, capped at ``want``."""
-        fn, b = self._function("pool.ensure_workers", I64, [I64])
+        fn, b = cold_function(self.module, "pool.ensure_workers", I64, [I64])
         want = fn.args[0]
         generation = b.lshr(self._load(b, self.ticket, order="acquire"), i64(16))
         head, body, exit_ = (fn.append_basic_block(s) for s in ("head", "body", "exit"))
@@ -366,7 +365,8 @@ class _Pool:
         return fn
 
     def _parallel_for(self) -> None:
-        fn, b = self._function(ENTRY, I32, [PTR, PTR, I64, I64, PTR], external=True)
+        fn, b = cold_function(self.module, ENTRY, I32, [PTR, PTR, I64, I64, PTR],
+                              external=True)
         body_fn, ctx, n, cost, state = fn.args
         inline = fn.append_basic_block("inline")
         workers = self._admit(b, n, cost, inline)
@@ -378,7 +378,7 @@ class _Pool:
         b.store(i64(0), self.next, align=8)
         b.store(i64(_NO_ERROR), self.err, align=8)
         b.store(workers, self.pending, align=8)
-        _store_atomic(b, self._call(b, "pthread_self"), self.origin, "monotonic")
+        store_atomic(b, self._call(b, "pthread_self"), self.origin, "monotonic")
         self._publish(b, workers)
         b.call(self.run_chunks, [])
         aborted = self._await_workers(b, state)
@@ -389,7 +389,7 @@ class _Pool:
         rc = b.select(ok, ir.Constant(I32, 0), b.trunc(err, I32))
         b.ret(b.select(aborted, ir.Constant(I32, ERR_INTERRUPT), rc))
         b.position_at_end(inline)
-        b.ret(b.call(_callable(body_fn), [i64(0), n, ctx]))
+        b.ret(b.call(Callee(body_fn, BODY_TYPE), [i64(0), n, ctx]))
 
     def _admit(self, b: ir.IRBuilder, n: ir.Value, cost: ir.Value,
                inline: ir.Block) -> ir.Value:
@@ -429,7 +429,7 @@ class _Pool:
     def _publish(self, b: ir.IRBuilder, workers: ir.Value) -> None:
         def bump() -> None:
             generation = b.add(b.lshr(self._load(b, self.ticket), i64(16)), i64(1))
-            _store_atomic(b, b.or_(b.shl(generation, i64(16)), workers), self.ticket,
+            store_atomic(b, b.or_(b.shl(generation, i64(16)), workers), self.ticket,
                           "release")
             self._call(b, "pthread_cond_broadcast", self.wake)
 
@@ -490,7 +490,7 @@ class _Pool:
     def _configure(self) -> None:
         """``void configure(int64 default_threads, int64 min_work)`` (a value < 0 keeps
         the current setting)."""
-        fn, b = self._function("pyasc.rt.pool_configure", ir.VoidType(), [I64, I64],
+        fn, b = cold_function(self.module, "pyasc.rt.pool_configure", ir.VoidType(), [I64, I64],
                                external=True)
         for value, g in zip(fn.args, (self.default, self.min_work), strict=True):
             keep = self._load(b, g)
@@ -499,11 +499,12 @@ class _Pool:
 
     def _shutdown(self) -> None:
         """Wait for a running loop, stop and join every worker; later loops run inline."""
-        fn, b = self._function("pyasc.rt.pool_shutdown", ir.VoidType(), [], external=True)
+        fn, b = cold_function(self.module, "pyasc.rt.pool_shutdown", ir.VoidType(), [],
+                              external=True)
         self._call(b, "pthread_mutex_lock", self.busy)
 
         def stop() -> None:
-            _store_atomic(b, i64(1), self.quit, "monotonic")
+            store_atomic(b, i64(1), self.quit, "monotonic")
             self._call(b, "pthread_cond_broadcast", self.wake)
 
         self._locked(b, stop)
@@ -518,7 +519,8 @@ class _Pool:
 
     def _after_fork(self) -> None:
         """Reset the pool in a forked child (no workers exist there)."""
-        fn, b = self._function("pyasc.rt.pool_after_fork", ir.VoidType(), [], external=True)
+        fn, b = cold_function(self.module, "pyasc.rt.pool_after_fork", ir.VoidType(), [],
+                              external=True)
         memset = self.module.declare_intrinsic("llvm.memset", [PTR, I64])
         for g in (self.mutex, self.wake, self.done, self.busy):
             b.call(memset, [g, ir.Constant(I8, 0), i64(_SYNC_BYTES),
@@ -530,7 +532,8 @@ class _Pool:
     def _stats(self) -> None:
         """``void stats(int64 out[4])``: loops split so far, workers started, default
         threads, minimum work."""
-        fn, b = self._function("pyasc.rt.pool_stats", ir.VoidType(), [PTR], external=True)
+        fn, b = cold_function(self.module, "pyasc.rt.pool_stats", ir.VoidType(), [PTR],
+                              external=True)
         out = fn.args[0]
         values = (self._load(b, self.dispatched, order="monotonic"), self._load(b, self.started),
                   self._load(b, self.default), self._load(b, self.min_work))
@@ -540,24 +543,6 @@ class _Pool:
 
 
 
-class _Callee(ir.Value):
-    """A body pointer used as a callee (llvmlite reads the callee's ``function_type``)."""
-
-    def __init__(self, ptr: ir.Value) -> None:
-        self.ptr = ptr
-        self.type = ptr.type
-
-    @property
-    def function_type(self) -> ir.FunctionType:
-        return BODY_TYPE
-
-    def get_reference(self) -> str:
-        return self.ptr.get_reference()
-
-
-def _callable(ptr: ir.Value) -> ir.Value:
-    return _Callee(ptr)
-
 
 def _entry_alloca(fn: ir.Function, ty: ir.Type) -> ir.Value:
     """A stack slot made once at function entry (an alloca in a loop grows the stack)."""
@@ -565,7 +550,3 @@ def _entry_alloca(fn: ir.Function, ty: ir.Type) -> ir.Value:
     b.position_at_start(fn.entry_basic_block)
     return opaque(b.alloca(ty))
 
-
-def _store_atomic(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, order: str) -> None:
-    """An atomic 8-byte store (llvmlite's builder method wants a typed pointer)."""
-    b._insert(ir.instructions.StoreAtomicInstr(b.block, value, ptr, order, 8))
