@@ -130,6 +130,10 @@ class BufferSpec:
     A preallocated buffer's shape is ``shape`` with each ``-1`` replaced, in order, by
     ``dim_sources``: ``(i, axis)`` is ``args[i].shape[axis]``, ``(i, -1)`` the integer
     argument ``args[i]`` itself.
+
+    ``shares``: earlier buffers whose memory this kernel-allocated buffer's pointer may
+    be (``row`` returned after ``t2 = row`` and a branch that may rebind ``row``): the
+    runtime then uses that buffer's owner instead of taking ownership a second time.
     """
 
     slot: int
@@ -137,6 +141,7 @@ class BufferSpec:
     dtype: str
     shape: tuple[int, ...] = ()
     dim_sources: tuple[tuple[int, int], ...] = ()
+    shares: tuple[int, ...] = ()
 
     def runtime_shape(self, args: Sequence[Any]) -> tuple[int, ...]:
         """The concrete shape of a preallocated buffer for the call ``args``."""
@@ -240,7 +245,7 @@ class KernelABI:
 
 
 def _buffer(d: dict) -> dict:
-    out = _tuples(d, ("shape",))
+    out = _tuples(d, ("shape", "shares"))
     out["dim_sources"] = tuple((int(i), int(a)) for i, a in d.get("dim_sources", ()))
     return out
 

@@ -48,7 +48,7 @@ from pyasc.runtime.marshal import (
     numpy_dtype,
     python_type,
 )
-from pyasc.runtime.results import KernelBuffer, pick_argument, pick_view, wrap_array
+from pyasc.runtime.results import KernelBuffer, own, pick_argument, pick_view, wrap_array
 
 
 class ResultSlots:
@@ -95,7 +95,7 @@ def make_caller(abi: KernelABI, address: int,
         "ndarray": np.ndarray, "empty": np.empty, "check_count": check_count,
         "check_array": check_array, "convert": convert_scalar, "fail": fail,
         "wrap": wrap_array, "pick": pick_argument, "pick_view": pick_view,
-        "KernelBuffer": KernelBuffer, "ResultSlots": ResultSlots, "pool": [],
+        "KernelBuffer": KernelBuffer, "own": own, "ResultSlots": ResultSlots, "pool": [],
         "alloc_failed": lambda k, exc, shape: buffer_failed(abi.buffers[k], exc, shape),
     }
     lines = _source(abi, env)
@@ -129,9 +129,12 @@ def _source(abi: KernelABI, env: dict[str, Any]) -> list[str]:
         out.append("        pool.append(res)")
     out.append(f"        fail(rc, args, {values})")
     for k, b in enumerate(abi.buffers):
-        if not b.prealloc:
+        if not b.prealloc and b.shares:  # may be another buffer's memory: one owner
+            shared = "".join(f"{buffers[s]}, " for s in b.shares)
+            out.append(f"    {buffers[k]} = own(int(res.i64[{b.slot}]), ({shared}))")
+        elif not b.prealloc:
             out.append(f"    {buffers[k]} = KernelBuffer(int(res.i64[{b.slot}]))")
-    results = [_result_expr(j, r, buffers, env) for j, r in enumerate(abi.results)]
+    results = [_result_expr(j, r, buffers, env, abi) for j, r in enumerate(abi.results)]
     out.append(f"    out = [{', '.join(results)}]")
     if needs_res:
         out.append("    pool.append(res)")
@@ -183,7 +186,8 @@ def _shape_expr(b: BufferSpec) -> str:
     return "(" + "".join(f"{d}, " for d in dims) + ")"
 
 
-def _result_expr(j: int, r: ResultSpec, buffers: list[str], env: dict[str, Any]) -> str:
+def _result_expr(j: int, r: ResultSpec, buffers: list[str], env: dict[str, Any],
+                 abi: KernelABI) -> str:
     if r.kind == "buffer":
         return buffers[r.buffer]
     desc = f"res.i64[{r.slot}:{r.slot + 1 + 2 * r.rank}].tolist()"
@@ -197,6 +201,12 @@ def _result_expr(j: int, r: ResultSpec, buffers: list[str], env: dict[str, Any])
     env[f"rd{j}"] = numpy_dtype(r.dtype)
     owner = f"args[{r.param}]" if r.param is not None else \
         buffers[r.buffer] if r.buffer is not None else "None"
-    if r.choices:  # memory chosen at run time (see results.pick_view)
+    if r.choices or _shared(abi, r):  # memory chosen at run time (see results.pick_view)
         return f"pick_view(args, {r.choices}, {desc}, {r.rank}, rd{j}, {owner})"
     return f"wrap({owner}, {desc}, {r.rank}, rd{j}, {r.copy})"
+
+
+def _shared(abi: KernelABI, r: ResultSpec) -> bool:
+    """Whether result ``r`` lives in a buffer that may be another buffer's array: all of
+    that array is returned as the array itself (the object numpy would return)."""
+    return r.buffer is not None and bool(abi.buffers[r.buffer].shares)

@@ -18,7 +18,7 @@ import numpy as np
 from pyasc.runtime.abi import KernelABI, ResultSpec
 from pyasc.runtime.caller import ResultSlots, buffer_failed
 from pyasc.runtime.marshal import check_array, check_count, convert_scalar, numpy_dtype
-from pyasc.runtime.results import KernelBuffer, pick_argument, pick_view, wrap_array
+from pyasc.runtime.results import own, pick_argument, pick_view, wrap_array
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -62,9 +62,12 @@ class DescriptorCaller:
             rc = self.fn(slots.args_addr, slots.res.addr)
             if rc:
                 self.fail(rc, args, error_values(self.abi, slots.res.i64))
-            owners = [b if b is not None else KernelBuffer(int(slots.res.i64[spec.slot]))
-                      for b, spec in zip(buffers, self.abi.buffers, strict=True)]
-            return [self._result(j, r, slots.res, args, owners)
+            owners: list[Any] = []
+            for b, spec in zip(buffers, self.abi.buffers, strict=True):
+                ptr = int(slots.res.i64[spec.slot])
+                owners.append(b if b is not None else
+                              own(ptr, [owners[s] for s in spec.shares]))
+            return [self._result(j, r, slots.res, args, owners, self.abi)
                     for j, r in enumerate(self.abi.results)]
         finally:
             self.pool.append(slots)
@@ -94,7 +97,7 @@ class DescriptorCaller:
 
     @staticmethod
     def _result(j: int, r: ResultSpec, res: ResultSlots, args: Sequence[Any],
-                owners: list[Any]) -> Any:
+                owners: list[Any], abi: KernelABI) -> Any:
         if r.kind == "buffer":
             return owners[r.buffer]
         if r.kind == "param" and r.choices:
@@ -108,6 +111,7 @@ class DescriptorCaller:
         owner = args[r.param] if r.param is not None else \
             owners[r.buffer] if r.buffer is not None else None
         desc = res.i64[r.slot:r.slot + 1 + 2 * r.rank].tolist()
-        if r.choices:  # memory chosen at run time
+        shares = r.buffer is not None and abi.buffers[r.buffer].shares
+        if r.choices or shares:  # memory chosen at run time
             return pick_view(args, r.choices, desc, r.rank, numpy_dtype(r.dtype), owner)
         return wrap_array(owner, desc, r.rank, numpy_dtype(r.dtype), r.copy)

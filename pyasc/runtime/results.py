@@ -45,6 +45,20 @@ class KernelBuffer:
             self.ptr = 0
 
 
+def own(ptr: int, shared: Sequence[Any]) -> Any:
+    """The owner of the result memory at ``ptr`` that a kernel allocated, unless it is
+    the memory of one of the ``shared`` buffers' owners (a preallocated array or a
+    :class:`KernelBuffer`): then that owner, so the memory is freed exactly once.  Buffer
+    pointers are allocation starts and live allocations are distinct, so equality of
+    start pointers is the exact test."""
+    for owner in shared:
+        start = owner.ptr if type(owner) is KernelBuffer else \
+            owner.__array_interface__["data"][0]
+        if start == ptr:
+            return owner
+    return KernelBuffer(ptr)
+
+
 class ArrayMemory:
     """An ``__array_interface__`` provider that keeps ``owner`` alive."""
 

@@ -401,3 +401,50 @@ def test_an_integer_to_a_negative_power_raises(x):
     # numpy: ValueError("Integers to negative integer powers are not allowed.");
     # pyasc returned 0 and 1
     check(negative_power, x)
+
+
+@hybrid
+def alias_kept_while_the_name_is_rebound(a, s):
+    row = np.zeros(a.shape[1:], np.int64)
+    t2 = row  # t2 is row's array ...
+    for i in range(a.shape[0]):
+        if a[i, 0] > s:
+            row = row + 1  # ... until row is rebound on some paths
+            break
+    row -= 3  # in place: also t2 when row was not rebound
+    return t2, row, row
+
+
+@hybrid
+def alias_of_one_of_two_buffers(a, s):
+    x = np.zeros(a.shape[0]) if s > 5 else a[0] * 2
+    y = x
+    if s < 0:
+        x = x + 1
+    x += 1
+    return x, y
+
+
+@pytest.mark.parametrize("fn", [alias_kept_while_the_name_is_rebound,
+                                alias_of_one_of_two_buffers])
+def test_a_result_that_may_be_another_results_array(fn):
+    # fuzz program 1477 (seed 1): was E50050 "two results may share a buffer": the CPU
+    # result plan gave each allocation one owning buffer and refused a second result
+    # whose memory may be the first one's; now that buffer *shares* the first (the
+    # runtime keeps one owner per allocation, told apart by the start pointer)
+    a = np.arange(12.0).reshape(3, 4)
+    for s in (-1, 1, 4, 100):
+        check(fn, a, s)
+    out = run(alias_kept_while_the_name_is_rebound, "cpu", (a, 100), {})
+    assert out[0] is out[1] and np.shares_memory(out[1], out[2])  # not rebound: one array
+    out = run(alias_kept_while_the_name_is_rebound, "cpu", (a, 1), {})
+    assert not np.shares_memory(out[0], out[1])
+    from pyasc.runtime.cpu import CPUKernel
+
+    kernel = alias_kept_while_the_name_is_rebound.kernel(a, 1)
+    slow = CPUKernel(kernel.abi, kernel._keepalive.addresses, keepalive=kernel._keepalive,
+                     fast=False)  # the descriptor entry keeps one owner per allocation too
+    for s in (1, 100):
+        got, want = slow([a, s]), alias_kept_while_the_name_is_rebound.__wrapped__(a, s)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+        assert (got[0] is got[1]) == (s == 100)

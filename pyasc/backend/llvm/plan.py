@@ -79,7 +79,8 @@ def plan_entry(func: FuncOp, result_params: Sequence[int | None] = ()) -> EntryP
         spec, slot = _plan_result(func, plan, v, slot, forced)
         plan.results.append(spec)
     for i, b in enumerate(plan.buffers):
-        plan.buffers[i] = BufferSpec(slot + i, b.prealloc, b.dtype, b.shape, b.dim_sources)
+        plan.buffers[i] = BufferSpec(slot + i, b.prealloc, b.dtype, b.shape, b.dim_sources,
+                                     b.shares)
     plan.result_slots = slot + len(plan.buffers)
     return plan
 
@@ -169,7 +170,8 @@ def _chosen_at_run_time(func: FuncOp, plan: EntryPlan, root: Value,
     if not plan.buffers[buf].prealloc:  # the root may be an argument: record the allocation
         if any(u.name == "mem.dealloc" for o in allocs for u, _ in o.uses):
             raise InternalCompilerError(f"'{func.sym_name}' may return a buffer it frees")
-        plan.tracked.update({o.op: buf for o in allocs})  # type: ignore[attr-defined]
+        plan.tracked.update({o.op: buf for o in allocs  # type: ignore[attr-defined]
+                             if plan.owner.get(o) == buf})  # others: their own buffer
     return params, buf
 
 
@@ -185,18 +187,20 @@ def _buffer_for(func: FuncOp, plan: EntryPlan, root: Value,
             f"cannot tell which buffer a result of '{func.sym_name}' returns ({root.type}); "
             "results must be parameters, allocations or views of them")
     idx = len(plan.buffers)
+    # allocations another result's buffer already holds (``t2 = row`` and ``row`` maybe
+    # rebound): this buffer's pointer may be theirs, so the runtime must not own it twice
+    shares = tuple(sorted({plan.owner[s] for s in sources if s in plan.owner}))
     for src in sources:
-        if plan.owner.setdefault(src, idx) != idx:
-            raise InternalCompilerError(f"two results of '{func.sym_name}' may share a buffer")
+        plan.owner.setdefault(src, idx)
         if any(u.name == "mem.dealloc" for u, _ in src.uses) and src is root:
             raise InternalCompilerError(f"'{func.sym_name}' returns a buffer it deallocates")
-    alloc = _single_alloc(root, sources)
+    alloc = None if shares else _single_alloc(root, sources)
     t = (alloc.result if alloc is not None else root).type  # the allocation's own shape
     assert isinstance(t, MemRefType)
     dims = _dim_sources(func, alloc) if alloc is not None and alloc.parent is func.entry \
         else None
     plan.buffers.append(BufferSpec(-1, dims is not None, t.element.name, tuple(t.shape),
-                                   dims or ()))
+                                   dims or (), shares))
     plan.buffer_base.append(root)
     if dims is not None:
         plan.buffer_of_alloc[alloc] = idx
