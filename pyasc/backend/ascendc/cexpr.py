@@ -176,28 +176,29 @@ __aicore__ inline T PyascRem(T a, T b) {
 }
 """,
     "PyascFloorDivF": """\
-// numpy floor_divide on floats: the floor of the exact quotient (|a / b| < 2^62).  The
-// rounded a / b can round up onto an integer the exact quotient is below (1 // (1/-3)
-// is -4): the exact residual a - t * b then has the sign opposite to b's.  f16/f32
-// residuals are exact in double; f64 ones come from a fused multiply-add.
+// numpy floor_divide on floats, computed as numpy does (npy_divmod in T's precision, half
+// in float), for quotients of any size: m = fmod(a, b) (exact); d = (a - m) / b, one less
+// when m's sign differs from b's; then the floor of d, snapped up when d lies more than
+// 0.5 above it; a zero quotient keeps the sign of a / b; x // 0 is a / b.
+template <typename T> struct PyascDivT { using type = float; };
+template <> struct PyascDivT<double> { using type = double; };
 template <typename T>
 __aicore__ inline T PyascFloorDivF(T a, T b) {
-  const T q = a / b;
-  if (q - q != q - q && a - a != a - a) return q - q;  // an infinite a: numpy's NaN
-  if (q != q || q - q != q - q) return q;  // NaN or infinite (x / 0 included)
-  if (b - b != b - b && a != 0) {  // finite a, infinite b: fmod(a, b) == a, as numpy
-    return ((a < 0) == (b < 0)) ? q * static_cast<T>(0) : static_cast<T>(-1);
+  using C = typename PyascDivT<T>::type;
+  const C x = static_cast<C>(a), y = static_cast<C>(b);
+  if (y == 0) return static_cast<T>(x / y);
+  const C m = static_cast<C>(PyascFModD(static_cast<double>(x), static_cast<double>(y)));
+  C d = (x - m) / y;
+  if (m != 0 && (y < 0) != (m < 0)) d -= static_cast<C>(1);  // NaN m: as numpy, too
+  if (d == 0) return static_cast<T>(x / y * static_cast<C>(0));  // |x / y| < 1: finite
+  C f = d;  // the floor: |d| >= 2^52 (and inf, NaN) is integral already
+  if (d - d == 0 && d < static_cast<C>(4503599627370496.0) &&
+      d > -static_cast<C>(4503599627370496.0)) {
+    f = static_cast<C>(static_cast<int64_t>(d));
+    if (f > d) f -= static_cast<C>(1);
   }
-  T t = static_cast<T>(static_cast<int64_t>(q));
-  if (q < 0 && t != q) t = t - static_cast<T>(1);
-  double r;
-  if constexpr (sizeof(T) == 8) {
-    r = __builtin_fma(-static_cast<double>(t), static_cast<double>(b), static_cast<double>(a));
-  } else {
-    r = static_cast<double>(a) - static_cast<double>(t) * static_cast<double>(b);
-  }
-  if ((b > 0 && r < 0) || (b < 0 && r > 0)) t = t - static_cast<T>(1);
-  return t == 0 ? q * static_cast<T>(0) : t;  // numpy: a zero takes the sign of a / b
+  if (d - f > static_cast<C>(0.5)) f += static_cast<C>(1);
+  return static_cast<T>(f);
 }
 """,
     "PyascFModD": """\
@@ -308,7 +309,7 @@ __aicore__ inline T PyascShr(T a, T b) {
 """,
 }
 _SAME_TEXT = {"PyascFMin": "PyascFMax", "PyascShr": "PyascShl"}
-_NEEDS = {"PyascRemF": "PyascFModD"}
+_NEEDS = {"PyascRemF": "PyascFModD", "PyascFloorDivF": "PyascFModD"}
 
 
 def helpers_used(text: str) -> list[str]:

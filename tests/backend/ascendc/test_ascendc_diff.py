@@ -206,6 +206,25 @@ def test_float_floor_division_is_numpys(dtype):
         check(floor_divide_rows, x, y, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_float_floor_division_of_any_magnitude_is_numpys(dtype):
+    # quotients of 2^62 and more used to go through int64 (wrong: fuzz campaign); numpy's
+    # npy_divmod works in T's precision at any size, half in float
+    rng = np.random.default_rng(7)
+    info = np.finfo(dtype)
+    big = np.array([info.max, info.max / 3, 2.0 ** 70 if dtype != "float16" else 6e4,
+                    -(2.0 ** 63) if dtype != "float16" else -3e4, 1e30 if dtype == "float64"
+                    else 1e4], dtype)
+    small = np.array([0.1, -3.0, 7e-3, 0.3, -1e-3], dtype)
+    signs = rng.choice([-1.0, 1.0], 40)
+    mags = 10.0 ** rng.uniform(-3, np.log10(float(info.max)) - 1, 40)
+    x = np.concatenate([big, small, (signs * mags).astype(dtype)]).reshape(-1, 5)
+    y = np.concatenate([small, big, (rng.choice([-1.0, 1.0], 40) *
+                         10.0 ** rng.uniform(-3, 3, 40)).astype(dtype)]).reshape(-1, 5)
+    with np.errstate(all="ignore"):
+        check(floor_divide_rows, x, y, rtol=0, atol=0)
+
+
 @hybrid(dynamic_shape=True)
 def strided_and_direct(a):
     out = np.zeros_like(a)
