@@ -81,3 +81,58 @@ def test_constant_bounds(bound, mark):
     module = lower_to_loops(count.specialize(np.ones(2)))
     [op] = [op for op in module.walk() if isinstance(op, loop.ForOp)]
     assert op.attributes.get("poll") == mark
+
+
+@hybrid(cache=False)
+def counters(x, n, m):
+    keep = np.zeros(x.shape[0], np.int64)
+    count = 0
+    for a in range(x.shape[0]):  # LINE nms-outer
+        hit = False
+        for k in range(count):  # LINE nms-search
+            if x[keep[k]] > x[a]:
+                hit = True
+                break
+        if hit:
+            continue
+        keep[count] = a
+        count += 1
+    up, found = 0, 0
+    for _i in range(n):  # LINE unbounded-outer
+        for k in range(up):  # LINE grows-in-an-unbounded-loop
+            if x[k % 8] < 0.0:
+                found += k
+                break
+        up += 2
+    down = 0
+    for _i in range(x.shape[0]):  # LINE down-outer
+        for k in range(down, x.shape[0]):  # LINE counter-falls
+            if x[k % 8] < 0.0:
+                found += k
+                break
+        down -= 1
+    scaled = 1
+    for _i in range(x.shape[0]):  # LINE scaled-outer
+        for k in range(scaled):  # LINE counter-doubles
+            if x[k % 8] < 0.0:
+                found += k
+                break
+        scaled = scaled * 2 + m
+    return count + up + down + scaled + found
+
+
+def test_a_search_up_to_a_counter_of_a_bounded_loop_is_bounded():
+    # NMS: `for k in range(count)` with a break, `count += 1` on some paths of a loop
+    # over an array: count <= the array's length, so the search needs no strips (they
+    # cost NMS 6%); the loop around it polls and counts the search's trips
+    module = lower_to_loops(counters.specialize(np.ones(8), 3, 2))
+    lines = open(counters.__wrapped__.__code__.co_filename).read().splitlines()
+    marks = {lines[op.loc.line - 1].split("# LINE ")[1]: op.attributes.get("poll")
+             for op in module.walk() if isinstance(op, (loop.ForOp, loop.WhileOp))
+             and op.loc.known and "# LINE" in lines[op.loc.line - 1]}
+    assert marks == {"nms-outer": "backedge", "nms-search": None,
+                     "unbounded-outer": "backedge", "grows-in-an-unbounded-loop": "counted",
+                     "down-outer": "backedge", "counter-falls": None,
+                     "scaled-outer": "backedge", "counter-doubles": "counted"}
+    x = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+    assert counters(x, 3, 2) == counters.__wrapped__(x, 3, 2)

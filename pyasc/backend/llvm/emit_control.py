@@ -266,9 +266,21 @@ def _emit_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
         b.position_at_end(exit_)
         for r, v in zip(op.outputs, vals, strict=True):
             fe.set(r, fe.values[v])
-        bound = op.attributes.get("bound")
-        if bound is not None and emit_poll.counts_trips(op):  # at most that many ran
-            emit_poll.spend(fe, i64(bound))
+        _spend_while(fe, op)
+
+
+def _spend_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:
+    """An unmarked ``while`` counts its trips like an unmarked ``for``: the ``bound`` a
+    pass gave it, or a counted loop's counter advance (one bounded by array extents)."""
+    if op.attributes.get("poll") or not emit_poll.counts_trips(op):
+        return
+    bound, info = op.attributes.get("bound"), counted(op)
+    if bound is not None:  # at most that many ran
+        emit_poll.spend(fe, i64(bound))
+    elif info is not None:
+        b = fe.b
+        emit_poll.spend(fe, b.sub(fe.get(op.outputs[info.counter]),
+                                  fe.get(op.inits[info.counter])))
 
 
 def _emit_counted_while(fe: FunctionEmitter, op: loop.WhileOp) -> None:

@@ -19,8 +19,11 @@ checks for a signal.  Loops are marked so that no vectorizable inner loop change
   step) by array dims, constants up to :data:`BOUNDED_CONSTANT` and the variables of
   enclosing loops, through additions, subtractions, minima (one bounded operand is
   enough for an upper bound), maxima, divisions, remainders, selections and products
-  with a constant (``_RULES``).  Such a loop is as long as an array the kernel was given or
-  allocated, so it ends soon; the poll of the loop around it counts its trips;
+  with a constant (``_RULES``), and values a bounded loop carries that change by
+  constants only (NMS's ``count += 1``).  Such a loop is as long as an array the kernel
+  was given or allocated, so it ends soon; the poll of the loop around it counts its
+  trips.  The same holds for a counted ``while`` from a bounded-below counter to a
+  bounded-above limit (``for k in range(count)`` with a ``break``): unmarked;
 * any other innermost ``loop.for`` (say ``for i in range(n)`` with ``n`` a scalar
   argument, or ``range(10**12)``): ``poll = "strips"``: the backend runs it in strips
   of a few thousand iterations and polls between strips, the strip itself unchanged
@@ -37,7 +40,7 @@ from collections.abc import Callable
 from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import arith, func, loop, mem
 from pyasc.ir.ops.func import ModuleOp
-from pyasc.ir.passes.interrupt_while import counted
+from pyasc.ir.passes.interrupt_while import CountedWhile, counted
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 BOUNDED_CONSTANT = 1 << 24
@@ -111,11 +114,14 @@ def poll_mode(op: Operation, bounded: _Bounded | None = None) -> str | None:
     inner = [nested_iterations(r.blocks[0]) for r in op.region_list]
     if None in inner or sum(inner) > SMALL_NEST:  # type: ignore[arg-type]
         return "backedge"
+    bounded = bounded or _Bounded()
     if isinstance(op, loop.WhileOp):  # a while a pass bounded runs like an inner loop
         if _static_trips(op) is not None:
             return None
-        return "counted" if counted(op) is not None else "backedge"
-    bounded = bounded or _Bounded()
+        info = counted(op)
+        if info is None:
+            return "backedge"
+        return None if bounded.counted_trips(op, info) else "counted"
     return None if bounded.trips(op) else "strips"
 
 
@@ -173,6 +179,11 @@ class _Bounded:
         return up if step is not None and step > 0 else \
             down if step is not None and step < 0 else up and down
 
+    def counted_trips(self, op: loop.WhileOp, info: CountedWhile) -> bool:
+        """A counted ``while`` (``for k in range(n)`` with a ``break``) from a counter
+        bounded below to a limit bounded above."""
+        return self(info.limit)[0] and self(op.inits[info.counter])[1]
+
     def __call__(self, v: Value) -> Range:
         known = self.memo.get(v)
         if known is None:
@@ -183,7 +194,9 @@ class _Bounded:
     def _compute(self, v: Value) -> Range:
         if isinstance(v, BlockArgument):
             parent = v.block.parent_op
-            if not isinstance(parent, loop.ForOp) or v.index != 0:
+            if isinstance(parent, loop.ForOp) and v.index > 0:
+                return self._counter(parent, v)
+            if not isinstance(parent, loop.ForOp):
                 return False, False
             lb, ub = self(parent.lower), self(parent.upper)
             step = _constant(parent.step)
@@ -199,6 +212,45 @@ class _Bounded:
             return value <= BOUNDED_CONSTANT, value >= -BOUNDED_CONSTANT
         rule = _RULES.get(type(op))
         return rule(self, op.operand_values) if rule else (False, False)
+
+
+    def _counter(self, op: loop.ForOp, arg: BlockArgument) -> Range:
+        """A value the loop carries that each iteration changes by constants only (NMS's
+        ``count += 1`` on some paths): between its initial value and that plus the
+        largest step times the trip count, a bounded loop's."""
+        k = arg.index - 1
+        steps = _steps(op.body.blocks[0].terminator.operand_values[k], arg)
+        if steps is None or not self.trips(op):
+            return False, False
+        low, high = steps
+        init = self(op.inits[k])
+        return (init[0] and high <= BOUNDED_CONSTANT, init[1] and low >= -BOUNDED_CONSTANT)
+
+
+def _steps(v: Value, arg: BlockArgument) -> tuple[int, int] | None:
+    """The least and greatest constant ``v - arg`` on any path (through additions of
+    constants, selections and ``if`` results), or None when ``v`` is anything else."""
+    if v is arg:
+        return 0, 0
+    owner = v.owner
+    if isinstance(owner, (arith.AddOp, arith.SubOp)):
+        x, y = owner.operand_values
+        c, base = (_constant(y), x) if _constant(y) is not None else (_constant(x), y)
+        if c is None or (isinstance(owner, arith.SubOp) and base is not x):
+            return None
+        inner = _steps(base, arg)
+        c = -c if isinstance(owner, arith.SubOp) else c
+        return None if inner is None else (inner[0] + c, inner[1] + c)
+    if isinstance(owner, arith.SelectOp):
+        parts = [_steps(x, arg) for x in owner.operand_values[1:]]
+    elif isinstance(owner, loop.IfOp) and isinstance(v, OpResult):
+        parts = [_steps(r.blocks[0].terminator.operand_values[v.index], arg)
+                 for r in (owner.then_region, owner.else_region)]
+    else:
+        return None
+    if None in parts:
+        return None
+    return min(p[0] for p in parts), max(p[1] for p in parts)  # type: ignore[index]
 
 
 def _constant(v: Value) -> int | None:
