@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyasc.backend.ascendc import cexpr
@@ -19,6 +20,7 @@ from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
+from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_scalar import launch_scalar
@@ -173,7 +175,7 @@ class _Lowering:
         self.kernels.append(k)
         self.regions.append((loc, reason))
         if warn:
-            _warn(loc, reason)
+            _warn(loc, reason, self.soc)
         hb = hb or self.hb
         hb.b.loc = loc
         results = launch_scalar(hb, k, [self.env[v] for v in inputs], self.soc)
@@ -221,10 +223,10 @@ def _reason(ops: list[Operation]) -> str:
     return f"'{ops[0].name}' has no vector schedule"
 
 
-def _warn(loc: Location, reason: str) -> None:
+def _warn(loc: Location, reason: str, soc: SoC) -> None:
     warnings.warn_explicit(
-        f"pyasc: this code runs as scalar AscendC (GetValue/SetValue on the scalar unit, "
-        f"not the vector unit): {reason}", PyascPerformanceWarning,
+        f"pyasc: this code runs as scalar AscendC on {soc.name} (GetValue/SetValue on the "
+        f"scalar unit, not the vector unit): {reason}", PyascPerformanceWarning,
         loc.file or "<unknown>", loc.line or 0)
 
 
@@ -260,6 +262,7 @@ def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgr
     target = soc if isinstance(soc, SoC) else get_soc(soc)
     low = _Lowering(program, target)
     low.run()
+    check_fit(low.kernels, target)
     filename = f"{program.entry}.cpp"
     # Two passes: the helpers the kernels call are known once they are written, and the
     # #line bookkeeping needs the final line numbers.
@@ -270,6 +273,26 @@ def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgr
                          w.files, low.regions)
 
 
+def lower_variants(program: Program, socs: Sequence[SoC]) -> list[AscendProgram]:
+    """``program`` lowered (and so fit-checked) for each SoC of ``socs``, in order.
+
+    The first SoC's performance warnings are issued as usual; another SoC's only for
+    code that is scalar there but vector on the first, and they name that SoC."""
+    first = lower_program(program, socs[0])
+    on_first = {(loc.file or "<unknown>", loc.line or 0) for loc, _ in first.scalar_regions}
+    variants = [first]
+    for soc in socs[1:]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PyascPerformanceWarning)
+            variants.append(lower_program(program, soc))
+        for w in caught:
+            if not issubclass(w.category, PyascPerformanceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            elif (w.filename, w.lineno) not in on_first:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return variants
+
+
 def generate_ascendc(program: Program, soc: str | SoC | None = "Ascend910B1") -> str:
     """The AscendC source (one ``.cpp``) of ``program`` for ``soc``."""
     with warnings.catch_warnings():
@@ -277,4 +300,5 @@ def generate_ascendc(program: Program, soc: str | SoC | None = "Ascend910B1") ->
         return lower_program(program, soc).source
 
 
-__all__ = ["AscendProgram", "PyascPerformanceWarning", "generate_ascendc", "lower_program"]
+__all__ = ["AscendProgram", "PyascPerformanceWarning", "generate_ascendc", "lower_program",
+           "lower_variants"]

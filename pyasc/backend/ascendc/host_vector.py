@@ -210,7 +210,7 @@ def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
         if k.info.space[-1] == DYN:  # one row must fit a tile (static: checked at compile)
             bpe = bytes_per_element(k.phys)
             need = hb.mul(hb.round_up(cols, k.unit), bpe)
-            hb.insert(UBCheckOp([need], [], {"budget": k.tile * bpe,
+            hb.insert(UBCheckOp([need], [], {"budget": k.tile * bpe, "soc": soc.name,
                                              "what": f"one row of kernel '{k.name}'"},
                                 loc=k.group.loc))
         min_rows = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(cols, 1))

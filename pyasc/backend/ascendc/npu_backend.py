@@ -22,7 +22,7 @@ from pyasc.backend.ascendc.bisheng import (
     compile_cached,
     find_toolchain,
 )
-from pyasc.backend.ascendc.codegen import AscendProgram, lower_program
+from pyasc.backend.ascendc.codegen import AscendProgram, lower_variants
 from pyasc.backend.ascendc.soc import socs_for
 from pyasc.backend.base import Program
 from pyasc.errors import DeviceError, ToolchainMissingError
@@ -58,6 +58,8 @@ class NPUBackend:
         self._toolchain, self._cache, self._require_device = toolchain, cache, require_device
 
     def compile(self, program: Program) -> NPUKernel:
+        # every SoC of device_type must fit before any toolchain is looked for
+        variants = lower_variants(program, socs_for(program.options.get("device_type")))
         tc = self._toolchain or find_toolchain()
         if self._require_device and not device_present():
             raise ToolchainMissingError("no Ascend device: /dev/davinci* does not exist",
@@ -65,8 +67,8 @@ class NPUBackend:
                                              f"target='ascend-sim'; {SET_ENV_HINT}")
         kernel = NPUKernel(program, {})
         use_cache = program.options.get("cache", True) is not False
-        for soc in socs_for(program.options.get("device_type")):  # type: ignore[arg-type]
-            ap = lower_program(program, soc)
+        for ap in variants:
+            soc = ap.soc
             kernel.ascend[soc.name] = ap
             if use_cache:
                 obj = compile_cached(tc, ap.source, ap.filename, soc.name, soc.aicore_arch,

@@ -63,7 +63,7 @@ class UBCheckOp(Operation):
 
     name = "ascend.ub_check"
     operands = ("need",)
-    attrs = {"budget": attr(int), "what": attr(str)}
+    attrs = {"budget": attr(int), "what": attr(str), "soc": attr(str, optional=True)}
     traits = frozenset({"checks"})
 
     def verify_op(self) -> None:
@@ -103,7 +103,8 @@ def _ub_check(op: Operation, need: object) -> None:
         loc = op.loc
         raise OutOfMemoryError(
             f"{op.attributes['what']} needs {int(need)} bytes of Unified Buffer "  # type: ignore
-            f"but the SoC's InitBuffer budget is {budget} bytes",
+            f"but the InitBuffer budget of {op.attributes.get('soc', 'the SoC')} is "
+            f"{budget} bytes",
             filename=loc.file, lineno=loc.line or None, col_offset=max(loc.col - 1, 0),
             hint="reduce the row length, or split the reduction axis")
 

@@ -31,7 +31,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pyasc.backend.ascendc.codegen import AscendProgram, PyascPerformanceWarning, lower_program
+from pyasc.backend.ascendc.codegen import (
+    AscendProgram,
+    PyascPerformanceWarning,
+    lower_program,
+    lower_variants,
+)
 from pyasc.backend.ascendc.host_runner import HostRunner
 from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
 from pyasc.backend.ascendc.sim.batch import Unit, compile_batch
@@ -125,10 +130,14 @@ def _compile_into(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[
 
 
 class SimKernel:
-    """A compiled program on ascend-sim: ``kernel(flat_args) -> flat_results``."""
+    """A compiled program on ascend-sim: ``kernel(flat_args) -> flat_results``.
+    ``variants[soc name]`` is the program lowered for each SoC of ``device_type``; the
+    first one (``ascend``) is the one built and run."""
 
-    def __init__(self, program: Program, ascend: AscendProgram, lib: SimLibrary | None) -> None:
+    def __init__(self, program: Program, ascend: AscendProgram, lib: SimLibrary | None,
+                 variants: Sequence[AscendProgram] = ()) -> None:
         self.program, self.ascend, self.lib = program, ascend, lib
+        self.variants = {ap.soc.name: ap for ap in (variants or [ascend])}
         self.last_counters: dict[str, int] = {}
         self.last_launches: list[dict[str, int]] = []
 
@@ -196,17 +205,14 @@ class SimBackend:
         self._prebuilt = prebuilt if prebuilt is not None else {}
 
     def compile(self, program: Program) -> SimKernel:
-        """Lower ``program`` for each requested SoC; build and load the first one."""
+        """Lower ``program`` for each requested SoC (each must fit,
+        ``codegen.lower_variants``); build and load the first one."""
         socs = socs_for(program.options.get("device_type"))  # type: ignore[arg-type]
-        lowered = [lower_program(program, soc) for soc in socs[:1]]
-        with warnings.catch_warnings():  # the other SoCs only check that the kernels fit
-            warnings.simplefilter("ignore", PyascPerformanceWarning)
-            for soc in socs[1:]:
-                lower_program(program, soc)
+        variants = lower_variants(program, socs)
         use_cache = program.options.get("cache", True) is not False
-        ap = lowered[0]
+        ap = variants[0]
         if not ap.kernels:
-            return SimKernel(program, ap, None)
+            return SimKernel(program, ap, None, variants)
         key = library_key(ap.source, ap.kernel_names, sim_config(ap.soc))
         lib = self._prebuilt.get(key) or build_library(ap, use_cache, self._cache)
-        return SimKernel(program, ap, lib)
+        return SimKernel(program, ap, lib, variants)

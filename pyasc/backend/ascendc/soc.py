@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pyasc.errors import InvalidOptionError
+from pyasc.ir.types import SCALAR_TYPES
 
 KB = 1024
 
@@ -87,6 +88,13 @@ C220_CASTS: dict[tuple[str, str], frozenset[str]] = {
 }
 
 
+# Element types an AI Core stores and computes (scalar unit and DMA).  The families
+# without bf16 (dav-m200, dav-c100: reference section 1.3 [V3]/[I]) lack it everywhere,
+# so a kernel touching bf16 does not fit them, even as scalar code.
+ELEMENT_TYPES = frozenset(SCALAR_TYPES)
+_NO_BF16_ELEMENTS = ELEMENT_TYPES - {"bf16"}
+
+
 @dataclass(frozen=True)
 class SoC:
     """One SoC: the numbers the tiling and the compiler driver need."""
@@ -100,6 +108,7 @@ class SoC:
     npu_arch: int            # __NPU_ARCH__
     dtypes: dict[str, frozenset[str]]
     casts: dict[tuple[str, str], frozenset[str]] = field(default_factory=lambda: C220_CASTS)
+    element_types: frozenset[str] = ELEMENT_TYPES
 
     @property
     def reserved_ub_bytes(self) -> int:
@@ -109,6 +118,10 @@ class SoC:
     def supports(self, api: str, dtype: str) -> bool:
         """Whether the vector API class ``api`` takes element type ``dtype`` here."""
         return dtype in self.dtypes.get(api, frozenset())
+
+    def has_element(self, dtype: str) -> bool:
+        """Whether kernels on this SoC may hold ``dtype`` values at all."""
+        return dtype in self.element_types
 
     def supports_cast(self, src: str, dst: str, mode: str) -> bool:
         """Whether ``Cast`` converts ``src`` to ``dst`` elements with ``RoundMode::mode``."""
@@ -144,18 +157,18 @@ SOCS: dict[str, SoC] = {s.name: s for s in (
     # Ascend310P: 256 KB UB / 248 KB budget [V]; vector kernels run on the 8 AI cores of
     # a 310P3 (ai_core_cnt=8 [V3]); 310P1 assumed 10 [I]; no bf16 [V3].
     SoC("Ascend310P1", "Ascend310P", 256 * KB, 248 * KB, 10, "dav-m200-vec", 2002,
-        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS),
     SoC("Ascend310P3", "Ascend310P", 256 * KB, 248 * KB, 8, "dav-m200-vec", 2002,
-        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS),
     # Ascend310B: 248 KB UB, 184 KB InitBuffer budget [V]; one AI core [I].
     SoC("Ascend310B1", "Ascend310B", 248 * KB, 184 * KB, 1, "dav-m300", 3002, C220_DTYPES),
     SoC("Ascend310B4", "Ascend310B", 248 * KB, 184 * KB, 1, "dav-m300", 3002, C220_DTYPES),
     # Ascend910 (first generation): 256 KB / 248 KB [V]; 32 AI cores on 910A, 30 on the
     # "Ascend910B" first-generation part [I]; no bf16 [I].
     SoC("Ascend910A", "Ascend910", 256 * KB, 248 * KB, 32, "dav-c100", 1001,
-        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS),
     SoC("Ascend910ProB", "Ascend910", 256 * KB, 248 * KB, 30, "dav-c100", 1001,
-        _no_bf16(C220_DTYPES), _NO_BF16_CASTS),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS),
 )}
 
 DEFAULT_SOC = "Ascend910B1"

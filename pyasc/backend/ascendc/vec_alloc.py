@@ -150,18 +150,20 @@ def bytes_per_element(phys: list[PhysBuf]) -> int:
 
 
 def choose_tile(phys: list[PhysBuf], budget: int, unit: int, min_tile: int,
-                want: int | None, loc: Location, what: str) -> int:
-    """The largest tile (multiple of 256) that fits ``budget``, at most ``want``.
+                want: int | None, loc: Location, what: str, soc_name: str) -> int:
+    """The largest tile (multiple of 256) that fits ``budget`` (the InitBuffer budget of
+    the SoC ``soc_name``), at most ``want``.
 
-    Raises E50003 (``OutOfMemoryError``) when ``min_tile`` elements do not fit.
+    Raises E50003 (``OutOfMemoryError``) naming the SoC when ``min_tile`` elements do not
+    fit.
     """
     min_tile = max(TILE_QUANTUM, -(-min_tile // TILE_QUANTUM) * TILE_QUANTUM)
     need = total_bytes(phys, min_tile, unit)
     if need > budget:
         raise OutOfMemoryError(
             f"{what} needs {need} bytes of Unified Buffer for its smallest tile "
-            f"({min_tile} elements in {len(phys)} buffers) but the SoC's InitBuffer budget "
-            f"is {budget} bytes", filename=loc.file, lineno=loc.line or None,
+            f"({min_tile} elements in {len(phys)} buffers) but the InitBuffer budget of "
+            f"{soc_name} is {budget} bytes", filename=loc.file, lineno=loc.line or None,
             col_offset=max(loc.col - 1, 0),
             hint="split the computation into smaller fused groups (fusion_scope) or "
                  "shorten the reduced axis")

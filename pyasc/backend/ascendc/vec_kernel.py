@@ -218,7 +218,7 @@ def _size(kernel: VectorKernel, soc: SoC) -> None:
     what = f"the fused {kernel.group.attributes['kind']} kernel at this line"
     try:
         kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit,
-                                  min_tile, want, kernel.group.loc, what)
+                                  min_tile, want, kernel.group.loc, what, soc.name)
     except OutOfMemoryError:
         if kernel.schedule == "rows" and kernel.info.rank == 1:  # split it instead
             raise NotVectorizable("a 1-D array reduced as one row longer than the UB",

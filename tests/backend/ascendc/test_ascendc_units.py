@@ -186,11 +186,13 @@ def test_host_program_of_a_static_shape():
 
 def test_choose_tile_fills_the_budget_and_reports_e50003():
     phys = [PhysBuf("xQue_", "tile", 4, "in", 2), PhysBuf("yQue_", "tile", 4, "out", 2)]
-    tile = choose_tile(phys, SOC.init_buffer_bytes, 8, 256, None, Location(), "k")
+    tile = choose_tile(phys, SOC.init_buffer_bytes, 8, 256, None, Location(), "k", SOC.name)
     assert tile % 256 == 0 and 16 * tile <= SOC.init_buffer_bytes < 16 * (tile + 256)
-    assert choose_tile(phys, SOC.init_buffer_bytes, 8, 256, 300, Location(), "k") == 512
-    with pytest.raises(OutOfMemoryError, match="188416"):
-        choose_tile(phys, SOC.init_buffer_bytes, 8, 20000, None, Location("a.py", 3, 1), "k")
+    assert choose_tile(phys, SOC.init_buffer_bytes, 8, 256, 300, Location(), "k",
+                       SOC.name) == 512
+    with pytest.raises(OutOfMemoryError, match=f"budget of {SOC.name} is 188416"):
+        choose_tile(phys, SOC.init_buffer_bytes, 8, 20000, None, Location("a.py", 3, 1), "k",
+                    SOC.name)
     assert reduce_tmp_elems(64, 4) == 8 and reduce_tmp_elems(8192, 2) == 128
 
 
