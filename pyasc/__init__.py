@@ -1,9 +1,17 @@
 """pyasc: numpy-style Python operators compiled for Ascend NPUs (AscendC) and CPUs (LLVM)."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 from pyasc.frontend import fusion_scope, supported_numpy
 from pyasc.jit import HybridFunction, fusion_group, hybrid
 from pyasc.runtime import pool_code as _pool_code
 from pyasc.version import __version__
+
+if TYPE_CHECKING:
+    from pyasc.tools.report import Report
 
 
 def _runtime_code() -> object:
@@ -17,5 +25,16 @@ def _runtime_code() -> object:
 
 _pool_code.provide(_runtime_code)
 
-__all__ = ["HybridFunction", "__version__", "fusion_group", "fusion_scope", "hybrid",
+
+def doctor(environ: Mapping[str, str] | None = None) -> Report:
+    """What this machine can run: a report of every check (Python, numpy, llvmlite,
+    the C++ compiler, CANN, AscendCL, the NPU driver), with the fix of each problem;
+    ``report.ready("ascend")`` says whether a target works here.  ``pyasc doctor`` on the
+    command line prints it (:mod:`pyasc.tools.doctor`)."""
+    from pyasc.tools.doctor import doctor as run
+
+    return run(environ)
+
+
+__all__ = ["HybridFunction", "__version__", "doctor", "fusion_group", "fusion_scope", "hybrid",
            "supported_numpy"]

@@ -3,7 +3,8 @@
 ``pyasc demo`` compiles and runs the example operators in ``examples/`` on the default
 target, checks each against the same Python function run on numpy, prints the time
 per call of both, and writes every kernel's generated code (tensor IR, loop IR,
-LLVM IR and AscendC source) under an output folder it names.  ``pyasc --help`` lists
+LLVM IR and AscendC source) under an output folder it names.  ``pyasc doctor`` checks
+this machine for each target (:mod:`pyasc.tools.doctor`).  ``pyasc --help`` lists
 the commands (:data:`COMMANDS`); ``pyasc <command> --help`` a command's options.
 """
 
@@ -158,9 +159,18 @@ def _default_target() -> str:
     return resolve_target(make_options({}))
 
 
+def doctor(argv: Sequence[str]) -> int:
+    """``pyasc doctor``: the report of :mod:`pyasc.tools.doctor`; returns its exit status."""
+    from pyasc.tools.doctor import main as doctor_main
+
+    return doctor_main(argv)
+
+
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "demo": (demo, "compile the example operators, check them against numpy, time them "
                    "and write their generated code"),
+    "doctor": (doctor, "check Python, LLVM, the C++ compiler, CANN, AscendCL and the NPU "
+                       "driver; say how to fix what a target needs"),
 }
 """Subcommands: name -> (function taking the remaining arguments, one-line summary)."""
 

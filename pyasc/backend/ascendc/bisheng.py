@@ -82,18 +82,34 @@ class Toolchain:
         return {"cann": cann_version(self.home), "bisheng": _tool_version(self.compiler)}
 
 
-def _which(name: str, env: Mapping[str, str], extra_dirs: Sequence[Path]) -> str | None:
+TOOL_OVERRIDES = {"bisheng": "PYASC_COMPILER", "ld.lld": "PYASC_LINKER"}
+"""The environment variable naming each CANN tool explicitly (reference section 3)."""
+
+
+def tool_dir(home: Path) -> Path:
+    """Where a toolkit keeps bisheng and ld.lld."""
+    return home / "compiler" / "ccec_compiler" / "bin"
+
+
+def find_tool(name: str, env: Mapping[str, str], home: Path | None) -> str | None:
+    """``bisheng`` or ``ld.lld``: its override variable, else ``PATH``, else the
+    toolkit's ``compiler/ccec_compiler/bin`` (``None`` when none has it)."""
+    override = env.get(TOOL_OVERRIDES[name])
+    if override:
+        return override
     found = shutil.which(name, path=env.get("PATH"))
     if found:
         return found
-    for d in extra_dirs:
-        candidate = d / name
+    if home is not None:
+        candidate = tool_dir(home) / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None
 
 
-def _include_dirs(home: Path) -> tuple[tuple[str, ...], str | None]:
+def include_dirs(home: Path) -> tuple[tuple[str, ...], str | None]:
+    """The AscendC header directories of the toolkit at ``home`` and its
+    ``cann_version.h`` (``None`` when absent); E50030 when it has no headers."""
     tikcpp = (home / "compiler" / "tikcpp").resolve()
     header = tikcpp / ".." / ".." / "include" / "version" / "cann_version.h"
     version = str(header.resolve()) if header.is_file() else None
@@ -119,16 +135,15 @@ def find_toolchain(env: Mapping[str, str] | None = None) -> Toolchain:
     if not home.is_dir():
         raise ToolchainMissingError(f"ASCEND_HOME_PATH={home_text} is not a directory",
                                     hint=SET_ENV_HINT)
-    bin_dirs = [home / "compiler" / "ccec_compiler" / "bin"]
-    compiler = env.get("PYASC_COMPILER") or _which("bisheng", env, bin_dirs)
-    linker = env.get("PYASC_LINKER") or _which("ld.lld", env, bin_dirs)
+    compiler = find_tool("bisheng", env, home)
+    linker = find_tool("ld.lld", env, home)
     if not compiler:
-        raise ToolchainMissingError("bisheng is not on PATH nor in "
-                                    f"{bin_dirs[0]}", hint=SET_ENV_HINT)
-    if not linker:
-        raise ToolchainMissingError(f"ld.lld is not on PATH nor in {bin_dirs[0]}",
+        raise ToolchainMissingError(f"bisheng is not on PATH nor in {tool_dir(home)}",
                                     hint=SET_ENV_HINT)
-    includes, version = _include_dirs(home)
+    if not linker:
+        raise ToolchainMissingError(f"ld.lld is not on PATH nor in {tool_dir(home)}",
+                                    hint=SET_ENV_HINT)
+    includes, version = include_dirs(home)
     return Toolchain(home, compiler, linker, includes, version)
 
 

@@ -79,11 +79,13 @@ class SimConfig:
         ]
 
 
-def find_compiler() -> str:
-    """The host C++ compiler: ``$CXX``, else the first of c++, g++, clang++ on PATH."""
-    candidates = [os.environ["CXX"]] if os.environ.get("CXX") else ["c++", "g++", "clang++"]
+def find_compiler(environ: Mapping[str, str] | None = None) -> str:
+    """The host C++ compiler: ``$CXX``, else the first of c++, g++, clang++ on PATH
+    (of ``environ``, default ``os.environ``)."""
+    env = os.environ if environ is None else environ
+    candidates = [env["CXX"]] if env.get("CXX") else ["c++", "g++", "clang++"]
     for name in candidates:
-        path = shutil.which(name)
+        path = shutil.which(name, path=env.get("PATH"))
         if path:
             return path
     raise ToolchainMissingError(
