@@ -167,7 +167,8 @@ class ToolchainMissingError(PyascError):
 
     code = "E50030"
     title = "toolchain missing"
-    default_hint = "source <ascend-toolkit>/set_env.sh, or use target='cpu' or 'ascend-sim'"
+    default_hint = ("source <ascend-toolkit>/set_env.sh, or use target='cpu' or 'ascend-sim'; "
+                    "run `pyasc doctor` to see what is missing")
 
 
 class DeviceError(PyascError):
@@ -175,7 +176,7 @@ class DeviceError(PyascError):
 
     code = "E50031"
     title = "device runtime error"
-    default_hint = ("check the NPU driver and CANN (npu-smi info, source "
+    default_hint = ("check the NPU driver and CANN (`pyasc doctor`, npu-smi info, source "
                     "<ascend-toolkit>/set_env.sh), or use target='ascend-sim'")
 
 

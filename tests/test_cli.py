@@ -59,8 +59,10 @@ def test_help_lists_every_command(flag, capsys):
     assert main([flag]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: pyasc <command>")
+    width = max(map(len, COMMANDS))
     for name, (_, summary) in COMMANDS.items():
-        assert f"  {name}  {summary}" in out
+        assert f"  {name:<{width}}  {summary}" in out
+    assert "doctor" in COMMANDS
 
 
 def test_console_script_help_lists_the_commands():
