@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -116,7 +117,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     opts = parser.parse_args(argv)
     report = doctor()
-    print(render_json(report, opts.target) if opts.json else render_text(report, opts.target))
+    text = render_json(report, opts.target) if opts.json else render_text(report, opts.target)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `pyasc doctor | head`: the reader left; the status still counts
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0 if report.ready(_resolve(report, opts.target)) else 1
 
 
