@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -145,15 +146,18 @@ def auto_target() -> str:
     return "ascend" if npu_available() else "cpu"
 
 
-def npu_available() -> bool:
+def npu_available(environ: Mapping[str, str] | None = None, dev: str = "/dev",
+                  ascend_root: str = "/usr/local/Ascend") -> bool:
     """An Ascend device node and a CANN toolkit (``ASCEND_HOME_PATH`` or the default
-    install location)."""
+    install location); the arguments default to this machine (``pyasc doctor`` passes
+    the ones it checks)."""
+    env = os.environ if environ is None else environ
     try:  # os.listdir, not Path.glob: no pattern compilation on a call's path
         has_device = any(n.startswith("davinci") and n[7:8].isdigit()
-                         for n in os.listdir("/dev"))
+                         for n in os.listdir(dev))
     except OSError:
         has_device = False
-    home = os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")
+    home = env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME")
     has_cann = bool(home and Path(home).is_dir()) or \
-        Path("/usr/local/Ascend/ascend-toolkit/latest").is_dir()
+        Path(ascend_root, "ascend-toolkit", "latest").is_dir()
     return has_device and has_cann

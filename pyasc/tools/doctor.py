@@ -5,9 +5,9 @@ Every check is a small function of a :class:`~pyasc.tools.report.Context` return
 :class:`~pyasc.tools.report.CheckResult` (status ``ok``/``warn``/``fail``/``skip``,
 what was found, the exact fix); :data:`CHECKS` lists them in report order.  The report
 says which targets can work here (``Report.ready``); ``pyasc doctor --target T`` exits
-with status 1 when ``T`` cannot.  ``auto`` is the target ``@hybrid`` picks by default:
-``ascend`` when a device node and a toolkit are present (as
-``pyasc.jit.options.npu_available`` decides), else ``cpu``.
+with status 1 when ``T`` cannot.  ``auto`` is the target ``@hybrid`` picks by default
+(``Report.auto``, decided by ``pyasc.jit.options.npu_available`` on the machine
+checked): ``ascend`` when a device node and a toolkit are present, else ``cpu``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import platform
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
+from pyasc.jit.options import npu_available
 from pyasc.tools import checks_cann, checks_device, checks_host
 from pyasc.tools.report import CheckResult, Context, Report
 from pyasc.version import __version__
@@ -48,8 +49,10 @@ TARGET_CHOICES = ("auto", "cpu", "ascend-sim", "ascend")
 
 
 def run_checks(ctx: Context) -> Report:
-    """Every check of :data:`CHECKS` against ``ctx``."""
-    return Report(tuple(check(ctx) for check in CHECKS))
+    """Every check of :data:`CHECKS` against ``ctx``, and what ``auto`` picks there."""
+    auto = "ascend" if npu_available(ctx.environ, str(ctx.dev_dir),
+                                     str(ctx.ascend_root)) else "cpu"
+    return Report(tuple(check(ctx) for check in CHECKS), auto)
 
 
 def doctor(environ: Mapping[str, str] | None = None) -> Report:
@@ -61,15 +64,8 @@ def doctor(environ: Mapping[str, str] | None = None) -> Report:
     return run_checks(ctx)
 
 
-def auto_choice(report: Report) -> str:
-    """The target ``target="auto"`` picks with these findings."""
-    present = report["device-nodes"].status in ("ok", "warn") and \
-        report["cann-toolkit"].status == "ok"
-    return "ascend" if present else "cpu"
-
-
 def _resolve(report: Report, target: str) -> str:
-    return auto_choice(report) if target == "auto" else target
+    return report.auto if target == "auto" else target
 
 
 def render_text(report: Report, target: str) -> str:

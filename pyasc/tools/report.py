@@ -108,6 +108,7 @@ class Report:
     """The results of every check, in order; iterate it like a list."""
 
     checks: tuple[CheckResult, ...]
+    auto: str = "cpu"  # what target="auto" resolves to on the machine checked
 
     def __iter__(self) -> Iterator[CheckResult]:
         return iter(self.checks)
@@ -133,7 +134,7 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data (the ``--json`` output)."""
-        return {"checks": [asdict(c) for c in self.checks],
+        return {"checks": [asdict(c) for c in self.checks], "auto": self.auto,
                 "targets": {t: {"ready": self.ready(t),
                                 "missing": [c.name for c in self.missing(t)]}
                             for t in REQUIREMENTS}}

@@ -22,7 +22,7 @@ from fake_ascend import (
 
 import pyasc
 from pyasc.tools import checks_device
-from pyasc.tools.doctor import CHECKS, auto_choice, render_text, run_checks
+from pyasc.tools.doctor import CHECKS, render_text, run_checks
 from pyasc.tools.report import REQUIREMENTS, Context
 
 
@@ -77,7 +77,7 @@ def test_nothing_installed_fails_ascend_only(root):
     assert "--device /dev/davinci0" in report["device-nodes"].fix
     assert report.ready("cpu") and report.ready("ascend-sim") and not report.ready("ascend")
     assert {c.name for c in report.missing("ascend")} >= {"cann-toolkit", "bisheng"}
-    assert auto_choice(report) == "cpu"
+    assert report.auto == "cpu"
 
 
 def test_installed_but_not_sourced_names_the_script_to_source(root):
@@ -242,7 +242,7 @@ def test_everything_present_makes_ascend_ready_and_auto_pick_it(root, tmp_path, 
     make_driver(root, compatible=f"[{'V100R001C25'}]")
     report = _report(root, sourced_env(home), make_nodes(tmp_path / "dev"))
     assert report.ready("ascend"), report.missing("ascend")
-    assert auto_choice(report) == "ascend"
+    assert report.auto == "ascend"
     assert report["driver-toolkit-match"].status == "ok"
     assert "target ascend      ready" in render_text(report, "ascend")
 
@@ -274,3 +274,13 @@ def test_public_doctor_returns_every_check_and_the_requirements_exist():
     for c in report:
         assert c.status in ("ok", "warn", "fail", "skip")
         assert c.status not in ("fail", "warn") or c.fix, c
+
+
+def test_auto_picks_ascend_on_an_unsourced_install_and_says_it_cannot_work(root, tmp_path):
+    make_toolkit(root)
+    report = _report(root, base_env(), make_nodes(tmp_path / "dev"))
+    assert report.auto == "ascend"  # as pyasc.jit.options.npu_available decides
+    assert not report.ready("ascend")
+    text = render_text(report, "auto")
+    assert "target auto        runs on ascend here" in text
+    assert "requested target auto: cannot work on this machine" in text
