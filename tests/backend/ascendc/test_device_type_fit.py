@@ -152,3 +152,13 @@ def test_every_listed_soc_gets_its_own_variant():
     variants = lower_variants(program, socs_for(program.options["device_type"]))
     assert [ap.soc.name for ap in variants] == ["Ascend910B1", "Ascend910B4"]
     assert all("for " + ap.soc.name in ap.source for ap in variants)
+
+
+def test_ascend_sim_keeps_every_variant_and_runs_the_first():
+    @hybrid(device_type=["Ascend310P3", "Ascend910B1"])
+    def scalar_sum(x):
+        return x[0] + x[1]  # host code only: no kernel to build
+
+    kernel = SimBackend().compile(scalar_sum.specialize(np.zeros(4, np.float32)))
+    assert list(kernel.variants) == ["Ascend310P3", "Ascend910B1"]
+    assert kernel.ascend is kernel.variants["Ascend310P3"]
