@@ -80,7 +80,7 @@ class HostRunner(Interpreter):
         total: dict[str, int] = {}
         for c in self.counters:
             for key, value in c.items():
-                if key == "ub_peak_bytes":
+                if key.endswith("_peak_bytes"):
                     total[key] = max(total.get(key, 0), value)
                 else:
                     total[key] = total.get(key, 0) + value

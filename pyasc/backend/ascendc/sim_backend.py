@@ -69,8 +69,11 @@ def sim_config(soc: SoC, opt_level: str | None = None) -> SimConfig:
     opt = opt_level or os.environ.get("PYASC_SIM_OPT", "-O2")
     if opt not in ("-O0", "-O1", "-O2", "-O3"):
         opt = "-O2"
+    cube = {} if soc.cube is None else {
+        "l1_bytes": soc.cube.l1_usable_bytes, "l0a_bytes": soc.cube.l0a_bytes,
+        "l0b_bytes": soc.cube.l0b_bytes, "l0c_bytes": soc.cube.l0c_bytes}
     return SimConfig(ub_bytes=soc.ub_bytes, ub_reserved_bytes=soc.reserved_ub_bytes,
-                     opt_level=opt)
+                     opt_level=opt, **cube)
 
 
 def library_key(source: str, kernels: Sequence[str], config: SimConfig) -> str:

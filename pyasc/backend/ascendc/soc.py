@@ -19,6 +19,16 @@ Sources:
 * Core counts: ``data/platform_config/<soc>.ini`` ``[SoCInfo]`` as quoted in CANN and
   torchair docs (Ascend910B1/B2: ``ai_core_cnt=24 vector_core_cnt=48``) and third-party
   excerpts (Ascend910B4: 20/40, Ascend310P3: 8/7).
+* Cube numbers (``CubeUnit``, dav-c220 only): ``shared/ascendc-cube-reference.md`` section
+  1.2 and 2.1, read in asc-devkit: ``kernel_utils_constants.h`` (``TOTAL_L0A_SIZE =
+  TOTAL_L0B_SIZE = 64 KB``, ``TOTAL_L0C_SIZE = 128 KB``, ``TOTAL_L1_SIZE = 512 KB - 128``
+  under ``__NPU_ARCH__ == 2201``), ``platform_ascendc.cpp`` (``LOCAL_RESERV_SIZE = 256``
+  subtracted from L1 for ASCEND910B; ``matmul_tiling_base.cpp`` uses the same
+  ``512 KB - 256``) and ``matmul_config_utils.h`` (C0 = 16 b16 / 8 b32 / 32 b8 elements:
+  a fractal is 16 x C0 = 512 bytes in L1/L0A/L0B, 16 x 16 fp32/int32 in L0C).  Cube core
+  counts: ``ai_core_cnt`` of the platform ini (24 on 910B1/B2 [V3], 20 on 910B4 [V3]).
+  Other SoCs have no verified cube facts and keep ``cube = None``: their matmul stays a
+  scalar kernel.
 """
 
 from __future__ import annotations
@@ -96,6 +106,35 @@ _NO_BF16_ELEMENTS = ELEMENT_TYPES - {"bf16"}
 
 
 @dataclass(frozen=True)
+class CubeUnit:
+    """The cube (matrix) unit of a dav-c220 SoC: its memories, core count and fractals."""
+
+    cores: int                        # AIC cores a cube kernel may launch (block_dim)
+    l1_bytes: int = 512 * KB          # physical L1 (16 banks x 32 KB) [V]
+    l1_reserved_bytes: int = 256      # platform LOCAL_RESERV_SIZE on 910B [V]
+    l0a_bytes: int = 64 * KB          # TOTAL_L0A_SIZE [V]
+    l0b_bytes: int = 64 * KB          # TOTAL_L0B_SIZE [V]
+    l0c_bytes: int = 128 * KB         # TOTAL_L0C_SIZE [V]
+    aicore_arch: str = "dav-c220-cube"  # --cce-aicore-arch of a cube kernel [V]
+    # C0: elements of one fractal row (32 bytes) in L1/L0A/L0B, per operand dtype [V];
+    # the fractal is 16 x C0 (512 bytes).  L0C fractals are 16 x 16 fp32/int32 [V].
+    c0: dict[str, int] = field(default_factory=lambda: {"f16": 16, "bf16": 16, "f32": 8,
+                                                        "i8": 32})
+    # Operand dtype -> L0C accumulator dtype (Mmad's dtype table on 910B) [V].
+    accumulator: dict[str, str] = field(default_factory=lambda: {
+        "f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"})
+
+    @property
+    def l1_usable_bytes(self) -> int:
+        """L1 a kernel may use: the physical size less the platform's reserve."""
+        return self.l1_bytes - self.l1_reserved_bytes
+
+    def fractal(self, dtype: str) -> tuple[int, int]:
+        """(rows, cols) of one L1/L0A/L0B fractal of ``dtype`` operands."""
+        return 16, self.c0[dtype]
+
+
+@dataclass(frozen=True)
 class SoC:
     """One SoC: the numbers the tiling and the compiler driver need."""
 
@@ -109,6 +148,7 @@ class SoC:
     dtypes: dict[str, frozenset[str]]
     casts: dict[tuple[str, str], frozenset[str]] = field(default_factory=lambda: C220_CASTS)
     element_types: frozenset[str] = ELEMENT_TYPES
+    cube: CubeUnit | None = None   # None: no verified cube facts, matmul stays scalar
 
     @property
     def reserved_ub_bytes(self) -> int:
@@ -136,8 +176,9 @@ _NO_BF16_CASTS = {pair: modes for pair, modes in C220_CASTS.items() if "bf16" no
 
 
 def _c220(name: str, family: str, vector_blocks: int) -> SoC:
+    # One AIC per two AIVs on every dav-c220 part (a 1:2 MIX launch) [V].
     return SoC(name, family, 192 * KB, 184 * KB, vector_blocks, "dav-c220-vec", 2201,
-               C220_DTYPES)
+               C220_DTYPES, cube=CubeUnit(cores=vector_blocks // 2))
 
 
 SOCS: dict[str, SoC] = {s.name: s for s in (

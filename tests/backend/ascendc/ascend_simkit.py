@@ -15,14 +15,16 @@ from pathlib import Path
 from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
 
 KERNELS = Path(__file__).parent / "kernels"
-_OPT = {"sim_elementwise.cpp": "-O0", "sim_cmp_reduce.cpp": "-O2", "sim_violations.cpp": "-O1"}
+_OPT = {"sim_elementwise.cpp": "-O0", "sim_cmp_reduce.cpp": "-O2", "sim_violations.cpp": "-O1",
+        "sim_cube.cpp": "-O1"}
 _ENTRY = re.compile(r'^extern "C" __global__ __aicore__ void (\w+)\(', re.MULTILINE)
-_MACRO_ENTRY = re.compile(r"^(?:BINARY|UNARY|SCALAR|CAST)_KERNEL\((\w+),", re.MULTILINE)
+_MACRO_ENTRY = re.compile(r"^(?:BINARY|UNARY|SCALAR|CAST|TILE)_KERNEL\((\w+),|^KERNEL\((\w+)\)",
+                          re.MULTILINE)
 
 
 def kernel_names(source: str) -> list[str]:
     """The extern "C" kernels a test source defines (directly or through its macros)."""
-    return _ENTRY.findall(source) + _MACRO_ENTRY.findall(source)
+    return _ENTRY.findall(source) + [a or b for a, b in _MACRO_ENTRY.findall(source)]
 
 
 def _build(filename: str) -> SimLibrary:

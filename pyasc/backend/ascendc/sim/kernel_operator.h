@@ -10,8 +10,10 @@
 #include "sim_fp16.h"    // half, bfloat16_t, directed rounding
 #include "sim_state.h"   // per-block state, counters
 #include "sim_tensor.h"  // GlobalTensor, LocalTensor
-#include "sim_pipe.h"    // TPipe, TQue, TBuf, GetBlockIdx, sync
+#include "sim_pipe.h"    // TPipe, TQue, TBuf, GetBlockIdx
+#include "sim_sync.h"    // SetFlag, WaitFlag, PipeBarrier; pipe-order checks
 #include "sim_copy.h"    // DataCopy, DataCopyPad
 #include "sim_vec.h"     // elementwise count-form APIs, Duplicate
 #include "sim_cast.h"    // Cast
 #include "sim_cmpsel.h"  // Compare, Select, reductions, Sigmoid
+#include "sim_cube.h"    // Nd2Nz DataCopy, LoadData, Mmad, Fixpipe (cube unit)

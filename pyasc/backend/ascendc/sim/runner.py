@@ -69,6 +69,10 @@ class SimConfig:
     ub_reserved_bytes: int = 8 * 1024
     max_buffers: int = 64
     opt_level: str = "-O2"
+    l1_bytes: int = 512 * 1024 - 256   # usable L1 of the cube unit (910B)
+    l0a_bytes: int = 64 * 1024
+    l0b_bytes: int = 64 * 1024
+    l0c_bytes: int = 128 * 1024
 
     def defines(self) -> list[str]:
         """The -D flags that configure the headers."""
@@ -76,6 +80,10 @@ class SimConfig:
             f"-DPYASC_SIM_UB_BYTES={self.ub_bytes}",
             f"-DPYASC_SIM_UB_RESERVED_BYTES={self.ub_reserved_bytes}",
             f"-DPYASC_SIM_MAX_BUFFERS={self.max_buffers}",
+            f"-DPYASC_SIM_L1_BYTES={self.l1_bytes}",
+            f"-DPYASC_SIM_L0A_BYTES={self.l0a_bytes}",
+            f"-DPYASC_SIM_L0B_BYTES={self.l0b_bytes}",
+            f"-DPYASC_SIM_L0C_BYTES={self.l0c_bytes}",
         ]
 
 

@@ -250,13 +250,4 @@ class TPipe {
 __aicore__ inline int64_t GetBlockIdx(SrcLoc loc = {}) { return pyasc_sim::block("GetBlockIdx", loc).idx; }
 __aicore__ inline int64_t GetBlockNum(SrcLoc loc = {}) { return pyasc_sim::block("GetBlockNum", loc).num; }
 
-// Pipes run in program order in the model, so barriers and flags have nothing to order;
-// they exist so that the generated synchronisation type-checks as on bisheng.
-template <pipe_t pipe>
-__aicore__ inline void PipeBarrier() {}
-template <HardEvent event>
-__aicore__ inline void SetFlag(int32_t eventID) { (void)eventID; }
-template <HardEvent event>
-__aicore__ inline void WaitFlag(int32_t eventID) { (void)eventID; }
-
 }  // namespace AscendC

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim_cube_state.h"
 #include "sim_fp16.h"
 
 namespace pyasc_sim {
@@ -33,7 +34,11 @@ namespace pyasc_sim {
   X(Abs_calls, SUM) X(Sqrt_calls, SUM) X(Rsqrt_calls, SUM) X(Reciprocal_calls, SUM)   \
   X(Relu_calls, SUM) X(Duplicate_calls, SUM) X(Cast_calls, SUM) X(Compare_calls, SUM) \
   X(Select_calls, SUM) X(ReduceSum_calls, SUM) X(ReduceMax_calls, SUM)                \
-  X(ReduceMin_calls, SUM) X(Sigmoid_calls, SUM)
+  X(ReduceMin_calls, SUM) X(Sigmoid_calls, SUM)                                      \
+  X(gm_to_l1_bytes, SUM) X(l1_to_l0a_bytes, SUM) X(l1_to_l0b_bytes, SUM)              \
+  X(l0c_to_gm_bytes, SUM) X(cube_macs, SUM) X(cube_padded_macs, SUM)                  \
+  X(Mmad_calls, SUM) X(l1_peak_bytes, MAX) X(l0a_peak_bytes, MAX)                     \
+  X(l0b_peak_bytes, MAX) X(l0c_peak_bytes, MAX)
 
 enum class Ctr : int {
 #define PYASC_SIM_X(name, kind) name,
@@ -109,6 +114,7 @@ struct BlockState {
   uint64_t counters[kNumCounters] = {};
   std::vector<GmWrite> writes;
   bool pipe_alive = false;
+  std::unique_ptr<CubeState> cube = std::make_unique<CubeState>();  // L1/L0, pipes, flags
   int64_t poll_state[2];
   int64_t poll_budget = kPollBudget;
 

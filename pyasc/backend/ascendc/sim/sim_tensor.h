@@ -26,12 +26,17 @@ struct UbRef {
   uint8_t* ub = nullptr;
   uint32_t off = 0, buf_lo = 0, buf_hi = 0;
   const Slot* slot = nullptr;  // the TQue buffer, or nullptr for TBuf memory
+  Mem mem = Mem::UB;           // L1/L0A/L0B/L0C for the static cube tensors (sim_cube.h)
 };
 
 // Check a UB operand that spans `bytes` from the tensor's start; returns its host address.
 inline uint8_t* ub_operand(const UbRef& r, uint64_t bytes, uint32_t align, const char* api,
                            const char* role, const SrcLoc& loc) {
   if (r.ub == nullptr) fail(api, loc, fmt("%s is a LocalTensor that was never bound to a buffer", role));
+  if (r.mem != Mem::UB) {
+    fail(api, loc, fmt("%s is a %s tensor; this API takes Unified Buffer tensors (VECIN/VECOUT/VECCALC)",
+                       role, mem_name(r.mem)));
+  }
   if (r.slot != nullptr && r.slot->state == SlotState::FREE) {
     fail(api, loc, fmt("%s uses a queue buffer after FreeTensor (a later AllocTensor may reuse it)", role));
   }
@@ -41,6 +46,41 @@ inline uint8_t* ub_operand(const UbRef& r, uint64_t bytes, uint32_t align, const
   if (r.off + bytes > r.buf_hi) {
     fail(api, loc, fmt("%s accesses %llu bytes at UB offset %u, beyond its buffer [%u, %u)", role,
                        static_cast<unsigned long long>(bytes), r.off, r.buf_lo, r.buf_hi));
+  }
+  return r.ub + r.off;
+}
+
+// The memory behind a static tensor `LocalTensor<T>(pos, addr, tileSize)` of a cube
+// position: A1/B1/C1 (and TSCM/SHM) are L1, A2 is L0A, B2 is L0B, CO1 is L0C (910B).
+inline Mem position_memory(AscendC::TPosition pos) {
+  using P = AscendC::TPosition;
+  switch (pos) {
+    case P::A1: case P::B1: case P::C1: case P::TSCM: case P::SHM: return Mem::L1;
+    case P::A2: return Mem::L0A;
+    case P::B2: return Mem::L0B;
+    case P::CO1: return Mem::L0C;
+    default: return Mem::COUNT;
+  }
+}
+
+// Bind `bytes` at byte `addr` of the position's memory; the tensor's extent is its buffer.
+inline UbRef bind_static(AscendC::TPosition pos, uint32_t addr, uint64_t bytes, const SrcLoc& loc);
+
+// Check a cube operand in memory `want` spanning `bytes`; returns its host address.
+inline uint8_t* cube_operand(const UbRef& r, Mem want, uint64_t bytes, uint32_t align, const char* api,
+                             const char* role, const SrcLoc& loc) {
+  if (r.ub == nullptr) fail(api, loc, fmt("%s is a LocalTensor that was never bound to a buffer", role));
+  if (r.mem != want) {
+    fail(api, loc, fmt("%s is a %s tensor; this API takes a %s tensor here", role, mem_name(r.mem),
+                       mem_name(want)));
+  }
+  if (r.off % align != 0) {
+    fail(api, loc, fmt("%s %s address %u is not %u-byte aligned", role, mem_name(r.mem), r.off, align));
+  }
+  if (r.off + bytes > r.buf_hi) {
+    fail(api, loc, fmt("%s accesses %llu bytes at %s offset %u, beyond its tensor [%u, %u): an overflow "
+                       "into the neighbouring buffer", role, static_cast<unsigned long long>(bytes),
+                       mem_name(r.mem), r.off, r.buf_lo, r.buf_hi));
   }
   return r.ub + r.off;
 }
@@ -69,6 +109,9 @@ class LocalTensor {
   using PrimType = T;
 
   LocalTensor() = default;
+  // A static tensor of `tileSize` elements at byte `addr` of a cube position's memory.
+  LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, SrcLoc loc = {})
+      : ref_(pyasc_sim::bind_static(pos, addr, uint64_t{tileSize} * sizeof(T), loc)), size_(tileSize) {}
 
   // A view starting `index` elements further (same buffer, same queue state).
   LocalTensor operator[](uint32_t index) const {
@@ -186,3 +229,27 @@ class GlobalTensor {
 };
 
 }  // namespace AscendC
+
+namespace pyasc_sim {
+
+inline UbRef bind_static(AscendC::TPosition pos, uint32_t addr, uint64_t bytes, const SrcLoc& loc) {
+  const char* api = "LocalTensor";
+  const Mem m = position_memory(pos);
+  if (m == Mem::COUNT) {
+    fail(api, loc, "static tensors are modeled for A1/B1/C1/A2/B2/CO1 only (use TQue/TBuf for UB)");
+  }
+  if (addr % kBlock != 0) fail(api, loc, fmt("%s address %u is not 32-byte aligned", mem_name(m), addr));
+  if (addr + bytes > mem_bytes(m)) {
+    fail(api, loc, fmt("%s overflow: %llu bytes at %u exceed its %u bytes", mem_name(m),
+                       static_cast<unsigned long long>(bytes), addr, mem_bytes(m)));
+  }
+  BlockState& b = block(api, loc);
+  CubeMem& cm = b.cube->memory(m);
+  constexpr Ctr peaks[] = {Ctr::ub_peak_bytes, Ctr::l1_peak_bytes, Ctr::l0a_peak_bytes, Ctr::l0b_peak_bytes,
+                           Ctr::l0c_peak_bytes};
+  count_max(peaks[static_cast<int>(m)], addr + bytes);
+  const uint32_t hi = static_cast<uint32_t>(addr + bytes);
+  return UbRef{cm.bytes.data(), addr, addr, hi, nullptr, m};
+}
+
+}  // namespace pyasc_sim
