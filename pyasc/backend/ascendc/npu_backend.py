@@ -71,9 +71,9 @@ class NPUBackend:
             soc = ap.soc
             kernel.ascend[soc.name] = ap
             if use_cache:
-                obj = compile_cached(tc, ap.source, ap.filename, soc.name, soc.aicore_arch,
+                obj = compile_cached(tc, ap.source, ap.filename, soc.name, ap.arch,
                                      ap.files, self._cache)
             else:
-                obj = build_object(tc, ap.source, ap.filename, soc.aicore_arch, ap.files)
+                obj = build_object(tc, ap.source, ap.filename, ap.arch, ap.files)
             kernel.objects[soc.name] = obj
         return kernel

@@ -6,7 +6,8 @@ reads and writes outside loops).  A loop or branch stays on the host only when i
 pure scalar math; one that touches array elements is device code.  Kernels do everything
 else: each ``fusion.group`` tries to become a vector kernel, and every maximal run of
 other device ops (loops with array work, unfused tensor ops, matmul, gather...) becomes
-one scalar region.
+one scalar region.  A matmul the caller's ``cube`` predicate accepts (see ``cube_plan``)
+is an item of its own: a cube kernel.
 
 Pure host ops (no effects) that do not use a value of the open scalar region are
 emitted before it, so host scalar math between device statements does not split a
@@ -15,6 +16,7 @@ region; any other host op closes the region first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyasc.ir.core import Operation, Value
@@ -68,11 +70,17 @@ class ScalarItem:
     ops: list[Operation] = field(default_factory=list)
 
 
-Item = HostItem | GroupItem | ScalarItem
+@dataclass
+class CubeItem:
+    op: Operation
 
 
-def partition(fn: FuncOp) -> list[Item]:
-    """The entry block of ``fn`` as an ordered list of host ops, groups and regions."""
+Item = HostItem | GroupItem | ScalarItem | CubeItem
+
+
+def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None) -> list[Item]:
+    """The entry block of ``fn`` as an ordered list of host ops, groups, regions and
+    cube matmuls (the ops ``cube`` accepts)."""
     items: list[Item] = []
     region: list[Operation] = []
 
@@ -86,6 +94,9 @@ def partition(fn: FuncOp) -> list[Item]:
         if isinstance(op, FusionGroupOp):
             close()
             items.append(GroupItem(op))
+        elif cube is not None and cube(op):
+            close()
+            items.append(CubeItem(op))
         elif is_host(op):
             if region and (_uses_any(op, region) or not _hoistable(op)):
                 close()

@@ -2,7 +2,8 @@
 
 Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
 diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
-not depend on the shapes), plus the scalar fallback of the adaptive pool's loops.
+not depend on the shapes), plus the scalar fallback of the adaptive pool's loops and a
+float16 matmul on the cube unit.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ascendc_cases import adaptive_avg_pool, gelu, layernorm, relu, softmax
+from ascendc_cases import adaptive_avg_pool, gelu, layernorm, matmul, relu, softmax
 
 from pyasc.backend.ascendc import PyascPerformanceWarning, generate_ascendc, lower_program
 
@@ -25,6 +26,8 @@ CASES = {
     "softmax": (softmax, (X,)),
     "layernorm": (layernorm, (X, X[0], X[0])),
     "adaptive_avg_pool": (adaptive_avg_pool, (X, (2, 2))),
+    # the cube kernel (its text does not depend on the static shapes: they are arguments)
+    "matmul": (matmul, (np.ones((17, 33), np.float16), np.ones((33, 5), np.float16))),
 }
 
 
