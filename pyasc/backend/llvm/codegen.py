@@ -59,7 +59,16 @@ class ModuleContext:
         self.fastmath: tuple[str, ...] = FAST_FLAGS if fastmath else ()
         self.callees: dict[str, tuple[ir.Function, ir.LiteralStructType]] = {}
         self.record_values = 0  # value slots of the error record (errrecord.py); 0: none
+        self.module_asm: list[str] = []  # module-level assembly (the poll stub on x86-64)
         self._n_globals = 0
+
+    def text(self) -> str:
+        """The module's LLVM IR text, with its module-level assembly."""
+        lines = str(self.module).split("\n")
+        header = next(i for i, line in enumerate(lines) if line.startswith("target datalayout"))
+        asm = [f'module asm "{line}"' for chunk in self.module_asm
+               for line in chunk.splitlines()]
+        return "\n".join(lines[:header + 1] + asm + lines[header + 1:])
 
     def error_code(self, kind: str, message: str, values: int = 0,
                    site: Site | None = None) -> int:

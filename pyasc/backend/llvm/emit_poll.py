@@ -37,11 +37,11 @@ kernel uses.
 
 from __future__ import annotations
 
-import platform
-
 from llvmlite import ir
 
+from pyasc.backend.llvm import poll_stub
 from pyasc.backend.llvm.codegen import FunctionEmitter
+from pyasc.backend.llvm.jit import host_cpu
 from pyasc.backend.llvm.lltypes import I32, I64, PTR, i64
 from pyasc.ir.core import Operation
 from pyasc.ir.ops import loop
@@ -57,9 +57,6 @@ STATE = ir.LiteralStructType([I64, I64])
 """``{i64 snap, i64 budget}``."""
 
 _EFFECTS = "memory(argmem: readwrite, inaccessiblemem: readwrite)"
-_STUB = "pyasc.poll"
-_PRESERVE_ALL = ("x86_64", "amd64", "aarch64", "arm64")
-"""Where LLVM implements ``preserve_allcc`` (elsewhere the stub uses the C convention)."""
 _SIGNATURES = {"poll": (I32, [PTR]), "epoch": (I64, [])}
 
 
@@ -87,20 +84,25 @@ def _runtime(fe: FunctionEmitter, role: str) -> ir.Function:
 
 
 def _poll_stub(fe: FunctionEmitter) -> ir.Function:
-    """``pyasc.poll``: calls ``pyasc.rt.poll`` and saves every register it clobbers
-    (``preserve_allcc``), so values the loop keeps in registers stay there across the
-    rarely taken call instead of being spilled around it in the hot path."""
+    """``pyasc.poll``: calls ``pyasc.rt.poll`` and keeps every register the caller may
+    hold values in (``preserve_allcc``; how, per machine: ``poll_stub``), so values the
+    loop keeps in registers stay there across the rarely taken call instead of being
+    spilled around it in the hot path."""
     module = fe.mc.module
-    existing = module.globals.get(_STUB)
+    existing = module.globals.get(poll_stub.NAME)
     if existing is not None:
         return existing
-    fn = ir.Function(module, ir.FunctionType(I32, [PTR]), name=_STUB)
-    fn.linkage = "internal"
-    if platform.machine().lower() in _PRESERVE_ALL:
+    how = poll_stub.kind(host_cpu()[1])
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR]), name=poll_stub.NAME)
+    if how != "c":
         fn.calling_convention = "preserve_allcc"
     for attribute in ("nounwind", "noinline", "cold"):
         fn.attributes.add(attribute)
     set.add(fn.attributes, _EFFECTS)  # as the runtime's poll (see _runtime)
+    if how == "asm":  # a declaration here, defined by the module's assembly
+        fe.mc.module_asm.append(poll_stub.x86_64_stub(_runtime(fe, "poll").name))
+        return fn
+    fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.ret(b.call(_runtime(fe, "poll"), [fn.args[0]]))
     return fn

@@ -60,4 +60,4 @@ def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] =
                     errors=tuple(mc.errors), arg_slots=plan.arg_slots,
                     result_slots=plan.result_slots, native=pycall,
                     error_slot=plan.error_slot)
-    return str(mc.module), abi
+    return mc.text(), abi

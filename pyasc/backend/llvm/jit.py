@@ -55,6 +55,7 @@ def initialize() -> None:
 def _initialize() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()  # module assembly (the x86-64 poll stub)
     for name, soname in _RUNTIME_LIBRARIES.items():
         for candidate in (soname, None):
             path = candidate or _find_library(name)
