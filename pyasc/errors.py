@@ -180,6 +180,24 @@ class DeviceError(PyascError):
                     "<ascend-toolkit>/set_env.sh), or use target='ascend-sim'")
 
 
+class AclCallError(DeviceError):
+    """An AscendCL call returned a non-zero ``aclError`` (E50032).
+
+    ``acl_code``, ``acl_name``, ``call`` and ``recent`` (``aclGetRecentErrMsg()``) say
+    which call failed and how; also a :class:`DeviceError`."""
+
+    code = "E50032"
+    title = "AscendCL call failed"
+    default_hint = ("see the ACL message above; `npu-smi info` shows the device state "
+                    "(under the test stand-in: an injected failure, see "
+                    "docs/ascend-runtime.md)")
+
+    def __init__(self, message: str, *, acl_code: int = 0, acl_name: str = "",
+                 call: str = "", recent: str = "", **kw: object) -> None:
+        self.acl_code, self.acl_name, self.call, self.recent = acl_code, acl_name, call, recent
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+
+
 class ArgumentError(PyascError):
     """A call whose arguments do not fit the operator (E50040)."""
 
@@ -256,6 +274,7 @@ ALL_ERRORS: tuple[type[PyascError], ...] = (
     IRVerificationError,
     ToolchainMissingError,
     DeviceError,
+    AclCallError,
     ArgumentError,
     InvalidOptionError,
     InternalCompilerError,

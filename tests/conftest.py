@@ -32,3 +32,45 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not reporter.stats.get("passed"):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter.write_line("no test passed: failing the run", red=True)
+
+
+# ------------------------------------------------------------- the stand-in AscendCL
+
+@pytest.fixture(scope="session")
+def acl_standin_path(tmp_path_factory: pytest.TempPathFactory):
+    """The stand-in ``libascendcl.so`` (tests/acl_standin), built once per session."""
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent / "acl_standin")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import standin
+
+    if shutil.which("cc") is None and not os.environ.get("CC"):
+        pytest.skip("no C compiler to build the stand-in AscendCL library")
+    return standin.build(tmp_path_factory.getbasetemp() / "acl-standin")
+
+
+@pytest.fixture
+def ascend_standin(acl_standin_path, monkeypatch):
+    """``target="ascend"`` against the stand-in: ``PYASC_ACL_LIBRARY`` points at it,
+    ``PYASC_ASCEND_OBJECTS=ascend-sim`` builds the kernel objects without bisheng.  Yields
+    the :class:`standin.Standin`; the device context is shut down afterwards and the
+    ``target="auto"`` choice forgotten (it must not outlive the stand-in)."""
+    import standin
+
+    from pyasc.jit import options
+    from pyasc.runtime import acl
+
+    for name in ("PYASC_ACL_STANDIN_FAIL", "PYASC_ACL_STANDIN_SOC", "PYASC_ACL_STANDIN_DEVICES",
+                 "PYASC_ACL_DEVICE", "PYASC_ACL_TIMEOUT_MS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYASC_ACL_LIBRARY", str(acl_standin_path))
+    monkeypatch.setenv("PYASC_ASCEND_OBJECTS", "ascend-sim")
+    acl.shutdown()
+    yield standin.Standin(acl_standin_path)
+    monkeypatch.delenv("PYASC_ACL_STANDIN_FAIL", raising=False)
+    acl.shutdown()
+    options.auto_target.cache_clear()
+    options._RESOLVED.clear()

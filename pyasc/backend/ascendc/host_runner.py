@@ -1,7 +1,8 @@
 """Running a host program: the IR interpreter plus ``ascend.launch``.
 
 :class:`HostRunner` is the interpreter with one extra op: a launch hands its arguments to
-a *launcher* (the ascend-sim library here; the AscendCL runtime later).  Arguments are
+a *launcher* (the ascend-sim library, or the AscendCL runtime of ``target="ascend"``),
+with the positions of the arguments the kernel writes.  Arguments are
 made what a kernel expects: arrays C-contiguous (a non-contiguous array a kernel writes
 is copied in and copied back, so numpy in-place semantics hold for views), scalars as
 numpy scalars; an empty array is passed as a one-element dummy (its data pointer is not
@@ -19,8 +20,8 @@ from pyasc.backend.ascendc.ops import LaunchOp
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.interpreter import Interpreter
 
-Launcher = Callable[[str, int, Sequence[Any]], dict[str, int]]
-"""``launcher(kernel, block_dim, args) -> counters``."""
+Launcher = Callable[[str, int, Sequence[Any], frozenset[int]], dict[str, int]]
+"""``launcher(kernel, block_dim, args, writes) -> counters``."""
 
 
 def _launch(it: HostRunner, op: LaunchOp, env: dict) -> list:
@@ -28,7 +29,7 @@ def _launch(it: HostRunner, op: LaunchOp, env: dict) -> list:
     block_dim = int(values[0])
     if block_dim == 0:
         return []
-    writes = set(op.attributes["writes"])
+    writes = frozenset(op.attributes["writes"])
     args: list[Any] = []
     copy_back: list[tuple[np.ndarray, np.ndarray]] = []
     for pos, v in enumerate(values[1:]):
@@ -43,14 +44,14 @@ def _launch(it: HostRunner, op: LaunchOp, env: dict) -> list:
         else:
             args.append(v)
     _check_copies(op, values[1:], args, writes)
-    it.counters.append(it.launcher(op.attributes["kernel"], block_dim, args))
+    it.counters.append(it.launcher(op.attributes["kernel"], block_dim, args, writes))
     for dest, src in copy_back:
         dest[...] = src
     return []
 
 
 def _check_copies(op: LaunchOp, values: Sequence[Any], args: Sequence[Any],
-                  writes: set[int]) -> None:
+                  writes: frozenset[int]) -> None:
     """A copied (non-contiguous) array must not share memory with another array of the
     launch when either is written: the kernel would see two unrelated GM arrays, so
     writes through one would not reach the other (``out[::2] += 1`` and ``out[i] = 0``

@@ -1,16 +1,24 @@
-"""The ``ascend`` target: kernel objects from bisheng, one per requested SoC.
+"""The ``ascend`` target: kernel objects per SoC, run through the AscendCL runtime.
 
-``NPUBackend.compile`` needs the CANN toolkit and an Ascend device; without them it
-raises ``ToolchainMissingError`` (E50030) naming what is missing.  With both it lowers
-the program, compiles the kernels with bisheng (cached) and returns an
-:class:`NPUKernel` holding the objects and the host program.  Running it needs the
-AscendCL launch layer (a later issue): calling the kernel raises ``DeviceError`` saying
-so.  Nothing here has been run on an NPU.
+``NPUBackend.compile`` needs an Ascend device (asked from AscendCL when its library is
+found, else ``/dev/davinci*``) and the kernel objects' builder: bisheng from the CANN
+toolkit (``ToolchainMissingError``, E50030, naming what is missing).  It lowers the
+program once per SoC (``device_type``, else the SoC the device reports), builds one
+object per SoC (cached) and returns an :class:`NPUKernel`.  Calling it runs the host
+program (as ascend-sim does) with a launcher that loads the object of the SoC
+``aclrtGetSocName`` reports once per process and launches through
+``pyasc.runtime.acl``; a device whose SoC was not compiled for is E50031.
+
+``PYASC_ASCEND_OBJECTS=ascend-sim`` is a test knob: the objects are the libraries the
+ascend-sim compiler builds (no bisheng needed), which only the stand-in AscendCL
+library of ``tests/acl_standin`` can load.  Nothing here has run on a real NPU.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,29 +31,69 @@ from pyasc.backend.ascendc.bisheng import (
     find_toolchain,
 )
 from pyasc.backend.ascendc.codegen import AscendProgram, lower_variants
-from pyasc.backend.ascendc.soc import socs_for
+from pyasc.backend.ascendc.host_runner import HostRunner
+from pyasc.backend.ascendc.signature import kernel_signatures
+from pyasc.backend.ascendc.sim_backend import library_object
+from pyasc.backend.ascendc.soc import SoC, get_soc, socs_for
 from pyasc.backend.base import Program
-from pyasc.errors import DeviceError, ToolchainMissingError
+from pyasc.errors import DeviceError, InvalidOptionError, ToolchainMissingError
+from pyasc.runtime import acl
 from pyasc.runtime.disk_cache import DiskCache
+
+OBJECTS_VARIABLE = "PYASC_ASCEND_OBJECTS"
+OBJECT_BUILDERS = ("bisheng", "ascend-sim")
+
+
+def object_builder(environ: Mapping[str, str] | None = None) -> str:
+    """Who builds the kernel objects: ``bisheng`` (the default) or, for tests with the
+    stand-in AscendCL library, ``ascend-sim`` (``PYASC_ASCEND_OBJECTS``)."""
+    env = os.environ if environ is None else environ
+    value = env.get(OBJECTS_VARIABLE, "").strip() or "bisheng"
+    if value not in OBJECT_BUILDERS:
+        raise InvalidOptionError(f"{OBJECTS_VARIABLE}={value!r} is not an object builder",
+                                 hint=f"use one of {', '.join(OBJECT_BUILDERS)} (ascend-sim "
+                                      "objects load only in the test stand-in library)")
+    return value
 
 
 def device_present(dev: Path = Path("/dev")) -> bool:
-    """True if an Ascend device node (``/dev/davinci<N>``) exists."""
-    return any(dev.glob("davinci[0-9]*"))
+    """An Ascend device: AscendCL's ``aclrtGetDeviceCount`` when its library is found,
+    else whether a device node ``/dev/davinci<N>`` exists."""
+    answer = acl.device_available()
+    return answer if answer is not None else any(dev.glob("davinci[0-9]*"))
 
 
 @dataclass
 class NPUKernel:
-    """Compiled kernels for each SoC (``objects[soc] = ELF bytes``) and the host program."""
+    """Compiled kernels for each SoC (``objects[soc] = object bytes``, ``signatures[soc]
+    [kernel] = parameter codes``) and the host program of each SoC."""
 
     program: Program
     ascend: dict[str, AscendProgram]
     objects: dict[str, bytes] = field(default_factory=dict)
+    signatures: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def variant(self, soc_name: str) -> AscendProgram:
+        """The program compiled for ``soc_name`` (E50031 when there is none)."""
+        ap = self.ascend.get(soc_name)
+        if ap is None:
+            raise DeviceError(f"the device is an {soc_name}, but this function was compiled "
+                              f"for {', '.join(self.ascend)} only",
+                              hint=f"add '{soc_name}' to device_type=[...], or leave "
+                                   "device_type out to compile for the device present")
+        return ap
 
     def __call__(self, flat_args: Sequence[Any]) -> list[Any]:
-        raise DeviceError("launching on the NPU needs the AscendCL runtime layer, which is "
-                          "not built yet; the kernel objects are compiled (see .objects)",
-                          hint="use target='ascend-sim' to run the generated AscendC here")
+        ctx = acl.context()
+        ap = self.variant(ctx.soc_name)
+        launcher = functools.partial(self._launch, ctx, ap.soc.name)
+        return HostRunner(ap.host, launcher).call(ap.entry, *flat_args)
+
+    def _launch(self, ctx: acl.DeviceContext, soc: str, kernel: str, block_dim: int,
+                args: Sequence[Any], writes: frozenset[int]) -> dict[str, int]:
+        binary = ctx.binary(self.objects[soc])
+        return acl.launch(ctx, binary, kernel, block_dim, self.signatures[soc][kernel], args,
+                          writes)
 
 
 class NPUBackend:
@@ -58,22 +106,46 @@ class NPUBackend:
         self._toolchain, self._cache, self._require_device = toolchain, cache, require_device
 
     def compile(self, program: Program) -> NPUKernel:
+        listed = program.options.get("device_type")
         # every SoC of device_type must fit before any toolchain is looked for
-        variants = lower_variants(program, socs_for(program.options.get("device_type")))
-        tc = self._toolchain or find_toolchain()
+        variants = lower_variants(program, socs_for(listed)) if listed \
+            else None  # type: ignore[arg-type]
+        builder = object_builder()
+        tc = (self._toolchain or find_toolchain()) if builder == "bisheng" else None
         if self._require_device and not device_present():
-            raise ToolchainMissingError("no Ascend device: /dev/davinci* does not exist",
+            raise ToolchainMissingError("no Ascend device: AscendCL reports none, or (without "
+                                        "its library) /dev/davinci* does not exist",
                                         hint="run on a machine with an NPU, or use "
                                              f"target='ascend-sim'; {SET_ENV_HINT}")
         kernel = NPUKernel(program, {})
         use_cache = program.options.get("cache", True) is not False
+        if variants is None:  # the device's own SoC
+            variants = lower_variants(program, self._socs(program))
         for ap in variants:
-            soc = ap.soc
-            kernel.ascend[soc.name] = ap
-            if use_cache:
-                obj = compile_cached(tc, ap.source, ap.filename, soc.name, ap.arch,
-                                     ap.files, self._cache)
-            else:
-                obj = build_object(tc, ap.source, ap.filename, ap.arch, ap.files)
-            kernel.objects[soc.name] = obj
+            kernel.ascend[ap.soc.name] = ap
+            kernel.signatures[ap.soc.name] = kernel_signatures(ap.source)
+            if ap.kernels:
+                kernel.objects[ap.soc.name] = self._object(tc, ap, use_cache)
         return kernel
+
+    def _socs(self, program: Program) -> list[SoC]:
+        """``device_type``'s SoCs, else the device's own (the default SoC without one)."""
+        device_type = program.options.get("device_type")
+        if device_type or not self._require_device:
+            return socs_for(device_type)  # type: ignore[arg-type]
+        name = acl.context().soc_name
+        try:
+            return [get_soc(name)]
+        except InvalidOptionError:
+            raise DeviceError(f"the device reports SoC {name!r}, which pyasc has no "
+                              "description of", hint="pass device_type=[...] naming a "
+                              "compatible SoC") from None
+
+    def _object(self, tc: Toolchain | None, ap: AscendProgram, use_cache: bool) -> bytes:
+        if tc is None:  # PYASC_ASCEND_OBJECTS=ascend-sim
+            return library_object(ap, use_cache)
+        soc = ap.soc
+        if use_cache:
+            return compile_cached(tc, ap.source, ap.filename, soc.name, ap.arch,
+                                  ap.files, self._cache)
+        return build_object(tc, ap.source, ap.filename, ap.arch, ap.files)

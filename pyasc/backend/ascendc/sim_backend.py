@@ -132,6 +132,28 @@ def _compile_into(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[
         shutil.rmtree(work, ignore_errors=True)
 
 
+def library_object(ap: AscendProgram, use_cache: bool = True,
+                   cache: DiskCache | None = None) -> bytes:
+    """The bytes of the compiled ascend-sim library of ``ap`` (the kernel objects of
+    ``PYASC_ASCEND_OBJECTS=ascend-sim``; shared with ascend-sim's caches)."""
+    if use_cache:
+        cache = cache if cache is not None else DiskCache(backend="ascend-sim")
+        key = library_key(ap.source, ap.kernel_names, sim_config(ap.soc))
+        entry = cache.load(key)
+        if entry is None:
+            build_library(ap, True, cache)
+            entry = cache.load(key)
+        if entry is not None:
+            return entry.obj
+    work = Path(tempfile.mkdtemp(prefix="pyasc-sim-"))
+    try:
+        compile_kernels(ap.source, tuple(ap.kernel_names), filename=ap.filename,
+                        config=sim_config(ap.soc), keep_dir=work, pch_root=pch_root())
+        return (work / "kernel.so").read_bytes()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 class SimKernel:
     """A compiled program on ascend-sim: ``kernel(flat_args) -> flat_results``.
     ``variants[soc name]`` is the program lowered for each SoC of ``device_type``; the
@@ -148,7 +170,8 @@ class SimKernel:
     def source(self) -> str:
         return self.ascend.source
 
-    def _launch(self, kernel: str, block_dim: int, args: Sequence[Any]) -> dict[str, int]:
+    def _launch(self, kernel: str, block_dim: int, args: Sequence[Any],
+                writes: frozenset[int] = frozenset()) -> dict[str, int]:
         assert self.lib is not None, "a program without kernels launched one"
         try:
             return self.lib.launch(kernel, block_dim, *args)

@@ -11,10 +11,9 @@ from pyasc.backend.ascendc.sim.runner import (
     SimConfig,
     SimLibrary,
     SimViolationError,
-    bf16_bits_to_float32,
     compile_kernels,
-    float32_to_bf16_bits,
 )
+from pyasc.runtime.bf16 import bf16_bits_to_float32, float32_to_bf16_bits
 
 __all__ = [
     "SIM_DIR",

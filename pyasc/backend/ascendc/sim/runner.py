@@ -33,6 +33,7 @@ import numpy as np
 from pyasc.backend.ascendc.sim import pch
 from pyasc.errors import ArgumentError, InternalCompilerError, ToolchainMissingError
 from pyasc.runtime import interrupt
+from pyasc.runtime.bf16 import float32_to_bf16_bits
 
 SIM_DIR = pch.SIM_DIR
 _MAIN = "pyasc_sim_main.cpp"
@@ -181,21 +182,6 @@ def _compile_error(output: str, source: str, filename: str, cmd: list[str]) -> S
 def _source_line(source: str, lineno: int | None) -> str | None:
     lines = source.splitlines()
     return lines[lineno - 1] if lineno and 0 < lineno <= len(lines) else None
-
-
-def float32_to_bf16_bits(values: np.ndarray) -> np.ndarray:
-    """Round float32 values to bfloat16 (nearest even, NaN kept quiet); returns uint16 bits."""
-    floats = np.asarray(values, dtype=np.float32)
-    if not floats.flags.c_contiguous:
-        floats = np.ascontiguousarray(floats)
-    bits = floats.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(floats), ((bits >> 16) | 0x40).astype(np.uint16), rounded)
-
-
-def bf16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
-    """Widen bfloat16 bit patterns (uint16) to float32 exactly."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def _scalar_f16(value: Any) -> ctypes.c_uint16:
