@@ -63,6 +63,23 @@ def device_present(dev: Path = Path("/dev")) -> bool:
     return answer if answer is not None else any(dev.glob("davinci[0-9]*"))
 
 
+def check_device(dev: Path = Path("/dev")) -> None:
+    """E50030 naming what is missing when kernels cannot run here: the AscendCL library
+    (how it was looked for) or a device (what AscendCL said)."""
+    lookup = acl.find_library()
+    if lookup.path is None:
+        nodes = "an NPU device node exists" if any(dev.glob("davinci[0-9]*")) else \
+            "and there is no /dev/davinci* device"
+        raise ToolchainMissingError(f"the AscendCL library is missing ({nodes}): "
+                                    f"{lookup.reason}", hint=SET_ENV_HINT)
+    found = acl.probe()
+    if found.error is not None or not found.device_count:
+        raise ToolchainMissingError(f"AscendCL ({lookup.path}) reports no usable Ascend "
+                                    f"device: {found.error or '0 devices'}",
+                                    hint="check the driver with npu-smi info, or use "
+                                         "target='ascend-sim'")
+
+
 @dataclass
 class NPUKernel:
     """Compiled kernels for each SoC (``objects[soc] = object bytes``, ``signatures[soc]
@@ -112,11 +129,8 @@ class NPUBackend:
             else None  # type: ignore[arg-type]
         builder = object_builder()
         tc = (self._toolchain or find_toolchain()) if builder == "bisheng" else None
-        if self._require_device and not device_present():
-            raise ToolchainMissingError("no Ascend device: AscendCL reports none, or (without "
-                                        "its library) /dev/davinci* does not exist",
-                                        hint="run on a machine with an NPU, or use "
-                                             f"target='ascend-sim'; {SET_ENV_HINT}")
+        if self._require_device:
+            check_device()
         kernel = NPUKernel(program, {})
         use_cache = program.options.get("cache", True) is not False
         if variants is None:  # the device's own SoC

@@ -279,9 +279,11 @@ class DeviceContext:
             self.closed = True
             self.live.clear(), self.host_live.clear(), self._streams.clear(), self._binaries.clear()
             self._free_streams.clear()
-            if finalize and getattr(self.lib, "owns_init", False):
+            if finalize and self.lib.owns_init:
+                failed = len(errors)
                 _collect(errors, self.lib.call, "aclFinalize")
-                self.lib.initialized = False
+                if len(errors) == failed:  # else still initialised: finalised at exit
+                    self.lib.initialized = self.lib.owns_init = False
             return errors
 
     def abandon(self) -> None:

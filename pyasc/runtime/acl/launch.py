@@ -70,7 +70,8 @@ def launch(ctx: DeviceContext, binary: LoadedBinary, kernel: str, block_dim: int
     back: CopyBack = []
     with contextlib.ExitStack() as stack:
         values = [_address(ctx, stack, arg, writes is None or i in writes, back)
-                  if code == "ptr" else arg for i, (code, arg) in enumerate(zip(codes, args, strict=True))]
+                  if code == "ptr" else arg
+                  for i, (code, arg) in enumerate(zip(codes, args, strict=True))]
         block = pack_arguments(codes, values)
         host = ctypes.create_string_buffer(block, len(block)) if block else None
         fn = binary.function(kernel)
