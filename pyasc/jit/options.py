@@ -10,7 +10,8 @@ the backend use its on-disk kernel cache).
 
 Target selection: an explicit ``target=`` on the decorator wins; otherwise the
 ``PYASC_TARGET`` environment variable (read at each call) overrides the default
-``"auto"``; ``"auto"`` is ``"ascend"`` when an NPU and CANN are present, else ``"cpu"``
+``"auto"``; ``"auto"`` is ``"ascend"`` when AscendCL reports a device and CANN is
+present (:func:`npu_available`), else ``"cpu"``
 (decided once per process: devices and toolkits do not come and go while it runs).
 
 Reading the variable is on every call's path, so :func:`target_env` reads it straight
@@ -148,16 +149,20 @@ def auto_target() -> str:
 
 def npu_available(environ: Mapping[str, str] | None = None, dev: str = "/dev",
                   ascend_root: str = "/usr/local/Ascend") -> bool:
-    """An Ascend device node and a CANN toolkit (``ASCEND_HOME_PATH`` or the default
-    install location); the arguments default to this machine (``pyasc doctor`` passes
-    the ones it checks)."""
+    """A device and a builder of kernel objects.  The device: the one AscendCL reports
+    when its library is found (``PYASC_ACL_LIBRARY``, ``$ASCEND_HOME_PATH/lib64``,
+    ``LD_LIBRARY_PATH``), else none (nothing could launch on it).  The builder: a CANN
+    toolkit (``ASCEND_HOME_PATH`` or the default install location), or the test knob
+    ``PYASC_ASCEND_OBJECTS=ascend-sim``.  The arguments default to this machine
+    (``pyasc doctor`` passes the ones it checks; ``dev`` is where it looked for device
+    nodes, reported by the doctor, not needed here)."""
+    from pyasc.runtime.acl import device_available
+
     env = os.environ if environ is None else environ
-    try:  # os.listdir, not Path.glob: no pattern compilation on a call's path
-        has_device = any(n.startswith("davinci") and n[7:8].isdigit()
-                         for n in os.listdir(dev))
-    except OSError:
-        has_device = False
+    if not device_available(env):  # None: no library at all
+        return False
+    if env.get("PYASC_ASCEND_OBJECTS", "").strip() == "ascend-sim":
+        return True
     home = env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME")
-    has_cann = bool(home and Path(home).is_dir()) or \
+    return bool(home and Path(home).is_dir()) or \
         Path(ascend_root, "ascend-toolkit", "latest").is_dir()
-    return has_device and has_cann

@@ -54,7 +54,7 @@ static Block* g_blocks;
 static Stream* g_streams;
 static Binary* g_binaries;
 static int g_initialized, g_device_refs;
-static long g_loads, g_launches;
+static long g_loads, g_launches, g_last_blocks;
 static uint32_t g_last_magic;
 static __thread int t_device = -1;
 static __thread char t_message[2048];
@@ -519,6 +519,7 @@ API aclError aclrtLaunchKernelWithHostArgs(void* func, uint32_t blocks, void* st
     int status = f->launch(blocks, argv, bytes, NULL, err, sizeof err, NULL);
     pthread_mutex_lock(&g_lock);
     ++g_launches;
+    g_last_blocks = blocks;
     if (status != 0 && !s->error) {  /* reported by the next synchronize, as on hardware */
       s->error = RT_VECTOR_CORE_EXCEPTION;
       snprintf(s->message, sizeof s->message, "kernel failed (status %d): %.900s", status, err);
@@ -531,9 +532,10 @@ API aclError aclrtLaunchKernelWithHostArgs(void* func, uint32_t blocks, void* st
 
 /* ---------------------------------------------------------------- test hooks */
 /* out: device blocks, device bytes, host blocks, binaries, streams, loads, launches,
-   device references (aclrtSetDevice - aclrtResetDevice), initialized */
-API void pyasc_standin_stats(int64_t out[9]) {
-  memset(out, 0, 9 * sizeof *out);
+   device references (aclrtSetDevice - aclrtResetDevice), initialized, the block count of
+   the last launch */
+API void pyasc_standin_stats(int64_t out[10]) {
+  memset(out, 0, 10 * sizeof *out);
   pthread_mutex_lock(&g_lock);
   for (Block* b = g_blocks; b; b = b->next) {
     if (b->host) { ++out[2]; } else { ++out[0]; out[1] += (int64_t)b->n; }
@@ -544,6 +546,7 @@ API void pyasc_standin_stats(int64_t out[9]) {
   out[6] = g_launches;
   out[7] = g_device_refs;
   out[8] = g_initialized;
+  out[9] = g_last_blocks;
   pthread_mutex_unlock(&g_lock);
 }
 

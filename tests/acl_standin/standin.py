@@ -17,7 +17,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).with_name("acl_standin.c")
 STAT_NAMES = ("device_blocks", "device_bytes", "host_blocks", "binaries", "streams", "loads",
-              "launches", "device_refs", "initialized")
+              "launches", "device_refs", "initialized", "last_blocks")
 
 
 def build(root: Path) -> Path:
@@ -53,6 +53,7 @@ class Stats:
     launches: int
     device_refs: int
     initialized: int
+    last_blocks: int
 
 
 class Standin:

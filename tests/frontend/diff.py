@@ -292,6 +292,7 @@ def _ascendc_unsupported() -> tuple[type[BaseException], ...]:
 
 DEVICE_RUNNERS: dict[str, Callable[[], tuple[type[BaseException], ...]]] = {
     "ascend-sim": _ascendc_unsupported,
+    "ascend": _ascendc_unsupported,  # the same kernels, through AscendCL (the stand-in)
 }
 """Runners of device code: ``{runner: the errors of its documented limitations}``.  A
 documented limitation ("... is not supported on ascend-sim/device", E50010) skips that

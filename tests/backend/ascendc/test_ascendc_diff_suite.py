@@ -7,7 +7,8 @@ too slow for every run).  This module re-runs selected ``check()`` calls of
 (and a few of ``test_diff_control.py`` and ``test_dtype_layout_matrix.py``) with
 ``runners=("ascend-sim",)``, adding float16 inputs, through the same harness
 (``tests/frontend/diff.py``: device budgets ``DEVICE_ULPS``, documented limitations
-skip).  Every library is built up front, two at a time, into a private disk cache that
+skip); the same cases run with ``target="ascend"`` through the stand-in AscendCL
+library (tests/acl_standin).  Every library is built up front, two at a time, into a private disk cache that
 the ``ascend-sim`` runner then reads; ``-O0`` builds (the same code, faster to build).
 
 Sums without a stated budget in the original tests (``x.sum(axis=1)`` of 4 terms is
@@ -125,6 +126,16 @@ def _build(fn, args, cache: DiskCache) -> None:  # noqa: ANN001
 def test_differential_on_ascend_sim(group: str) -> None:
     for fn, args, tol in CASES[group]:
         check(fn, *args, runners=RUNNERS, rtol=tol)
+
+
+@pytest.mark.parametrize("group", sorted(CASES))
+@pytest.mark.filterwarnings("ignore::pyasc.backend.ascendc.PyascPerformanceWarning")
+def test_differential_on_ascend_through_the_acl_standin(group: str, ascend_standin) -> None:
+    """The same subset with ``target="ascend"``: the ascend-sim objects loaded and
+    launched through pyasc's AscendCL runtime and the stand-in library."""
+    for fn, args, tol in CASES[group]:
+        check(fn, *args, runners=("ascend",), rtol=tol)
+    assert ascend_standin.stats().device_blocks == 0  # every launch freed its buffers
 
 
 def test_float16_inputs_are_covered() -> None:
