@@ -20,6 +20,7 @@ bool, int, float, numpy scalars, None,    themselves (run-time scalars or compil
   str, dtypes                               values, see ``specialize``)
 tuple, list                               item by item (a list stays a list)
 bytes, bytearray                          refused: byte strings, not arrays
+``pyasc.device_array``                    refused: not taken by ``@hybrid`` calls yet
 buffer protocol, ``__array_interface__``, ``np.asarray(x)``, read-only
   ``__array__`` (memoryview, array.array,
   ctypes arrays, torch tensors...)
@@ -41,6 +42,7 @@ import numpy as np
 
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError
+from pyasc.runtime.acl.device_array import DeviceArray
 
 Path = tuple[Any, ...]
 _PLAIN = (np.ndarray, np.memmap)
@@ -187,6 +189,12 @@ def _subclass(a: Any, path: Path) -> ArgumentError:
                          "semantics are what you mean")
 
 
+def _device(d: Any, path: Path) -> ArgumentError:
+    return ArgumentError(f"argument {describe(path)} is a pyasc device_array: @hybrid calls "
+                         "do not take device arrays yet (pyasc.runtime.acl.launch does)",
+                         hint="pass d.numpy(), a host copy")
+
+
 def _bytes(b: Any, path: Path) -> ArgumentError:
     return ArgumentError(f"argument {describe(path)} is {type(b).__name__}: a byte string, "
                          "not an array", hint="pass np.frombuffer(b, dtype=...)")
@@ -194,7 +202,7 @@ def _bytes(b: Any, path: Path) -> ArgumentError:
 
 _REFUSED: tuple[tuple[type, Callable[[Any, Path], ArgumentError]], ...] = (
     (np.ma.MaskedArray, _masked), (np.matrix, _matrix), (np.recarray, _recarray),
-    (np.ndarray, _subclass), (bytes | bytearray, _bytes),
+    (np.ndarray, _subclass), (bytes | bytearray, _bytes), (DeviceArray, _device),
 )
 """Kinds refused, in order (the first match explains): ``np.memmap`` and plain arrays
 never get here."""

@@ -261,3 +261,21 @@ def test_a_kernel_failure_is_reported_by_the_synchronize(ascend_standin):
     assert info.value.call.startswith("aclrtSynchronizeStream")
     assert info.value.acl_name == "ACL_ERROR_RT_VECTOR_CORE_EXCEPTION"
     run_kernel()
+
+
+def test_device_arrays_are_launched_in_place_without_copies(ascend_standin):
+    run_kernel()
+    kernel = add_one._kernels[next(k for k in add_one._kernels if k[1] == "ascend")]
+    soc = next(iter(kernel.objects))
+    name = _kernel_name()
+    assert kernel.signatures[soc][name] == ("ptr", "ptr", "i64", "i64")  # x, out, n, perBlock
+    ctx = acl.context()
+    x = acl.device_array(X)
+    out = acl.device_array(np.zeros_like(X))
+    blocks = ascend_standin.stats().device_blocks
+    acl.launch(ctx, ctx.binary(kernel.objects[soc]), name, 2, kernel.signatures[soc][name],
+               [x, out, X.size, X.size // 2], writes={1})
+    assert ascend_standin.stats().device_blocks == blocks  # nothing allocated, no copy
+    np.testing.assert_array_equal(out.numpy(), X + 1)
+    with pytest.raises(PyascError, match="device_array"):
+        add_one(x)  # a @hybrid call does not take device arrays (yet): refused, not copied
