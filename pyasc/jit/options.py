@@ -147,19 +147,21 @@ def auto_target() -> str:
     return "ascend" if npu_available() else "cpu"
 
 
-def npu_available(environ: Mapping[str, str] | None = None, dev: str = "/dev",
-                  ascend_root: str = "/usr/local/Ascend") -> bool:
-    """A device and a builder of kernel objects.  The device: the one AscendCL reports
-    when its library is found (``PYASC_ACL_LIBRARY``, ``$ASCEND_HOME_PATH/lib64``,
-    ``LD_LIBRARY_PATH``), else none (nothing could launch on it).  The builder: a CANN
-    toolkit (``ASCEND_HOME_PATH`` or the default install location), or the test knob
-    ``PYASC_ASCEND_OBJECTS=ascend-sim``.  The arguments default to this machine
-    (``pyasc doctor`` passes the ones it checks; ``dev`` is where it looked for device
-    nodes, reported by the doctor, not needed here)."""
-    from pyasc.runtime.acl import device_available
-
+def npu_available(environ: Mapping[str, str] | None = None,
+                  ascend_root: str = "/usr/local/Ascend",
+                  device: bool | None = None) -> bool:
+    """A device and a builder of kernel objects.  The device: one AscendCL reports when
+    its library is found (``PYASC_ACL_LIBRARY``, ``$ASCEND_HOME_PATH/lib64``,
+    ``LD_LIBRARY_PATH``; ``device`` gives the answer instead), else none: nothing could
+    launch on it.  The builder: a CANN toolkit (``ASCEND_HOME_PATH`` or the default
+    install location), or the test knob ``PYASC_ASCEND_OBJECTS=ascend-sim``.  The
+    arguments default to this machine (``pyasc doctor`` passes what it checked)."""
     env = os.environ if environ is None else environ
-    if not device_available(env):  # None: no library at all
+    if device is None:
+        from pyasc.runtime.acl import device_available
+
+        device = bool(device_available(env))  # None: no library at all
+    if not device:
         return False
     if env.get("PYASC_ASCEND_OBJECTS", "").strip() == "ascend-sim":
         return True

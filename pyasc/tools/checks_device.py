@@ -43,7 +43,7 @@ def acl_facts(environ: Mapping[str, str]) -> AclFacts | str:
     return AclFacts(lookup, probe)
 
 
-def _facts(ctx: Context) -> AclFacts | str:
+def memo_facts(ctx: Context) -> AclFacts | str:
     """:func:`acl_facts`, once per report (two checks read it)."""
     if "acl" not in ctx.memo:
         ctx.memo["acl"] = acl_facts(ctx.environ)
@@ -54,7 +54,7 @@ def check_acl_library(ctx: Context) -> CheckResult:
     """The AscendCL library (``PYASC_ACL_LIBRARY``, else ``libascendcl.so`` /
     ``libacl_rt.so`` under the toolkit and ``LD_LIBRARY_PATH``)."""
     name = "acl-library"
-    facts = _facts(ctx)
+    facts = memo_facts(ctx)
     if isinstance(facts, str):
         return CheckResult(name, "skip" if facts == UNAVAILABLE else "fail", facts,
                            "use a pyasc build with the AscendCL runtime (pyasc.runtime.acl)")
@@ -81,7 +81,7 @@ def check_devices(ctx: Context) -> CheckResult:
     """The devices AscendCL sees (``aclrtGetDeviceCount``) and their SoC names
     (``aclrtGetSocName``), which must be in pyasc's SoC table."""
     name = "npu-devices"
-    facts = _facts(ctx)
+    facts = memo_facts(ctx)
     if isinstance(facts, str) or facts.probe is None:
         why = facts if isinstance(facts, str) else "no AscendCL library"
         return CheckResult(name, "skip", why)

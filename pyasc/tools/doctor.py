@@ -50,8 +50,10 @@ TARGET_CHOICES = ("auto", "cpu", "ascend-sim", "ascend")
 
 def run_checks(ctx: Context) -> Report:
     """Every check of :data:`CHECKS` against ``ctx``, and what ``auto`` picks there."""
-    auto = "ascend" if npu_available(ctx.environ, str(ctx.dev_dir),
-                                     str(ctx.ascend_root)) else "cpu"
+    facts = checks_device.memo_facts(ctx)
+    device = not isinstance(facts, str) and facts.probe is not None and \
+        facts.probe.error is None and facts.probe.device_count > 0
+    auto = "ascend" if npu_available(ctx.environ, str(ctx.ascend_root), device) else "cpu"
     return Report(tuple(check(ctx) for check in CHECKS), auto)
 
 
