@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pyasc.frontend import fusion_scope, supported_numpy
-from pyasc.jit import HybridFunction, fusion_group, hybrid
+from pyasc.jit import AscendOperator, HybridFunction, fusion_group, hybrid
 from pyasc.runtime import pool_code as _pool_code
 from pyasc.runtime.acl import DeviceArray, device_array
 from pyasc.version import __version__
@@ -37,5 +37,5 @@ def doctor(environ: Mapping[str, str] | None = None) -> Report:
     return run(environ)
 
 
-__all__ = ["DeviceArray", "HybridFunction", "__version__", "device_array", "doctor",
-           "fusion_group", "fusion_scope", "hybrid", "supported_numpy"]
+__all__ = ["AscendOperator", "DeviceArray", "HybridFunction", "__version__", "device_array",
+           "doctor", "fusion_group", "fusion_scope", "hybrid", "supported_numpy"]

@@ -4,6 +4,11 @@ The frontend inlines the body of a called ``@hybrid`` function; it recognises on
 this base class, which ``pyasc.jit.HybridFunction`` (the layer above) implements, so
 the frontend never imports the layer that calls it.  Importing this module is cheap
 (``import pyasc`` imports it: no IR, no compiler).
+
+A callee may see names besides its parameters: :meth:`Callee.bindings` (compile-time
+values, such as the helper methods of an ``AscendOperator``) and :attr:`Callee.shared`
+(names read from the caller's scope: the state of the operator whose methods they are,
+which every method sees as ``self.<attr>``; see ``methods``).
 """
 
 from __future__ import annotations
@@ -25,7 +30,17 @@ class Callee:
     __name__: str
     __wrapped__: FunctionType
     __signature__: inspect.Signature
+    shared: frozenset[str] = frozenset()
+    """Names the inlined body reads from its caller's scope (none for ``@hybrid``)."""
 
     def source_info(self) -> SourceInfo:
         """The parsed source of the wrapped function."""
         raise NotImplementedError
+
+    def key_source(self) -> str:
+        """The source text the cache key covers (what :meth:`source_info` parsed)."""
+        raise NotImplementedError
+
+    def bindings(self) -> dict[str, object]:
+        """Compile-time names the body sees besides its parameters (none by default)."""
+        return {}

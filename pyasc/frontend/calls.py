@@ -82,6 +82,9 @@ def inline(lw: Lowering, hf: object, args: list[object], kwargs: dict[str, objec
     src = hf.source_info()  # type: ignore[attr-defined]
     lw.unit.callees[hf] = src.text
     child = _Lowering(lw.unit, hf.__wrapped__, src, {RET: False})  # type: ignore
+    child.scope.update(hf.bindings())  # type: ignore[attr-defined]
+    for name in hf.shared:  # type: ignore[attr-defined]
+        child.scope[name] = lw.lookup(name, node)
     for name, value in bound.arguments.items():
         if isinstance(value, Tensor) and name in child.storage:
             value = _make_writable(lw, value)

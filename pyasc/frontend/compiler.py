@@ -61,6 +61,7 @@ def build_module(hf: Any, specs: dict[str, Spec], params: list[Param],
     scope: dict[str, object] = {RET: False}
     for name, spec in specs.items():
         scope[name] = _bind(unit.em, spec, (name,), fn.entry.args, params)
+    scope.update(hf.bindings())
     lw = Lowering(unit, hf.__wrapped__, src, scope)
     unit.stack.append(hf)
     unit.callees[hf] = src.text

@@ -8,5 +8,6 @@ kernels); neither imports it.
 
 from pyasc.jit.decorator import HybridFunction, hybrid
 from pyasc.jit.fusion_group import fusion_group
+from pyasc.jit.operator import AscendOperator
 
-__all__ = ["HybridFunction", "fusion_group", "hybrid"]
+__all__ = ["AscendOperator", "HybridFunction", "fusion_group", "hybrid"]

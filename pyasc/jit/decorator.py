@@ -47,9 +47,11 @@ from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal
 from pyasc.jit.dispatch import CallTable, Entry, Generation, make_entry
 from pyasc.jit.facts import load_by_value, store_by_value
 from pyasc.jit.fingerprint import parse_source, program_key, source_text
+from pyasc.jit.gradients import Differentiable
 from pyasc.jit.ice import internal_errors, source_reproducer
 from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
+from pyasc.jit.specializations import SpecializationsView
 from pyasc.jit.specialize import spec_of
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
@@ -77,15 +79,17 @@ class Specialization:
     template: ResultTemplate
 
 
-class HybridFunction(Inspection, Callee):
+class HybridFunction(Inspection, Differentiable, Callee):
     """A function compiled by pyasc on first call for each call signature."""
 
-    def __init__(self, fn: Callable, options: Options) -> None:
+    def __init__(self, fn: Callable, options: Options,
+                 signature: inspect.Signature | None = None) -> None:
         refused = refusal(fn)
         if refused is not None:
             raise at_caller(refused)
         functools.update_wrapper(self, fn)
-        self.__signature__ = inspect.signature(fn)
+        # (a compiled operator's compute takes its state first: ``operator``)
+        self.__signature__ = signature or inspect.signature(fn)
         self.options = options
         self._source: SourceInfo | None = None
         self._key_text: str | None = None
@@ -97,7 +101,6 @@ class HybridFunction(Inspection, Callee):
         # so a reader never sees a mix of two updates
         self._hot: tuple[Any, Any, tuple] = (None, None, ())
         self._pinned = options.target is not None  # the environment cannot change it
-        self._grad: HybridFunction | None = None
         self._method_of: type | None = None  # the class whose body holds it (a method)
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -366,22 +369,15 @@ class HybridFunction(Inspection, Callee):
             return _RETRY
         return None
 
-    # -- gradients
-    @public_api
-    def def_grad(self, grad_fn: Callable) -> HybridFunction:
-        """Decorator: register the gradient of this function (compiled like it)."""
-        g = grad_fn if isinstance(grad_fn, HybridFunction) else \
-            HybridFunction(grad_fn, self.options)
-        self._grad = g
-        return g
+    # -- gradients (``gradients.Differentiable``), specializations
+    def _derived(self, fn: Callable) -> HybridFunction:
+        """``fn`` compiled with this function's options (a registered gradient)."""
+        return HybridFunction(fn, self.options)
 
-    @public_api
-    def grad(self, /, *args: Any, **kwargs: Any) -> Any:
-        """Call the registered gradient function."""
-        if self._grad is None:
-            raise at_caller(ArgumentError(f"'{self.__name__}' has no gradient",
-                                          hint="define one with @fn.def_grad"))
-        return self._grad(*args, **kwargs)
+    @property
+    def specializations(self) -> SpecializationsView:
+        """A read-only mapping: specialization key -> :class:`SpecializationInfo`."""
+        return SpecializationsView(self)
 
 
 def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str]) -> None:

@@ -66,6 +66,8 @@ def function_digest(hf: Any, _stack: tuple[int, ...] = ()) -> str:
         h.update(f"\ndefault {name}=".encode() + value_digest(default, stack))
     for name, value in captured(fn):
         h.update(f"\n{name}=".encode() + value_digest(value, stack))
+    for name, value in getattr(hf, "related", list)():  # an operator's methods
+        h.update(f"\nmethod {name}=".encode() + value_digest(value, stack))
     if getattr(fn, "__pyasc_fusion_group__", False):
         h.update(b"\nfusion_group")
     return h.hexdigest()
