@@ -94,32 +94,40 @@ class OperatorFunction(HybridFunction):
     def state_of(self, op: AscendOperator) -> list[Any]:
         """The values of the attributes compute reads, for one call; the paths of the
         constants among them are specialized by value from now on."""
-        values, constants = [], set()
+        methods = self._methods
         own = getattr(op, "__dict__", None)
-        for name, read in self._methods.methods.items() if own else ():
-            if name in own:  # Python would call the instance's value, not the method
-                raise read.error(UnsupportedSyntaxError, f"self.{name} is set on the "
-                                 "instance, hiding the method compute calls",
-                                 hint=f"give the attribute or the method {name} another name")
-        for read in self._methods.attributes.values():
-            try:
-                value = getattr(op, read.attr)
-            except AttributeError:
-                raise read.error(UndefinedNameError, f"'{type(op).__name__}' object has no "
-                                 f"attribute '{read.attr}'", hint="set it in __init__ "
-                                 f"(self.{read.attr} = ...) before calling the operator"
-                                 ) from None
-            if not isinstance(value, np.ndarray):
-                if read.augmented is not None:
-                    raise read.error(UnsupportedSyntaxError, f"self.{read.attr} is a "
-                                     f"{type(value).__name__}, a compile-time constant: "
-                                     "compute cannot change it", COUNTER_HINT,
-                                     read.augmented)
-                _constant_paths(value, (read.param,), constants, read)
-            values.append(value)
-        if constants and not constants <= self._calls.by_value:
-            self._calls.learn(constants)
+        if methods.methods and own and not own.keys().isdisjoint(methods.methods):
+            name = next(n for n in methods.methods if n in own)
+            raise methods.methods[name].error(  # Python would call the instance's value
+                UnsupportedSyntaxError, f"self.{name} is set on the instance, hiding the "
+                "method compute calls", hint=f"give the attribute or the method {name} "
+                "another name")
+        try:
+            values = [getattr(op, name) for name in methods.attributes]
+        except AttributeError:
+            raise self._missing(op) from None
+        if not all(type(v) is np.ndarray for v in values):  # (the common case: state)
+            self._learn_constants(values)
         return values
+
+    def _missing(self, op: AscendOperator) -> PyascError:
+        read = next(r for r in self._methods.attributes.values() if not hasattr(op, r.attr))
+        return read.error(UndefinedNameError, f"'{type(op).__name__}' object has no "
+                          f"attribute '{read.attr}'", hint=f"set it in __init__ "
+                          f"(self.{read.attr} = ...) before calling the operator")
+
+    def _learn_constants(self, values: list[Any]) -> None:
+        constants: set[tuple] = set()
+        for read, value in zip(self._methods.attributes.values(), values, strict=True):
+            if isinstance(value, np.ndarray):
+                continue
+            if read.augmented is not None:
+                raise read.error(UnsupportedSyntaxError, f"self.{read.attr} is a "
+                                 f"{type(value).__name__}, a compile-time constant: "
+                                 "compute cannot change it", COUNTER_HINT, read.augmented)
+            _constant_paths(value, (read.param,), constants, read)
+        if not constants <= self._calls.by_value:
+            self._calls.learn(constants)
 
 
 def _constant_paths(value: object, path: tuple, out: set[tuple], read: Any) -> None:
