@@ -31,14 +31,6 @@ from typing import Any
 from pyasc.errors import InvalidOptionError
 
 TARGETS = ("auto", "cpu", "interpret", "ascend", "ascend-sim")
-KNOWN_SOCS = (
-    "Ascend310", "Ascend310P", "Ascend310P1", "Ascend310P3", "Ascend310B", "Ascend310B1",
-    "Ascend910", "Ascend910A", "Ascend910B", "Ascend910B1", "Ascend910B2", "Ascend910B3",
-    "Ascend910B4", "Ascend910_93",
-)
-"""SoC names accepted by ``device_type``."""
-
-
 @dataclass(frozen=True)
 class Options:
     """Validated decorator options (``target=None`` means "not given")."""
@@ -85,10 +77,14 @@ def _devices(value: Any) -> tuple[str, ...] | None:
     if not isinstance(items, list | tuple) or not items or \
             not all(isinstance(v, str) for v in items):
         raise InvalidOptionError("device_type must be a SoC name or a list of SoC names")
-    bad = [v for v in items if v not in KNOWN_SOCS]
+    # the SoC table's names and family aliases (lazy: only device_type needs the table)
+    from pyasc.backend.ascendc.soc import ALIASES, SOCS
+
+    known = sorted(set(SOCS) | set(ALIASES))
+    bad = [v for v in items if v not in known]
     if bad:
         raise InvalidOptionError(f"unknown SoC {', '.join(map(repr, bad))}",
-                                 hint=f"known SoCs: {', '.join(KNOWN_SOCS)}")
+                                 hint=f"known SoCs: {', '.join(known)}")
     return tuple(items)
 
 

@@ -43,6 +43,20 @@ def test_decorator_with_and_without_options():
     assert hybrid(f.__wrapped__).options.target is None
 
 
+def test_every_soc_of_the_table_is_a_device_type():
+    # device_type used to check a list of its own that lacked most of the SoC table
+    # (Ascend910_9391, Ascend310B4, Ascend910ProB, ...): what the backend knows is valid
+    from pyasc.backend.ascendc.soc import ALIASES, SOCS
+
+    names = sorted(set(SOCS) | set(ALIASES))
+    assert len(names) > 14
+    @hybrid(device_type=names)
+    def f(x):
+        return x + 1
+
+    assert f.options.device_type == tuple(names)
+
+
 @pytest.mark.parametrize("options,needle", [
     ({"target": "gpu"}, "unknown target"),
     ({"device_type": ["Ascend999"]}, "unknown SoC"),
