@@ -1,7 +1,8 @@
 """The Python builtins a ``@hybrid`` function may call, with Python semantics.
 
 ``range``, ``len``, ``min``, ``max``, ``abs``, ``int``, ``float``, ``bool``, ``round``
-and ``pow``.  ``int()``/``float()``/``bool()`` of a run-time value give weak Python
+and ``pow``, and ``pyasc.static`` (its value must be known at compile time).
+``int()``/``float()``/``bool()`` of a run-time value give weak Python
 scalars (``index``/``f64``/``i1``); ``min``/``max`` return one of their arguments (the
 first of equal ones) like Python, and fold on index values whose bounds decide.
 """
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
+from pyasc.frontend.compile_time import static
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.iteration import Enumerate, Zip
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, is_number, is_runtime
@@ -145,6 +147,10 @@ def _pow(lw, a: object, b: object) -> object:
     return apply_ufunc(lw.em, "power", [a, b], python_op=True)
 
 
+def _static(lw, v: object) -> object:
+    return lw.static(v, "the value given to pyasc.static()")
+
+
 def _enumerate(lw, iterable: object, start: object = 0) -> Enumerate:
     return Enumerate(iterable, _as_index(lw, start))
 
@@ -168,5 +174,6 @@ BUILTIN_CALLS: dict[object, Callable] = {
     builtins.pow: _pow,
     builtins.enumerate: _enumerate,
     builtins.zip: _zip,
+    static: _static,
 }
 """Lowering of each supported builtin, keyed by the builtin object."""
