@@ -1,0 +1,123 @@
+"""Pooling: ``max_pool2d``, ``avg_pool2d`` and ``adaptive_avg_pool2d`` as ``@hybrid``
+functions with PyTorch's semantics, over the last two axes of (N, C, H, W) or (C, H, W)
+inputs.  A pooling window is a strided slice per kernel tap, reduced elementwise, so the
+whole pool is a few vector operations over the output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyasc.frontend import static
+from pyasc.jit import hybrid
+from pyasc.ops._common import opmath, pad2d, pair
+
+
+@hybrid
+def pool_size(size, kernel, stride, padding, dilation, ceil_mode):
+    """The output length of a pooling window (PyTorch's ``pooling_output_shape``):
+    with ``ceil_mode`` the last window may start in the padding but not after it."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out = out - 1
+    return out
+
+
+@hybrid
+def extent(size, kernel, stride, padding, dilation, ceil_mode):
+    """The output length, and the padding after the input its last window reads
+    (``padding``, more for ``ceil_mode``'s last window, less when it stops before)."""
+    out = pool_size(size, kernel, stride, padding, dilation, ceil_mode)
+    end = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size - padding, 0)
+    return out, end
+
+
+@hybrid
+def windows(x, kernel, stride, padding, dilation, ceil_mode, value):
+    """``x`` padded with ``value`` as far as the windows read, the output size (oh, ow)
+    and the padding after the input (end_h, end_w)."""
+    h, w = x.shape[-2:]
+    oh, end_h = extent(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    ow, end_w = extent(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    return pad2d(x, padding[0], padding[1], end_h, end_w, value), oh, ow, end_h, end_w
+
+
+@hybrid
+def tap(xp, i, j, oh, ow, stride, dilation):
+    """The input under kernel tap (i, j) of every output window."""
+    return xp[..., i * dilation[0]:i * dilation[0] + stride[0] * (oh - 1) + 1:stride[0],
+              j * dilation[1]:j * dilation[1] + stride[1] * (ow - 1) + 1:stride[1]]
+
+
+@hybrid
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Maximum over each window (NaN propagates); padding counts as -inf.  ``stride``
+    defaults to ``kernel_size``; all sizes are ints or pairs (compile-time values)."""
+    k = pair(kernel_size)
+    s = k if stride is None else pair(stride)
+    p, d = pair(padding), pair(dilation)
+    assert p[0] <= k[0] // 2 and p[1] <= k[1] // 2, \
+        "max_pool2d: padding must be at most half the kernel size"
+    xp, oh, ow, _, _ = windows(x, k, s, p, d, static(ceil_mode), -np.inf)
+    out = tap(xp, 0, 0, oh, ow, s, d).copy()
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out = np.maximum(out, tap(xp, i, j, oh, ow, s, d))
+    return out
+
+
+@hybrid
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over each window.  The divisor is ``divisor_override`` if given, else the
+    window's size clipped to the padded input (``count_include_pad``) or the number of
+    input elements in it; float16 accumulates in float32."""
+    k = pair(kernel_size)
+    s = k if stride is None else pair(stride)
+    p = pair(padding)
+    assert p[0] <= k[0] // 2 and p[1] <= k[1] // 2, \
+        "avg_pool2d: padding must be at most half the kernel size"
+    d = (1, 1)
+    cm = static(ceil_mode)
+    xa = opmath(x)
+    xp, oh, ow, end_h, end_w = windows(xa, k, s, p, d, cm, 0)
+    total = np.zeros(xp.shape[:-2] + (oh, ow), dtype=xa.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            total += tap(xp, i, j, oh, ow, s, d)
+    if divisor_override is not None:
+        return (total / divisor_override).astype(x.dtype)
+    h, w = x.shape[-2:]
+    # the divisor of each window: its sum over ones where elements count (the input
+    # and, with count_include_pad, the padding; never what ceil_mode reads past it)
+    if static(count_include_pad):
+        inside = pad2d(np.ones((h + 2 * p[0], w + 2 * p[1]), dtype=xa.dtype), 0, 0,
+                       max(end_h - p[0], 0), max(end_w - p[1], 0), 0)
+    else:
+        inside = pad2d(np.ones((h, w), dtype=xa.dtype), p[0], p[1], end_h, end_w, 0)
+    count = np.zeros((oh, ow), dtype=xa.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            count += tap(inside, i, j, oh, ow, s, d)
+    return (total / count).astype(x.dtype)
+
+
+@hybrid
+def adaptive_avg_pool2d(x, output_size):
+    """Mean over PyTorch's adaptive windows: output row ``i`` of ``oh`` averages input
+    rows ``floor(i*h/oh)`` to ``ceil((i+1)*h/oh)``; ``output_size`` is an int or a pair
+    whose ``None`` keeps that input size (compile-time values)."""
+    h, w = x.shape[-2:]
+    size = pair(output_size)
+    oh = h if size[0] is None else size[0]
+    ow = w if size[1] is None else size[1]
+    xa = opmath(x)
+    out = np.empty(x.shape[:-2] + (oh, ow), dtype=xa.dtype)
+    for i in range(oh):
+        h0 = (i * h) // oh
+        h1 = ((i + 1) * h + oh - 1) // oh
+        for j in range(ow):
+            w0 = (j * w) // ow
+            w1 = ((j + 1) * w + ow - 1) // ow
+            out[..., i, j] = np.mean(xa[..., h0:h1, w0:w1], axis=(-2, -1))
+    return out.astype(x.dtype)

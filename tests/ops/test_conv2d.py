@@ -1,0 +1,123 @@
+"""``pyasc.ops.conv2d`` against the im2col/einsum numpy reference on every target, over
+odd shapes, strides, paddings, dilations, groups and dtypes; called directly, inside a
+``@hybrid`` function and inside an ``AscendOperator.compute`` with an epilogue."""
+
+from __future__ import annotations
+
+import numpy as np
+import ops_reference as ref
+import pytest
+
+from pyasc import AscendOperator, hybrid
+from pyasc.ops import conv2d
+
+TARGETS = ["interpret", "cpu", "ascend-sim"]
+DTYPES = [np.float16, np.float32, np.float64]
+CASES = {  # name: (x shape, w shape, bias?, keyword arguments)
+    "plain": ((1, 1, 5, 5), (1, 1, 3, 3), False, {}),
+    "stride_pad": ((2, 3, 7, 9), (4, 3, 3, 2), True, dict(stride=2, padding=1)),
+    "pairs_groups": ((2, 4, 9, 11), (6, 2, 3, 2), True,
+                     dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)),
+    "depthwise": ((1, 4, 6, 5), (4, 1, 3, 3), True, dict(padding=1, groups=4)),
+    "pointwise": ((1, 2, 8, 7), (3, 2, 1, 1), False, dict(stride=3)),
+    "dilated": ((2, 3, 10, 7), (5, 3, 5, 3), False, dict(dilation=2, padding=(2, 0))),
+}
+SIM_DTYPE_CASES = ("pairs_groups", "depthwise")  # (the simulator runs scalar code)
+
+
+def inputs(case: str, dtype, seed: int = 0):
+    xs, ws, has_bias, kw = CASES[case]
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype) if has_bias else None
+    return x, w, b, kw
+
+
+def terms(w) -> int:
+    return int(np.prod(w.shape[1:]))
+
+
+def grid():
+    for target in TARGETS:
+        for case in CASES:
+            for dtype in DTYPES:
+                if target != "ascend-sim" or dtype == np.float32 or case in SIM_DTYPE_CASES:
+                    yield pytest.param(target, case, dtype,
+                                       id=f"{target}-{case}-{np.dtype(dtype).name}")
+
+
+@pytest.mark.parametrize("target, case, dtype", list(grid()))
+def test_conv2d_matches_numpy(target, case, dtype, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x, w, b, kw = inputs(case, dtype)
+    got = conv2d(x, w, b, **kw)
+    ref.assert_close(got, ref.conv2d(x, w, b, **kw), dtype, scale=terms(w))
+
+
+def test_conv2d_float16_accumulates_in_float32(monkeypatch):
+    # 4096 products of 1 + 1/1024: float16 sums stall at 2048, float32 gives 4100
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = np.ones((1, 4096, 1, 1), np.float16)
+    w = np.full((1, 4096, 1, 1), 1 + 1 / 1024, np.float16)
+    assert conv2d(x, w)[0, 0, 0, 0] == np.float16(4096 * (1 + 1 / 1024))
+
+
+def test_conv2d_keywords_are_compile_time_values(monkeypatch):
+    # shapes depend on padding and groups: one specialization per value, static shapes
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x, w, b, _ = inputs("depthwise", np.float32)
+    for pad in (0, 1, 2):
+        got = conv2d(x, w, b, padding=pad, groups=4)
+        ref.assert_close(got, ref.conv2d(x, w, b, padding=pad, groups=4), np.float32, 9)
+    text = conv2d.ir(x, w, b, padding=1, groups=4)
+    assert "?" not in text.split("\n", 3)[2], "the kernel's parameters have static shapes"
+    assert "%padding" not in text and "%groups" not in text
+
+
+@hybrid
+def conv_bias_relu(x, w, b):
+    return np.maximum(conv2d(x, w, stride=2, padding=1) + b.reshape(1, -1, 1, 1), 0)
+
+
+class ConvReLU(AscendOperator):
+    def __init__(self, w, b, padding):
+        self.w = w
+        self.b = b
+        self.padding = padding
+
+    def compute(self, x):
+        y = conv2d(x, self.w, padding=self.padding, groups=2)
+        return np.maximum(y + self.b.reshape(1, -1, 1, 1), 0.0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv2d_inside_hybrid_with_epilogue(target, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x, w, b, _ = inputs("stride_pad", np.float32, seed=1)
+    want = np.maximum(ref.conv2d(x, w, stride=2, padding=1) + b.reshape(1, -1, 1, 1), 0)
+    ref.assert_close(conv_bias_relu(x, w, b), want, np.float32, scale=terms(w))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv2d_inside_operator_compute_with_epilogue(target, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x, w, b, _ = inputs("pairs_groups", np.float32, seed=2)
+    op = ConvReLU(w, b, padding=(1, 0))
+    want = np.maximum(ref.conv2d(x, w, padding=(1, 0), groups=2) + b.reshape(1, -1, 1, 1), 0)
+    ref.assert_close(op(x), want, np.float32, scale=terms(w))
+
+
+def test_conv2d_epilogue_is_fused_into_the_kernel(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x, w, b, _ = inputs("stride_pad", np.float32)
+    text = conv_bias_relu.ir(x, w, b)
+    assert text.count("tensor.matmul") == 1 and "func.call" not in text
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu"])
+def test_conv2d_refuses_channels_groups_do_not_divide(target, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x = np.ones((1, 4, 5, 5), np.float32)
+    with pytest.raises(AssertionError, match="C // groups"):
+        conv2d(x, np.ones((2, 3, 3, 3), np.float32))
