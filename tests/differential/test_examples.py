@@ -22,6 +22,7 @@ SMALL = {  # check() arguments that keep the interpreted and simulated runs shor
     "timing": {"n": 4096, "number": 5},
     "bilateral_filter": {"sizes": (12, 16)},
     "adaptive_pool": {"shapes": [(1, 2, 14, 14), (2, 1, 15, 9)]},
+    "custom_conv": {"shapes": [((1, 3, 7, 6), (4, 3, 3, 2))]},
 }
 CHECKED = [name for name in EXAMPLES if name not in ("gelu", "softmax")]  # (demo only)
 
