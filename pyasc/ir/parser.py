@@ -84,8 +84,9 @@ class _Scope:
 class _Builder:
     """Walks the lark tree top-down so value definitions precede their uses."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, filename: str = "<ir>") -> None:
         self.lines = text.splitlines()
+        self.filename = filename
 
     def op(self, tree: lark.Tree, scope: _Scope) -> Operation:
         names_t, name_tok, values_t, regions_t, attrs_t, ftype_t, loc_t = tree.children
@@ -208,7 +209,7 @@ class _Builder:
         line = getattr(tok, "line", None)
         col = getattr(tok, "column", None)
         text = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
-        return IRParseError(message, filename="<ir>", lineno=line,
+        return IRParseError(message, filename=self.filename, lineno=line,
                             col_offset=(col - 1) if col else None, source_line=text)
 
     def loc(self, tree: lark.Tree | None) -> Location:
@@ -231,8 +232,9 @@ def _first_token(tree: lark.Tree) -> lark.Token | None:
 
 
 
-def parse_op(text: str) -> Operation:
-    """Parse one top-level op (with everything nested in it) from generic IR text."""
+def parse_op(text: str, filename: str = "<ir>") -> Operation:
+    """Parse one top-level op (with everything nested in it) from generic IR text;
+    errors name ``filename`` (the file the text came from)."""
     import pyasc.ir.ops  # noqa: F401  - registers the op classes
 
     try:
@@ -240,22 +242,23 @@ def parse_op(text: str) -> Operation:
     except lark.exceptions.UnexpectedInput as exc:
         lines = text.splitlines()
         line = lines[exc.line - 1] if 0 < exc.line <= len(lines) else None
-        raise IRParseError(f"unexpected input: {str(exc).splitlines()[0]}", filename="<ir>",
+        raise IRParseError(f"unexpected input: {str(exc).splitlines()[0]}", filename=filename,
                            lineno=exc.line, col_offset=exc.column - 1,
                            source_line=line) from None
     except lark.exceptions.VisitError as exc:  # pragma: no cover - defensive
         raise IRParseError(str(exc.orig_exc)) from None
-    return _Builder(text).op(tree.children[0], _Scope(None))
+    return _Builder(text, filename).op(tree.children[0], _Scope(None))
 
 
-def parse_module(text: str, verify: bool = True):
-    """Parse a ``builtin.module`` from IR text and (by default) verify it."""
+def parse_module(text: str, verify: bool = True, filename: str = "<ir>"):
+    """Parse a ``builtin.module`` from IR text and (by default) verify it; errors name
+    ``filename``."""
     from pyasc.ir.ops.func import ModuleOp
     from pyasc.ir.verifier import verify_module
 
-    op = parse_op(text)
+    op = parse_op(text, filename)
     if not isinstance(op, ModuleOp):
-        raise IRParseError(f"expected a builtin.module, got {op.name}", filename="<ir>")
+        raise IRParseError(f"expected a builtin.module, got {op.name}", filename=filename)
     if verify:
         verify_module(op)
     return op

@@ -129,3 +129,11 @@ def print_op(op: Operation) -> str:
     p = Printer()
     p.op(op)
     return "\n".join(p.lines)
+
+
+def value_names(op: Operation) -> dict[Value, str]:
+    """The printed name (``%x``, ``%3``) of every value defined in ``op``, exactly as
+    ``print_op(op)`` names them (tools that show IR refer to values by these)."""
+    p = Printer()
+    p.op(op)
+    return {v: "%" + name for v, name in p.namer.names.items()}
