@@ -305,7 +305,8 @@ class InvalidEnvironmentWarning(PyascWarning):
 
 
 class IRDumpWarning(PyascWarning):
-    """``PYASC_DUMP_IR`` names a place where the IR dumps cannot be written (W50060)."""
+    """``PYASC_DUMP_IR`` or ``PYASC_DUMP_PATH`` names a place where the dumps cannot be
+    written (W50060)."""
 
     code = "W50060"
     default_hint = "set PYASC_DUMP_IR to a writable directory"

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pyasc.ir.stage_dumps import DumpSite
+
 if TYPE_CHECKING:  # pragma: no cover - the IR is imported only by code that builds it
     from pyasc.ir.ops.func import ModuleOp
 
@@ -31,7 +33,8 @@ class Program:
     back the caller's own object), or ``None``.  ``call_data`` is plain JSON data the
     frontend needs to call the kernel without rebuilding the IR (result template, native
     entry request); a backend with a disk cache stores it next to the code and hands it
-    back with a kernel it loads by key (``load``, see :class:`Backend`).
+    back with a kernel it loads by key (``load``, see :class:`Backend`).  ``signature``
+    is the readable argument types (``"float32[4, 8]; float"``) naming its dump folder.
     """
 
     module: ModuleOp
@@ -41,6 +44,11 @@ class Program:
     result_params: tuple[int | None, ...] = ()
     source_file: str | None = None
     call_data: dict[str, Any] = field(default_factory=dict)
+    signature: str = ""
+
+    def dump_site(self) -> DumpSite:
+        """Where ``PYASC_DUMP_PATH`` puts this specialization's stages."""
+        return DumpSite(self.entry, self.cache_key, self.signature)
 
 
 class CompiledKernel(Protocol):

@@ -41,6 +41,7 @@ from pyasc.callsite import at_caller, for_user, public_api, user_error
 from pyasc.errors import ArgumentError, InternalCompilerError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.signature import Param, Spec, params_of
+from pyasc.ir.stage_dumps import DumpSite
 from pyasc.jit.arguments import prepare_bound, prepare_call
 from pyasc.jit.callplan import native_request, template_to_json
 from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal
@@ -51,7 +52,7 @@ from pyasc.jit.gradients import Differentiable
 from pyasc.jit.ice import internal_errors, source_reproducer
 from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
-from pyasc.jit.specializations import SpecializationsView
+from pyasc.jit.specializations import SpecializationsView, signature_text
 from pyasc.jit.specialize import spec_of
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
@@ -213,8 +214,9 @@ class HybridFunction(Inspection, Differentiable, Callee):
             # the key would not cover the text compiled: never store under it
             options = dict(options, cache=False)
         pkey = program_key(self, key, options)
+        site = DumpSite(self.__name__, pkey, signature_text(key))
         with internal_errors("optimizing", self.__name__, lambda: unoptimized):
-            _optimize(module, options, (self.__name__, pkey, "tensor"))
+            _optimize(module, options, (self.__name__, pkey, "tensor"), site)
         n_results = len(module.get(self.__name__).function_type.results)  # type: ignore
         shape = built.template.shape
         call_data = {"template": template_to_json(shape, built.template.params),
@@ -223,7 +225,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
         program = Program(module=module, entry=self.__name__,  # type: ignore[arg-type]
                           cache_key=pkey, options=options,
                           result_params=result_params(built.template, n_results),
-                          source_file=self.source_info().filename, call_data=call_data)
+                          source_file=self.source_info().filename, call_data=call_data,
+                          signature=site.signature)
         return Specialization(key, specs, params, program, unoptimized, built.template)
 
     def _kernel_for(self, spec: Specialization, target: str) -> CompiledKernel:
@@ -362,6 +365,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
             except (KeyError, ValueError, TypeError, IndexError):  # foreign call data
                 return None
             self._kernels[(key, target)] = kernel
+            if hasattr(kernel, "dump_loaded"):  # PYASC_DUMP_PATH: what a hit has, and lacks
+                kernel.dump_loaded(DumpSite(self.__name__, pkey, signature_text(key)), False)
             return entry
         learned = load_by_value(pkey)
         if learned - by_value:
@@ -380,10 +385,11 @@ class HybridFunction(Inspection, Differentiable, Callee):
         return SpecializationsView(self)
 
 
-def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str]) -> None:
+def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str],
+              site: DumpSite) -> None:
     from pyasc.ir.passes import DEFAULT_PIPELINE, run_pipeline
 
-    run_pipeline(module, DEFAULT_PIPELINE, options, dump)
+    run_pipeline(module, DEFAULT_PIPELINE, options, dump, site.stage_dir("tensor"))
 
 
 @public_api

@@ -74,3 +74,9 @@ def describe_spec(spec: tuple) -> str:
     if kind == "npscalar":
         return f"np.{spec[1]}"
     return f"const {spec[2]!r}"
+
+
+def signature_text(key: tuple) -> str:
+    """A specialization key as readable argument types, ``"float32[4, 8]; float"`` (the
+    name of its ``PYASC_DUMP_PATH`` folder)."""
+    return "; ".join(describe_spec(spec) for _, spec in key)

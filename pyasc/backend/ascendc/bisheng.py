@@ -216,14 +216,22 @@ def object_key(tc: Toolchain, source: str, soc: str, arch: str) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
+def cached_object(tc: Toolchain, source: str, soc: str, arch: str,
+                  cache: DiskCache | None = None) -> bytes | None:
+    """The object the disk cache holds for ``source`` on ``soc``, or ``None``."""
+    cache = cache if cache is not None else DiskCache(backend="ascend")
+    entry = cache.load(object_key(tc, source, soc, arch))
+    return entry.obj if entry is not None else None
+
+
 def compile_cached(tc: Toolchain, source: str, filename: str, soc: str, arch: str,
                    files: Mapping[str, str], cache: DiskCache | None = None) -> bytes:
     """:func:`build_object` through the disk cache."""
     cache = cache if cache is not None else DiskCache(backend="ascend")
+    found = cached_object(tc, source, soc, arch, cache)
+    if found is not None:
+        return found
     key = object_key(tc, source, soc, arch)
-    entry = cache.load(key)
-    if entry is not None:
-        return entry.obj
     obj = build_object(tc, source, filename, arch, files)
     cache.store(key, {"soc": soc, "arch": arch, **tc.versions()}, obj)
     return obj

@@ -27,10 +27,12 @@ from pyasc.backend.ascendc.bisheng import (
     SET_ENV_HINT,
     Toolchain,
     build_object,
+    cached_object,
     compile_cached,
     find_toolchain,
 )
 from pyasc.backend.ascendc.codegen import AscendProgram, lower_variants
+from pyasc.backend.ascendc.dumps import dump_bisheng, dump_variants
 from pyasc.backend.ascendc.host_runner import HostRunner
 from pyasc.backend.ascendc.signature import kernel_signatures
 from pyasc.backend.ascendc.sim_backend import library_object
@@ -135,11 +137,12 @@ class NPUBackend:
         use_cache = program.options.get("cache", True) is not False
         if variants is None:  # the device's own SoC
             variants = lower_variants(program, self._socs(program))
+        dump_variants(program, "ascend", variants)
         for ap in variants:
             kernel.ascend[ap.soc.name] = ap
             kernel.signatures[ap.soc.name] = kernel_signatures(ap.source)
             if ap.kernels:
-                kernel.objects[ap.soc.name] = self._object(tc, ap, use_cache)
+                kernel.objects[ap.soc.name] = self._object(tc, ap, use_cache, program)
         return kernel
 
     def _socs(self, program: Program) -> list[SoC]:
@@ -155,10 +158,16 @@ class NPUBackend:
                               "description of", hint="pass device_type=[...] naming a "
                               "compatible SoC") from None
 
-    def _object(self, tc: Toolchain | None, ap: AscendProgram, use_cache: bool) -> bytes:
+    def _object(self, tc: Toolchain | None, ap: AscendProgram, use_cache: bool,
+                program: Program) -> bytes:
         if tc is None:  # PYASC_ASCEND_OBJECTS=ascend-sim
             return library_object(ap, use_cache)
         soc = ap.soc
+        found = cached_object(tc, ap.source, soc.name, ap.arch, self._cache) \
+            if use_cache else None
+        dump_bisheng(program, tc, ap, ran=found is None)
+        if found is not None:
+            return found
         if use_cache:
             return compile_cached(tc, ap.source, ap.filename, soc.name, ap.arch,
                                   ap.files, self._cache)

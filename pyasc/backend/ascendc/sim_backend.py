@@ -37,6 +37,7 @@ from pyasc.backend.ascendc.codegen import (
     lower_program,
     lower_variants,
 )
+from pyasc.backend.ascendc.dumps import dump_variants
 from pyasc.backend.ascendc.host_runner import HostRunner
 from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
 from pyasc.backend.ascendc.sim.batch import Unit, compile_batch
@@ -235,6 +236,7 @@ class SimBackend:
         ``codegen.lower_variants``); build and load the first one."""
         socs = socs_for(program.options.get("device_type"))  # type: ignore[arg-type]
         variants = lower_variants(program, socs)
+        dump_variants(program, "ascend-sim", variants)
         use_cache = program.options.get("cache", True) is not False
         ap = variants[0]
         if not ap.kernels:

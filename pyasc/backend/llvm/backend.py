@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pyasc.backend.base import Program
 from pyasc.backend.llvm.host import compiler_identity, cpu_identity
 from pyasc.ir.dumps import dumping
+from pyasc.ir.stage_dumps import DumpSite
 from pyasc.runtime import objload
 from pyasc.runtime.abi import ABI_VERSION, KernelABI
 from pyasc.runtime.cpu import CPUKernel
@@ -55,6 +56,12 @@ class Build:
     abi: KernelABI
 
 
+STAGES = ("tensor/ (the tensor IR after each pass)", "cpu/loops/ (the loop IR after each pass)",
+          "cpu/kernel-unoptimized.ll, cpu/kernel.ll (LLVM IR)", "cpu/kernel.s (assembly)")
+"""What ``PYASC_DUMP_PATH`` gets from a compilation on this target (``NOT-DUMPED.txt``
+lists those a disk-cache hit did not produce)."""
+
+
 def lower_to_loops(program: Program) -> ModuleOp:
     """A loop-level clone of the program's module (the original is left untouched)."""
     from pyasc.ir.ops.func import ModuleOp
@@ -63,7 +70,8 @@ def lower_to_loops(program: Program) -> ModuleOp:
     module = program.module.clone()
     assert isinstance(module, ModuleOp)
     return run_pipeline(module, LOOP_PIPELINE, program.options,
-                        (program.entry, program.cache_key, "loops"))
+                        (program.entry, program.cache_key, "loops"),
+                        program.dump_site().stage_dir("cpu/loops"))
 
 
 def build(program: Program) -> Build:
@@ -76,7 +84,19 @@ def build(program: Program) -> Build:
                          fastmath=bool(program.options.get("fastmath", False)),
                          native=program.call_data.get("native"))
     code = jit.compile_ir(text, program.entry)
-    return Build(str(module), code.llvm_ir, code.obj, abi)
+    b = Build(str(module), code.llvm_ir, code.obj, abi)
+    site = program.dump_site()
+    if site.folder() is not None:  # PYASC_DUMP_PATH (the loop IR was dumped pass by pass)
+        site.write("cpu/kernel-unoptimized.ll", text)
+        site.write("cpu/kernel.ll", b.llvm_ir)
+        site.write("cpu/kernel.s", jit.assembly(b.llvm_ir, program.entry))
+        site.write("cpu/kernel.json", _kernel_json(abi, program.call_data))
+    return b
+
+
+def _kernel_json(abi: KernelABI, call_data: dict[str, Any]) -> str:
+    return json.dumps({"abi": abi.to_json(), "call_data": call_data}, indent=1,
+                      sort_keys=True, default=repr)
 
 
 def disk_key(program_key: str, entry: str, options: dict[str, Any]) -> str:
@@ -165,6 +185,16 @@ class LLVMKernel(CPUKernel):
             self._asm = jit.assembly(self.llvm_ir, self._entry_name())
         return self._asm
 
+    def dump_loaded(self, site: DumpSite, ir_built: bool) -> None:
+        """``PYASC_DUMP_PATH`` for a kernel loaded from the disk cache: its ABI and call
+        data, and ``NOT-DUMPED.txt`` naming the stages it never produced (``ir_built``:
+        the tensor IR was built, and dumped, in this process)."""
+        if site.folder() is None:
+            return
+        site.write("cpu/kernel.json", _kernel_json(self.abi, self.call_data))
+        site.not_dumped("cpu", list(STAGES[1:] if ir_built else STAGES),
+                        "the kernel was loaded from the disk cache, so it was not compiled")
+
     def _entry_name(self) -> str:
         return self.program.entry if self.program is not None else self.abi.symbol
 
@@ -210,6 +240,7 @@ class LLVMBackend:
         if use_cache and not dumping():  # dumping the IR: compile, so the passes dump
             kernel = self._load_cached(cache, key, program.entry, program)
             if kernel is not None:
+                kernel.dump_loaded(program.dump_site(), True)
                 return kernel
         b = build(program)
         code = load_code(b.obj, _symbols(b.abi), program.entry, fresh=True)

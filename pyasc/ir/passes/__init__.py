@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pyasc.errors import InvalidEnvironmentWarning
-from pyasc.ir.dumps import content_key, dump_dir, dumping
+from pyasc.ir.dumps import content_key, dump_dir, dumping, write_dump
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes import (  # noqa: F401
     canonicalize,
@@ -38,6 +38,7 @@ from pyasc.ir.passes.manager import (
     get_pass,
     register_pass,
 )
+from pyasc.ir.stage_dumps import write_file
 
 DEFAULT_PIPELINE: list[str] = [
     "canonicalize",  # fold constants, apply identities, drop trivially dead ops
@@ -70,14 +71,23 @@ REQUIRED_PASSES = frozenset({"lower-to-loops"})
 
 def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
                  options: dict[str, object] | None = None,
-                 dump: tuple[str, str, str] | None = None) -> ModuleOp:
+                 dump: tuple[str, str, str] | None = None,
+                 stage_dir: Path | None = None) -> ModuleOp:
     """Run the passes named in ``pipeline`` on ``module`` (in place) and return it;
     passes named in ``PYASC_DISABLE_PASSES`` are skipped.  With ``PYASC_DUMP_IR`` set,
     the IR after each pass goes to the folder of ``dump`` = (function, specialization
-    key, stage) (``pyasc.ir.dumps``; default: named after the module's content)."""
+    key, stage) (``pyasc.ir.dumps``; default: named after the module's content); and to
+    ``stage_dir`` (the ``PYASC_DUMP_PATH`` folder of the stage, ``pyasc.ir.stage_dumps``)
+    when there is one."""
     disabled = disabled_passes()
     names = [p for p in pipeline if p not in disabled or p in REQUIRED_PASSES]
-    ctx = PassContext(options=dict(options or {}), dump_dir=_dump_dir(module, dump))
+    sinks = []
+    legacy = _dump_dir(module, dump)
+    if legacy is not None:
+        sinks.append(lambda name, text: write_dump(legacy, name, text))
+    if stage_dir is not None:
+        sinks.append(lambda name, text: write_file(stage_dir / name, text))
+    ctx = PassContext(options=dict(options or {}), dump_sinks=sinks)
     return PassManager(names).run(module, ctx)
 
 

@@ -3,19 +3,18 @@
 A pass is a stateless class with a ``name`` and ``run(module, ctx)``; registering is
 decorating it with ``@register_pass``.  A pipeline is a list of names, run in order by
 :class:`PassManager`, which verifies the module after every pass and, when its context
-has a ``dump_dir`` (``run_pipeline`` sets one from ``PYASC_DUMP_IR``, see
-``pyasc.ir.dumps``), writes the IR after each pass there as ``NN-<pass>.ir``.
+has dump sinks (``run_pipeline`` makes them from ``PYASC_DUMP_IR`` and
+``PYASC_DUMP_PATH``, see ``pyasc.ir.dumps`` and ``pyasc.ir.stage_dumps``), writes the IR
+after each pass to each as ``NN-<pass>.ir``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from pyasc.errors import InternalCompilerError, IRVerificationError
-from pyasc.ir.dumps import write_dump
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.verifier import verify_module
 
@@ -23,20 +22,21 @@ from pyasc.ir.verifier import verify_module
 @dataclass
 class PassContext:
     """Options visible to passes (``fastmath``, target, ...) and where to dump the IR
-    after each pass (``dump_dir``, see ``pyasc.ir.dumps``; ``None``: no dumps)."""
+    after each pass: ``dump_sinks``, each ``(file name, text) -> written`` (empty: no
+    dumps; see ``pyasc.ir.dumps``)."""
 
     options: dict[str, object] = field(default_factory=dict)
-    dump_dir: Path | None = None
+    dump_sinks: list[Callable[[str, str], bool]] = field(default_factory=list)
     _dumps: int = 0
 
     def dump(self, module: ModuleOp, label: str) -> None:
-        """Write ``NN-<label>.ir``; after a failed write (warned about), stop dumping."""
-        if self.dump_dir is None:
+        """Write ``NN-<label>.ir`` to every sink; a sink that failed (and warned) is
+        dropped."""
+        if not self.dump_sinks:
             return
-        if write_dump(self.dump_dir, f"{self._dumps:02d}-{label}.ir", str(module) + "\n"):
-            self._dumps += 1
-        else:
-            self.dump_dir = None
+        name, text = f"{self._dumps:02d}-{label}.ir", str(module) + "\n"
+        self.dump_sinks = [sink for sink in self.dump_sinks if sink(name, text)]
+        self._dumps += 1
 
 
 class Pass:

@@ -210,3 +210,34 @@ def test_npu_backend_needs_a_device(fake_cann, tmp_path):
 
 def test_common_flags_are_the_references():
     assert "--cce-auto-sync" in COMMON_FLAGS and "-std=c++17" in COMMON_FLAGS
+
+
+def test_dump_path_writes_the_bisheng_commands(fake_cann, tmp_path, monkeypatch):
+    import shlex
+
+    from pyasc import hybrid
+    from pyasc.backend.ascendc.bisheng import find_toolchain as toolchain
+
+    monkeypatch.setenv("PYASC_DUMP_PATH", str(tmp_path / "dumps"))
+
+    @hybrid(device_type=["Ascend910B1"])
+    def triple(x):
+        return x * 3
+
+    program = triple.specialize(np.zeros(8, np.float32))
+    cache = DiskCache(tmp_path / "c", backend="ascend")
+    NPUBackend(cache=cache, require_device=False).compile(program)
+    (folder,) = (tmp_path / "dumps" / "triple").iterdir()
+    soc = folder / "ascend" / "Ascend910B1"
+    text = (soc / "bisheng.sh").read_text()
+    commands = [shlex.split(line) for line in text.splitlines() if not line.startswith("#")]
+    tc = toolchain()
+    assert commands == [tc.compile_command("triple.cpp", "kernel.o", "dav-c220-vec"),
+                        tc.link_command("kernel.o", "kernel.o")]
+    assert commands == _calls(fake_cann[1])  # what ran, exactly
+    assert "(ran in this process)" in text and (soc / "triple.cpp").exists()
+    assert (soc / "host.ir").exists()
+    NPUBackend(cache=cache, require_device=False).compile(program)  # the object is cached
+    assert "NOT run in this process: the object came from the disk cache" in \
+        (soc / "bisheng.sh").read_text()
+    assert len(_calls(fake_cann[1])) == 2

@@ -1,0 +1,43 @@
+"""What ``PYASC_DUMP_PATH`` gets from the AscendC targets (``pyasc.ir.stage_dumps``).
+
+For each SoC a program is lowered for: ``<target>/<SoC>/<function>.cpp`` (the AscendC
+source, as bisheng or the host model compiles it) and ``<target>/<SoC>/host.ir`` (the
+host program that launches its kernels, in the IR text format).  On ``ascend`` with
+bisheng, ``ascend/<SoC>/bisheng.sh`` holds the compile and link command lines, and says
+whether they ran in this process or the object came from the disk cache.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from pyasc.backend.ascendc.bisheng import Toolchain
+from pyasc.backend.ascendc.codegen import AscendProgram
+from pyasc.backend.base import Program
+
+
+def dump_variants(program: Program, target: str, variants: Sequence[AscendProgram]) -> None:
+    """The AscendC source and host program of every SoC variant (when dumping)."""
+    site = program.dump_site()
+    if site.folder() is None:
+        return
+    for ap in variants:
+        site.write(f"{target}/{ap.soc.name}/{ap.filename}", ap.source)
+        site.write(f"{target}/{ap.soc.name}/host.ir", str(ap.host))
+
+
+def dump_bisheng(program: Program, tc: Toolchain, ap: AscendProgram, ran: bool) -> None:
+    """``ascend/<SoC>/bisheng.sh``: the commands that build ``ap``'s kernel object."""
+    site = program.dump_site()
+    if site.folder() is None:
+        return
+    obj = "kernel.o"
+    how = "ran in this process" if ran else \
+        "NOT run in this process: the object came from the disk cache"
+    lines = [f"# bisheng commands of {program.entry} for {ap.soc.name} ({how}).",
+             f"# Run in a directory holding {ap.filename}; the link writes {obj} in place.",
+             shlex.join(tc.compile_command(ap.filename, obj, ap.arch)),
+             "# (a failed compile is retried once with: -mllvm -disable-machine-licm)",
+             shlex.join(tc.link_command(obj, obj))]
+    site.write(f"ascend/{ap.soc.name}/bisheng.sh", "\n".join(lines))
