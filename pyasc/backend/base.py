@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyasc.ir.stage_dumps import DumpSite
-
 if TYPE_CHECKING:  # pragma: no cover - the IR is imported only by code that builds it
     from pyasc.ir.ops.func import ModuleOp
+    from pyasc.ir.stage_dumps import DumpSite
 
 
 @dataclass
@@ -48,6 +47,8 @@ class Program:
 
     def dump_site(self) -> DumpSite:
         """Where ``PYASC_DUMP_PATH`` puts this specialization's stages."""
+        from pyasc.ir.stage_dumps import DumpSite  # (``import pyasc`` imports no IR)
+
         return DumpSite(self.entry, self.cache_key, self.signature)
 
 

@@ -41,7 +41,6 @@ from pyasc.callsite import at_caller, for_user, public_api, user_error
 from pyasc.errors import ArgumentError, InternalCompilerError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.signature import Param, Spec, params_of
-from pyasc.ir.stage_dumps import DumpSite
 from pyasc.jit.arguments import prepare_bound, prepare_call
 from pyasc.jit.callplan import native_request, template_to_json
 from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal
@@ -202,6 +201,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
         from pyasc.frontend.compiler import build_module, result_params
         from pyasc.frontend.lowering import NeedsConstant
         from pyasc.ir.passes.effects import written_arguments
+        from pyasc.ir.stage_dumps import DumpSite
 
         params = params_of(specs)
         options = self.options.as_dict()
@@ -366,6 +366,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
                 return None
             self._kernels[(key, target)] = kernel
             if hasattr(kernel, "dump_loaded"):  # PYASC_DUMP_PATH: what a hit has, and lacks
+                from pyasc.ir.stage_dumps import DumpSite
+
                 kernel.dump_loaded(DumpSite(self.__name__, pkey, signature_text(key)), False)
             return entry
         learned = load_by_value(pkey)
@@ -386,7 +388,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
 
 
 def _optimize(module: Any, options: dict[str, Any], dump: tuple[str, str, str],
-              site: DumpSite) -> None:
+              site: Any) -> None:
     from pyasc.ir.passes import DEFAULT_PIPELINE, run_pipeline
 
     run_pipeline(module, DEFAULT_PIPELINE, options, dump, site.stage_dir("tensor"))
