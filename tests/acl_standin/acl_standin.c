@@ -5,7 +5,9 @@
  * pointer belongs is ACL_ERROR_INVALID_PARAM).  aclrtBinaryLoadFromData accepts the shared
  * library the ascend-sim build produces for a kernel (written to a temporary file and
  * dlopen'ed); aclrtBinaryGetFunction finds pyasc_sim_launch_<name> and
- * pyasc_sim_signature_<name>; aclrtLaunchKernelWithHostArgs unpacks the host argument block
+ * pyasc_sim_signature_<name>, and refuses a kernel whose core type (pyasc_sim_core_<name>:
+ * "vector" or "cube") does not match the binary magic its object was loaded with (a real
+ * NPU would run it on the wrong core type); aclrtLaunchKernelWithHostArgs unpacks the host argument block
  * by that signature (8-aligned device addresses, scalars at their C size and alignment,
  * total padded to 8), checks each address is a live allocation, passes its size and runs
  * every block.  A kernel failure is reported, as on hardware, by the next synchronize.
@@ -43,6 +45,7 @@ _Static_assert(sizeof(OptValue) == 16 && sizeof(Opt) == 20 && sizeof(Opts) == 16
 
 typedef int (*SimLaunch)(uint32_t, void**, const uint64_t*, uint64_t*, char*, size_t, void* const*);
 typedef const char* (*SimSignature)(void);
+typedef const char* (*SimCore)(void);
 
 typedef struct Block { void* p; size_t n; int host; struct Block* next; } Block;
 typedef struct Stream { int error; char message[1024]; struct Stream* next; } Stream;
@@ -405,6 +408,34 @@ API aclError aclrtBinaryLoadFromData(const void* data, size_t length, const Opts
   return OK;
 }
 
+/* The binary magic a kernel of core type `core` must be loaded with (0: unknown type). */
+static uint32_t core_magic(const char* core) {
+  if (strcmp(core, "vector") == 0) return MAGIC_VECTOR;
+  if (strcmp(core, "cube") == 0) return MAGIC_CUBE;
+  if (strcmp(core, "mix") == 0) return MAGIC_AICORE;
+  return 0;
+}
+
+static const char* magic_name(uint32_t magic) {
+  return magic == MAGIC_VECTOR ? "VECTOR_CORE" : magic == MAGIC_CUBE ? "CUBE_CORE" : "AICORE";
+}
+
+/* OK when kernel `name` of `b` records a core type matching the magic `b` was loaded with. */
+static aclError check_core(Binary* b, const char* name) {
+  char symbol[512];
+  snprintf(symbol, sizeof symbol, "pyasc_sim_core_%s", name);
+  SimCore core = (SimCore)dlsym(b->dl, symbol);
+  if (!core)
+    return fail(RT_KERNEL_LOOKUP, "aclrtBinaryGetFunction: kernel '%s' records no core type (%s)", name, symbol);
+  uint32_t want = core_magic(core());
+  if (want != b->magic)
+    return fail(RT_PARAM_INVALID,
+                "aclrtBinaryGetFunction: '%s' is a %s kernel, but its binary was loaded with magic "
+                "%#x (%s); a %s kernel needs %#x", name, core(), b->magic, magic_name(b->magic),
+                core(), want);
+  return OK;
+}
+
 API aclError aclrtBinaryGetFunction(void* binary, const char* name, void** func) {
   INJECT("aclrtBinaryGetFunction");
   NEED_DEVICE("aclrtBinaryGetFunction");
@@ -420,6 +451,8 @@ API aclError aclrtBinaryGetFunction(void* binary, const char* name, void** func)
   snprintf(symbol, sizeof symbol, "pyasc_sim_signature_%s", name);
   SimSignature signature = (SimSignature)dlsym(b->dl, symbol);
   if (!launch || !signature) return fail(RT_KERNEL_LOOKUP, "aclrtBinaryGetFunction: no kernel '%s'", name);
+  aclError core = check_core(b, name);
+  if (core != OK) return core;
   Func* f = calloc(1, sizeof *f);
   f->launch = launch;
   f->signature = signature;
@@ -551,3 +584,12 @@ API void pyasc_standin_stats(int64_t out[10]) {
 }
 
 API uint32_t pyasc_standin_last_magic(void) { return g_last_magic; }
+
+/* The magics of the loaded binaries (at most `max`); returns how many are loaded. */
+API int64_t pyasc_standin_magics(uint32_t* out, int64_t max) {
+  int64_t n = 0;
+  pthread_mutex_lock(&g_lock);
+  for (Binary* b = g_binaries; b; b = b->next, ++n) if (n < max) out[n] = b->magic;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}

@@ -64,6 +64,8 @@ class Standin:
         self._lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         self._lib.pyasc_standin_stats.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         self._lib.pyasc_standin_last_magic.restype = ctypes.c_uint32
+        self._lib.pyasc_standin_magics.restype = ctypes.c_int64
+        self._lib.pyasc_standin_magics.argtypes = [ctypes.POINTER(ctypes.c_uint32), ctypes.c_int64]
 
     def stats(self) -> Stats:
         out = (ctypes.c_int64 * len(STAT_NAMES))()
@@ -72,3 +74,9 @@ class Standin:
 
     def last_magic(self) -> int:
         return int(self._lib.pyasc_standin_last_magic())
+
+    def magics(self) -> list[int]:
+        """The binary magic of each loaded binary."""
+        out = (ctypes.c_uint32 * 256)()
+        n = int(self._lib.pyasc_standin_magics(out, len(out)))
+        return [int(out[i]) for i in range(min(n, len(out)))]

@@ -5,7 +5,10 @@
 when no vector schedule fits) and each remaining device region as a scalar kernel, and
 builds the host program: the function with every kernel region replaced by its launch
 sequence.  :func:`generate_ascendc` returns the C++ source alone.  Kernels are named
-``<function>_<k>`` in launch order; one ``.cpp`` holds all kernels of a program.
+``<function>_<k>`` in launch order; one ``.cpp`` holds all kernels of a program (what
+ascend-sim builds and ``fn.ascendc`` shows).  A kernel object holds the kernels of one
+core type (``cores``): ``AscendProgram.objects`` has one source per core type present,
+each rendered alone for its own ``--cce-aicore-arch``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
+from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_plan import CubeKernel, cube_matmul, plan_cube_kernel
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
@@ -66,6 +70,18 @@ class PyascPerformanceWarning(UserWarning):
 Kernel = VectorKernel | ScalarKernel | CubeKernel
 
 
+@dataclass(frozen=True)
+class KernelObject:
+    """The source of one kernel object: the kernels of one core type, for ``arch``."""
+
+    core: str                     # cores.VECTOR | cores.CUBE
+    arch: str                     # --cce-aicore-arch
+    source: str
+    filename: str
+    kernels: tuple[str, ...]
+    files: dict[str, str]         # #line base name -> path
+
+
 @dataclass
 class AscendProgram:
     """The result of lowering one Program for one SoC."""
@@ -78,17 +94,16 @@ class AscendProgram:
     soc: SoC
     files: dict[str, str] = field(default_factory=dict)   # #line base name -> path
     scalar_regions: list[tuple[Location, str]] = field(default_factory=list)
+    objects: list[KernelObject] = field(default_factory=list)  # one per core type
 
     @property
     def kernel_names(self) -> list[str]:
         return [k.name for k in self.kernels]
 
     @property
-    def arch(self) -> str:
-        """``--cce-aicore-arch`` of the source: the cube arch when it holds cube kernels.
-        A program mixing cube and vector kernels would need one object per arch, which
-        the bisheng driver does not build yet (the source names the cube arch)."""
-        return _arch(self.kernels, self.soc)
+    def cores(self) -> dict[str, str]:
+        """``{kernel name: core type}``."""
+        return {k.name: k.core for k in self.kernels}
 
 
 class _Lowering:
@@ -272,11 +287,6 @@ def _render(kernels: list[Kernel], filename: str,
     return w, helpers
 
 
-def _arch(kernels: list[Kernel], soc: SoC) -> str:
-    cube = any(isinstance(k, CubeKernel) for k in kernels)
-    return soc.cube.aicore_arch if cube and soc.cube is not None else soc.aicore_arch
-
-
 def _preamble(soc: SoC, source_file: str | None, body: str, helpers: set[str],
               arch: str) -> list[str]:
     """File header and the helper definitions ``body`` (the kernels' text) needs."""
@@ -290,6 +300,31 @@ def _preamble(soc: SoC, source_file: str | None, body: str, helpers: set[str],
     return lines
 
 
+def _source(kernels: list[Kernel], filename: str, soc: SoC,
+            source_file: str | None) -> CWriter:
+    """The whole source of ``kernels``: header, helpers, kernels."""
+    # Two passes: the helpers the kernels call are known once they are written, and the
+    # #line bookkeeping needs the final line numbers.
+    first, helpers = _render(kernels, filename, [])
+    arch = arch_text(soc, list(by_core(kernels)))
+    w, _ = _render(kernels, filename, _preamble(soc, source_file, first.text(), helpers, arch))
+    return w
+
+
+def _objects(kernels: list[Kernel], whole: CWriter, filename: str, soc: SoC,
+             source_file: str | None) -> list[KernelObject]:
+    """One object source per core type; a single core type's is the whole source."""
+    groups = by_core(kernels)
+    out = []
+    for core, ks in groups.items():
+        # a mixed program's object gets its own file name, so #line reports differ
+        name = filename if len(groups) == 1 else filename.replace(".cpp", f"_{core}.cpp")
+        w = whole if len(groups) == 1 else _source(ks, name, soc, source_file)
+        out.append(KernelObject(core, core_arch(soc, core), w.text(), name,
+                                tuple(k.name for k in ks), w.files))
+    return out
+
+
 def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgram:
     """Kernels, source and host program of ``program`` for ``soc`` (default 910B1)."""
     target = soc if isinstance(soc, SoC) else get_soc(soc)
@@ -297,14 +332,10 @@ def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgr
     low.run()
     check_fit(low.kernels, target)
     filename = f"{program.entry}.cpp"
-    # Two passes: the helpers the kernels call are known once they are written, and the
-    # #line bookkeeping needs the final line numbers.
-    first, helpers = _render(low.kernels, filename, [])
-    preamble = _preamble(target, program.source_file, first.text(), helpers,
-                         _arch(low.kernels, target))
-    w, _ = _render(low.kernels, filename, preamble)
+    w = _source(low.kernels, filename, target, program.source_file)
+    objects = _objects(low.kernels, w, filename, target, program.source_file)
     return AscendProgram(low.host, program.entry, w.text(), filename, low.kernels, target,
-                         w.files, low.regions)
+                         w.files, low.regions, objects)
 
 
 def lower_variants(program: Program, socs: Sequence[SoC]) -> list[AscendProgram]:
@@ -334,5 +365,5 @@ def generate_ascendc(program: Program, soc: str | SoC | None = "Ascend910B1") ->
         return lower_program(program, soc).source
 
 
-__all__ = ["AscendProgram", "PyascPerformanceWarning", "generate_ascendc", "lower_program",
-           "lower_variants"]
+__all__ = ["AscendProgram", "KernelObject", "PyascPerformanceWarning", "generate_ascendc",
+           "lower_program", "lower_variants"]

@@ -20,7 +20,9 @@ L0B's Zn layout); LoadData cannot transpose b32, so float32 B reaches the kernel
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
+from pyasc.backend.ascendc.cores import CUBE
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Location, Operation
@@ -43,6 +45,7 @@ _CUBE_DTYPES: dict[str, tuple[str, bool]] = {
 class CubeKernel:
     """One 2-D matmul on the cube unit: ``c (m x n) = a (m x k) @ b (k x n)``."""
 
+    core: ClassVar[str] = CUBE     # runs on the cube cores (cores.py)
     name: str
     loc: Location
     dtype: ScalarType          # operand and result element type

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Sequence
 
 from pyasc.backend.ascendc.bisheng import Toolchain
-from pyasc.backend.ascendc.codegen import AscendProgram
+from pyasc.backend.ascendc.codegen import AscendProgram, KernelObject
 from pyasc.backend.base import Program
 
 
@@ -27,17 +27,21 @@ def dump_variants(program: Program, target: str, variants: Sequence[AscendProgra
         site.write(f"{target}/{ap.soc.name}/host.ir", str(ap.host))
 
 
-def dump_bisheng(program: Program, tc: Toolchain, ap: AscendProgram, ran: bool) -> None:
-    """``ascend/<SoC>/bisheng.sh``: the commands that build ``ap``'s kernel object."""
+def dump_bisheng(program: Program, tc: Toolchain, ap: AscendProgram, obj: KernelObject,
+                 ran: bool) -> None:
+    """``ascend/<SoC>/bisheng.sh`` (``bisheng_<core>.sh`` when ``ap`` has kernels of two
+    core types): the commands that build the kernel object ``obj`` of ``ap``."""
     site = program.dump_site()
     if site.folder() is None:
         return
-    obj = "kernel.o"
+    out = "kernel.o"
     how = "ran in this process" if ran else \
         "NOT run in this process: the object came from the disk cache"
-    lines = [f"# bisheng commands of {program.entry} for {ap.soc.name} ({how}).",
-             f"# Run in a directory holding {ap.filename}; the link writes {obj} in place.",
-             shlex.join(tc.compile_command(ap.filename, obj, ap.arch)),
+    lines = [f"# bisheng commands of {program.entry} for {ap.soc.name}, {obj.core} kernels "
+             f"({how}).",
+             f"# Run in a directory holding {obj.filename}; the link writes {out} in place.",
+             shlex.join(tc.compile_command(obj.filename, out, obj.arch)),
              "# (a failed compile is retried once with: -mllvm -disable-machine-licm)",
-             shlex.join(tc.link_command(obj, obj))]
-    site.write(f"ascend/{ap.soc.name}/bisheng.sh", "\n".join(lines))
+             shlex.join(tc.link_command(out, out))]
+    name = "bisheng.sh" if len(ap.objects) == 1 else f"bisheng_{obj.core}.sh"
+    site.write(f"ascend/{ap.soc.name}/{name}", "\n".join(lines))

@@ -4,10 +4,13 @@
 found, else ``/dev/davinci*``) and the kernel objects' builder: bisheng from the CANN
 toolkit (``ToolchainMissingError``, E50030, naming what is missing).  It lowers the
 program once per SoC (``device_type``, else the SoC the device reports), builds one
-object per SoC (cached) and returns an :class:`NPUKernel`.  Calling it runs the host
-program (as ascend-sim does) with a launcher that loads the object of the SoC
-``aclrtGetSocName`` reports once per process and launches through
-``pyasc.runtime.acl``; a device whose SoC was not compiled for is E50031.
+object per SoC and core type (``cores``: vector kernels for ``dav-c220-vec``, cube
+kernels for ``dav-c220-cube``; cached) and returns an :class:`NPUKernel`.  Calling it
+runs the host program (as ascend-sim does) with a launcher that loads each object of
+the SoC ``aclrtGetSocName`` reports once per process, with the binary magic of its
+core type (:data:`MAGICS`), looks each kernel up in the object of its core type and
+launches through ``pyasc.runtime.acl``; a device whose SoC was not compiled for is
+E50031.
 
 ``PYASC_ASCEND_OBJECTS=ascend-sim`` is a test knob: the objects are the libraries the
 ascend-sim compiler builds (no bisheng needed), which only the stand-in AscendCL
@@ -31,7 +34,8 @@ from pyasc.backend.ascendc.bisheng import (
     compile_cached,
     find_toolchain,
 )
-from pyasc.backend.ascendc.codegen import AscendProgram, lower_variants
+from pyasc.backend.ascendc.codegen import AscendProgram, KernelObject, lower_variants
+from pyasc.backend.ascendc.cores import CUBE, VECTOR
 from pyasc.backend.ascendc.dumps import dump_bisheng, dump_variants
 from pyasc.backend.ascendc.host_runner import HostRunner
 from pyasc.backend.ascendc.signature import kernel_signatures
@@ -44,6 +48,13 @@ from pyasc.runtime.disk_cache import DiskCache
 
 OBJECTS_VARIABLE = "PYASC_ASCEND_OBJECTS"
 OBJECT_BUILDERS = ("bisheng", "ascend-sim")
+
+MAGICS: dict[str, int] = {
+    VECTOR: acl.BinaryMagic.VECTOR_CORE,   # AIV_ONLY: without it a 910B assumes cube
+    CUBE: acl.BinaryMagic.CUBE_CORE,
+}
+"""Core type -> the ``ACL_RT_BINARY_LOAD_OPT_MAGIC`` its objects are loaded with
+(``ascendc-reference.md`` section 2.3; MIX kernels would take ``AICORE``)."""
 
 
 def object_builder(environ: Mapping[str, str] | None = None) -> str:
@@ -84,12 +95,12 @@ def check_device(dev: Path = Path("/dev")) -> None:
 
 @dataclass
 class NPUKernel:
-    """Compiled kernels for each SoC (``objects[soc] = object bytes``, ``signatures[soc]
-    [kernel] = parameter codes``) and the host program of each SoC."""
+    """Compiled kernels for each SoC (``objects[soc][core] = object bytes``,
+    ``signatures[soc][kernel] = parameter codes``) and the host program of each SoC."""
 
     program: Program
     ascend: dict[str, AscendProgram]
-    objects: dict[str, bytes] = field(default_factory=dict)
+    objects: dict[str, dict[str, bytes]] = field(default_factory=dict)
     signatures: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def variant(self, soc_name: str) -> AscendProgram:
@@ -110,7 +121,8 @@ class NPUKernel:
 
     def _launch(self, ctx: acl.DeviceContext, soc: str, kernel: str, block_dim: int,
                 args: Sequence[Any], writes: frozenset[int]) -> dict[str, int]:
-        binary = ctx.binary(self.objects[soc])
+        core = self.ascend[soc].cores[kernel]
+        binary = ctx.binary(self.objects[soc][core], MAGICS[core])
         return acl.launch(ctx, binary, kernel, block_dim, self.signatures[soc][kernel], args,
                           writes)
 
@@ -141,8 +153,9 @@ class NPUBackend:
         for ap in variants:
             kernel.ascend[ap.soc.name] = ap
             kernel.signatures[ap.soc.name] = kernel_signatures(ap.source)
-            if ap.kernels:
-                kernel.objects[ap.soc.name] = self._object(tc, ap, use_cache, program)
+            kernel.objects[ap.soc.name] = {obj.core: self._object(tc, ap, obj, use_cache,
+                                                                  program)
+                                           for obj in ap.objects}
         return kernel
 
     def _socs(self, program: Program) -> list[SoC]:
@@ -158,17 +171,17 @@ class NPUBackend:
                               "description of", hint="pass device_type=[...] naming a "
                               "compatible SoC") from None
 
-    def _object(self, tc: Toolchain | None, ap: AscendProgram, use_cache: bool,
-                program: Program) -> bytes:
+    def _object(self, tc: Toolchain | None, ap: AscendProgram, obj: KernelObject,
+                use_cache: bool, program: Program) -> bytes:
+        """The kernel object of ``obj`` (the kernels of one core type of ``ap``)."""
         if tc is None:  # PYASC_ASCEND_OBJECTS=ascend-sim
-            return library_object(ap, use_cache)
-        soc = ap.soc
-        found = cached_object(tc, ap.source, soc.name, ap.arch, self._cache) \
+            return library_object(ap, obj, use_cache)
+        found = cached_object(tc, obj.source, ap.soc.name, obj.arch, self._cache) \
             if use_cache else None
-        dump_bisheng(program, tc, ap, ran=found is None)
+        dump_bisheng(program, tc, ap, obj, ran=found is None)
         if found is not None:
             return found
         if use_cache:
-            return compile_cached(tc, ap.source, ap.filename, soc.name, ap.arch,
-                                  ap.files, self._cache)
-        return build_object(tc, ap.source, ap.filename, ap.arch, ap.files)
+            return compile_cached(tc, obj.source, obj.filename, ap.soc.name, obj.arch,
+                                  obj.files, self._cache)
+        return build_object(tc, obj.source, obj.filename, obj.arch, obj.files)

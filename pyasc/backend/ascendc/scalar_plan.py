@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.scalar_checks import LOCAL_LIMIT, fresh_result, reject_unsupported
 from pyasc.backend.ascendc.tiles import RESERVED
 from pyasc.backend.ascendc.unsupported import unsupported
@@ -60,6 +62,7 @@ class GmArray:
 
 @dataclass
 class ScalarKernel:
+    core: ClassVar[str] = VECTOR   # the scalar unit of a vector core (cores.py)
     name: str
     loc: Location
     fn: FuncOp                               # the region at loop level

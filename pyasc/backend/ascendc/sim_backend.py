@@ -28,15 +28,18 @@ import shutil
 import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pyasc.backend.ascendc.codegen import (
     AscendProgram,
+    KernelObject,
     PyascPerformanceWarning,
     lower_program,
     lower_variants,
 )
+from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.dumps import dump_variants
 from pyasc.backend.ascendc.host_runner import HostRunner
 from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
@@ -77,13 +80,47 @@ def sim_config(soc: SoC, opt_level: str | None = None) -> SimConfig:
                      opt_level=opt, **cube)
 
 
-def library_key(source: str, kernels: Sequence[str], config: SimConfig) -> str:
-    """The cache key of a library: the source, kernels, headers, compiler and flags."""
+def _not_vector(cores: Mapping[str, str] | None) -> dict[str, str]:
+    """The core types a library's wrapper records explicitly (vector is the default)."""
+    return {k: c for k, c in (cores or {}).items() if c != VECTOR}
+
+
+def library_key(source: str, kernels: Sequence[str], config: SimConfig,
+                cores: Mapping[str, str] | None = None) -> str:
+    """The cache key of a library: the source, kernels (and the core type each is
+    exported with), headers, compiler and flags."""
     parts = {"format": _FORMAT, "source": hashlib.sha256(source.encode()).hexdigest(),
-             "kernels": list(kernels), "headers": headers_digest(),
+             "kernels": list(kernels), "cores": _not_vector(cores), "headers": headers_digest(),
              "compiler": compiler_version(), "defines": config.defines(),
              "opt": config.opt_level}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Build:
+    """What one library is built from: a program's whole source (the ascend-sim target)
+    or one of its kernel objects (``PYASC_ASCEND_OBJECTS=ascend-sim``)."""
+
+    source: str
+    filename: str
+    kernels: tuple[str, ...]
+    cores: Mapping[str, str]
+    soc: SoC
+
+    @staticmethod
+    def of(ap: AscendProgram, obj: KernelObject | None = None) -> _Build:
+        if obj is None:
+            return _Build(ap.source, ap.filename, tuple(ap.kernel_names), ap.cores, ap.soc)
+        cores = {k: obj.core for k in obj.kernels}
+        return _Build(obj.source, obj.filename, obj.kernels, cores, ap.soc)
+
+    def key(self, config: SimConfig) -> str:
+        return library_key(self.source, self.kernels, config, self.cores)
+
+    def compile(self, config: SimConfig, keep_dir: Path | None = None) -> SimLibrary:
+        return compile_kernels(self.source, self.kernels, filename=self.filename,
+                               config=config, keep_dir=keep_dir, pch_root=pch_root(),
+                               cores=_not_vector(self.cores))
 
 
 @functools.lru_cache(maxsize=128)
@@ -98,58 +135,56 @@ def build_library(ap: AscendProgram, use_cache: bool = True,
                   cache: DiskCache | None = None, opt_level: str | None = None) -> SimLibrary:
     """The compiled ascend-sim library of ``ap`` (from the caches when possible)."""
     config = sim_config(ap.soc, opt_level)
-    kernels = tuple(ap.kernel_names)
+    build = _Build.of(ap)
     if not use_cache:
-        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config,
-                               pch_root=pch_root())
+        return build.compile(config)
     cache = cache if cache is not None else DiskCache(backend="ascend-sim")
-    key = library_key(ap.source, kernels, config)
+    key = build.key(config)
     return _BUILDS.run((str(cache.dir), key),
-                       lambda: _cached_library(cache, key, ap, kernels, config))
+                       lambda: _cached_library(cache, key, build, config))
 
 
-def _cached_library(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[str, ...],
+def _cached_library(cache: DiskCache, key: str, build: _Build,
                     config: SimConfig) -> SimLibrary:
     entry = cache.load(key)
     if entry is None:
-        _compile_into(cache, key, ap, kernels, config)
+        _compile_into(cache, key, build, config)
         entry = cache.load(key)
     if entry is None:  # the cache is not writable: build in a temporary directory
-        return compile_kernels(ap.source, kernels, filename=ap.filename, config=config,
-                               pch_root=pch_root())
+        return build.compile(config)
     path = cache.dir / key[:2] / str(entry.manifest["object"])
-    return _loaded(key, str(path), kernels, ap.source, ap.filename, config)
+    return _loaded(key, str(path), build.kernels, build.source, build.filename, config)
 
 
-def _compile_into(cache: DiskCache, key: str, ap: AscendProgram, kernels: tuple[str, ...],
-                  config: SimConfig) -> None:
+def _compile_into(cache: DiskCache, key: str, build: _Build, config: SimConfig) -> None:
     work = Path(tempfile.mkdtemp(prefix="pyasc-sim-"))
     try:
-        compile_kernels(ap.source, kernels, filename=ap.filename, config=config, keep_dir=work,
-                        pch_root=pch_root())
-        cache.store(key, {"kernels": list(kernels), "soc": ap.soc.name,
+        build.compile(config, keep_dir=work)
+        cache.store(key, {"kernels": list(build.kernels), "soc": build.soc.name,
                           "compiler": compiler_version()}, (work / "kernel.so").read_bytes())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def library_object(ap: AscendProgram, use_cache: bool = True,
+def library_object(ap: AscendProgram, obj: KernelObject, use_cache: bool = True,
                    cache: DiskCache | None = None) -> bytes:
-    """The bytes of the compiled ascend-sim library of ``ap`` (the kernel objects of
-    ``PYASC_ASCEND_OBJECTS=ascend-sim``; shared with ascend-sim's caches)."""
+    """The bytes of the ascend-sim library of ``obj``, one kernel object of ``ap`` (the
+    objects of ``PYASC_ASCEND_OBJECTS=ascend-sim``; a program of one core type shares
+    its library with ascend-sim's caches).  Each kernel records its core type."""
+    build, config = _Build.of(ap, obj), sim_config(ap.soc)
     if use_cache:
         cache = cache if cache is not None else DiskCache(backend="ascend-sim")
-        key = library_key(ap.source, ap.kernel_names, sim_config(ap.soc))
+        key = build.key(config)
         entry = cache.load(key)
         if entry is None:
-            build_library(ap, True, cache)
+            _BUILDS.run((str(cache.dir), key),
+                        lambda: _cached_library(cache, key, build, config))
             entry = cache.load(key)
         if entry is not None:
             return entry.obj
     work = Path(tempfile.mkdtemp(prefix="pyasc-sim-"))
     try:
-        compile_kernels(ap.source, tuple(ap.kernel_names), filename=ap.filename,
-                        config=sim_config(ap.soc), keep_dir=work, pch_root=pch_root())
+        build.compile(config, keep_dir=work)
         return (work / "kernel.so").read_bytes()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -212,12 +247,11 @@ def prebuild(programs: Sequence[Program], opt_level: str | None = None
         return {}
     config = sim_config(lowered[0].soc, opt_level)
     same = [ap for ap in lowered if sim_config(ap.soc, opt_level) == config]
-    libs = compile_batch([Unit(ap.source, tuple(ap.kernel_names), ap.filename) for ap in same],
-                         config, pch_root())
+    libs = compile_batch([Unit(ap.source, tuple(ap.kernel_names), ap.filename,
+                               _not_vector(ap.cores)) for ap in same], config, pch_root())
     if libs is None:
         return {}
-    return {library_key(ap.source, ap.kernel_names, config): lib
-            for ap, lib in zip(same, libs, strict=True)}
+    return {_Build.of(ap).key(config): lib for ap, lib in zip(same, libs, strict=True)}
 
 
 class SimBackend:
@@ -241,6 +275,6 @@ class SimBackend:
         ap = variants[0]
         if not ap.kernels:
             return SimKernel(program, ap, None, variants)
-        key = library_key(ap.source, ap.kernel_names, sim_config(ap.soc))
+        key = _Build.of(ap).key(sim_config(ap.soc))
         lib = self._prebuilt.get(key) or build_library(ap, use_cache, self._cache)
         return SimKernel(program, ap, lib, variants)

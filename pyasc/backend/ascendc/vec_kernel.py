@@ -11,6 +11,7 @@ the scalar inputs by value, then the tiling parameters computed by the host:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from pyasc.backend.ascendc.analysis import (
     COL,
@@ -21,6 +22,7 @@ from pyasc.backend.ascendc.analysis import (
     NotVectorizable,
     analyze,
 )
+from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import Buf, Instr, Ref, TileProgram, ctype
@@ -65,6 +67,7 @@ class KernelOutput:
 
 @dataclass
 class VectorKernel:
+    core: ClassVar[str] = VECTOR   # runs on the vector cores (cores.py)
     name: str
     group: FusionGroupOp
     info: GroupInfo

@@ -10,6 +10,7 @@ the stand-in library of ``tests/acl_standin``).
 """
 
 from pyasc.runtime.acl.binding import PROTOTYPES, AclLibrary
+from pyasc.runtime.acl.codes import BinaryMagic
 from pyasc.runtime.acl.context import DeviceContext, context, current, shutdown
 from pyasc.runtime.acl.device_array import DeviceArray, device_array
 from pyasc.runtime.acl.launch import launch
@@ -21,6 +22,7 @@ from pyasc.runtime.acl.probe import DeviceProbe, device_available, probe
 __all__ = [
     "PROTOTYPES",
     "AclLibrary",
+    "BinaryMagic",
     "DeviceArray",
     "DeviceBuffer",
     "DeviceContext",

@@ -86,7 +86,8 @@ class BinaryLoadOptionType(enum.IntEnum):
 class BinaryMagic(enum.IntEnum):
     """``ACL_RT_BINARY_MAGIC_ELF_*`` (acl_rt.h:474): the core type of a kernel object.
     A raw bisheng ``.o`` carries none, and without a magic the 910B runtime assumes a
-    cube kernel; pyasc's kernels are vector-only (``dav-c220-vec``)."""
+    cube kernel; an object of pyasc's vector kernels (``dav-c220-vec``) is loaded with
+    ``VECTOR_CORE``, one of its cube kernels (``dav-c220-cube``) with ``CUBE_CORE``."""
 
     AICORE = 0x43554245  # mixed (cube + vector)
     VECTOR_CORE = 0x41415246

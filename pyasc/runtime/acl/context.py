@@ -10,8 +10,9 @@ Lifetimes:
 * Streams come from a pool (one per concurrent launch); a stream whose work failed is
   destroyed instead of reused.
 * Device memory is counted (:attr:`DeviceContext.live`); closing the context frees what
-  is left.  Kernel objects are loaded once per context and SoC, keyed by the digest of
-  their bytes, and unloaded when it closes.
+  is left.  Kernel objects are loaded once per context, SoC and magic (the core type
+  they are loaded for), keyed by the digest of their bytes, and unloaded when it
+  closes.
 * In a forked child the parent's context is dropped without any ACL call (its handles
   belong to the parent) and the child opens its own on first use.
 
@@ -128,7 +129,7 @@ class DeviceContext:
         self._set_device_calls = 0
         self._free_streams: list[Stream] = []
         self._streams: set[int] = set()
-        self._binaries: dict[tuple[str, str], LoadedBinary] = {}
+        self._binaries: dict[tuple[str, str, int], LoadedBinary] = {}
 
     def open(self) -> DeviceContext:
         """Initialise ACL, check the device id, bind this thread, read the SoC name."""
@@ -239,9 +240,10 @@ class DeviceContext:
 
     # -- binaries
     def binary(self, obj: bytes, magic: int = BinaryMagic.VECTOR_CORE) -> LoadedBinary:
-        """The loaded kernel object ``obj`` (loaded once per context and SoC)."""
+        """The kernel object ``obj`` loaded with ``magic`` (its core type): loaded once
+        per context, SoC and magic."""
         self.bind_thread()
-        key = (self.soc_name, hashlib.sha256(obj).hexdigest())
+        key = (self.soc_name, hashlib.sha256(obj).hexdigest(), int(magic))
         with self._lock:
             loaded = self._binaries.get(key)
             if loaded is None:

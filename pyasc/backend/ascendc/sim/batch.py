@@ -16,16 +16,18 @@ import ctypes
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.sim import pch
 from pyasc.backend.ascendc.sim.runner import (
     SimConfig,
     SimLibrary,
     compile_command,
     compile_flags,
+    export_line,
     find_compiler,
 )
 from pyasc.errors import ArgumentError
@@ -35,11 +37,13 @@ _MAIN = "pyasc_sim_main.cpp"
 
 @dataclass(frozen=True)
 class Unit:
-    """One program of a batch: its source, its kernels and its file name."""
+    """One program of a batch: its source, its kernels, its file name and the core type
+    of each kernel that is not a vector kernel."""
 
     source: str
     kernels: tuple[str, ...]
     filename: str
+    cores: Mapping[str, str] = field(default_factory=dict)
 
 
 def batch_source(units: Sequence[Unit]) -> str:
@@ -49,7 +53,7 @@ def batch_source(units: Sequence[Unit]) -> str:
         renamed = {k: f"{k}__b{i}" for k in unit.kernels}
         parts += [f"#define {k} {new}\n" for k, new in renamed.items()]
         parts.append(f'namespace pyasc_batch_{i} {{\n#include "b{i}_{unit.filename}"\n')
-        parts += [f"PYASC_SIM_EXPORT({new})\n" for new in renamed.values()]
+        parts += [export_line(k, unit.cores.get(k, VECTOR), new) for k, new in renamed.items()]
         parts.append("}\n")
         parts += [f"#undef {k}\n" for k in renamed]
     return "".join(parts)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.sim import pch
 from pyasc.errors import ArgumentError, InternalCompilerError, ToolchainMissingError
 from pyasc.runtime import interrupt
@@ -116,9 +117,20 @@ def compile_command(cxx: str, config: SimConfig, output: str,
     return [cxx, *compile_flags(config), "-shared", *include, _MAIN, "-o", output]
 
 
-def wrapper_source(filename: str, kernels: Sequence[str]) -> str:
-    """The translation unit that includes the kernel source and exports its launchers."""
-    exports = "".join(f"PYASC_SIM_EXPORT({name})\n" for name in kernels)
+def export_line(name: str, core: str = VECTOR, symbol: str | None = None) -> str:
+    """The wrapper line exporting kernel ``name`` (as ``symbol``) with its core type
+    (``pyasc_sim_core_<symbol>``; a plain export is a vector kernel)."""
+    symbol = symbol or name
+    if core == VECTOR:
+        return f"PYASC_SIM_EXPORT({symbol})\n"
+    return f"PYASC_SIM_EXPORT_CORE({symbol}, {core})\n"
+
+
+def wrapper_source(filename: str, kernels: Sequence[str],
+                   cores: Mapping[str, str] | None = None) -> str:
+    """The translation unit that includes the kernel source and exports its launchers;
+    ``cores`` gives the core type of a kernel that is not a vector kernel."""
+    exports = "".join(export_line(name, (cores or {}).get(name, VECTOR)) for name in kernels)
     return f'#include "{filename}"\n#include "sim_launch.h"\n{exports}'
 
 
@@ -130,8 +142,10 @@ def compile_kernels(
     config: SimConfig | None = None,
     keep_dir: str | os.PathLike[str] | None = None,
     pch_root: Path | None = None,
+    cores: Mapping[str, str] | None = None,
 ) -> SimLibrary:
-    """Compile ``source`` (which defines the ``extern "C"`` kernels named in ``kernels``).
+    """Compile ``source`` (which defines the ``extern "C"`` kernels named in ``kernels``;
+    ``cores``: the core type of each kernel that is not a vector kernel).
 
     Build files go to a temporary directory removed after loading, or to ``keep_dir``.
     With ``pch_root`` the sim headers come from a precompiled header kept there
@@ -148,7 +162,7 @@ def compile_kernels(
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         (workdir / filename).write_text(source)
-        (workdir / _MAIN).write_text(wrapper_source(filename, kernels))
+        (workdir / _MAIN).write_text(wrapper_source(filename, kernels, cores))
         include = pch.include_flags(cxx, compile_flags(config), pch_root)
         cmd = compile_command(cxx, config, "kernel.so", include)
         proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600)

@@ -3,9 +3,13 @@
 //
 //   #include "kernel.cpp"          // the generated AscendC source, unchanged
 //   #include "sim_launch.h"
-//   PYASC_SIM_EXPORT(add_custom)   // once per kernel
+//   PYASC_SIM_EXPORT(add_custom)   // once per kernel (a cube kernel: PYASC_SIM_EXPORT_CORE(k, cube))
 //
-// PYASC_SIM_EXPORT(name) defines two C entry points:
+// PYASC_SIM_EXPORT_CORE(name, core) defines three C entry points (PYASC_SIM_EXPORT(name) is
+// PYASC_SIM_EXPORT_CORE(name, vector)):
+//   const char* pyasc_sim_core_<name>(void)
+//       the core type the kernel is built for, "vector" or "cube": the stand-in AscendCL
+//       library of the tests checks it against the binary magic the object was loaded with.
 //   const char* pyasc_sim_signature_<name>(void)
 //       comma-separated parameter kinds: "ptr" for GM_ADDR (any pointer), "i8".."i64",
 //       "u8".."u64", "f16", "bf16", "f32", "f64", "bool" for by-value scalars.
@@ -268,7 +272,10 @@ PYASC_SIM_API const char* pyasc_sim_config() {
   return cfg.c_str();
 }
 
-#define PYASC_SIM_EXPORT(name)                                                                        \
+#define PYASC_SIM_EXPORT(name) PYASC_SIM_EXPORT_CORE(name, vector)
+
+#define PYASC_SIM_EXPORT_CORE(name, core)                                                             \
+  PYASC_SIM_API const char* pyasc_sim_core_##name() { return #core; }                                \
   PYASC_SIM_API const char* pyasc_sim_signature_##name() { return ::pyasc_sim::signature(&name); }   \
   PYASC_SIM_API int pyasc_sim_launch_##name(uint32_t block_dim, void** args, const uint64_t* arg_bytes, \
                                             uint64_t* counters, char* err, size_t errlen,             \
