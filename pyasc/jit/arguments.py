@@ -20,7 +20,9 @@ bool, int, float, numpy scalars, None,    themselves (run-time scalars or compil
   str, dtypes                               values, see ``specialize``)
 tuple, list                               item by item (a list stays a list)
 bytes, bytearray                          refused: byte strings, not arrays
-``pyasc.device_array``                    refused: not taken by ``@hybrid`` calls yet
+``pyasc.device_array``                    itself on ``target="ascend"`` (its kernels
+                                            take device memory); refused elsewhere:
+                                            pass ``d.numpy()``
 buffer protocol, ``__array_interface__``, ``np.asarray(x)``, read-only
   ``__array__`` (memoryview, array.array,
   ctypes arrays, torch tensors...)
@@ -64,44 +66,50 @@ def describe(path: Path) -> str:
     return "'" + str(path[0]) + "'" + "".join(f"[{i}]" for i in path[1:])
 
 
-def prepare(value: object, path: Path, converted: Converted | None = None) -> object:
+def prepare(value: object, path: Path, converted: Converted | None = None,
+            devices: bool = False) -> object:
     """The value a kernel is called with for ``value`` (itself or a converted array);
-    raises :class:`ArgumentError` for the kinds pyasc refuses.  Conversions are
-    recorded in ``converted``."""
+    raises :class:`ArgumentError` for the kinds pyasc refuses (device arrays unless
+    ``devices``: the target runs kernels on the device).  Conversions are recorded in
+    ``converted``."""
     t = type(value)
     if t in _PLAIN:
         return _array(value, path, converted)  # type: ignore[arg-type]
     if isinstance(value, _VALUES):
         return value
     if t is tuple or t is list:
-        items = [prepare(v, (*path, i), converted) for i, v in enumerate(value)]  # type: ignore
+        items = [prepare(v, (*path, i), converted, devices)
+                 for i, v in enumerate(value)]  # type: ignore[attr-defined]
         return items if t is list else tuple(items)
+    if devices and t is DeviceArray:
+        return value
     for kind, refusal in _REFUSED:
         if isinstance(value, kind):
             raise refusal(value, path)
     return _array_like(value, path, converted)
 
 
-def prepare_call(signature: inspect.Signature, args: tuple, kwargs: dict[str, Any]
-                 ) -> tuple[tuple, dict[str, Any], Converted]:
+def prepare_call(signature: inspect.Signature, args: tuple, kwargs: dict[str, Any],
+                 devices: bool = False) -> tuple[tuple, dict[str, Any], Converted]:
     """:func:`prepare` every argument of a call, keeping positions and keywords (an
-    error is located at the user's call)."""
+    error is located at the user's call); ``devices``: device arrays are taken."""
     names = [p.name for p in signature.parameters.values()
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     converted = Converted()
     try:
-        out = tuple(prepare(v, (names[i] if i < len(names) else f"*{i}",), converted)
+        out = tuple(prepare(v, (names[i] if i < len(names) else f"*{i}",), converted, devices)
                     for i, v in enumerate(args))
-        kw = {k: prepare(v, (k,), converted) for k, v in kwargs.items()}
+        kw = {k: prepare(v, (k,), converted, devices) for k, v in kwargs.items()}
     except ArgumentError as exc:
         raise at_caller(exc) from None
     return out, kw, converted
 
 
-def prepare_bound(arguments: dict[str, Any]) -> dict[str, Any]:
-    """:func:`prepare` each bound argument (an error is located at the user's call)."""
+def prepare_bound(arguments: dict[str, Any], devices: bool = False) -> dict[str, Any]:
+    """:func:`prepare` each bound argument (an error is located at the user's call);
+    ``devices``: device arrays are taken."""
     try:
-        return {name: prepare(v, (name,)) for name, v in arguments.items()}
+        return {name: prepare(v, (name,), None, devices) for name, v in arguments.items()}
     except ArgumentError as exc:
         raise at_caller(exc) from None
 
@@ -190,9 +198,26 @@ def _subclass(a: Any, path: Path) -> ArgumentError:
 
 
 def _device(d: Any, path: Path) -> ArgumentError:
-    return ArgumentError(f"argument {describe(path)} is a pyasc device_array: @hybrid calls "
-                         "do not take device arrays yet (pyasc.runtime.acl.launch does)",
-                         hint="pass d.numpy(), a host copy")
+    return ArgumentError(f"argument {describe(path)} is a pyasc device_array: only "
+                         "target='ascend' runs kernels on the device that holds it",
+                         hint="pass d.numpy() (a host copy) on this target, or call with "
+                         "target='ascend'")
+
+
+def refuse_device_arrays(signature: inspect.Signature, args: tuple,
+                         kwargs: dict[str, Any]) -> None:
+    """Raise the :func:`_device` error (at the user's call) for a device array among
+    ``args``/``kwargs``: a call on a target that computes on the host."""
+    names = [p.name for p in signature.parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    items = [((names[i] if i < len(names) else f"*{i}",), v) for i, v in enumerate(args)]
+    items += [((k,), v) for k, v in kwargs.items()]
+    while items:
+        path, v = items.pop(0)
+        if type(v) is tuple or type(v) is list:
+            items += [((*path, i), x) for i, x in enumerate(v)]  # type: ignore[attr-defined]
+        elif type(v) is DeviceArray:
+            raise at_caller(_device(v, path))
 
 
 def _bytes(b: Any, path: Path) -> ArgumentError:

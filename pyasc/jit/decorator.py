@@ -41,7 +41,7 @@ from pyasc.callsite import at_caller, for_user, public_api, user_error
 from pyasc.errors import ArgumentError, InternalCompilerError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.signature import Param, Spec, params_of
-from pyasc.jit.arguments import prepare_bound, prepare_call
+from pyasc.jit.arguments import prepare_bound, prepare_call, refuse_device_arrays
 from pyasc.jit.callplan import native_request, template_to_json
 from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal
 from pyasc.jit.dispatch import CallTable, Entry, Generation, make_entry
@@ -130,7 +130,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
         return self._key_text
 
     # -- specialization
-    def _arguments(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _arguments(self, args: tuple, kwargs: dict[str, Any],
+                   devices: bool = False) -> dict[str, Any]:
         if self._method_of is not None:
             raise method_error(self.__wrapped__)  # type: ignore[attr-defined]
         try:
@@ -138,7 +139,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
         except TypeError as exc:
             raise at_caller(ArgumentError(f"{self.__name__}(): {exc}")) from None
         bound.apply_defaults()
-        return prepare_bound(bound.arguments)  # what the kernel takes (see ``arguments``)
+        return prepare_bound(bound.arguments, devices)  # what the kernel takes (``arguments``)
 
     def _key_of(self, arguments: dict[str, Any], by_value: ByValue | None = None
                 ) -> tuple[dict[str, Spec], tuple]:
@@ -274,11 +275,13 @@ class HybridFunction(Inspection, Differentiable, Callee):
         env = target_env()
         target = resolve_target(self.options, env)
         if target == "interpret":
+            refuse_device_arrays(self.__signature__, args, kwargs)  # numpy cannot read one
             return self.__wrapped__(*args, **kwargs)  # type: ignore[attr-defined]
         gen = self._calls.current
         entry = gen.find(target, gen.signature(args, kwargs))
         if entry is None:
-            args, kwargs, converted = prepare_call(self.__signature__, args, kwargs)
+            args, kwargs, converted = prepare_call(self.__signature__, args, kwargs,
+                                                   devices=target == "ascend")
             entry, gen = self._entry(target, args, kwargs)
             if converted:  # never remembered: every such call converts again
                 entry.refuse_writes(converted)
@@ -307,7 +310,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
                ) -> tuple[Entry, Generation]:
         """The entry of this call's specialization (loaded by key or compiled) and the
         signature generation its key was computed with."""
-        arguments = self._arguments(args, kwargs)
+        arguments = self._arguments(args, kwargs, devices=target == "ascend")
         while True:
             gen = self._calls.current
             entry = self._entry_with(target, arguments, gen.by_value)

@@ -42,6 +42,10 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
     ``ArgumentError`` for unsupported kinds)."""
     if isinstance(value, np.ndarray):
         return _array_spec(value, path, dynamic_shape)
+    if getattr(value, "__pyasc_device_array__", False):  # C-contiguous device memory
+        shape = None if dynamic_shape else tuple(value.shape)  # type: ignore[attr-defined]
+        return ("array", _dtype_name(value.dtype, path), len(value.shape), "C",  # type: ignore
+                shape)
     seq = SEQUENCES.get(type(value))
     if seq is not None:
         return (seq, *(spec_of(v, (*path, i), dynamic_shape, by_value)

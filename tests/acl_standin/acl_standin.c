@@ -59,6 +59,7 @@ static Binary* g_binaries;
 static int g_initialized, g_device_refs;
 static long g_loads, g_launches, g_last_blocks;
 static uint32_t g_last_magic;
+static int64_t g_copied[4];  /* bytes copied by aclrtMemcpy(Async), per aclrtMemcpyKind */
 static __thread int t_device = -1;
 static __thread char t_message[2048];
 
@@ -343,6 +344,9 @@ static aclError copy(void* dst, size_t dst_max, const void* src, size_t count, i
   if ((want_dst && !device_range(dst, count)) || (want_src && !device_range(src, count)))
     return fail(INVALID_PARAM, "%s: %zu bytes overrun a device allocation", name, count);
   memmove(dst, src, count);
+  pthread_mutex_lock(&g_lock);
+  g_copied[kind] += (int64_t)count;
+  pthread_mutex_unlock(&g_lock);
   return OK;
 }
 
@@ -592,4 +596,12 @@ API int64_t pyasc_standin_magics(uint32_t* out, int64_t max) {
   for (Binary* b = g_binaries; b; b = b->next, ++n) if (n < max) out[n] = b->magic;
   pthread_mutex_unlock(&g_lock);
   return n;
+}
+
+/* Bytes copied so far per aclrtMemcpyKind (HOST_TO_HOST, HOST_TO_DEVICE, DEVICE_TO_HOST,
+   DEVICE_TO_DEVICE). */
+API void pyasc_standin_copied(int64_t out[4]) {
+  pthread_mutex_lock(&g_lock);
+  memcpy(out, g_copied, sizeof g_copied);
+  pthread_mutex_unlock(&g_lock);
 }

@@ -80,3 +80,9 @@ class Standin:
         out = (ctypes.c_uint32 * 256)()
         n = int(self._lib.pyasc_standin_magics(out, len(out)))
         return [int(out[i]) for i in range(min(n, len(out)))]
+
+    def copied(self) -> dict[str, int]:
+        """Bytes copied so far by ``aclrtMemcpy``/``aclrtMemcpyAsync``, per kind."""
+        out = (ctypes.c_int64 * 4)()
+        self._lib.pyasc_standin_copied(out)
+        return dict(zip(("h2h", "h2d", "d2h", "d2d"), (int(v) for v in out), strict=True))

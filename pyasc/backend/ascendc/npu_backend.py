@@ -10,7 +10,8 @@ runs the host program (as ascend-sim does) with a launcher that loads each objec
 the SoC ``aclrtGetSocName`` reports once per process, with the binary magic of its
 core type (:data:`MAGICS`), looks each kernel up in the object of its core type and
 launches through ``pyasc.runtime.acl``; a device whose SoC was not compiled for is
-E50031.
+E50031.  ``pyasc.device_array`` arguments go to the kernels without copies when the host
+program only hands them to kernels (``host_device``).
 
 ``PYASC_ASCEND_OBJECTS=ascend-sim`` is a test knob: the objects are the libraries the
 ascend-sim compiler builds (no bisheng needed), which only the stand-in AscendCL
@@ -37,6 +38,12 @@ from pyasc.backend.ascendc.bisheng import (
 from pyasc.backend.ascendc.codegen import AscendProgram, KernelObject, lower_variants
 from pyasc.backend.ascendc.cores import CUBE, VECTOR
 from pyasc.backend.ascendc.dumps import dump_bisheng, dump_variants
+from pyasc.backend.ascendc.host_device import (
+    DeviceHostRunner,
+    DevicePlan,
+    has_device_arrays,
+    plan_device_args,
+)
 from pyasc.backend.ascendc.host_runner import HostRunner
 from pyasc.backend.ascendc.signature import kernel_signatures
 from pyasc.backend.ascendc.sim_backend import library_object
@@ -102,6 +109,7 @@ class NPUKernel:
     ascend: dict[str, AscendProgram]
     objects: dict[str, dict[str, bytes]] = field(default_factory=dict)
     signatures: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    _plans: dict[str, DevicePlan] = field(default_factory=dict, repr=False)
 
     def variant(self, soc_name: str) -> AscendProgram:
         """The program compiled for ``soc_name`` (E50031 when there is none)."""
@@ -117,6 +125,11 @@ class NPUKernel:
         ctx = acl.context()
         ap = self.variant(ctx.soc_name)
         launcher = functools.partial(self._launch, ctx, ap.soc.name)
+        if has_device_arrays(flat_args):  # pyasc.device_array arguments (host_device.py)
+            plan = self._plans.get(ap.soc.name)
+            if plan is None:
+                plan = self._plans[ap.soc.name] = plan_device_args(ap.host, ap.entry)
+            return DeviceHostRunner(ap.host, launcher, plan).call_staged(ap.entry, flat_args)
         return HostRunner(ap.host, launcher).call(ap.entry, *flat_args)
 
     def _launch(self, ctx: acl.DeviceContext, soc: str, kernel: str, block_dim: int,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from pyasc.runtime.acl.codes import MemcpyKind
 from pyasc.runtime.acl.context import DeviceContext, context
 from pyasc.runtime.acl.memory import DeviceBuffer
 
@@ -53,6 +54,16 @@ class DeviceArray:
         host = np.ascontiguousarray(np.broadcast_to(np.asarray(array, self.dtype), self.shape))
         if host.nbytes:
             self.buffer.upload(host)
+
+    def copy_device(self, src: DeviceArray) -> None:
+        """Overwrite the elements with those of ``src`` (same shape and dtype), device to
+        device (``aclrtMemcpy`` ``DEVICE_TO_DEVICE``): no host copy."""
+        if src.shape != self.shape or src.dtype != self.dtype:
+            raise ValueError(f"cannot copy a {src.dtype}{list(src.shape)} device array into "
+                             f"a {self.dtype}{list(self.shape)} one")
+        if self.nbytes and src.buffer is not self.buffer:
+            self.buffer.ctx.memcpy(self.ptr, self.buffer.nbytes, src.ptr, self.nbytes,
+                                   MemcpyKind.DEVICE_TO_DEVICE)
 
     def free(self) -> None:
         """Release the device memory now (the array is unusable afterwards)."""
