@@ -33,6 +33,11 @@ def _host_sum(x):
     return x.sum() + x[0, 0]
 
 
+def _bump_then_double(x):
+    x += 1
+    return x * 2
+
+
 def _copy_then_bump(x):
     y = x * 1
     x += 1
@@ -75,6 +80,28 @@ def test_a_result_written_into_a_device_array_stays_on_the_device(ascend_standin
     assert moved["h2d"] == 0 and moved["d2h"] == 0 and moved["d2d"] == X.nbytes, moved
     np.testing.assert_array_equal(out.numpy(), np.maximum(X, 0) * 2)
     np.testing.assert_array_equal(x.numpy(), X)
+
+
+def test_a_result_for_a_host_output_stays_on_the_host(ascend_standin):
+    """The same specialization called with the output on the host, then on the device:
+    the result buffer is device memory only when its destination is."""
+    out = np.zeros_like(X)
+    _call(_into, pyasc.device_array(X), out)
+    np.testing.assert_array_equal(out, np.maximum(X, 0) * 2)
+    dev = pyasc.device_array(np.zeros_like(X))
+    _call(_into, X, dev)
+    np.testing.assert_array_equal(dev.numpy(), np.maximum(X, 0) * 2)
+
+
+def test_a_device_array_read_again_after_its_update(ascend_standin):
+    """``x += 1`` then a kernel reading the new x: no staging (each snapshot is read
+    before the next write)."""
+    x = pyasc.device_array(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)
+        got = hybrid(target="ascend")(_bump_then_double)(x)
+    np.testing.assert_array_equal(got, (X + 1) * 2)
+    np.testing.assert_array_equal(x.numpy(), X + 1)
 
 
 def test_in_place_update_of_a_device_array(ascend_standin):

@@ -32,7 +32,7 @@ import numpy as np
 from pyasc.backend.ascendc.codegen import PyascPerformanceWarning
 from pyasc.backend.ascendc.host_runner import HostRunner, Launcher
 from pyasc.backend.ascendc.ops import LaunchOp
-from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes.effects import written_arguments
@@ -44,10 +44,11 @@ from pyasc.runtime.acl.device_array import DeviceArray, empty
 @dataclass
 class DevicePlan:
     """For each memref parameter: ``None`` (passed through) or why it is staged; the
-    allocations made in device memory; the parameters the function may write."""
+    allocations made in device memory when the parameter their result is written into
+    is a device array; the parameters the function may write."""
 
     reasons: dict[int, str | None]
-    device_allocs: set[Operation] = field(default_factory=set)
+    device_allocs: dict[Operation, int] = field(default_factory=dict)  # -> the parameter
     written: frozenset[int] = frozenset()
 
 
@@ -80,28 +81,30 @@ def _device_result(write: Operation, arg: Value) -> Operation | None:
     return src.op if all(isinstance(u, LaunchOp) for u in others) else None
 
 
-def _reason(fn: FuncOp, arg: Value, allocs: set[Operation]) -> str | None:
+def _reason(fn: FuncOp, arg: BlockArgument, allocs: dict[Operation, int]) -> str | None:
     """Why ``arg`` must be staged through the host, or ``None``."""
     order = {op: i for i, op in enumerate(fn.entry.ops)}
-    first_write = min((order[w] for w in _writers(fn, arg)), default=len(order))
-    found: set[Operation] = set()
+    writes = sorted(order[w] for w in _writers(fn, arg))
+    found: dict[Operation, int] = {}
     for user, _ in arg.uses:
         if user not in order:
             return f"'{user.name}' uses it inside a loop or branch"
         if isinstance(user, LaunchOp | mem.DimOp):
             continue
         if isinstance(user, mem.ToTensorOp):
+            # the snapshot is the device memory itself until the next write of it
+            until = next((w for w in writes if w > order[user]), len(order))
             for reader, _ in user.result.uses:
                 if not isinstance(reader, LaunchOp):
                     return f"'{reader.name}' reads it on the host"
-                if reader not in order or order[reader] > first_write:
+                if reader not in order or order[reader] > until:
                     return "a kernel reads it after it is written"
             continue
         if isinstance(user, mem.WriteOp) and user.dest is arg:
             alloc = _device_result(user, arg)
             if alloc is None:
                 return "'mem.write' writes a value computed on the host into it"
-            found.add(alloc)
+            found[alloc] = arg.index
             continue
         return f"'{user.name}' uses it on the host"
     allocs.update(found)
@@ -140,7 +143,7 @@ def _write(it: Any, op: mem.WriteOp, env: dict) -> list:
 
 
 def _alloc(it: Any, op: mem.AllocOp, env: dict) -> list:
-    if op in it.plan.device_allocs:
+    if it.plan.device_allocs.get(op, -1) in it.device_args:
         t = op.result.type
         return [empty(tuple(t.shape), np_dtype(t))]
     return eval_op(op, [env[v] for v in op.operand_values])
@@ -157,6 +160,7 @@ class DeviceHostRunner(HostRunner):
     def __init__(self, module: Any, launcher: Launcher, plan: DevicePlan) -> None:
         super().__init__(module, launcher)
         self.plan = plan
+        self.device_args: set[int] = set()  # parameters passed through as device arrays
 
     @staticmethod
     def _convert_arg(a: Any, t: object) -> Any:
@@ -179,6 +183,8 @@ class DeviceHostRunner(HostRunner):
                 flat[i] = a.numpy()
                 if i in self.plan.written:
                     staged.append((a, flat[i]))
+            elif isinstance(a, DeviceArray):
+                self.device_args.add(i)
         out = self.call(entry, *flat)
         for device, host in staged:
             device.copy_from(host)
