@@ -202,6 +202,28 @@ def test_npu_backend_builds_one_object_per_soc(fake_cann, tmp_path):
         kernel([np.zeros(8, np.float32)])  # the fake toolkit has no lib64/libascendcl.so
 
 
+def test_npu_backend_builds_one_object_per_core_type(fake_cann, tmp_path):
+    """A matmul (cube kernel) with an elementwise epilogue (vector kernel): bisheng
+    compiles two sources, each holding only its own kind, for its own arch."""
+    _, log = fake_cann
+    from pyasc import hybrid
+
+    @hybrid
+    def mm_relu(a, b):
+        return np.maximum(a @ b, 0)
+
+    program = mm_relu.specialize(np.zeros((16, 32), np.float16), np.zeros((32, 8), np.float16))
+    kernel = NPUBackend(cache=DiskCache(tmp_path / "c", backend="ascend"),
+                        require_device=False).compile(program)
+    assert sorted(kernel.objects["Ascend910B1"]) == ["cube", "vector"]
+    sources = {}
+    for call in _calls(log):  # compile commands (the link commands name no arch)
+        arch = [a.split("=")[1] for a in call if a.startswith("--cce-aicore-arch=")]
+        if arch:
+            sources[arch[0]] = next(a for a in call if a.endswith(".cpp"))
+    assert sources == {"dav-c220-cube": "mm_relu_cube.cpp", "dav-c220-vec": "mm_relu_vector.cpp"}
+
+
 def test_npu_backend_needs_a_device(fake_cann, tmp_path):
     with pytest.raises(ToolchainMissingError, match="davinci"):
         NPUBackend(cache=DiskCache(tmp_path / "c", backend="ascend")).compile(
