@@ -23,6 +23,9 @@ bytes, bytearray                          refused: byte strings, not arrays
 ``pyasc.device_array``                    itself on ``target="ascend"`` (its kernels
                                             take device memory); refused elsewhere:
                                             pass ``d.numpy()``
+torch tensor on an NPU (``torch_npu``)    a device array over its own memory on
+                                            ``target="ascend"`` (no copy; writes reach
+                                            the tensor); refused elsewhere
 buffer protocol, ``__array_interface__``, ``np.asarray(x)``, read-only
   ``__array__`` (memoryview, array.array,
   ctypes arrays, torch tensors...)
@@ -44,7 +47,7 @@ import numpy as np
 
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError
-from pyasc.runtime.acl.device_array import DeviceArray
+from pyasc.runtime.acl.device_array import DeviceArray, from_npu_tensor, is_npu_tensor
 
 Path = tuple[Any, ...]
 _PLAIN = (np.ndarray, np.memmap)
@@ -83,10 +86,22 @@ def prepare(value: object, path: Path, converted: Converted | None = None,
         return items if t is list else tuple(items)
     if devices and t is DeviceArray:
         return value
+    if is_npu_tensor(value):
+        return _npu_tensor(value, path, devices)
     for kind, refusal in _REFUSED:
         if isinstance(value, kind):
             raise refusal(value, path)
     return _array_like(value, path, converted)
+
+
+def _npu_tensor(value: Any, path: Path, devices: bool) -> DeviceArray:
+    """A torch NPU tensor: its own device memory on ``target="ascend"`` (no copy)."""
+    if not devices:
+        raise _npu_on_host(path)
+    try:
+        return from_npu_tensor(value)
+    except ValueError as exc:
+        raise ArgumentError(f"argument {describe(path)}: {exc}") from None
 
 
 def prepare_call(signature: inspect.Signature, args: tuple, kwargs: dict[str, Any],
@@ -206,8 +221,9 @@ def _device(d: Any, path: Path) -> ArgumentError:
 
 def refuse_device_arrays(signature: inspect.Signature, args: tuple,
                          kwargs: dict[str, Any]) -> None:
-    """Raise the :func:`_device` error (at the user's call) for a device array among
-    ``args``/``kwargs``: a call on a target that computes on the host."""
+    """Raise the :func:`_device` error (at the user's call) for a device array or a
+    torch NPU tensor among ``args``/``kwargs``: a call on a target that computes on the
+    host."""
     names = [p.name for p in signature.parameters.values()
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     items = [((names[i] if i < len(names) else f"*{i}",), v) for i, v in enumerate(args)]
@@ -218,6 +234,14 @@ def refuse_device_arrays(signature: inspect.Signature, args: tuple,
             items += [((*path, i), x) for i, x in enumerate(v)]  # type: ignore[attr-defined]
         elif type(v) is DeviceArray:
             raise at_caller(_device(v, path))
+        elif is_npu_tensor(v):
+            raise at_caller(_npu_on_host(path))
+
+
+def _npu_on_host(path: Path) -> ArgumentError:
+    return ArgumentError(f"argument {describe(path)} is a torch tensor on an NPU; this "
+                         "target runs on the host",
+                         hint="use target='ascend', or pass tensor.cpu().numpy()")
 
 
 def _bytes(b: Any, path: Path) -> ArgumentError:

@@ -73,6 +73,51 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
 
 
+class BorrowedBuffer(DeviceBuffer):
+    """Device memory someone else owns (a torch NPU tensor): pyasc uses it and never
+    frees it; ``owner`` is kept alive as long as the buffer."""
+
+    def __init__(self, ctx: DeviceContext, ptr: int, nbytes: int, owner: Any) -> None:
+        self.ctx, self.nbytes, self.ptr, self.owner = ctx, int(nbytes), int(ptr), owner
+        self._open = True
+
+    @property
+    def alive(self) -> bool:
+        return self._open and not self.ctx.closed
+
+    def free(self) -> None:
+        self._open = False  # the owner frees the memory
+
+
+_TORCH_DTYPES = {f"torch.{name}": np.dtype(name) for name in (
+    "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64")}
+
+
+def is_npu_tensor(value: Any) -> bool:
+    """Whether ``value`` looks like a torch tensor on an Ascend NPU (``torch_npu``):
+    ``value.device.type == "npu"`` and a ``data_ptr()``.  Duck-typed, so pyasc never
+    imports torch."""
+    device = getattr(value, "device", None)
+    return getattr(device, "type", None) == "npu" and callable(getattr(value, "data_ptr", None))
+
+
+def from_npu_tensor(tensor: Any, *, ctx: DeviceContext | None = None) -> DeviceArray:
+    """A :class:`DeviceArray` over a contiguous torch NPU tensor's own memory (no copy;
+    kernels writing it change the tensor).  Raises ``ValueError`` for a non-contiguous
+    tensor or a dtype numpy has no equal of (bfloat16, complex)."""
+    if not tensor.is_contiguous():
+        raise ValueError("the NPU tensor is not contiguous: pass tensor.contiguous()")
+    dtype = _TORCH_DTYPES.get(str(tensor.dtype))
+    if dtype is None:
+        raise ValueError(f"an NPU tensor of dtype {tensor.dtype} has no numpy equal; "
+                         f"known: {', '.join(sorted(_TORCH_DTYPES))}")
+    shape = tuple(int(d) for d in tensor.shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    ctx = ctx if ctx is not None else context()
+    return DeviceArray(BorrowedBuffer(ctx, int(tensor.data_ptr()), nbytes, tensor), shape,
+                       dtype)
+
+
 def device_array(data: Any, dtype: Any = None, *, ctx: DeviceContext | None = None
                  ) -> DeviceArray:
     """Upload ``data`` (anything ``np.asarray`` takes) to a new :class:`DeviceArray`."""
