@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 WINDOWS = np.lib.stride_tricks.sliding_window_view
 
@@ -144,3 +145,19 @@ def assert_close(got, want, dtype, scale=1.0):
     tol = TOL[dtype]
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol["rtol"] * scale,
                                atol=tol["atol"] * scale)
+
+
+TARGETS = ["interpret", "cpu", "ascend-sim"]
+DTYPES = [np.float16, np.float32, np.float64]
+
+
+def grid(cases, sim_dtype_cases):
+    """``(target, case, dtype)`` parameters: every case in every dtype on each target,
+    except that ascend-sim (slow scalar code for these ops) runs float32 only, and every
+    dtype only for ``sim_dtype_cases``."""
+    for target in TARGETS:
+        for case in cases:
+            for dtype in DTYPES:
+                if target != "ascend-sim" or dtype == np.float32 or case in sim_dtype_cases:
+                    yield pytest.param(target, case, dtype,
+                                       id=f"{target}-{case}-{np.dtype(dtype).name}")

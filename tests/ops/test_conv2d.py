@@ -11,8 +11,7 @@ import pytest
 from pyasc import AscendOperator, hybrid
 from pyasc.ops import conv2d
 
-TARGETS = ["interpret", "cpu", "ascend-sim"]
-DTYPES = [np.float16, np.float32, np.float64]
+TARGETS = ref.TARGETS
 CASES = {  # name: (x shape, w shape, bias?, keyword arguments)
     "plain": ((1, 1, 5, 5), (1, 1, 3, 3), False, {}),
     "stride_pad": ((2, 3, 7, 9), (4, 3, 3, 2), True, dict(stride=2, padding=1)),
@@ -38,16 +37,7 @@ def terms(w) -> int:
     return int(np.prod(w.shape[1:]))
 
 
-def grid():
-    for target in TARGETS:
-        for case in CASES:
-            for dtype in DTYPES:
-                if target != "ascend-sim" or dtype == np.float32 or case in SIM_DTYPE_CASES:
-                    yield pytest.param(target, case, dtype,
-                                       id=f"{target}-{case}-{np.dtype(dtype).name}")
-
-
-@pytest.mark.parametrize("target, case, dtype", list(grid()))
+@pytest.mark.parametrize("target, case, dtype", list(ref.grid(CASES, SIM_DTYPE_CASES)))
 def test_conv2d_matches_numpy(target, case, dtype, monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", target)
     x, w, b, kw = inputs(case, dtype)

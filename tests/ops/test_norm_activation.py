@@ -11,8 +11,7 @@ import pytest
 from pyasc import hybrid
 from pyasc.ops import gelu, layer_norm, log_softmax, rms_norm, silu, softmax
 
-TARGETS = ["interpret", "cpu", "ascend-sim"]
-DTYPES = [np.float16, np.float32, np.float64]
+TARGETS = ref.TARGETS
 OPS = {"softmax": softmax, "log_softmax": log_softmax, "layer_norm": layer_norm,
        "rms_norm": rms_norm, "gelu": gelu, "silu": silu}
 CASES = {  # name: (function, x shape, positional, keywords; "w"/"b" are made arrays)
@@ -43,16 +42,7 @@ def make(case: str, dtype):
     return name, x, args, kw
 
 
-def grid():
-    for target in TARGETS:
-        for case in CASES:
-            for dtype in DTYPES:
-                if target != "ascend-sim" or dtype == np.float32 or case in SIM_DTYPE_CASES:
-                    yield pytest.param(target, case, dtype,
-                                       id=f"{target}-{case}-{np.dtype(dtype).name}")
-
-
-@pytest.mark.parametrize("target, case, dtype", list(grid()))
+@pytest.mark.parametrize("target, case, dtype", list(ref.grid(CASES, SIM_DTYPE_CASES)))
 def test_op_matches_numpy(target, case, dtype, monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", target)
     name, x, args, kw = make(case, dtype)

@@ -11,8 +11,7 @@ import pytest
 from pyasc import AscendOperator
 from pyasc.ops import adaptive_avg_pool2d, avg_pool2d, conv2d, max_pool2d
 
-TARGETS = ["interpret", "cpu", "ascend-sim"]
-DTYPES = [np.float16, np.float32, np.float64]
+TARGETS = ref.TARGETS
 CASES = {  # name: (function name, x shape, positional, keywords)
     "max_k3s2p1": ("max_pool2d", (2, 3, 9, 8), (3,), dict(stride=2, padding=1)),
     "max_pairs_ceil": ("max_pool2d", (1, 2, 9, 8), ((3, 2),),
@@ -34,16 +33,7 @@ OPS = {"max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d,
 SIM_DTYPE_CASES = ("max_pairs_ceil", "avg_ceil_include_pad", "adaptive_none_int")
 
 
-def grid():
-    for target in TARGETS:
-        for case in CASES:
-            for dtype in DTYPES:
-                if target != "ascend-sim" or dtype == np.float32 or case in SIM_DTYPE_CASES:
-                    yield pytest.param(target, case, dtype,
-                                       id=f"{target}-{case}-{np.dtype(dtype).name}")
-
-
-@pytest.mark.parametrize("target, case, dtype", list(grid()))
+@pytest.mark.parametrize("target, case, dtype", list(ref.grid(CASES, SIM_DTYPE_CASES)))
 def test_pool_matches_numpy(target, case, dtype, monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", target)
     name, shape, args, kw = CASES[case]
