@@ -22,7 +22,12 @@ import ast
 
 import numpy as np
 
-from pyasc.errors import IndexOutOfBoundsError, ShapeInferenceError, TypeMismatchError
+from pyasc.errors import (
+    IndexOutOfBoundsError,
+    ShapeInferenceError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+)
 from pyasc.frontend.advanced import (
     gather_labels,
     is_array_index,
@@ -207,8 +212,14 @@ def _writable(base: object) -> Buffer:
     if isinstance(base, Tensor):
         raise TypeMismatchError("cannot assign into this array: it is a value, not a buffer",
                                 hint="assign the array to a variable first")
+    if isinstance(base, list):  # Python allows it; pyasc's lists are fixed sequences
+        raise UnsupportedSyntaxError(
+            "assigning to an item of a list",
+            hint="use an array (items = np.array([...]); items[k] = v) or build a new list")
+    kind = "tuples are immutable, as in Python: build a new tuple" \
+        if isinstance(base, tuple) else "only arrays can be assigned into"
     raise TypeMismatchError(f"'{type(base).__name__}' object does not support item "
-                            "assignment")
+                            "assignment", hint=kind)
 
 
 def store_index(lw: Lowering, buf: Buffer, items: tuple, value: object,

@@ -333,3 +333,16 @@ def test_internal_errors_are_wrapped_and_located(tmp_path, monkeypatch):
     with pytest.raises(errors.InternalCompilerError) as info:
         fn.ir(np.zeros(5, np.float32))
     assert isinstance(info.value.__cause__, RuntimeError)  # ... unless asked for
+
+
+@pytest.mark.parametrize(("body", "code", "words"), [
+    # Python allows it, pyasc's lists are fixed: unsupported, with the array alternative
+    ("    l = [x[0, 0], 1.0]\n    l[0] = 3.0\n    return l[1]\n", "E50010", "np.array"),
+    ("    t = (x[0, 0], 1.0)\n    t[0] = 3.0\n    return t[1]\n", "E50001", "immutable"),
+    ("    s = x[0, 0]\n    s[0] = 3.0\n    return s\n", "E50001", "only arrays"),
+], ids=["list", "tuple", "scalar"])
+def test_item_assignment_to_a_non_array_says_what_to_do(tmp_path, body, code, words):
+    # was E50001 "type mismatch" with the dtype hint ("cast with .astype") for all three
+    err = compile_error(tmp_path, f"@hybrid\ndef f(x):\n{body}", X)
+    assert where(err) == (code, 7, 4) and words in str(err)
+    assert ".astype" not in str(err)
