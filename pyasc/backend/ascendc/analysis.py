@@ -160,9 +160,14 @@ def _classify_op(op: Operation, info: GroupInfo) -> None:
 def _join(classes: list[str], op: Operation, info: GroupInfo) -> str | None:
     kinds = set(classes) - {SCALAR}
     squeezed = [v for v in op.operand_values if v in info.squeezed]
-    if squeezed and kinds - {COL}:
+    rank = len(_shape(op.result_values[0].type) or ()) if op.result_values else 0
+    # numpy aligns a reduced array without keepdims, (R,), with the *last* axis of the
+    # other operands: against a full array, a column (R, 1) or a (1, 1) scalar the
+    # result gains an axis and the reduced values run along it (indexed by column)
+    if squeezed and (kinds - {COL} or any(len(_shape(v.type) or ()) < rank
+                                           for v in squeezed)):
         raise NotVectorizable("a reduced array without keepdims broadcast against a "
-                              "full one", op.loc)
+                              "full one or a column", op.loc)
     if not kinds:
         return SCALAR
     if FULL in kinds or kinds == {COL, ROW}:

@@ -249,3 +249,24 @@ def test_one_array_through_a_copied_view_and_directly_is_refused():
     with pytest.raises(DeviceUnsupportedError, match="strided view"):
         run_sim(strided_and_direct, np.arange(7.0))
     check(strided_only, np.arange(7.0))
+
+
+@hybrid
+def column_minus_row_means(a):
+    return a[:, :1] - a.mean(axis=1)  # (R, 1) - (R,): the means run along the columns
+
+
+@hybrid
+def row_sums_plus_column(a):
+    return a.sum(axis=1) + a[:, 1:2] * 2.0
+
+
+@pytest.mark.parametrize("fn", [column_minus_row_means, row_sums_plus_column])
+def test_a_reduced_row_broadcast_against_a_column(fn):
+    # fuzz program 3493 (seed 1): a reduction without keepdims, (R,), against a column
+    # (R, 1) was classified as a per-row value of a rows kernel (E50050 from a rank
+    # mismatch; with the right shapes it would have paired row i with mean i, where
+    # numpy pairs column j with mean j); such a kernel is not vectorized now
+    for shape in ((7, 7), (5, 9), (1, 6)):
+        a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+        check(fn, a)
