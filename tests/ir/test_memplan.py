@@ -228,10 +228,14 @@ def test_bilateral_filter_allocates_nothing_in_loops(fused: bool) -> None:
 
 
 def test_bilateral_filter_results_unchanged() -> None:
-    img = RNG.random((14, 13)).astype(np.float32)
+    # its own generator: the image no longer depends on which tests ran before in the
+    # same xdist worker.  The reference is lowered with expand-math too: its polynomial
+    # exp differs from numpy's by up to an ulp (docs/math-accuracy.md), which on one
+    # image in four changed one pixel; what memplan and layout do must change nothing
+    img = np.random.default_rng(1414).random((14, 13)).astype(np.float32)
     mod = _unfused_bilateral(img)
     low = parse_module(str(mod))
-    PassManager(["lower-to-loops"]).run(low)
+    PassManager(["lower-to-loops", "hoist-checks", "expand-math"]).run(low)
     PassManager(LOOP_PIPELINE).run(mod)
     args = [img, 10, 0.1]
     (before, _), leaks_before = run_counting(low, args, "bilateral_filter")
