@@ -24,33 +24,12 @@ import pytest
 
 from pyasc import hybrid
 
-STATEMENTS: dict[str, Callable[[int], list[str]]] = {
-    "chain": lambda i: ["x = x * 1.0001 + y"],
-    "fresh": lambda i: [f"t{i + 1} = t{i} * 1.0001 + y"],
-    "reduce": lambda i: ["x = x * 1.0001 + y"] if i % 4 else ["x = x - np.sum(x) * 0.0001"],
-    "rows": lambda i: ["x = x * 1.0001 + y"] if i % 4 else
-    ["x = x - np.max(x, axis=-1, keepdims=True) * 0.5"],
-    "slices": lambda i: ["x = x * 1.0001 + y"] if i % 3 else ["x = x + x[::-1] * 0.5"],
-    "loop": lambda i: ["x = x * 1.0001 + y"] if i % 5 else
-    ["for k in range(2):", "    x = x * 0.999 + y", "    if k > 0:", "        x = x - y * 0.5"],
-    "if": lambda i: ["x = x * 1.0001 + y"] if i % 5 else
-    ["if x[0] > y[0]:", "    x = x - y * 0.5", "else:", "    x = x + y * 0.25"],
-}
-"""One generated statement (or compound statement) per index, per program shape."""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from compile_scale import SHAPES as STATEMENTS  # noqa: E402 - the benchmark's programs
+from compile_scale import program_source  # noqa: E402
 
 FRAME_BUDGET = 250
 """Frames the compiler may use above the caller (its own depth plus region nesting)."""
-
-
-def program_source(shape: str, n: int) -> str:
-    """``def f(x, y)`` of ``n`` generated statements of ``shape``."""
-    lines = ["import numpy as np", "", "", "def f(x, y):"]
-    if shape == "fresh":
-        lines.append("    t0 = x")
-    for i in range(n):
-        lines += ["    " + s for s in STATEMENTS[shape](i)]
-    lines.append(f"    return t{n}" if shape == "fresh" else "    return x")
-    return "\n".join(lines) + "\n"
 
 
 def load(directory: Path, shape: str, n: int) -> Callable:
