@@ -106,8 +106,13 @@ class TypeMismatchError(PyascError):
     default_hint = "check the dtypes of the inputs; cast explicitly with .astype(...)"
 
 
-class ShapeInferenceError(PyascError):
-    """Shapes that cannot be broadcast, multiplied, reshaped or assigned (E50002)."""
+class ShapeInferenceError(PyascError, ValueError):
+    """Shapes that cannot be broadcast, multiplied, reshaped or assigned (E50002); also
+    a ``ValueError``, as numpy raises for the same shapes.
+
+    Raised at compile time when the static shapes conflict, and at run time (every
+    target) when the sizes a kernel was called with do (``dynamic_shape=True``).
+    """
 
     code = "E50002"
     title = "shape inference failed"

@@ -7,9 +7,11 @@ names.  :func:`check_failure` turns that into the exception the user sees:
 * kind ``bounds``: :class:`~pyasc.errors.IndexOutOfBoundsError` (E50004, an
   ``IndexError``) located at the indexing expression, rendered like every pyasc
   diagnostic (``file:line:col``, the source line, a caret, a hint);
-* ``assert`` -> ``AssertionError``, ``shape``/``value`` -> ``ValueError``, ``memory``/
-  ``oom`` -> ``OutOfMemoryError``: the message prefixed with ``file:line:col`` and
-  followed by the source line, as before.
+* kind ``shape``: :class:`~pyasc.errors.ShapeInferenceError` (E50002, a
+  ``ValueError``), rendered the same way, its message naming the actual sizes;
+* ``assert`` -> ``AssertionError``, ``value`` -> ``ValueError``: the message prefixed
+  with ``file:line:col`` and followed by the source line; ``memory``/``oom`` ->
+  ``OutOfMemoryError``.
 """
 
 from __future__ import annotations
@@ -19,10 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyasc.callsite import check_failed
-from pyasc.errors import IndexOutOfBoundsError, OutOfMemoryError, PyascError
+from pyasc.errors import (
+    IndexOutOfBoundsError,
+    OutOfMemoryError,
+    PyascError,
+    ShapeInferenceError,
+)
 
 ERROR_KINDS: dict[str, type[Exception]] = {
-    "assert": AssertionError, "bounds": IndexOutOfBoundsError, "shape": ValueError,
+    "assert": AssertionError, "bounds": IndexOutOfBoundsError, "shape": ShapeInferenceError,
     "value": ValueError, "memory": OutOfMemoryError, "oom": OutOfMemoryError,
 }
 """Python exception raised for each kind of run-time error a kernel reports."""

@@ -93,9 +93,13 @@ class Interpreter:
                     env[r] = v
                 continue
             operands = [env[v] for v in op.operand_values]
-            for r, v in zip(op.result_values, eval_op(op, operands), strict=True):
+            for r, v in zip(op.result_values, self.evaluate(op, operands), strict=True):
                 env[r] = v
         return []
+
+    def evaluate(self, op: Operation, operands: list) -> list:
+        """The results of a non-region op (a subclass may translate its failures)."""
+        return eval_op(op, operands)
 
     def run_region(self, block: Block, env: dict[Value, Any], args: list) -> list:
         """Run a nested block with its arguments bound; returns the terminator operands."""

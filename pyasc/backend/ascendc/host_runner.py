@@ -18,6 +18,8 @@ import numpy as np
 
 from pyasc.backend.ascendc.ops import LaunchOp
 from pyasc.backend.ascendc.unsupported import unsupported
+from pyasc.errors import PyascError
+from pyasc.failures import Site, check_failure
 from pyasc.ir.interpreter import Interpreter
 
 Launcher = Callable[[str, int, Sequence[Any], frozenset[int]], dict[str, int]]
@@ -75,6 +77,18 @@ class HostRunner(Interpreter):
         super().__init__(module)
         self.launcher = launcher
         self.counters: list[dict[str, int]] = []
+
+    def evaluate(self, op: Any, operands: list) -> list:
+        """A host op's results; numpy's shape errors in the host's copies and
+        broadcasts (sizes known only at run time) become E50002 at the user's line,
+        as the same conflict inside a kernel does."""
+        try:
+            return super().evaluate(op, operands)
+        except ValueError as exc:
+            if isinstance(exc, PyascError) or not op.loc.known:
+                raise
+            site = Site.of(op.loc.file, op.loc.line, op.loc.col)
+            raise check_failure("shape", str(exc), (), site) from None
 
     def total_counters(self) -> dict[str, int]:
         """The counters of every launch of the last call, summed (peaks: maximum)."""

@@ -115,9 +115,9 @@ def _check_fills(hb: HostBuilder, k: VectorKernel, operands: list[Value],
             one = hb.insert(arith.CmpOp.new("eq", d, hb.const(1))).result
             same = hb.insert(arith.CmpOp.new("eq", d, dims[axis])).result
             ok = hb.insert(arith.OrOp.new(one, same)).result
-            hb.insert(func.AssertOp([ok], [], {
-                "message": "operands could not be broadcast together", "kind": "shape"},
-                loc=source.loc))
+            hb.insert(func.AssertOp([ok, d, dims[axis]], [], {
+                "message": f"operands could not be broadcast together (axis {axis}: "
+                           "size {0} against {1})", "kind": "shape"}, loc=source.loc))
 
 
 def _required_shape(cls: str, space: tuple[int, ...]) -> tuple[int, ...]:

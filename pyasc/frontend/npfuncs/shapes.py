@@ -24,7 +24,7 @@ from pyasc.frontend.numpy_registry import register
 from pyasc.frontend.promotion import result_type
 from pyasc.frontend.slicing import transpose_view
 from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, static_dims
-from pyasc.ir.ops import mem, tensor
+from pyasc.ir.ops import func, mem, tensor
 from pyasc.ir.types import MemRefType, TensorType
 
 
@@ -129,9 +129,33 @@ def _new_dims(lw, x: Tensor | Buffer, newshape: object) -> tuple[Dim, ...]:
     return tuple(dims)
 
 
+def _check_size(lw, x: Tensor | Buffer, dims: tuple[Dim, ...]) -> None:
+    """The run-time check that a view reshape keeps the size (numpy's ValueError; a
+    static mismatch was refused already).  Tensor reshapes are checked when they are
+    lowered; a buffer view is only a descriptor, so without this check a wrong size
+    would read past the buffer."""
+    total: Dim = 1
+    for d in lw.em.dims(x):
+        total = indexmath.mul(lw.em, total, d)
+    part: Dim = 1
+    for d in dims:
+        part = indexmath.mul(lw.em, part, d)
+    if isinstance(total, int) and isinstance(part, int):
+        return
+    values = [v for v in (total, *dims) if not isinstance(v, int)]
+    names = iter(range(len(values)))
+    text = [str(v) if isinstance(v, int) else f"{{{next(names)}}}" for v in (total, *dims)]
+    shape = "(" + ",".join(text[1:]) + ("," if len(dims) == 1 else "") + ")"
+    ok = indexmath.cmp(lw.em, "eq", total, part)
+    lw.em.op(func.AssertOp([ok, *(v.value for v in values)], [], {
+        "message": f"cannot reshape array of size {text[0]} into shape {shape}",
+        "kind": "shape"}))
+
+
 def _reshape(lw, x: Tensor | Buffer, newshape: object) -> Tensor | Buffer:
     dims = _new_dims(lw, x, newshape)
     if isinstance(x, Buffer) and x.type.is_contiguous:
+        _check_size(lw, x, dims)
         t = MemRefType(static_dims(dims), x.type.element)
         op = mem.ReshapeOp([x.value, *lw.em.dim_values(dims)], [t])
         return Buffer(lw.em.result(op), dims)

@@ -283,20 +283,26 @@ class LoopGen:
     def broadcast(self, operands: Sequence[Sequence[Value]], out_shape: Sequence[int],
                   out_dims: Sequence[Value] | None = None,
                   message: str = "operands could not be broadcast together",
-                  kind: str = "shape") -> Broadcast:
+                  kind: str = "shape", into: Sequence[Value] | None = None) -> Broadcast:
         """numpy broadcasting of operands with sizes ``operands`` to ``out_shape``.
 
         ``out_dims`` fixes the output sizes (writes into a buffer); otherwise they are
         computed (static entries of ``out_shape`` win).  Emits one check of ``kind``
-        (``shape``; index arrays use ``bounds``, numpy's IndexError)."""
+        (``shape``; index arrays use ``bounds``, numpy's IndexError); ``into``: the
+        destination sizes of a write, named in the message as numpy does."""
         rank = len(out_shape)
         if out_dims is None:
             out_dims = [self._broadcast_dim(operands, rank, a, out_shape[a])
                         for a in range(rank)]
         oks: list[Value] = []
         maps = [self._axis_maps(dims, out_dims, oks) for dims in operands]
-        shapes = " ".join(_shape_text(dims) for dims in operands)
-        self.check(self.all_of(oks), f"{message} with shapes {shapes}", kind)
+        values: list[Value] = []
+        if into is None:
+            text = "with shapes " + " ".join(shape_template(d, values) for d in operands)
+        else:  # a write: numpy names the source and the destination
+            text = (f"from shape {shape_template(operands[0], values)} into shape "
+                    f"{shape_template(into, values)}")
+        self.check(self.all_of(oks), f"{message} {text}", kind, values)
         return Broadcast(list(out_dims), maps)
 
     def _broadcast_dim(self, operands: Sequence[Sequence[Value]], rank: int, axis: int,
@@ -337,7 +343,7 @@ class LoopGen:
         """``dst[...] = src`` (a buffer broadcast to ``dst``, or a scalar); ``parallel``
         when ``dst`` cannot overlap ``src``."""
         dims = self.dims(dst) if dst_dims is None else list(dst_dims)
-        bc = self.broadcast([self.dims(src)], dst.type.shape, dims, message)
+        bc = self.broadcast([self.dims(src)], dst.type.shape, dims, message, into=dims)
         self.nest(dims, lambda ivs: self.store(self.load(src, bc.index(self, 0, ivs)),
                                                dst, ivs), parallel=parallel)
 
@@ -369,9 +375,19 @@ def _size_operand(buf: Value, axis: int) -> Value | None:
     return None
 
 
-def _shape_text(dims: Sequence[Value]) -> str:
-    sizes = ["?" if constant_of(d) is None else str(constant_of(d)) for d in dims]
-    return "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+def shape_template(dims: Sequence[Value], values: list[Value]) -> str:
+    """numpy's text of a shape, ``(3, {0})``: static sizes as numbers, run-time sizes
+    as ``func.assert`` placeholders whose values are appended to ``values`` (so the
+    message of a failed check names the actual shapes)."""
+    sizes: list[str] = []
+    for d in dims:
+        c = constant_of(d)
+        if c is None:
+            sizes.append(f"{{{len(values)}}}")
+            values.append(d)
+        else:
+            sizes.append(str(c))
+    return "(" + ",".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.passes.fusion_rules import ELEMENTWISE, REDUCTIONS
+from pyasc.ir.passes.loopgen import shape_template
 from pyasc.ir.passes.lower_elementwise import result_dims
 from pyasc.ir.passes.lower_group_base import Evaluator
 from pyasc.ir.types import DYN
@@ -59,9 +60,11 @@ def _dims_reshape(ev: Evaluator, op: tensor.ReshapeOp) -> list[Value]:
     gen, t = ev.gen, op.result.type
     dims = _dims_from_operands(ev, op)
     if not (op.source.type.is_static and t.is_static):
-        gen.check(gen.cmp("eq", gen.product(ev.dims(op.source)), gen.product(dims)),
-                  "cannot reshape array into shape ("
-                  + ", ".join("?" if d == DYN else str(d) for d in t.shape) + ")", "shape")
+        total = gen.product(ev.dims(op.source))
+        values = [total]
+        text = shape_template(dims, values)
+        gen.check(gen.cmp("eq", total, gen.product(dims)),
+                  f"cannot reshape array of size {{0}} into shape {text}", "shape", values)
     return dims
 
 

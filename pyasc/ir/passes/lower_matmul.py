@@ -53,7 +53,7 @@ def _lower_matmul(cx: Lowerer, op: tensor.MatmulOp) -> list[Value]:
     a_mat, b_mat = len(da) >= 2, len(db) >= 2
     k_a, k_b = da[-1], (db[-2] if b_mat else db[0])
     gen.check(gen.cmp("eq", k_a, k_b), "matmul: Input operand 1 has a mismatch in its "
-              "core dimension 0", "shape")
+              "core dimension 0 (size {0} is different from {1})", "shape", [k_b, k_a])
     t = op.result.type
     shape = t.shape if isinstance(t, TensorType) else ()
     nb = len(shape) - a_mat - b_mat

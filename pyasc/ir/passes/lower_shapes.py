@@ -17,7 +17,7 @@ from __future__ import annotations
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import loop, mem, tensor
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
-from pyasc.ir.passes.loopgen import constant_of, static_strides, view_type
+from pyasc.ir.passes.loopgen import constant_of, shape_template, static_strides, view_type
 from pyasc.ir.passes.lower_elementwise import result_dims
 from pyasc.ir.types import DYN, MemRefType, TensorType, index
 
@@ -57,13 +57,12 @@ def _lower_reshape(cx: Lowerer, op: tensor.ReshapeOp) -> list[Value]:
     dyn = cx.getall(op.dims)
     if not (src.type.is_static and t.is_static):
         total = gen.product(gen.dims(src))
-        gen.check(gen.cmp("eq", total, gen.product(result_dims(gen, t, dyn))),
-                  f"cannot reshape array into shape {_shape_text(t.shape)}", "shape")
+        dims = result_dims(gen, t, dyn)
+        values = [total]
+        text = shape_template(dims, values)
+        gen.check(gen.cmp("eq", total, gen.product(dims)),
+                  f"cannot reshape array of size {{0}} into shape {text}", "shape", values)
     return [gen.emit(mem.ReshapeOp([src, *dyn], [MemRefType(t.shape, t.element)]))]
-
-
-def _shape_text(shape: tuple[int, ...]) -> str:
-    return "(" + ", ".join("?" if d == DYN else str(d) for d in shape) + ")"
 
 
 def _lower_extract(cx: Lowerer, op: tensor.ExtractOp) -> list[Value]:
