@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pyasc.frontend import fusion_scope, static, supported_numpy
+from pyasc.frontend import fusion_scope, require, static, supported_numpy
 from pyasc.jit import AscendOperator, HybridFunction, fusion_group, hybrid
 from pyasc.runtime import pool_code as _pool_code
 from pyasc.runtime.acl import DeviceArray, device_array
@@ -38,5 +38,5 @@ def doctor(environ: Mapping[str, str] | None = None) -> Report:
 
 
 __all__ = ["AscendOperator", "DeviceArray", "HybridFunction", "__version__", "device_array",
-           "doctor", "fusion_group", "fusion_scope", "hybrid", "static",
+           "doctor", "fusion_group", "fusion_scope", "hybrid", "require", "static",
            "supported_numpy"]

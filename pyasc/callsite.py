@@ -47,8 +47,13 @@ def _inside_pyasc(frame: FrameType) -> bool:
     module = frame.f_globals.get("__name__")
     if isinstance(module, str) and (module == "pyasc" or module.startswith("pyasc.")):
         return True
+    return library_file(frame.f_code.co_filename)
+
+
+def library_file(filename: str) -> bool:
+    """Whether ``filename`` is a source file of the pyasc package (``pyasc.ops``...)."""
     try:
-        return Path(frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE_DIR)
+        return Path(filename).resolve().is_relative_to(_PACKAGE_DIR)
     except (OSError, ValueError):
         return False
 

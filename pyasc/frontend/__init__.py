@@ -2,10 +2,10 @@
 
 Its entry point is :func:`pyasc.frontend.compiler.build_module`; ``pyasc.jit`` (the
 layer above) calls it.  Public names: :func:`supported_numpy` and the fusion marker
-:func:`fusion_scope` and :func:`static`.
+:func:`fusion_scope`, :func:`static` and :func:`require`.
 """
 
-from pyasc.frontend.compile_time import static
+from pyasc.frontend.compile_time import require, static
 from pyasc.frontend.fusion import fusion_scope
 
 
@@ -20,4 +20,4 @@ def supported_numpy() -> dict[str, str]:
     return listing()
 
 
-__all__ = ["fusion_scope", "static", "supported_numpy"]
+__all__ = ["fusion_scope", "require", "static", "supported_numpy"]

@@ -90,10 +90,12 @@ def inline(lw: Lowering, hf: object, args: list[object], kwargs: dict[str, objec
             value = _make_writable(lw, value)
         child.scope[name] = value
     lw.unit.stack.append(hf)
+    lw.unit.sites.append((lw, node))
     try:
         return run_body(child)
     finally:
         lw.unit.stack.pop()
+        lw.unit.sites.pop()
 
 
 def _make_writable(lw: Lowering, value: Tensor) -> Buffer:

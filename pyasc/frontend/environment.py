@@ -4,7 +4,8 @@ attribute access (``np.float32``, ``math.pi``, ``x.shape``, ``x.sum``).
 Free names are read when the function is compiled, as Triton reads ``constexpr``
 globals: numbers, strings, None, tuples of those, numpy dtypes and scalar types,
 numpy scalars, small numpy arrays (embedded as dense constants), the ``numpy`` and
-``math`` modules, other ``@hybrid`` functions and the fusion markers.  Anything else
+``math`` modules, other ``@hybrid`` functions and the fusion markers; any other module
+is a namespace whose members follow the same rules (``pyasc.ops.conv2d``).  Anything else
 is an error at the point of use.  A compiled specialization does not see later changes
 of a global's value.
 """
@@ -63,9 +64,9 @@ def _convert(lw, name: str, value: object, node: ast.AST) -> object:
         return value
     if isinstance(value, tuple):
         return tuple(_convert(lw, name, v, node) for v in value)
-    if value is np or value is math or isinstance(value, Callee) or \
+    if isinstance(value, types.ModuleType) or isinstance(value, Callee) or \
             marker_name(value) is not None:
-        return value
+        return value  # a module is a namespace: its members are read on access
     if isinstance(value, type) and issubclass(value, np.generic | bool | int | float):
         return value
     if isinstance(value, np.ndarray):
@@ -84,6 +85,17 @@ def _convert(lw, name: str, value: object, node: ast.AST) -> object:
                         "functions from the enclosing scope")
 
 
+def _module_attribute(lw, module: types.ModuleType, attr: str, node: ast.AST) -> object:
+    """``module.attr`` (``pyasc.ops.conv2d``, ``mylib.EPS``): read when the function is
+    compiled and taken by the rules of a global name."""
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise lw.error(UndefinedNameError, f"module '{module.__name__}' has no attribute "
+                       f"'{attr}'", node) from None
+    return _convert(lw, f"{module.__name__}.{attr}", value, node)
+
+
 def _imported_function(value: object) -> NumpyFunction | None:
     """``from numpy import exp`` / ``from math import sqrt``: the registry entry."""
     name = getattr(value, "__name__", None)
@@ -96,12 +108,14 @@ def _imported_function(value: object) -> NumpyFunction | None:
     return None
 
 
-def get_attribute(lw, obj: object, attr: str) -> object:
-    """``obj.attr`` at compile time."""
+def get_attribute(lw, obj: object, attr: str, node: ast.AST) -> object:
+    """``obj.attr`` at compile time (``node``: the attribute expression)."""
     if obj is np:
         return _numpy_attribute(attr)
     if obj is math:
         return _math_attribute(attr)
+    if isinstance(obj, types.ModuleType):
+        return _module_attribute(lw, obj, attr, node)
     if isinstance(obj, Tensor | Buffer | Scalar):
         key = f"ndarray.{attr}"
         entry = find(key)

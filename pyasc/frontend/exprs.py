@@ -45,7 +45,7 @@ def lower_attribute(lw: Lowering, node: ast.Attribute) -> object:
     """``obj.attr``: numpy/math module members, array attributes and methods."""
     from pyasc.frontend.environment import get_attribute
 
-    return get_attribute(lw, lw.expr(node.value), node.attr)
+    return get_attribute(lw, lw.expr(node.value), node.attr, node)
 
 
 @expr_rule(ast.BinOp)

@@ -88,6 +88,8 @@ class CompileUnit:
     options: dict[str, Any]
     param_index: dict[Value, tuple] = field(default_factory=dict)
     stack: list[object] = field(default_factory=list)
+    # the call of each inlined callee of ``stack[1:]``: (the caller's lowering, node)
+    sites: list[tuple[Any, ast.AST]] = field(default_factory=list)
     callees: dict[object, str] = field(default_factory=dict)
     counter: int = 0
 

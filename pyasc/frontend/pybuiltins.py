@@ -12,9 +12,10 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
+from pyasc.callsite import at_caller, library_file
 from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
-from pyasc.frontend.compile_time import static
+from pyasc.frontend.compile_time import REQUIRE_ERRORS, require, static
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.iteration import Enumerate, Zip
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, is_number, is_runtime
@@ -151,6 +152,21 @@ def _static(lw, v: object) -> object:
     return lw.static(v, "the value given to pyasc.static()")
 
 
+def _require(lw, condition: object, message: object, kind: object = "shape") -> None:
+    """``pyasc.require``: a library's argument check, located at the user's call."""
+    ok = lw.static(condition, "the condition of pyasc.require()")
+    if not isinstance(message, str) or kind not in REQUIRE_ERRORS:
+        raise ArgumentError("pyasc.require(condition, message, kind) takes a constant "
+                            f"message and a kind in {sorted(REQUIRE_ERRORS)}")
+    if ok:
+        return
+    err = REQUIRE_ERRORS[kind](message)
+    for caller, node in reversed(lw.unit.sites):  # the innermost call from user code
+        if not library_file(caller.src.filename):
+            raise caller.src.locate(err, node)
+    raise at_caller(err)  # the library was called from Python: the user's frame
+
+
 def _enumerate(lw, iterable: object, start: object = 0) -> Enumerate:
     return Enumerate(iterable, _as_index(lw, start))
 
@@ -175,5 +191,6 @@ BUILTIN_CALLS: dict[object, Callable] = {
     builtins.enumerate: _enumerate,
     builtins.zip: _zip,
     static: _static,
+    require: _require,
 }
 """Lowering of each supported builtin, keyed by the builtin object."""

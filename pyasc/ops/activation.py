@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from pyasc.frontend import static
+from pyasc.frontend import require, static
 from pyasc.jit import hybrid
 from pyasc.ops._common import opmath
 
@@ -20,7 +20,8 @@ def gelu(x, approximate="none"):
     if static(approximate) == "tanh":
         inner = 0.7978845608028654 * (xa + 0.044715 * xa * xa * xa)
         return (0.5 * xa * (1.0 + np.tanh(inner))).astype(x.dtype)
-    assert approximate == "none", "gelu: approximate must be 'none' or 'tanh'"
+    require(approximate == "none", "gelu: approximate must be 'none' or 'tanh'",
+            "argument")
     flat = np.ascontiguousarray(xa).reshape(-1)
     out = np.empty(flat.shape, dtype=xa.dtype)
     for i in range(flat.shape[0]):

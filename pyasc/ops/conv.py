@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyasc.frontend import static
+from pyasc.frontend import require, static
 from pyasc.jit import hybrid
 from pyasc.ops._common import opmath, out_size, pad2d, pair
 
@@ -27,8 +27,10 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
     groups = static(groups)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    assert c == cg * groups, "conv2d: x has C channels, w must have C // groups"
-    assert o % groups == 0, "conv2d: the number of filters must divide by groups"
+    require(c == cg * groups, "conv2d: w must have C // groups input channels (the "
+            "channels of x divided by groups)")
+    require(o % groups == 0, "conv2d: the number of filters (w.shape[0]) must divide by "
+            "groups")
     oh = out_size(h, kh, sh, ph, dh)
     ow = out_size(wd, kw, sw, pw, dw)
     xp = pad2d(opmath(x), ph, pw, ph, pw, 0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyasc.frontend import static
+from pyasc.frontend import require, static
 from pyasc.jit import hybrid
 from pyasc.ops._common import opmath
 
@@ -36,8 +36,8 @@ def last_axes(x, normalized_shape):
     ns = static(normalized_shape)
     ns = (ns,) if ns * 0 == 0 else (*ns,)  # an int, or a sequence (see ``pair``)
     lead = x.shape[:x.ndim - len(ns)]
-    assert x.shape[x.ndim - len(ns):] == ns, \
-        "the trailing axes of the input must have the normalized_shape"
+    require(x.shape[x.ndim - len(ns):] == ns,
+            "the trailing axes of the input must have the normalized_shape")
     return np.ascontiguousarray(opmath(x)).reshape(lead + (-1,)), ns
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyasc.frontend import static
+from pyasc.frontend import require, static
 from pyasc.jit import hybrid
 from pyasc.ops._common import opmath, pad2d, pair
 
@@ -56,8 +56,8 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     k = pair(kernel_size)
     s = k if stride is None else pair(stride)
     p, d = pair(padding), pair(dilation)
-    assert p[0] <= k[0] // 2 and p[1] <= k[1] // 2, \
-        "max_pool2d: padding must be at most half the kernel size"
+    require(p[0] <= k[0] // 2 and p[1] <= k[1] // 2,
+            "max_pool2d: padding must be at most half the kernel size", "argument")
     xp, oh, ow, _, _ = windows(x, k, s, p, d, static(ceil_mode), -np.inf)
     out = tap(xp, 0, 0, oh, ow, s, d).copy()
     for i in range(k[0]):
@@ -75,8 +75,8 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
     k = pair(kernel_size)
     s = k if stride is None else pair(stride)
     p = pair(padding)
-    assert p[0] <= k[0] // 2 and p[1] <= k[1] // 2, \
-        "avg_pool2d: padding must be at most half the kernel size"
+    require(p[0] <= k[0] // 2 and p[1] <= k[1] // 2,
+            "avg_pool2d: padding must be at most half the kernel size", "argument")
     d = (1, 1)
     cm = static(ceil_mode)
     xa = opmath(x)

@@ -9,6 +9,7 @@ import ops_reference as ref
 import pytest
 
 from pyasc import AscendOperator, hybrid
+from pyasc.errors import ShapeInferenceError
 from pyasc.ops import conv2d
 
 TARGETS = ref.TARGETS
@@ -109,5 +110,6 @@ def test_conv2d_epilogue_is_fused_into_the_kernel(monkeypatch):
 def test_conv2d_refuses_channels_groups_do_not_divide(target, monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", target)
     x = np.ones((1, 4, 5, 5), np.float32)
-    with pytest.raises(AssertionError, match="C // groups"):
+    with pytest.raises(ShapeInferenceError, match="C // groups") as info:
         conv2d(x, np.ones((2, 3, 3, 3), np.float32))
+    assert info.value.filename == __file__  # the user's line, not pyasc/ops/conv.py

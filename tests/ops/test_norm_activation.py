@@ -9,6 +9,7 @@ import ops_reference as ref
 import pytest
 
 from pyasc import hybrid
+from pyasc.errors import ShapeInferenceError
 from pyasc.ops import gelu, layer_norm, log_softmax, rms_norm, silu, softmax
 
 TARGETS = ref.TARGETS
@@ -61,8 +62,9 @@ def test_silu_and_softmax_do_not_overflow_float16(monkeypatch):
 
 def test_normalized_shape_must_match_the_trailing_axes(monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", "cpu")
-    with pytest.raises(AssertionError, match="normalized_shape"):
+    with pytest.raises(ShapeInferenceError, match="normalized_shape") as info:
         layer_norm(np.ones((4, 8), np.float32), 5)
+    assert info.value.filename == __file__
 
 
 @hybrid
