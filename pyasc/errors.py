@@ -317,4 +317,15 @@ class IRDumpWarning(PyascWarning):
     default_hint = "set PYASC_DUMP_IR to a writable directory"
 
 
-ALL_WARNINGS: tuple[type[PyascWarning], ...] = (InvalidEnvironmentWarning, IRDumpWarning)
+class DeviceStateLostWarning(PyascWarning):
+    """An ``AscendOperator``'s device-resident state was lost with its device context
+    before ``sync_state()`` brought it to the host; the call restarts from the
+    instance's arrays (W50033)."""
+
+    code = "W50033"
+    default_hint = ("call op.sync_state() before pyasc.runtime.acl.shutdown() to keep the "
+                    "device state")
+
+
+ALL_WARNINGS: tuple[type[PyascWarning], ...] = (InvalidEnvironmentWarning, IRDumpWarning,
+                                              DeviceStateLostWarning)

@@ -38,11 +38,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pyasc.callsite import at_caller, public_api
-from pyasc.errors import PyascError, UndefinedNameError, UnsupportedSyntaxError
+from pyasc.errors import (
+    InvalidOptionError,
+    PyascError,
+    UndefinedNameError,
+    UnsupportedSyntaxError,
+)
 from pyasc.frontend.callee import Callee
 from pyasc.jit.decoratable import refusal
 from pyasc.jit.decorator import HybridFunction
 from pyasc.jit.fingerprint import parse_source
+from pyasc.jit.operator_state import DeviceState
 from pyasc.jit.options import Options, make_options, resolve_target
 
 _CONSTANTS = (bool, int, float, str, type(None), np.generic, np.dtype, type)
@@ -110,6 +116,10 @@ class OperatorFunction(HybridFunction):
             self._learn_constants(values)
         return values
 
+    def state_names(self) -> list[str]:
+        """The attribute names of :meth:`state_of`'s values, in order."""
+        return [read.attr for read in self._methods.attributes.values()]
+
     def _missing(self, op: AscendOperator) -> PyascError:
         read = next(r for r in self._methods.attributes.values() if not hasattr(op, r.attr))
         return read.error(UndefinedNameError, f"'{type(op).__name__}' object has no "
@@ -162,8 +172,6 @@ class AscendOperator:
         options = cls.__dict__.get("hybrid_options", cls.hybrid_options)
         try:
             if not isinstance(options, Mapping):
-                from pyasc.errors import InvalidOptionError
-
                 raise InvalidOptionError(f"{cls.__name__}.hybrid_options must be a dict of "
                                          "@hybrid's options, e.g. dict(target='cpu')")
             cls._pyasc_options = make_options(dict(options))
@@ -194,11 +202,34 @@ class AscendOperator:
 
     @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Run ``compute`` compiled for the operator's target (``interpret``: as Python)."""
-        if resolve_target(type(self)._pyasc_options) == "interpret":
+        """Run ``compute`` compiled for the operator's target (``interpret``: as Python;
+        ``ascend``: with the state arrays kept on the device, see :meth:`sync_state`)."""
+        target = resolve_target(type(self)._pyasc_options)
+        if target == "interpret":
             return type(self).compute(self, *args, **kwargs)  # type: ignore[attr-defined]
-        fn, call = self._bound(args)
-        return fn(*call, **kwargs)
+        fn = type(self)._function()
+        state = fn.state_of(self)
+        if target == "ascend":
+            state = self._device_state().arguments(fn.state_names(), state)
+        return fn(*state, *args, **kwargs)
+
+    @public_api
+    def sync_state(self, to: str = "host") -> None:
+        """On ``target="ascend"``, where the state arrays stay on the device between
+        calls: ``"host"`` copies the device state into the instance's arrays (to read
+        it), ``"device"`` uploads the instance's arrays (after changing them in place).
+        Other targets use the instance's arrays directly: nothing to do."""
+        if to not in ("host", "device"):
+            raise InvalidOptionError(f"sync_state(to={to!r}): 'host' or 'device'")
+        state = self.__dict__.get("_pyasc_device_state")
+        if state is not None:
+            state.to_host() if to == "host" else state.to_device()
+
+    def _device_state(self) -> DeviceState:
+        state = self.__dict__.get("_pyasc_device_state")
+        if state is None:
+            state = self.__dict__["_pyasc_device_state"] = DeviceState()
+        return state
 
     @public_api
     def bind(self, *args: Any, **kwargs: Any) -> Any:
