@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pyasc.frontend import fusion_scope, require, static, supported_numpy
 from pyasc.jit import AscendOperator, HybridFunction, fusion_group, hybrid
 from pyasc.runtime import pool_code as _pool_code
+from pyasc.runtime import profiler
 from pyasc.runtime.acl import DeviceArray, device_array
 from pyasc.version import __version__
 
@@ -38,5 +39,5 @@ def doctor(environ: Mapping[str, str] | None = None) -> Report:
 
 
 __all__ = ["AscendOperator", "DeviceArray", "HybridFunction", "__version__", "device_array",
-           "doctor", "fusion_group", "fusion_scope", "hybrid", "require", "static",
+           "doctor", "fusion_group", "fusion_scope", "hybrid", "profiler", "require", "static",
            "supported_numpy"]

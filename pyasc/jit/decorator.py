@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,10 +52,11 @@ from pyasc.jit.gradients import Differentiable
 from pyasc.jit.ice import internal_errors, source_reproducer
 from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
-from pyasc.jit.specializations import SpecializationsView, signature_text
+from pyasc.jit.specializations import SpecializationsView, describe_arguments, signature_text
 from pyasc.jit.specialize import spec_of
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
+from pyasc.runtime.profiler import note_compile, profiled_call, watch
 
 if TYPE_CHECKING:  # pragma: no cover - the compiler is imported when something compiles
     from pyasc.frontend.compiler import ResultTemplate
@@ -65,6 +67,15 @@ ByValue = frozenset[tuple]
 RECENT_NATIVES = 4
 """Native entries a call tries before computing its signature (each refuses a call of
 another specialization in ~50 ns)."""
+_PROFILING = False  # a profiler.Profile is recording (kept by ``watch``)
+
+
+def _profiling(recording: bool) -> None:
+    global _PROFILING
+    _PROFILING = recording
+
+
+watch(_profiling)
 
 
 @dataclass
@@ -254,6 +265,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
     # -- calling
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         try:  # free unless raised (3.11+); errors leave as public_api's do
+            if _PROFILING:  # a profiler.Profile is recording: the measured path
+                return self._profiled(args, kwargs)
             env, fast, recent = self._hot
             if fast is not None and not kwargs and (self._pinned or target_env() is env):
                 out = fast(*args)
@@ -300,6 +313,19 @@ class HybridFunction(Inspection, Differentiable, Callee):
                     return out
         return entry.call(args, kwargs)
 
+    def _profiled(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """A call recorded by the active profiles (see ``pyasc.runtime.profiler``)."""
+        target = resolve_target(self.options, target_env())
+
+        def kernel_of_call() -> tuple[Any, str]:
+            gen = self._calls.current
+            entry = None if target == "interpret" else \
+                gen.find(target, gen.signature(args, kwargs))
+            return getattr(entry, "kernel", None), describe_arguments(args, kwargs)
+
+        return profiled_call(self.__name__, target, lambda a, k: self._dispatch(a, k),
+                             args, kwargs, kernel_of_call)
+
     def _use_native(self, native: Callable[..., Any], env: object) -> None:
         """Make ``native`` the first tried, keeping a few recent ones (same target)."""
         old_env, _, recent = self._hot
@@ -333,16 +359,18 @@ class HybridFunction(Inspection, Differentiable, Callee):
         entry = self._calls.by_key.get((target, key))
         if entry is not None:  # stored by a flight that ended since the caller looked
             return entry
-        entry = self._load_entry(target, key, specs, by_value)
+        start = time.perf_counter_ns()
+        entry, source = self._load_entry(target, key, specs, by_value), "disk"
         if entry is _RETRY:
             return entry
         if entry is None:
             spec = self._built(key, specs, by_value)
             if spec is None:
                 return _RETRY
-            entry = make_entry(self, specs, spec.program.call_data,
-                               self._kernel_for(spec, target))
+            entry, source = make_entry(self, specs, spec.program.call_data,
+                                       self._kernel_for(spec, target)), "compiled"
         self._calls.by_key[(target, key)] = entry
+        note_compile(self.__name__, target, source, start)
         return entry
 
     def _load_entry(self, target: str, key: tuple, specs: dict[str, Spec],

@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class SpecializationInfo:
@@ -80,3 +82,14 @@ def signature_text(key: tuple) -> str:
     """A specialization key as readable argument types, ``"float32[4, 8]; float"`` (the
     name of its ``PYASC_DUMP_PATH`` folder)."""
     return "; ".join(describe_spec(spec) for _, spec in key)
+
+
+def describe_arguments(args: tuple, kwargs: dict[str, Any]) -> str:
+    """A call's arguments as readable types, ``"float32[4, 8]; float"`` (the profiler's
+    grouping: arrays by dtype and shape, anything else by its type)."""
+    def one(v: object) -> str:
+        shape, dtype = getattr(v, "shape", None), getattr(v, "dtype", None)
+        if isinstance(shape, tuple) and dtype is not None:
+            return f"{np.dtype(dtype).name}[{', '.join(map(str, shape))}]"
+        return type(v).__name__
+    return "; ".join([one(v) for v in args] + [f"{k}={one(v)}" for k, v in kwargs.items()])
