@@ -24,6 +24,7 @@ from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_plan import CubeKernel, cube_matmul, plan_cube_kernel
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
+from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
 from pyasc.backend.ascendc.fit import check_fit
@@ -142,7 +143,8 @@ class _Lowering:
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
 
     def _name(self) -> str:
-        return f"{self.fn.sym_name}_{len(self.kernels)}"
+        twins = sum(1 for k in self.kernels if isinstance(k, VectorKernel) and k.twin)
+        return f"{self.fn.sym_name}_{len(self.kernels) - twins}"
 
     def _group(self, group: FusionGroupOp) -> None:
         try:
@@ -156,6 +158,8 @@ class _Lowering:
                                 exc.reason, exc.loc or group.loc)
             return
         self.kernels.append(k)
+        if k.alt is not None:  # the long-rows twin of a run-time row length
+            self.kernels.append(k.alt)
         self.hb.b.loc = group.loc
         inputs = [self.env[v] for v in group.inputs]
         types = [r.type for r in group.result_values]
@@ -279,7 +283,7 @@ def _render(kernels: list[Kernel], filename: str,
     helpers: set[str] = set()
     for k in kernels:
         if isinstance(k, VectorKernel):
-            VectorEmitter(w, k).emit()
+            (LongRowsEmitter if k.long is not None else VectorEmitter)(w, k).emit()
         elif isinstance(k, CubeKernel):
             CubeEmitter(w, k).emit()
         else:

@@ -15,6 +15,8 @@ result type.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.ops import UBCheckOp
@@ -26,6 +28,7 @@ from pyasc.backend.ascendc.vec_spans import Source, SpanCheck, shape_op_dim
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import BlockArgument, Value
 from pyasc.ir.ops import arith, func, tensor
+from pyasc.ir.ops.loop import IfOp, YieldOp
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, ScalarType, TensorType, Type, element_type
 
@@ -157,6 +160,8 @@ def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: 
     """Emit the host ops that run kernel ``k`` (over the space ``dims``, computed here by
     default); returns the group's result values."""
     dims = space_dims(hb, k, operands) if dims is None else dims
+    if k.alt is not None:
+        return _launch_either(hb, k, operands, soc, result_types, dims)
     args = [_prepare_input(hb, i, h, k, dims)
             for i, h in zip(k.inputs, operands, strict=True) if i.vv.cls != SCALAR]
     scalars = [hb.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
@@ -182,6 +187,22 @@ def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: 
     return _results(hb, k, operands, outs, block_dim, result_types)
 
 
+def _launch_either(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
+                   result_types: list, dims: list[Value]) -> list[Value]:  # noqa: ANN001
+    """``if a row fits k's tile: k else: its long-rows twin`` (a run-time row length)."""
+    assert k.alt is not None
+    pitch = hb.round_up(dims[-1], k.unit)
+    fits = hb.insert(arith.CmpOp.new("le", pitch, hb.const(k.tile))).result
+    types = [t for t in result_types]
+    branch = hb.insert(IfOp.empty(fits, types, k.group.loc))
+    arms = [(branch.then_region.blocks[0], replace(k, alt=None)),
+            (branch.else_region.blocks[0], k.alt)]
+    for block, kernel in arms:
+        arm = HostBuilder(block, k.group.loc)
+        arm.insert(YieldOp(launch_vector(arm, kernel, operands, soc, result_types, dims)))
+    return list(branch.result_values)
+
+
 def _written_type(kind: str, t: Type) -> TensorType:
     """The array a kernel writes for a result of type ``t``: a scalar result is a row
     reduction of a 1-D space (``x.sum()`` also used by ``x - x.sum()``), written as
@@ -204,6 +225,12 @@ def _result_dims(hb: HostBuilder, kind: str, squeezed: bool, dims: list[Value],
 def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
             soc: SoC) -> tuple[list[Value], Value]:
     cores = soc.vector_blocks
+    if k.schedule == "longrows":  # long rows: whole rows per block, no minimum
+        rows, cols = hb.product(dims[:-1]), dims[-1]
+        per = hb.max(hb.ceil_div(rows, cores), 1)
+        empty = hb.insert(arith.CmpOp.new("eq", cols, hb.const(0))).result
+        blocks = hb.insert(arith.SelectOp.new(empty, hb.const(0), hb.ceil_div(rows, per))).result
+        return [rows, cols, per], blocks
     if k.schedule == "rows":
         rows = hb.product(dims[:-1])
         cols = dims[-1]

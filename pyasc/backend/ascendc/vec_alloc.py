@@ -12,6 +12,7 @@ raises E50003 when even the smallest tile does not fit.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyasc.backend.ascendc.tiles import Buf, Ref, TileProgram
@@ -56,13 +57,15 @@ def reduce_tmp_elems(count: int, size: int) -> int:
     return (first + per_blk - 1) // per_blk * per_blk
 
 
-def colcap(tile: int, unit: int) -> int:
-    """Capacity of a per-row buffer: the most rows a tile holds, padded to 128."""
-    rows = min(MAX_TILE_ROWS, max(1, tile // unit))
+def colcap(tile: int, unit: int, max_rows: int = MAX_TILE_ROWS) -> int:
+    """Capacity of a per-row buffer: the most rows a tile holds (at most ``max_rows``),
+    padded to 128."""
+    rows = min(max_rows, max(1, tile // unit))
     return (rows + 127) // 128 * 128
 
 
-def _liveness(prog: TileProgram) -> dict[Buf, tuple[int, int]]:
+def _liveness(prog: TileProgram, loops: Sequence[tuple[int, int]] = ()
+              ) -> dict[Buf, tuple[int, int]]:
     live: dict[Buf, list[int]] = {}
     for i, ins in enumerate(prog.instrs):
         touched = list(ins.reads()) + ([ins.dst.buf] if isinstance(ins.dst, Ref) else [])
@@ -75,24 +78,45 @@ def _liveness(prog: TileProgram) -> dict[Buf, tuple[int, int]]:
             live.setdefault(b, [0, end])[1] = end
         if b.role in ("in", "acc"):
             live.setdefault(b, [0, 0])[0] = -1
+    for start, stop in loops:  # a value set before a loop and read in it lives through it
+        for span in live.values():
+            if span[0] < start <= span[1] < stop:
+                span[1] = stop
     return {b: (s[0], s[1]) for b, s in live.items()}
 
 
-def assign(prog: TileProgram) -> list[PhysBuf]:
-    """Give every virtual buffer a physical one (sets ``Buf.phys``); returns them all."""
-    live = _liveness(prog)
+def _io_buffer(b: Buf, streamed: bool) -> PhysBuf | None:
+    """The physical buffer of a kernel input or output (``None`` for temporaries).
+
+    Row-wise kernels load a row vector once (``TBuf``); long-rows kernels (``streamed``)
+    stream it per column tile like the full inputs (``TQue``) and keep each row's column
+    inputs and results in ``TBuf`` s, moved with explicit pipe flags."""
+    if b.role == "in":
+        queued = b.kind != "col" if streamed else b.kind != "row"
+        role = "in" if queued else ("colin" if streamed else "rowin")
+        return PhysBuf(f"{b.name}{'Que' if queued else 'Buf'}_", b.kind, b.itemsize, role,
+                       2 if queued else 1)
+    if b.role == "out" and streamed and b.kind == "col":
+        return PhysBuf(f"{b.name}Buf_", b.kind, b.itemsize, "colout", 1)
+    if b.role in ("out", "acc"):
+        return PhysBuf(f"{b.name}{'Que' if b.role == 'out' else 'Buf'}_", b.kind,
+                       b.itemsize, b.role, 2 if b.role == "out" else 1)
+    return None
+
+
+def assign(prog: TileProgram, loops: Sequence[tuple[int, int]] = (),
+           streamed: bool = False) -> list[PhysBuf]:
+    """Give every virtual buffer a physical one (sets ``Buf.phys``); returns them all.
+
+    ``loops`` are the instruction ranges that repeat (per column tile); ``streamed``
+    (long-rows kernels) also keeps temporaries out of input queues, whose tensors exist
+    only inside the stage that dequeues them."""
+    live = _liveness(prog, loops)
     phys: list[PhysBuf] = []
     occupant: dict[str, Buf] = {}
     for b in prog.buffers:
-        if b.role == "in":
-            depth = 1 if b.kind == "row" else 2
-            role = "rowin" if b.kind == "row" else "in"
-            p = PhysBuf(f"{b.name}{'Buf' if depth == 1 else 'Que'}_", b.kind, b.itemsize,
-                        role, depth)
-        elif b.role in ("out", "acc"):
-            p = PhysBuf(f"{b.name}{'Que' if b.role == 'out' else 'Buf'}_", b.kind,
-                        b.itemsize, b.role, 2 if b.role == "out" else 1)
-        else:
+        p = _io_buffer(b, streamed)
+        if p is None:
             continue
         b.phys = p.name
         phys.append(p)
@@ -101,7 +125,7 @@ def assign(prog: TileProgram) -> list[PhysBuf]:
                    key=lambda b: live[b][0])
     for b in order:
         start = live[b][0]
-        slot = _free_slot(b, start, phys, occupant, live)
+        slot = _free_slot(b, start, phys, occupant, live, streamed)
         if slot is None:
             count = sum(1 for p in phys if p.role == "calc" and p.kind == b.kind)
             slot = PhysBuf(f"tmp{b.kind.capitalize()}{count}_", b.kind, b.itemsize, "calc")
@@ -123,10 +147,11 @@ def _fresh(b: Buf, phys: list[PhysBuf]) -> PhysBuf:
 
 
 def _free_slot(b: Buf, start: int, phys: list[PhysBuf], occupant: dict[str, Buf],
-               live: dict[Buf, tuple[int, int]]) -> PhysBuf | None:
+               live: dict[Buf, tuple[int, int]], streamed: bool = False) -> PhysBuf | None:
     best: PhysBuf | None = None
+    roles = ("calc",) if streamed else ("calc", "in")
     for p in phys:
-        if p.kind != b.kind or p.itemsize != b.itemsize or p.role not in ("calc", "in"):
+        if p.kind != b.kind or p.itemsize != b.itemsize or p.role not in roles:
             continue
         cur = occupant[p.name]
         if p.role == "in" and cur.dtype != b.dtype:
@@ -138,9 +163,11 @@ def _free_slot(b: Buf, start: int, phys: list[PhysBuf], occupant: dict[str, Buf]
     return best
 
 
-def total_bytes(phys: list[PhysBuf], tile: int, unit: int) -> int:
-    """UB bytes the kernel's ``InitBuffer`` calls take for a tile of ``tile`` elements."""
-    cap = colcap(tile, unit)
+def total_bytes(phys: list[PhysBuf], tile: int, unit: int,
+                max_rows: int = MAX_TILE_ROWS) -> int:
+    """UB bytes the kernel's ``InitBuffer`` calls take for a tile of ``tile`` elements
+    (of at most ``max_rows`` rows)."""
+    cap = colcap(tile, unit, max_rows)
     return sum(p.bytes(tile, cap) for p in phys)
 
 
@@ -149,28 +176,31 @@ def bytes_per_element(phys: list[PhysBuf]) -> int:
     return sum(p.depth * p.itemsize for p in phys if p.kind in ("tile", "row", "acc"))
 
 
-def choose_tile(phys: list[PhysBuf], budget: int, unit: int, min_tile: int,
-                want: int | None, loc: Location, what: str, soc_name: str) -> int:
-    """The largest tile (multiple of 256) that fits ``budget`` (the InitBuffer budget of
-    the SoC ``soc_name``), at most ``want``.
+_SPLIT_HINT = ("split the computation into smaller fused groups (fusion_scope): each "
+               "kernel then holds fewer buffers")
 
-    Raises E50003 (``OutOfMemoryError``) naming the SoC when ``min_tile`` elements do not
-    fit.
+
+def choose_tile(phys: list[PhysBuf], budget: int, unit: int, min_tile: int,
+                want: int | None, loc: Location, what: str, soc_name: str,
+                max_rows: int = MAX_TILE_ROWS, hint: str = _SPLIT_HINT) -> int:
+    """The largest tile (multiple of 256) that fits ``budget`` (the InitBuffer budget of
+    the SoC ``soc_name``), at most ``want``; per-row buffers hold ``max_rows`` rows.
+
+    Raises E50003 (``OutOfMemoryError``) naming the SoC, with ``hint``, when ``min_tile``
+    elements do not fit.
     """
     min_tile = max(TILE_QUANTUM, -(-min_tile // TILE_QUANTUM) * TILE_QUANTUM)
-    need = total_bytes(phys, min_tile, unit)
+    need = total_bytes(phys, min_tile, unit, max_rows)
     if need > budget:
         raise OutOfMemoryError(
             f"{what} needs {need} bytes of Unified Buffer for its smallest tile "
             f"({min_tile} elements in {len(phys)} buffers) but the InitBuffer budget of "
             f"{soc_name} is {budget} bytes", filename=loc.file, lineno=loc.line or None,
-            col_offset=max(loc.col - 1, 0),
-            hint="split the computation into smaller fused groups (fusion_scope) or "
-                 "shorten the reduced axis")
+            col_offset=max(loc.col - 1, 0), hint=hint)
     lo, hi = min_tile // TILE_QUANTUM, max(min_tile // TILE_QUANTUM, budget // TILE_QUANTUM)
     while lo < hi:  # largest k with total_bytes(k * 256) <= budget
         mid = (lo + hi + 1) // 2
-        if total_bytes(phys, mid * TILE_QUANTUM, unit) <= budget:
+        if total_bytes(phys, mid * TILE_QUANTUM, unit, max_rows) <= budget:
             lo = mid
         else:
             hi = mid - 1

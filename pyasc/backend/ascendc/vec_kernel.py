@@ -33,6 +33,7 @@ from pyasc.backend.ascendc.vec_alloc import (
     choose_tile,
 )
 from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
+from pyasc.backend.ascendc.vec_longrows import LongLowering, LongPlan
 from pyasc.backend.ascendc.vec_lower import Partial, VecLowering, VVal
 from pyasc.backend.ascendc.vec_math import MATH_RULES
 from pyasc.backend.ascendc.vec_spans import Spans, analyze_spans
@@ -44,7 +45,8 @@ from pyasc.ir.types import DYN, f16, u8
 RULES = {**ARITH_RULES, **MATH_RULES}
 
 TILING_PARAMS = {"flat": ("n", "perBlock"), "reduce": ("n", "perBlock"),
-                 "rows": ("rows", "cols", "rowsPerBlock")}
+                 "rows": ("rows", "cols", "rowsPerBlock"),
+                 "longrows": ("rows", "cols", "rowsPerBlock")}
 
 
 @dataclass
@@ -78,10 +80,15 @@ class VectorKernel:
     tile: int = 0
     unit: int = 8              # row pitch alignment in elements (32 bytes for every dtype)
     spans: Spans = field(default_factory=Spans)  # what sizes the space at run time
+    long: LongPlan | None = None   # the long-rows schedule's stages (vec_longrows)
+    # A row-wise kernel of run-time row length: its long-rows twin, which the host runs
+    # instead when a row does not fit the tile (``host_vector.launch_vector``).
+    alt: VectorKernel | None = None
+    twin: bool = False   # this kernel is another one's ``alt`` (named after it)
 
     @property
     def schedule(self) -> str:
-        return self.info.schedule
+        return "longrows" if self.long is not None else self.info.schedule
 
     @property
     def array_inputs(self) -> list[KernelInput]:
@@ -121,7 +128,10 @@ def out_param(o: KernelOutput) -> str:
 
 
 def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKernel:
-    """Analyze, lower and size ``group`` (raises ``NotVectorizable`` or E50003)."""
+    """Analyze, lower and size ``group`` (raises ``NotVectorizable`` or E50003).
+
+    A ``rows`` group whose row does not fit one UB tile gets the long-rows schedule
+    (``vec_longrows``: the row streamed through UB in column tiles) instead."""
     info = analyze(group)
     spans = analyze_spans(group, info)
     for arg, outer in zip(group.body.blocks[0].args, group.inputs, strict=True):
@@ -137,17 +147,61 @@ def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKerne
             assert o.partial is not None
             kernel.phys.append(PhysBuf(o.partial.acc.name + "Res_", "res",
                                        o.partial.acc.itemsize, "res"))
-    _size(kernel, soc)
+    try:
+        _size(kernel, soc)
+    except OutOfMemoryError:
+        if not _streamable(kernel):
+            raise
+        return plan_long_rows(group, info, spans, soc, name)
+    if _streamable(kernel, dynamic=True):
+        try:
+            kernel.alt = plan_long_rows(group, info, spans, soc, name + "_long")
+            kernel.alt.twin = True
+        except (NotVectorizable, OutOfMemoryError):
+            pass  # the host then checks that a row fits (E50003 at run time)
     return kernel
 
 
-def _outputs(low: VecLowering, group: FusionGroupOp) -> list[KernelOutput]:
+def _streamable(kernel: VectorKernel, dynamic: bool = False) -> bool:
+    """A row-wise kernel of rank 2 or more whose row length is static (a row too long
+    for one UB tile) or, with ``dynamic``, known at run time only."""
+    return kernel.schedule == "rows" and kernel.info.rank >= 2 and \
+        (kernel.info.space[-1] == DYN) == dynamic
+
+
+def plan_long_rows(group: FusionGroupOp, info, spans: Spans, soc: SoC,  # noqa: ANN001
+                   name: str) -> VectorKernel:
+    """``group`` (a ``rows`` group) as a long-rows kernel: each row streamed through UB
+    in column tiles, one pass per reduction level (``vec_longrows``)."""
+    low = LongLowering(group, info, soc, RULES)
+    plan, outputs = low.run_long(lambda cls: _outputs(low, group, cls))
+    outputs.sort(key=lambda o: o.index)
+    inputs = [KernelInput(a, low.get(a)) for a in group.body.blocks[0].args]
+    kernel = VectorKernel(name, group, info, low.prog, inputs, outputs, spans=spans,
+                          long=plan)
+    kernel.phys = assign(low.prog, plan.loops(), streamed=True)
+    sizes = [b.itemsize for b in low.prog.buffers if b.kind in ("tile", "row")]
+    kernel.unit = 32 // min(sizes) if sizes else 8
+    what = f"the fused {group.attributes['kind']} kernel at this line (its rows streamed " \
+           "in column tiles)"
+    kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit, 256, None,
+                              group.loc, what, soc.name, max_rows=1)
+    return kernel
+
+
+def _outputs(low: VecLowering, group: FusionGroupOp,
+             phase: str | None = None) -> list[KernelOutput]:
+    """The kernel's results.  With ``phase`` (long-rows kernels) only those whose values
+    are final in that phase: ``COL`` results after the last pass, the rest (``FULL``)
+    in the output pass."""
     term = group.body.blocks[0].terminator
     assert term is not None
     args = list(group.body.blocks[0].args)
     outs: list[KernelOutput] = []
     seen: dict[Value, int] = {}
     for j, v in enumerate(term.operand_values):
+        if phase is not None and _phase(low, v) != phase:
+            continue
         if v in seen:
             outs.append(KernelOutput(j, "same", source=seen[v]))
             continue
@@ -165,6 +219,10 @@ def _outputs(low: VecLowering, group: FusionGroupOp) -> list[KernelOutput]:
             buf = _output_buffer(low, vv, v.name_hint or ("out" if single else f"out{j}"))
             outs.append(KernelOutput(j, cls, buf, squeezed=v in low.info.squeezed))
     return outs
+
+
+def _phase(low: VecLowering, v: Value) -> str:
+    return COL if not isinstance(v, BlockArgument) and low.info.classes[v] == COL else FULL
 
 
 def _output_buffer(low: VecLowering, vv: VVal, hint: str) -> Buf:

@@ -36,25 +36,33 @@ def _line_of(fn, needle: str) -> int:
     return first + next(i for i, text in enumerate(lines) if needle in text)
 
 
-def test_static_row_too_long_for_the_ub_is_e50003():
+def test_static_row_too_long_for_one_tile_streams_in_column_tiles():
+    # was E50003 (the row had to stay whole in the UB): now the long-rows schedule
     x = np.zeros((2, 60000), np.float32)
-    with pytest.raises(OutOfMemoryError) as info:
-        lower_program(wide_softmax.specialize(x))
-    err = info.value
-    assert err.code == "E50003"
-    assert err.lineno in (_line_of(wide_softmax, "np.exp("), _line_of(wide_softmax, "return"))
-    assert "bytes of Unified Buffer" in err.message and "188416" in err.message
-    assert "probe" not in err.message
+    ap = lower_program(wide_softmax.specialize(x))
+    assert [k.schedule for k in ap.kernels] == ["longrows"]
+    assert "longrows schedule: each row streamed 2 time(s)" in ap.source
 
 
-def test_dynamic_row_too_long_is_e50003_at_run_time():
-    x = np.zeros((2, 60000), np.float32)
+def test_dynamic_row_too_long_for_one_tile_runs_the_long_rows_twin():
+    x = np.random.default_rng(3).standard_normal((2, 60000)).astype(np.float32)
+    got, k = run_sim(softmax, x)
+    np.testing.assert_allclose(got, softmax.__wrapped__(x), rtol=1e-5, atol=1e-9)
+    # one launch, x streamed twice (online max and sum, then the output): the long twin
+    assert len(k.last_launches) == 1 and k.last_counters["gm_to_ub_bytes"] == 2 * x.nbytes
+
+
+def test_e50003_when_one_column_tile_does_not_fit():
+    from pyasc.backend.ascendc.vec_alloc import PhysBuf, choose_tile
+    from pyasc.ir.core import Location
+
+    # 100 double-buffered float32 results: 256 columns of each take 200 KB
+    phys = [PhysBuf(f"o{i}Que_", "tile", 4, "out", 2) for i in range(100)]
     with pytest.raises(OutOfMemoryError) as info:
-        run_sim(softmax, x)
+        choose_tile(phys, 188416, 8, 256, None, Location("a.py", 3, 1), "k", "Ascend910B1",
+                    max_rows=1)
     assert info.value.code == "E50003"
-    assert info.value.filename.endswith("ascendc_cases.py")
-    assert "one row of kernel" in info.value.message
-    assert "InitBuffer budget of Ascend910B1" in info.value.message  # the variant's SoC
+    assert "fusion_scope" in str(info.value) and "shorten" not in str(info.value)
 
 
 def test_every_soc_of_device_type_is_checked():

@@ -139,3 +139,212 @@ extern "C" __global__ __aicore__ void softmax_0(GM_ADDR x, GM_ADDR out, int64_t 
   op.Process();
 }
 
+// softmax_0_long: the fused rowwise group at ascendc_cases.py:44 as one vector kernel (longrows schedule: each row streamed 2 time(s) in tiles of 7680 elements)
+class KernelSoftmax0Long {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR out, int64_t rows, int64_t cols, int64_t rowsPerBlock) {
+    cols_ = cols;
+    const int64_t first = GetBlockIdx() * rowsPerBlock;
+    blockRows_ = rows - first < rowsPerBlock ? rows - first : rowsPerBlock;
+#line 44 "ascendc_cases.py"
+    xGm_.SetGlobalBuffer((__gm__ float*)x + first * cols, blockRows_ * cols);
+#line 44 "ascendc_cases.py"
+    outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
+#line 154 "softmax.cpp"
+    pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
+    pipe_.InitBuffer(outQue_, 2, TILE * sizeof(float));
+    pipe_.InitBuffer(tmpCol0_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpCol1_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpCol2_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpTile0_, TILE * sizeof(float));
+    pipe_.InitBuffer(tmpCol3_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpCol4_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpTile1_, TILE * sizeof(float));
+    pipe_.InitBuffer(reduceTmpBuf_, REDUCE_TMP * sizeof(float));
+  }
+  __aicore__ inline void Process() {
+    for (int64_t row = 0; row < blockRows_; ++row) {
+      Stage0();
+      for (int64_t c = 0; c < cols_; c += TILE) {
+        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
+        CopyIn1(row, c, len);
+        Stage1(len);
+      }
+      for (int64_t c = 0; c < cols_; c += TILE) {
+        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
+        CopyIn3(row, c, len);
+        Stage3(len);
+        CopyOut(row, c, len);
+      }
+    }
+  }
+
+ private:
+  static constexpr int32_t TILE = 7680;  // elements per column tile
+  static constexpr int32_t COL_CAP = 128;
+  static constexpr int32_t REDUCE_TMP = 240;  // ReduceMax docs formula
+  __aicore__ inline void Stage0() {
+    const int32_t rows = 1;  // one row at a time
+    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
+    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
+#line 43 "ascendc_cases.py"
+    Duplicate(redAcc, -__builtin_inff(), rows);
+#line 44 "ascendc_cases.py"
+    Duplicate(redAcc_1, 0.0f, rows);
+#line 195 "softmax.cpp"
+  }
+  __aicore__ inline void CopyIn1(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> x = xQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 44 "ascendc_cases.py"
+      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
+#line 202 "softmax.cpp"
+    }
+    else {
+#line 44 "ascendc_cases.py"
+      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 207 "softmax.cpp"
+    }
+    xQue_.EnQue(x);
+  }
+  __aicore__ inline void Stage1(int32_t len) {
+    const int32_t rows = 1;  // one row at a time
+    const int32_t cols = len;
+    const int32_t pitch = (len + 7) / 8 * 8;
+    const int32_t n = pitch;
+    LocalTensor<float> x = xQue_.DeQue<float>();
+    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
+    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
+    LocalTensor<float> part = tmpCol2_.Get<float>();
+    LocalTensor<float> mNew = tmpCol2_.Get<float>();
+    LocalTensor<float> sub = tmpTile0_.Get<float>();
+    LocalTensor<float> exp_1 = tmpTile0_.Get<float>();
+    LocalTensor<float> part_1 = tmpCol3_.Get<float>();
+    LocalTensor<float> shift = tmpCol4_.Get<float>();
+    LocalTensor<float> rescale = tmpCol4_.Get<float>();
+    LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
+    // ascendc_cases.py:43
+    for (int32_t r = 0; r < rows; ++r) {
+#line 43 "ascendc_cases.py"
+      ReduceMax(part[r], x[r * pitch], reduceTmp_f32, cols);
+#line 231 "softmax.cpp"
+    }
+#line 43 "ascendc_cases.py"
+    Max(mNew, redAcc, part, rows);
+#line 235 "softmax.cpp"
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    for (int32_t r = 0; r < rows; ++r) {
+#line 43 "ascendc_cases.py"
+      Adds(sub[r * pitch], x[r * pitch], (-(mNew.GetValue(r))), cols);
+#line 241 "softmax.cpp"
+    }
+#line 43 "ascendc_cases.py"
+    Exp(exp_1, sub, n);
+#line 245 "softmax.cpp"
+    // ascendc_cases.py:44
+    for (int32_t r = 0; r < rows; ++r) {
+#line 44 "ascendc_cases.py"
+      ReduceSum(part_1[r], exp_1[r * pitch], reduceTmp_f32, cols);
+#line 250 "softmax.cpp"
+    }
+#line 44 "ascendc_cases.py"
+    Sub(shift, redAcc, mNew, rows);
+#line 44 "ascendc_cases.py"
+    Exp(rescale, shift, rows);
+#line 44 "ascendc_cases.py"
+    Mul(redAcc_1, redAcc_1, rescale, rows);
+#line 44 "ascendc_cases.py"
+    Add(redAcc_1, redAcc_1, part_1, rows);
+#line 44 "ascendc_cases.py"
+    Max(redAcc, redAcc, mNew, rows);
+#line 262 "softmax.cpp"
+    xQue_.FreeTensor(x);
+  }
+  __aicore__ inline void CopyIn3(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> x = xQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 44 "ascendc_cases.py"
+      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
+#line 270 "softmax.cpp"
+    }
+    else {
+#line 44 "ascendc_cases.py"
+      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 275 "softmax.cpp"
+    }
+    xQue_.EnQue(x);
+  }
+  __aicore__ inline void Stage3(int32_t len) {
+    const int32_t rows = 1;  // one row at a time
+    const int32_t cols = len;
+    const int32_t pitch = (len + 7) / 8 * 8;
+    const int32_t n = pitch;
+    LocalTensor<float> x = xQue_.DeQue<float>();
+    LocalTensor<float> out = outQue_.AllocTensor<float>();
+    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
+    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
+    LocalTensor<float> sub_1 = tmpTile0_.Get<float>();
+    LocalTensor<float> exp_2 = tmpTile0_.Get<float>();
+    LocalTensor<float> divisor = tmpTile1_.Get<float>();
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    // ascendc_cases.py:43
+    for (int32_t r = 0; r < rows; ++r) {
+#line 43 "ascendc_cases.py"
+      Adds(sub_1[r * pitch], x[r * pitch], (-(redAcc.GetValue(r))), cols);
+#line 297 "softmax.cpp"
+    }
+#line 43 "ascendc_cases.py"
+    Exp(exp_2, sub_1, n);
+#line 301 "softmax.cpp"
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    // ascendc_cases.py:44
+    for (int32_t r = 0; r < rows; ++r) {
+#line 44 "ascendc_cases.py"
+      Duplicate(divisor[r * pitch], redAcc_1.GetValue(r), cols);
+#line 308 "softmax.cpp"
+    }
+#line 44 "ascendc_cases.py"
+    Div(out, exp_2, divisor, n);
+#line 312 "softmax.cpp"
+    outQue_.EnQue(out);
+    xQue_.FreeTensor(x);
+  }
+  __aicore__ inline void CopyOut(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> out = outQue_.DeQue<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 44 "ascendc_cases.py"
+      DataCopy(outGm_[row * cols_ + c], out, static_cast<uint32_t>(len));
+#line 321 "softmax.cpp"
+    }
+    else {
+#line 44 "ascendc_cases.py"
+      DataCopyPad(outGm_[row * cols_ + c], out, DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0));
+#line 326 "softmax.cpp"
+    }
+    outQue_.FreeTensor(out);
+  }
+  TPipe pipe_;
+  TQue<QuePosition::VECIN, 2> xQue_;
+  TQue<QuePosition::VECOUT, 2> outQue_;
+  TBuf<TPosition::VECCALC> tmpCol0_;
+  TBuf<TPosition::VECCALC> tmpCol1_;
+  TBuf<TPosition::VECCALC> tmpCol2_;
+  TBuf<TPosition::VECCALC> tmpTile0_;
+  TBuf<TPosition::VECCALC> tmpCol3_;
+  TBuf<TPosition::VECCALC> tmpCol4_;
+  TBuf<TPosition::VECCALC> tmpTile1_;
+  TBuf<TPosition::VECCALC> reduceTmpBuf_;
+  GlobalTensor<float> xGm_;
+  GlobalTensor<float> outGm_;
+  int64_t cols_, pitch_, tileRows_, blockRows_;
+};
+extern "C" __global__ __aicore__ void softmax_0_long(GM_ADDR x, GM_ADDR out, int64_t rows, int64_t cols, int64_t rowsPerBlock)
+{
+  KernelSoftmax0Long op;
+  op.Init(x, out, rows, cols, rowsPerBlock);
+  op.Process();
+}
+
