@@ -617,7 +617,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   GlobalTensor<float> work_8Gm;
   GlobalTensor<float> work_9Gm;
   GlobalTensor<int64_t> status_1Gm;
-  status_1Gm.SetGlobalBuffer((__gm__ int64_t*)status_1, GetBlockNum());
+  status_1Gm.SetGlobalBuffer((__gm__ int64_t*)status_1, GetBlockNum() * 4);
   workGm.SetGlobalBuffer((__gm__ float*)work, x_d0);
   for (int64_t i0 = 0; i0 < x_d0; i0 += 1) {
     const int64_t rem = PyascRem<int64_t>(x_d1, 8);
@@ -874,8 +874,14 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
 #line 51 "ascendc_cases.py"
   if (!(and_1)) {
 #line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx(), 1);
-#line 879 "layernorm.cpp"
+    status_1Gm.SetValue(GetBlockIdx() * 4, 1);
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 4 + 1, static_cast<int64_t>(x_d0));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 4 + 2, static_cast<int64_t>(x_d1));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 4 + 3, static_cast<int64_t>(gamma_d0));
+#line 885 "layernorm.cpp"
     return;
   }
   work_9Gm.SetGlobalBuffer((__gm__ float*)work_9, x_d0 * select);
@@ -884,15 +890,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_1 = (cmp ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
-#line 888 "layernorm.cpp"
+#line 894 "layernorm.cpp"
       const int64_t select_2 = (cmp_2 ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_30 = gammaGm.GetValue(select_2);
-#line 892 "layernorm.cpp"
+#line 898 "layernorm.cpp"
       const float mul_1 = (x_29 * x_30);
 #line 51 "ascendc_cases.py"
       work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
-#line 896 "layernorm.cpp"
+#line 902 "layernorm.cpp"
     }
   }
   const bool cmp_4 = (select == 1);
@@ -906,8 +912,14 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
 #line 51 "ascendc_cases.py"
   if (!(and_2)) {
 #line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx(), 2);
-#line 911 "layernorm.cpp"
+    status_1Gm.SetValue(GetBlockIdx() * 4, 2);
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 4 + 1, static_cast<int64_t>(x_d0));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 4 + 2, static_cast<int64_t>(select));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 4 + 3, static_cast<int64_t>(beta_d0));
+#line 923 "layernorm.cpp"
     return;
   }
   out0Gm.SetGlobalBuffer((__gm__ float*)out0, x_d0 * select_3);
@@ -916,15 +928,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_4 = (cmp_4 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
-#line 920 "layernorm.cpp"
+#line 932 "layernorm.cpp"
       const int64_t select_5 = (cmp_6 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_32 = betaGm.GetValue(select_5);
-#line 924 "layernorm.cpp"
+#line 936 "layernorm.cpp"
       const float add_47 = (x_31 + x_32);
 #line 51 "ascendc_cases.py"
       out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
-#line 928 "layernorm.cpp"
+#line 940 "layernorm.cpp"
     }
   }
 }
