@@ -58,7 +58,7 @@ from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.ops.loop import IfOp, YieldOp
-from pyasc.ir.passes import PassContext, PassManager
+from pyasc.ir.passes import PassContext, PassManager, run_pipeline
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
 from pyasc.version import __version__
@@ -129,6 +129,9 @@ class _Lowering:
         self.regions: list[tuple[Location, str]] = []
 
     def run(self) -> None:
+        # loops over rows with independent iterations become batch tensor work, which
+        # the vector planner can take (``batch-loops``); the rest stay scalar kernels
+        run_pipeline(self.module, ["batch-loops"])
         form_groups(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
         for item in partition(self.fn, lambda op: cube_matmul(op, self.soc)):

@@ -19,6 +19,7 @@ from pyasc.errors import InvalidEnvironmentWarning
 from pyasc.ir.dumps import content_key, dump_dir, dumping, write_dump
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes import (  # noqa: F401
+    batch_loops,
     canonicalize,
     cse,
     dce,

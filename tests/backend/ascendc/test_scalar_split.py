@@ -6,6 +6,10 @@ the loop writes, and a loop with a run-time check must not write memory the call
 sees.  Each unsafe case below raced (or left rows written after a failing ``assert``)
 when it was split; the results alone cannot show a race every time, so the tests also
 state the number of blocks.
+
+Loops over rows whose iterations are independent are vector kernels by default
+(``batch-loops``); these tests turn that pass off so the loops stay scalar kernels,
+whose split they are about.
 """
 
 from __future__ import annotations
@@ -15,6 +19,11 @@ import pytest
 from ascendc_kit import check, run_sim
 
 from pyasc import hybrid
+
+
+@pytest.fixture(autouse=True)
+def _scalar_loops(monkeypatch):
+    monkeypatch.setenv("PYASC_DISABLE_PASSES", "batch-loops")
 
 
 @hybrid

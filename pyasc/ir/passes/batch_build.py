@@ -1,0 +1,194 @@
+"""The batched form of a loop ``batch_analysis`` accepted (see ``batch_loops``).
+
+Emitted in front of the loop, op by op in body order: invariant ops are cloned once;
+``x[i]`` views become ``x[lo:lo+n]`` (axis 0 kept); element loads and stores at
+``(i, j...)`` become length-``n`` column views; row-dependent values get a leading axis
+of ``n`` (a scalar becomes ``(n, 1, ..., 1)``, reductions keep their dims so it stays
+one); writes go to the batched view.  ``n = max(hi - lo, 0)``.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.builder import Builder
+from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.ops import arith, loop, mem, tensor
+from pyasc.ir.passes.batch_analysis import (
+    BAT,
+    INV,
+    REDUCTIONS,
+    ROW,
+    Batch,
+    constant_int,
+    trip_count,
+)
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, contiguous_strides, index
+
+
+class _Builder:
+    def __init__(self, b: Batch, for_op: loop.ForOp) -> None:
+        self.batch = b
+        self.b = Builder.before(for_op)
+        self.map: dict[Value, Value] = {}
+        # snapshots of batched views since the last write: one read of ``x[i]`` serves
+        # every ``x[i]`` of the body (else the kernel would load the rows twice)
+        self.snapshots: dict[Value, Value] = {}
+        self.views: dict[tuple, Value] = {}
+        static = trip_count(for_op)
+        self.static = DYN if static is None else static
+        self.n = self._count(for_op, static)
+        self.lo = for_op.lower
+
+    def _count(self, for_op: loop.ForOp, static: int | None) -> Value:
+        if static is not None:
+            return self.const(static)
+        diff = self.b.insert(arith.SubOp([for_op.upper, for_op.lower], [index])).result
+        return self.b.insert(arith.MaxOp([diff, self.const(0)], [index])).result
+
+    def const(self, value: int) -> Value:
+        return self.b.insert(arith.ConstantOp.new(value, index)).result
+
+    def dims(self, t: TensorType | MemRefType) -> list[Value]:
+        return [self.n] if t.shape and t.shape[0] == DYN and self.static == DYN else []
+
+    def batched(self, v: Value) -> TensorType:
+        """The type of the batched form of a row-dependent value."""
+        t = v.type
+        if isinstance(t, TensorType):
+            return TensorType((self.static, *t.shape), t.element)
+        assert isinstance(t, ScalarType)
+        return TensorType((self.static,) + (1,) * self.batch.rank, t)
+
+    def get(self, v: Value) -> Value:
+        return self.map.get(v, v)
+
+
+def _view_type(src: MemRefType, shape: tuple[int, ...], axes: list[int],
+               steps: list[Value], contiguous: bool) -> MemRefType:
+    if contiguous and src.is_contiguous:
+        return MemRefType(shape, src.element)
+    base = src.strides if src.strides is not None else contiguous_strides(src.shape)
+    strides = []
+    for a in axes:
+        step = constant_int(steps[a])
+        strides.append(DYN if base[a] == DYN or step is None else base[a] * step)
+    if DYN not in strides and tuple(strides) == contiguous_strides(shape):
+        return MemRefType(shape, src.element)
+    return MemRefType(shape, src.element, tuple(strides))
+
+
+def _full(src: Value, axis: int, offset: Value, size: Value, step: Value) -> bool:
+    """Whether a view takes all of ``src``'s axis ``axis`` with unit steps."""
+    if constant_int(offset) != 0 or constant_int(step) != 1:
+        return False
+    dim = src.type.shape[axis]  # type: ignore[attr-defined]
+    if dim != DYN:
+        return constant_int(size) == dim
+    return isinstance(size, OpResult) and isinstance(size.op, mem.DimOp) and \
+        size.op.operand_values[0] is src and size.op.attributes["axis"] == axis
+
+
+def _rows_view(bb: _Builder, op: mem.SubviewOp) -> Value:
+    """``x[i, ...]`` -> ``x[lo:lo+n, ...]``."""
+    src = bb.get(op.source)
+    offsets, sizes, steps = ([bb.get(v) for v in part] for part in op.parts())
+    drop = [a for a in op.attributes.get("drop", ()) if a != 0]
+    row = op.result.type
+    assert isinstance(row, MemRefType) and isinstance(src.type, MemRefType)
+    shape = (bb.static, *row.shape)
+    axes = [a for a in range(src.type.rank) if a not in drop]
+    contiguous = not drop and all(_full(src, a, offsets[a], sizes[a], steps[a])
+                                  for a in range(1, src.type.rank))
+    t = _view_type(src.type, shape, axes, steps, contiguous)
+    operands = [src, bb.lo, *offsets[1:], bb.n, *sizes[1:], *steps]
+    key = (*operands, tuple(drop))
+    if key not in bb.views:  # x[i] twice in the body is one view (and one snapshot)
+        attrs = {"drop": tuple(drop)} if drop else {}
+        bb.views[key] = bb.b.insert(mem.SubviewOp(operands, [t], attrs, loc=op.loc)).result
+    return bb.views[key]
+
+
+def _column_view(bb: _Builder, buf: Value, indices: list[Value], loc) -> Value:
+    """The elements ``buf[lo:lo+n, j...]`` of a load or store at ``(i, j...)``."""
+    t = buf.type
+    assert isinstance(t, MemRefType)
+    one = bb.const(1)
+    operands = [buf, bb.lo, *indices[1:], bb.n, *[one] * (t.rank - 1), *[one] * t.rank]
+    vt = _view_type(t, (bb.static,), [0], [one] * t.rank, t.rank == 1)
+    attrs = {"drop": tuple(range(1, t.rank))} if t.rank > 1 else {}
+    return bb.b.insert(mem.SubviewOp(operands, [vt], attrs, loc=loc)).result
+
+
+def _reshape(bb: _Builder, v: Value, shape: tuple[int, ...], loc) -> Value:
+    t = TensorType(shape, v.type.element)  # type: ignore[attr-defined]
+    if t == v.type:
+        return v
+    return bb.b.insert(tensor.ReshapeOp([v, *bb.dims(t)], [t], loc=loc)).result
+
+
+def _load(bb: _Builder, op: Operation) -> None:
+    assert isinstance(op, mem.LoadOp)
+    view = _column_view(bb, bb.get(op.source), [bb.get(v) for v in op.indices], op.loc)
+    col = view.type.tensor_type()  # type: ignore[attr-defined]
+    v = bb.b.insert(mem.ToTensorOp([view], [col], loc=op.loc)).result
+    bb.map[op.result] = _reshape(bb, v, bb.batched(op.result).shape, op.loc)
+
+
+def _store(bb: _Builder, op: Operation) -> None:
+    assert isinstance(op, mem.StoreOp)
+    view = _column_view(bb, bb.get(op.dest), [bb.get(v) for v in op.indices], op.loc)
+    value = bb.get(op.value)
+    if bb.batch.kind(op.value) == BAT:
+        value = _reshape(bb, value, (bb.static,), op.loc)
+    bb.b.insert(mem.WriteOp([value, view], loc=op.loc))
+    bb.snapshots.clear()
+
+
+def _reduce(bb: _Builder, op: Operation) -> None:
+    new = op.clone(bb.map)
+    new.attributes["axes"] = tuple(a + 1 for a in op.attributes["axes"])
+    new.attributes["keepdims"] = True
+    new.result.type = bb.batched(op.result)
+    bb.map[op.result] = new.result
+    bb.b.insert(new)
+
+
+def _elementwise(bb: _Builder, op: Operation) -> None:
+    new = op.clone(bb.map)
+    new.result.type = bb.batched(op.result)
+    bb.b.insert(new)
+
+
+def _emit(bb: _Builder, op: Operation) -> None:
+    kind = bb.batch.kind(op.result_values[0]) if op.result_values else INV
+    if isinstance(op, mem.SubviewOp) and kind == ROW:
+        bb.map[op.result] = _rows_view(bb, op)
+    elif isinstance(op, mem.LoadOp) and kind == BAT:
+        _load(bb, op)
+    elif isinstance(op, mem.StoreOp):
+        _store(bb, op)
+    elif isinstance(op, REDUCTIONS) and kind == BAT:
+        _reduce(bb, op)
+    elif kind == BAT and not isinstance(op, mem.ToTensorOp):
+        _elementwise(bb, op)
+    elif kind == BAT:
+        _snapshot(bb, op)
+    else:  # invariant ops, writes into batched views and snapshots of them
+        if op.has_trait("writes"):
+            bb.snapshots.clear()
+        bb.b.insert(op.clone(bb.map))
+
+
+def _snapshot(bb: _Builder, op: Operation) -> None:
+    view = bb.get(op.operand_values[0])
+    if view not in bb.snapshots:
+        t = view.type.tensor_type()  # type: ignore[attr-defined]
+        bb.snapshots[view] = bb.b.insert(mem.ToTensorOp([view], [t], loc=op.loc)).result
+    bb.map[op.result] = bb.snapshots[view]
+
+
+def build(b: Batch, for_op: loop.ForOp) -> None:
+    """Emit the batched form of ``b`` (the analysis of ``for_op``) before ``for_op``."""
+    bb = _Builder(b, for_op)
+    for op in b.ops:
+        with bb.b.location(op.loc):
+            _emit(bb, op)

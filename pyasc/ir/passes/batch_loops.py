@@ -1,0 +1,77 @@
+"""``batch-loops``: a loop over rows with independent iterations becomes whole-batch
+tensor work.
+
+::
+
+    for i in range(lo, hi):             rows = x[lo:hi]
+        row = x[i]                      m = rows.max(axis=1, keepdims=True)
+        m = row.max()            ==>    e = np.exp(rows - m)
+        e = np.exp(row - m)             out[lo:hi] = e / e.sum(axis=1, keepdims=True)
+        out[i] = e / e.sum()
+
+This is vectorization by adding a batch axis (``vmap``): every value of the body that
+depends on the row becomes an array with a leading axis of ``hi - lo`` rows; values that
+do not (constants, ``gamma``, ``eps``) are computed once, before.  A per-row scalar
+becomes a column ``(n, 1, ..., 1)`` (reductions keep their dims), so it broadcasts
+against the rows exactly as the scalar did against one row.  The AscendC backend runs
+this pass before grouping: the batched ops are what its ``rows`` (or ``flat``) vector
+schedule plans, so a Python loop over rows runs on the vector unit instead of the
+scalar unit.  The CPU backend does not run it (its loops are native loops already;
+batching would only add whole-batch temporaries).
+
+The loop is rewritten only when every iteration provably touches its own row alone
+(anything else leaves it unchanged, to run as before):
+
+* a top-level ``loop.for`` with step 1 and no carried values (``break``/``continue``
+  and accumulators carry values), whose body is straight-line code (fused groups are
+  inlined; no nested loops, branches, allocations or checks);
+* the loop index appears only as the leading index of an access: ``x[i]``/``x[i, a:b]``
+  views (axis 0, dropped), ``x[i, j]`` loads, ``out[i] = ...`` / ``out[i, :] = ...``
+  writes, with every other index loop-invariant;
+* every buffer written in the loop is reached, for reading and writing, only through
+  one source at row ``i`` (``out[i+1]`` or ``out.sum()`` inside the loop refuse), and a
+  written function argument is the only argument the loop touches (two arguments may
+  be one numpy array);
+* the batched values line up: every row-dependent array has the same rank ``R``, an
+  invariant array operand has rank at most ``R``, and only reductions to a scalar or
+  with ``keepdims`` (``R`` is kept).
+
+The analysis is ``batch_analysis``; the rewritten form is built by ``batch_build``.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.ops import loop
+from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.passes.batch_analysis import Refuse, analyze, trip_count
+from pyasc.ir.passes.batch_build import build
+from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+
+
+def batch_function(fn: FuncOp) -> int:
+    """Rewrite the batchable top-level loops of ``fn``; returns how many."""
+    done = 0
+    for op in list(fn.entry.ops):
+        if not isinstance(op, loop.ForOp) or trip_count(op) == 0:
+            continue
+        try:
+            b = analyze(op)
+        except Refuse:
+            continue
+        build(b, op)
+        b.loop.erase()
+        op.erase()
+        done += 1
+    return done
+
+
+@register_pass
+class BatchLoops(Pass):
+    """Loops over rows with independent iterations -> whole-batch tensor ops."""
+
+    name = "batch-loops"
+    description = __doc__ or ""
+
+    def run(self, module: ModuleOp, ctx: PassContext) -> None:
+        for fn in module.functions:
+            batch_function(fn)

@@ -1,0 +1,198 @@
+"""Python loops over rows run as vector kernels on ascend-sim (``batch-loops``).
+
+Each formulation below writes the same per-row computation in another way; each must
+become vector kernels only (no scalar kernel: no GetValue/SetValue on GM) with results
+equal to numpy.  The loops after them are not provably independent (carried values,
+reads of other rows of a written array, ``break``, possibly aliased arguments): they
+stay scalar kernels, and stay correct.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ascendc_kit import check
+
+from pyasc import hybrid
+
+RNG = np.random.default_rng(19)
+X = RNG.standard_normal((37, 45)).astype(np.float32)
+BIG = RNG.standard_normal((130, 67)).astype(np.float32)   # several blocks
+G = RNG.standard_normal(45).astype(np.float32)
+B = RNG.standard_normal(45).astype(np.float32)
+
+
+@hybrid
+def softmax_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        row = x[i]
+        m = row.max()
+        e = np.exp(row - m)
+        out[i] = e / e.sum()
+    return out
+
+
+@hybrid
+def softmax_slices_static(x):
+    out = np.zeros_like(x)
+    for i in range(37):
+        m = np.max(x[i, :], keepdims=True)
+        e = np.exp(x[i, :] - m)
+        out[i, :] = e / np.sum(e, keepdims=True)
+    return out
+
+
+@hybrid
+def layernorm_rows(x, g, b):
+    n = x.shape[0]
+    out = np.empty_like(x)
+    for i in range(n):
+        r = x[i, :]
+        mu = np.mean(r, keepdims=True)
+        d = r - mu
+        var = (d * d).mean()
+        out[i, :] = d / np.sqrt(var + 1e-5) * g + b
+    return out
+
+
+@hybrid
+def normalized_in_place(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] / np.abs(x[i]).sum()
+    return x
+
+
+@hybrid
+def row_sums_part(x):
+    out = np.zeros(x.shape[0], dtype=x.dtype)
+    for i in range(2, 30):
+        out[i] = x[i].sum() * 2
+    return out
+
+
+@hybrid
+def elementwise_1d(x, y):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2 + y[i]
+    return out
+
+
+@hybrid
+def planes(x):
+    out = np.empty_like(x)
+    for p in range(x.shape[0]):
+        plane = x[p]
+        out[p] = plane - plane.max(axis=-1, keepdims=True)
+    return out
+
+
+@hybrid(dynamic_shape=True)
+def softmax_dynamic(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.exp(x[i] - x[i].max()) / np.exp(x[i] - x[i].max()).sum()
+    return out
+
+
+BATCHED = [
+    (softmax_rows, (X,)), (softmax_rows, (BIG,)), (softmax_slices_static, (X,)),
+    (layernorm_rows, (X, G, B)), (normalized_in_place, (X,)), (row_sums_part, (X,)),
+    (elementwise_1d, (G, B)), (planes, (RNG.standard_normal((3, 5, 41)).astype(np.float32),)),
+    (softmax_dynamic, (X,)), (softmax_dynamic, (BIG,)),
+]
+
+
+def _kinds(k) -> list[str]:
+    return [type(kernel).__name__ for kernel in k.ascend.kernels]
+
+
+@pytest.mark.parametrize("fn,args", BATCHED, ids=lambda v: getattr(v, "__name__", ""))
+def test_row_loops_run_as_vector_kernels(fn, args):
+    k = check(fn, *args)
+    assert set(_kinds(k)) == {"VectorKernel"}
+    counters = k.last_counters
+    assert counters["gm_scalar_read_bytes"] == counters["gm_scalar_write_bytes"] == 0
+
+
+def test_each_row_is_read_from_gm_once():
+    k = check(softmax_rows, BIG)
+    assert k.last_counters["gm_to_ub_bytes"] == BIG.nbytes
+    assert k.last_counters["ub_to_gm_bytes"] == BIG.nbytes
+
+
+@hybrid
+def carried(x):
+    out = np.empty_like(x)
+    acc = np.float32(0)
+    for i in range(x.shape[0]):
+        acc = acc + x[i].sum()
+        out[i] = x[i] * acc
+    return out
+
+
+@hybrid
+def prefix_rows(x):
+    out = x.copy()
+    for i in range(1, x.shape[0]):
+        out[i] = out[i - 1] + x[i]
+    return out
+
+
+@hybrid
+def reads_next_row(x):
+    for i in range(x.shape[0] - 1):
+        x[i] = x[i + 1] * 2
+    return x
+
+
+@hybrid
+def stops_early(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if x[i].sum() > 3:
+            break
+        out[i] = x[i] * 2
+    return out
+
+
+@hybrid
+def skips_rows(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if x[i, 0] > 0:
+            continue
+        out[i] = x[i] * 2
+    return out
+
+
+@hybrid
+def written_argument_beside_another(x, y):
+    for i in range(x.shape[0]):
+        x[i] = y[i] * 2
+    return x
+
+
+@hybrid
+def whole_array_in_body(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] - out.sum()
+    return out
+
+
+NOT_BATCHED = [carried, prefix_rows, reads_next_row, stops_early, skips_rows,
+               whole_array_in_body]
+
+
+@pytest.mark.parametrize("fn", NOT_BATCHED, ids=lambda f: f.__name__)
+def test_dependent_loops_stay_scalar_and_correct(fn):
+    k = check(fn, X[:9, :7].copy())
+    assert "ScalarKernel" in _kinds(k)
+
+
+def test_possibly_aliased_arguments_stay_scalar():
+    a = X[:9, :7].copy()
+    k = check(written_argument_beside_another, a, a[::-1].copy())
+    assert "ScalarKernel" in _kinds(k)
