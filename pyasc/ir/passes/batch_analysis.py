@@ -1,12 +1,12 @@
-"""Which loops ``batch-loops`` may batch, and the class of each value of their body.
+"""Which loop nests ``batch-loops`` may batch, and the class of each value of their body.
 
-A value of the body is ``inv`` (loop-invariant: computed once, before), ``row`` (a view
-of row ``i`` of a buffer), ``bat`` (depends on the row: gets a leading batch axis) or
-``iv`` (the loop index).  :func:`analyze` classifies a detached clone of the loop (its
-fused groups inlined) op by op with the table ``_RULES`` and checks the conditions the
+A value of the body is ``inv`` (loop-invariant: computed once, before), ``aff`` (an
+index ``i_k + c`` of batch axis ``k``), ``row`` (a view of row ``i + c`` of a buffer,
+one batch axis only), or ``bat`` (depends on the iteration: gets the batch axes in
+front).  :func:`analyze` prepares a detached clone of the nest (``batch_nest``),
+classifies its body op by op with the table ``_RULES`` and checks the conditions the
 ``batch_loops`` docstring lists; it raises :class:`Refuse` (with the reason) otherwise.
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,67 +15,48 @@ from dataclasses import dataclass, field
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops import math as m
-from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
+from pyasc.ir.passes.batch_nest import constant_int, flatten, nest
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
 
-INV, ROW, BAT, IV = "inv", "row", "bat", "iv"
+INV, AFF, ROW, BAT = "inv", "aff", "row", "bat"
 REDUCTIONS = (tensor.SumOp, tensor.ProdOp, tensor.ReduceMaxOp, tensor.ReduceMinOp,
               tensor.AnyOp, tensor.AllOp)
 
+Pattern = tuple[tuple[int, int] | None, ...]
+"""Per axis of an accessed buffer: ``(k, c)`` for index ``i_k + c``, None if invariant."""
+
 
 class Refuse(Exception):
-    """The loop is not provably batchable (the message says why, for tests)."""
+    """The nest is not provably batchable (the message says why, for tests)."""
 
 
 @dataclass
 class Access:
-    """One memory access of the body: the buffer value it goes through and how."""
+    """One memory access of the body: the buffer value it goes through and where."""
 
     source: Value
-    row: bool        # at row ``i`` (else loop-invariant)
+    pattern: Pattern | None      # None: a loop-invariant access (a whole-buffer read)
     writes: bool
 
 
 @dataclass
 class Batch:
-    """A batchable loop: its body (groups inlined, on a detached clone) classified."""
+    """A batchable nest: its innermost body (flattened, on a detached clone) classified."""
 
-    loop: loop.ForOp                 # the detached clone whose body is analyzed
+    loops: list[loop.ForOp]          # the clone's nest, outermost first
     ops: list[Operation]
     kinds: dict[Value, str] = field(default_factory=dict)
+    affine: dict[Value, tuple[int, int]] = field(default_factory=dict)
     accesses: list[Access] = field(default_factory=list)
-    rank: int = 0                    # R: the rank of the row-dependent arrays
+    rank: int = 0                    # R: the rank of the iteration-dependent arrays
 
     def kind(self, v: Value) -> str:
         return self.kinds.get(v, INV)
 
-
-def constant_int(v: Value) -> int | None:
-    """The value of an integer ``arith.constant``, else None."""
-    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp) and \
-            isinstance(v.op.value, int) and not isinstance(v.op.value, bool):
-        return v.op.value
-    return None
-
-
-def _inline_groups(body: list[Operation]) -> None:
-    """Replace every ``fusion.group`` of the block by its body (the groups were formed
-    for one row; the batched ops are grouped again by the backend)."""
-    for group in [op for op in body if isinstance(op, FusionGroupOp)]:
-        block = group.parent
-        assert block is not None
-        inner = group.body.blocks[0]
-        mapping: dict[Value, Value] = dict(zip(inner.args, group.inputs, strict=True))
-        pos = block.index_of(group)
-        for op in inner.ops:
-            if isinstance(op, FusionYieldOp):
-                for r, v in zip(group.result_values, op.operand_values, strict=True):
-                    r.replace_all_uses_with(mapping.get(v, v))
-                break
-            block.insert(pos, op.clone(mapping))
-            pos += 1
-        group.erase()
+    @property
+    def axes(self) -> int:
+        return len(self.loops)
 
 
 # -- classifying the body's ops -----------------------------------------------------
@@ -86,44 +67,46 @@ def _invariant(op: Operation, b: Batch) -> bool:
     return op.has_trait("pure") or isinstance(op, mem.ToTensorOp)
 
 
+def _pattern(indices: list[Value], b: Batch) -> Pattern:
+    """The access pattern of ``indices``: batch axes in increasing order, each once."""
+    pattern = tuple(b.affine.get(v) if b.kind(v) == AFF else None for v in indices)
+    if any(b.kind(v) not in (INV, AFF) for v in indices):
+        raise Refuse("an index that is not i + constant or loop-invariant")
+    axes = [p[0] for p in pattern if p is not None]
+    if axes != sorted(set(axes)):
+        raise Refuse("batch axes out of order or repeated in one access")
+    return pattern
+
+
 def _subview(op: Operation, b: Batch) -> str:
     assert isinstance(op, mem.SubviewOp)
     offsets, sizes, steps = op.parts()
     if all(b.kind(v) == INV for v in op.operand_values):
         return INV  # a view taken inside the loop but not depending on it
-    if b.kind(op.source) != INV or b.kind(offsets[0]) != IV:
-        raise Refuse("a view that does not select row i")
+    if b.axes != 1 or b.kind(op.source) != INV or b.kind(offsets[0]) != AFF:
+        raise Refuse("a view that does not select row i + c")
     rest = [*offsets[1:], *sizes, *steps]
     if any(b.kind(v) != INV for v in rest) or 0 not in op.attributes.get("drop", ()) or \
             constant_int(sizes[0]) != 1 or constant_int(steps[0]) != 1:
-        raise Refuse("a view of row i with row-dependent bounds")
-    b.accesses.append(Access(op.source, True, False))
+        raise Refuse("a view of row i with iteration-dependent bounds")
+    b.accesses.append(Access(op.source, (b.affine[offsets[0]],), False))
     return ROW
-
-
-def _row_indices(indices: list[Value], b: Batch) -> bool:
-    """True when ``indices`` are ``(i, invariant...)``; False when all are invariant."""
-    rest = [b.kind(v) for v in indices[1:]]
-    if indices and b.kind(indices[0]) == IV and all(k == INV for k in rest):
-        return True
-    if all(b.kind(v) == INV for v in indices):
-        return False
-    raise Refuse("an element access not at (i, invariant...)")
 
 
 def _load(op: Operation, b: Batch) -> str:
     assert isinstance(op, mem.LoadOp)
-    row = _row_indices(list(op.indices), b)
-    b.accesses.append(Access(op.source, row, False))
-    return BAT if row else INV
+    pattern = _pattern(list(op.indices), b)
+    batched = any(p is not None for p in pattern)
+    b.accesses.append(Access(op.source, pattern if batched else None, False))
+    return BAT if batched else INV
 
 
 def _store(op: Operation, b: Batch) -> str:
     assert isinstance(op, mem.StoreOp)
-    if b.kind(op.value) not in (INV, BAT) or b.kind(op.dest) != INV or \
-            not _row_indices(list(op.indices), b):
-        raise Refuse("a store that is not at row i")
-    b.accesses.append(Access(op.dest, True, True))
+    pattern = _pattern(list(op.indices), b)
+    if b.kind(op.value) not in (INV, BAT) or b.kind(op.dest) != INV:
+        raise Refuse("a store of an index or into a view of the iteration")
+    b.accesses.append(Access(op.dest, pattern, True))
     return INV
 
 
@@ -131,17 +114,15 @@ def _write(op: Operation, b: Batch) -> str:
     assert isinstance(op, mem.WriteOp)
     if b.kind(op.dest) != ROW or b.kind(op.value) not in (INV, BAT):
         raise Refuse("a write that is not into row i")
-    source = op.dest.op.source  # type: ignore[attr-defined]
-    b.accesses.append(Access(source, True, True))
+    view = op.dest.op  # type: ignore[attr-defined]
+    b.accesses.append(Access(view.source, (b.affine[view.parts()[0][0]],), True))
     return INV
 
 
 def _to_tensor(op: Operation, b: Batch) -> str:
-    kind = b.kind(op.operand_values[0])
-    if kind == ROW:
+    if b.kind(op.operand_values[0]) == ROW:
         return BAT
-    b.accesses.append(Access(op.operand_values[0], False, False))
-    return INV
+    raise Refuse("a snapshot of an iteration-dependent view")
 
 
 def _reduce(op: Operation, b: Batch) -> str:
@@ -152,10 +133,25 @@ def _reduce(op: Operation, b: Batch) -> str:
     return BAT
 
 
+def _index_math(op: Operation, b: Batch) -> str | None:
+    """``i + c``, ``c + i``, ``i - c``: an affine index (None when ``op`` is not one)."""
+    if not isinstance(op, arith.AddOp | arith.SubOp):
+        return None
+    lhs, rhs = op.operand_values
+    c = constant_int(rhs) if b.kind(lhs) == AFF else None
+    if isinstance(op, arith.AddOp) and c is None and b.kind(rhs) == AFF:
+        lhs, c = rhs, constant_int(lhs)
+    if c is None or b.kind(lhs) != AFF:
+        return None
+    k, off = b.affine[lhs]
+    b.affine[op.result] = (k, off + (c if isinstance(op, arith.AddOp) else -c))
+    return AFF
+
+
 def _elementwise(op: Operation, b: Batch) -> str:
     kinds = {b.kind(v) for v in op.operand_values}
     if not kinds <= {INV, BAT} or op.region_list or len(op.result_values) != 1:
-        raise Refuse(f"'{op.name}' on the loop index or a view")
+        raise Refuse(f"'{op.name}' on a loop index or a view")
     return BAT
 
 
@@ -170,29 +166,27 @@ def _classify(op: Operation, b: Batch) -> None:
     rule = _RULES.get(type(op))
     if rule is None and type(op).__module__ in (arith.__name__, m.__name__):
         rule = _elementwise
-    if isinstance(op, loop.YieldOp) and not op.operand_values:
-        return
     if op.region_list:
         raise Refuse(f"'{op.name}' inside the loop")
     if _invariant(op, b) and not isinstance(op, mem.SubviewOp):
         kind = INV
         if isinstance(op, mem.ToTensorOp):
-            b.accesses.append(Access(op.operand_values[0], False, False))
+            b.accesses.append(Access(op.operand_values[0], None, False))
     elif rule is None:
         raise Refuse(f"'{op.name}' inside the loop")
     else:
-        kind = rule(op, b)
+        kind = _index_math(op, b) or rule(op, b)
     for r in op.result_values:
         b.kinds[r] = kind
 
 
-# -- whole-loop conditions ----------------------------------------------------------
+# -- whole-nest conditions ----------------------------------------------------------
 
 def _check_ranks(b: Batch) -> None:
     ranks = {v.type.rank for v, k in b.kinds.items()
              if k == BAT and isinstance(v.type, TensorType)}
     if len(ranks) > 1:
-        raise Refuse(f"row-dependent arrays of ranks {sorted(ranks)}")
+        raise Refuse(f"iteration-dependent arrays of ranks {sorted(ranks)}")
     b.rank = ranks.pop() if ranks else 0
     for op in b.ops:
         if not op.result_values or b.kind(op.result_values[0]) != BAT:
@@ -203,7 +197,13 @@ def _check_ranks(b: Batch) -> None:
     for op in b.ops:
         if isinstance(op, mem.WriteOp) and b.kind(op.value) == BAT and \
                 op.dest.type.rank != b.rank:  # type: ignore[attr-defined]
-            raise Refuse("a row-dependent value written into a row of another rank")
+            raise Refuse("an iteration-dependent value written into a row of another rank")
+
+
+def _own(access: Access, axes: int) -> bool:
+    """Whether an access touches exactly the iteration's own element (or row)."""
+    return access.pattern is not None and \
+        [p for p in access.pattern if p is not None] == [(k, 0) for k in range(axes)]
 
 
 def _check_accesses(b: Batch) -> None:
@@ -211,32 +211,52 @@ def _check_accesses(b: Batch) -> None:
     args = {base_buffer(a.source) for a in b.accesses
             if not isinstance(base_buffer(a.source), OpResult)}
     for root in written:
-        sources = {a.source for a in b.accesses if base_buffer(a.source) is root}
-        if len(sources) > 1 or not all(a.row for a in b.accesses
-                                       if base_buffer(a.source) is root):
-            raise Refuse("a written buffer is also reached at other rows or through "
+        mine = [a for a in b.accesses if base_buffer(a.source) is root]
+        if len({a.source for a in mine}) > 1 or not all(_own(a, b.axes) for a in mine):
+            raise Refuse("a written buffer is also reached at other elements or through "
                          "another view")
         if not isinstance(root, OpResult) and len(args) > 1:
             raise Refuse("a written argument beside other arguments (they may alias)")
-        if isinstance(root, OpResult) and root.op.parent is not None and \
-                b.loop.is_ancestor_of(root.op):
+        if isinstance(root, OpResult) and b.loops[0].is_ancestor_of(root.op):
             raise Refuse("a buffer allocated inside the loop")
 
 
-def analyze(for_op: loop.ForOp) -> Batch:
-    """Classify a detached clone of ``for_op`` (its groups inlined); raises
-    :class:`Refuse` when the loop is not provably batchable."""
-    if for_op.iter_args or constant_int(for_op.step) != 1:
+def _body(loops: list[loop.ForOp]) -> list[Operation]:
+    """The outer levels' invariant ops, then the innermost body (without yields)."""
+    ops: list[Operation] = []
+    for lp in loops:
+        inner = loops[loops.index(lp) + 1] if lp is not loops[-1] else None
+        ops += [op for op in lp.body.blocks[0].ops
+                if op is not inner and not isinstance(op, loop.YieldOp)]
+    return ops
+
+
+def _prepare(top: loop.ForOp) -> list[loop.ForOp]:
+    loops = nest(top)
+    if any(lp.iter_args or constant_int(lp.step) != 1 for lp in loops):
         raise Refuse("a loop with carried values or a step other than 1")
+    if not flatten(loops[-1].body.blocks[0]):
+        raise Refuse("a loop in the body that is not small and static")
+    return loops
+
+
+def analyze(for_op: loop.ForOp) -> Batch:
+    """Classify a detached, flattened clone of the nest rooted at ``for_op``; raises
+    :class:`Refuse` when it is not provably batchable."""
     clone = for_op.clone({})
     assert isinstance(clone, loop.ForOp)
-    block = clone.body.blocks[0]
-    _inline_groups(list(block.ops))
-    b = Batch(clone, list(block.ops))
-    b.kinds[clone.induction_var] = IV
     try:
+        loops = _prepare(clone)
+        b = Batch(loops, _body(loops))
+        outer = {op for lp in loops[:-1] for op in lp.body.blocks[0].ops}
+        for k, lp in enumerate(loops):
+            b.kinds[lp.induction_var] = AFF
+            b.affine[lp.induction_var] = (k, 0)
         for op in b.ops:
             _classify(op, b)
+            if op in outer and (op.has_trait("writes") or
+                                any(b.kind(r) != INV for r in op.result_values)):
+                raise Refuse("work between the loops of the nest")
         if not any(a.writes for a in b.accesses):
             raise Refuse("the loop writes nothing")
         _check_ranks(b)
@@ -244,11 +264,4 @@ def analyze(for_op: loop.ForOp) -> Batch:
     except Refuse:
         clone.erase()
         raise
-    b.ops = [op for op in b.ops if not isinstance(op, loop.YieldOp)]
     return b
-
-
-def trip_count(for_op: loop.ForOp) -> int | None:
-    """The static number of iterations, or None when it is known at run time only."""
-    lo, hi = constant_int(for_op.lower), constant_int(for_op.upper)
-    return None if lo is None or hi is None else max(hi - lo, 0)

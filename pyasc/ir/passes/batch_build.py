@@ -13,14 +13,14 @@ from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.passes.batch_analysis import (
+    AFF,
     BAT,
     INV,
     REDUCTIONS,
     ROW,
     Batch,
-    constant_int,
-    trip_count,
 )
+from pyasc.ir.passes.batch_nest import constant_int, trip_count
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, contiguous_strides, index
 
 
@@ -33,30 +33,49 @@ class _Builder:
         # every ``x[i]`` of the body (else the kernel would load the rows twice)
         self.snapshots: dict[Value, Value] = {}
         self.views: dict[tuple, Value] = {}
-        static = trip_count(for_op)
-        self.static = DYN if static is None else static
-        self.n = self._count(for_op, static)
-        self.lo = for_op.lower
+        self._extents: list[tuple[Value, Value]] = []
 
-    def _count(self, for_op: loop.ForOp, static: int | None) -> Value:
-        if static is not None:
-            return self.const(static)
-        diff = self.b.insert(arith.SubOp([for_op.upper, for_op.lower], [index])).result
-        return self.b.insert(arith.MaxOp([diff, self.const(0)], [index])).result
+    def extent(self, k: int) -> tuple[Value, Value]:
+        """``(lo, n)`` of batch axis ``k``, emitted on first use (inner bounds may be
+        computed by invariant ops of the outer levels, emitted before)."""
+        while len(self._extents) <= k:
+            lp = self.batch.loops[len(self._extents)]
+            lo, hi = self.get(lp.lower), self.get(lp.upper)
+            static = trip_count(lp)
+            if static is not None:
+                n = self.const(static)
+            else:
+                diff = self.b.insert(arith.SubOp([hi, lo], [index])).result
+                n = self.b.insert(arith.MaxOp([diff, self.const(0)], [index])).result
+            self._extents.append((lo, n))
+        return self._extents[k]
+
+    def static(self, k: int) -> int:
+        n = trip_count(self.batch.loops[k])
+        return DYN if n is None else n
+
+    def offset(self, k: int, c: int) -> Value:
+        lo = self.extent(k)[0]
+        return lo if c == 0 else self.b.insert(arith.AddOp([lo, self.const(c)], [index])).result
 
     def const(self, value: int) -> Value:
         return self.b.insert(arith.ConstantOp.new(value, index)).result
 
-    def dims(self, t: TensorType | MemRefType) -> list[Value]:
-        return [self.n] if t.shape and t.shape[0] == DYN and self.static == DYN else []
+    def lead(self) -> tuple[int, ...]:
+        return tuple(self.static(k) for k in range(self.batch.axes))
+
+    def dims(self, t: TensorType) -> list[Value]:
+        """The dynamic-dim operands of a batched type (its leading axes are batch axes)."""
+        return [self.extent(k)[1] for k, d in enumerate(t.shape[:self.batch.axes])
+                if d == DYN]
 
     def batched(self, v: Value) -> TensorType:
-        """The type of the batched form of a row-dependent value."""
+        """The type of the batched form of an iteration-dependent value."""
         t = v.type
         if isinstance(t, TensorType):
-            return TensorType((self.static, *t.shape), t.element)
+            return TensorType((*self.lead(), *t.shape), t.element)
         assert isinstance(t, ScalarType)
-        return TensorType((self.static,) + (1,) * self.batch.rank, t)
+        return TensorType(self.lead() + (1,) * self.batch.rank, t)
 
     def get(self, v: Value) -> Value:
         return self.map.get(v, v)
@@ -94,12 +113,13 @@ def _rows_view(bb: _Builder, op: mem.SubviewOp) -> Value:
     drop = [a for a in op.attributes.get("drop", ()) if a != 0]
     row = op.result.type
     assert isinstance(row, MemRefType) and isinstance(src.type, MemRefType)
-    shape = (bb.static, *row.shape)
+    shape = (bb.static(0), *row.shape)
     axes = [a for a in range(src.type.rank) if a not in drop]
     contiguous = not drop and all(_full(src, a, offsets[a], sizes[a], steps[a])
                                   for a in range(1, src.type.rank))
     t = _view_type(src.type, shape, axes, steps, contiguous)
-    operands = [src, bb.lo, *offsets[1:], bb.n, *sizes[1:], *steps]
+    k, c = bb.batch.affine[op.parts()[0][0]]
+    operands = [src, bb.offset(k, c), *offsets[1:], bb.extent(0)[1], *sizes[1:], *steps]
     key = (*operands, tuple(drop))
     if key not in bb.views:  # x[i] twice in the body is one view (and one snapshot)
         attrs = {"drop": tuple(drop)} if drop else {}
@@ -107,15 +127,23 @@ def _rows_view(bb: _Builder, op: mem.SubviewOp) -> Value:
     return bb.views[key]
 
 
-def _column_view(bb: _Builder, buf: Value, indices: list[Value], loc) -> Value:
-    """The elements ``buf[lo:lo+n, j...]`` of a load or store at ``(i, j...)``."""
+def _element_view(bb: _Builder, buf: Value, indices: list[Value], op: Operation) -> Value:
+    """The elements a load or store at ``(i_k + c, j...)`` touches over the batch: a
+    view with one axis per batch axis the access uses (invariant axes dropped)."""
     t = buf.type
     assert isinstance(t, MemRefType)
     one = bb.const(1)
-    operands = [buf, bb.lo, *indices[1:], bb.n, *[one] * (t.rank - 1), *[one] * t.rank]
-    vt = _view_type(t, (bb.static,), [0], [one] * t.rank, t.rank == 1)
-    attrs = {"drop": tuple(range(1, t.rank))} if t.rank > 1 else {}
-    return bb.b.insert(mem.SubviewOp(operands, [vt], attrs, loc=loc)).result
+    pattern = [bb.batch.affine.get(v) for v in indices]
+    offsets = [bb.offset(*p) if p else bb.get(v)
+               for p, v in zip(pattern, indices, strict=True)]
+    sizes = [bb.extent(p[0])[1] if p else one for p in pattern]
+    axes = [a for a, p in enumerate(pattern) if p]
+    shape = tuple(bb.static(pattern[a][0]) for a in axes)  # type: ignore[index]
+    vt = _view_type(t, shape, axes, [one] * t.rank, False)
+    drop = tuple(a for a, p in enumerate(pattern) if not p)
+    attrs = {"drop": drop} if drop else {}
+    return bb.b.insert(mem.SubviewOp([buf, *offsets, *sizes, *[one] * t.rank], [vt], attrs,
+                                     loc=op.loc)).result
 
 
 def _reshape(bb: _Builder, v: Value, shape: tuple[int, ...], loc) -> Value:
@@ -127,18 +155,26 @@ def _reshape(bb: _Builder, v: Value, shape: tuple[int, ...], loc) -> Value:
 
 def _load(bb: _Builder, op: Operation) -> None:
     assert isinstance(op, mem.LoadOp)
-    view = _column_view(bb, bb.get(op.source), [bb.get(v) for v in op.indices], op.loc)
+    view = _element_view(bb, bb.get(op.source), list(op.indices), op)
     col = view.type.tensor_type()  # type: ignore[attr-defined]
     v = bb.b.insert(mem.ToTensorOp([view], [col], loc=op.loc)).result
-    bb.map[op.result] = _reshape(bb, v, bb.batched(op.result).shape, op.loc)
+    used = {bb.batch.affine[i][0] for i in op.indices if i in bb.batch.affine}
+    lead = tuple(d if k in used else 1 for k, d in enumerate(bb.lead()))
+    v = _reshape(bb, v, lead + (1,) * bb.batch.rank, op.loc)
+    if len(used) < bb.batch.axes:
+        # w[c, di, dj] in a loop over (c, i, j): spread over (i, j) by the host, since a
+        # vector kernel takes arrays of its whole space, rows, columns or scalars only
+        t = TensorType(bb.lead() + (1,) * bb.batch.rank, v.type.element)  # type: ignore
+        v = bb.b.insert(tensor.BroadcastOp([v, *bb.dims(t)], [t], loc=op.loc)).result
+    bb.map[op.result] = v
 
 
 def _store(bb: _Builder, op: Operation) -> None:
     assert isinstance(op, mem.StoreOp)
-    view = _column_view(bb, bb.get(op.dest), [bb.get(v) for v in op.indices], op.loc)
+    view = _element_view(bb, bb.get(op.dest), list(op.indices), op)
     value = bb.get(op.value)
     if bb.batch.kind(op.value) == BAT:
-        value = _reshape(bb, value, (bb.static,), op.loc)
+        value = _reshape(bb, value, bb.lead(), op.loc)
     bb.b.insert(mem.WriteOp([value, view], loc=op.loc))
     bb.snapshots.clear()
 
@@ -160,6 +196,8 @@ def _elementwise(bb: _Builder, op: Operation) -> None:
 
 def _emit(bb: _Builder, op: Operation) -> None:
     kind = bb.batch.kind(op.result_values[0]) if op.result_values else INV
+    if kind == AFF:
+        return  # index arithmetic on the loop indices: folded into the views
     if isinstance(op, mem.SubviewOp) and kind == ROW:
         bb.map[op.result] = _rows_view(bb, op)
     elif isinstance(op, mem.LoadOp) and kind == BAT:

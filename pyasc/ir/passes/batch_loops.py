@@ -43,8 +43,9 @@ from __future__ import annotations
 
 from pyasc.ir.ops import loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
-from pyasc.ir.passes.batch_analysis import Refuse, analyze, trip_count
+from pyasc.ir.passes.batch_analysis import Refuse, analyze
 from pyasc.ir.passes.batch_build import build
+from pyasc.ir.passes.batch_nest import trip_count
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 
@@ -59,7 +60,7 @@ def batch_function(fn: FuncOp) -> int:
         except Refuse:
             continue
         build(b, op)
-        b.loop.erase()
+        b.loops[0].erase()
         op.erase()
         done += 1
     return done

@@ -1,6 +1,7 @@
 """Python loops over rows run as vector kernels on ascend-sim (``batch-loops``).
 
-Each formulation below writes the same per-row computation in another way; each must
+Each formulation below writes a per-row computation, or a small-window stencil over
+the pixels (a nest of loops, the window's static loops unrolled), in another way; each must
 become vector kernels only (no scalar kernel: no GetValue/SetValue on GM) with results
 equal to numpy.  The loops after them are not provably independent (carried values,
 reads of other rows of a written array, ``break``, possibly aliased arguments): they
@@ -96,7 +97,51 @@ def softmax_dynamic(x):
     return out
 
 
+@hybrid
+def blur3_loops(img):
+    h, w = img.shape
+    out = np.zeros_like(img)
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            acc = np.float32(0)
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    acc += img[i + di, j + dj]
+            out[i, j] = acc / 9
+    return out
+
+
+@hybrid(dynamic_shape=True)
+def blur_cross_terms(img):
+    out = np.zeros_like(img)
+    for i in range(1, img.shape[0] - 1):
+        for j in range(1, img.shape[1] - 1):
+            out[i, j] = (img[i - 1, j] + img[i + 1, j] + img[i, j - 1] + img[i, j + 1]
+                         + 4 * img[i, j]) * 0.125
+    return out
+
+
+@hybrid
+def depthwise_loops(x, wt):
+    c, h, w = x.shape
+    k = wt.shape[1]
+    out = np.zeros((c, h - k + 1, w - k + 1), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                s = np.float32(0)
+                for di in range(k):
+                    for dj in range(k):
+                        s += x[ch, i + di, j + dj] * wt[ch, di, dj]
+                out[ch, i, j] = s
+    return out
+
+
+IMG = RNG.random((41, 67)).astype(np.float32)
 BATCHED = [
+    (blur3_loops, (IMG,)), (blur_cross_terms, (IMG,)), (blur_cross_terms, (X[:7, :5],)),
+    (depthwise_loops, (RNG.random((5, 23, 37)).astype(np.float32),
+                       RNG.random((5, 3, 3)).astype(np.float32))),
     (softmax_rows, (X,)), (softmax_rows, (BIG,)), (softmax_slices_static, (X,)),
     (layernorm_rows, (X, G, B)), (normalized_in_place, (X,)), (row_sums_part, (X,)),
     (elementwise_1d, (G, B)), (planes, (RNG.standard_normal((3, 5, 41)).astype(np.float32),)),
@@ -182,7 +227,15 @@ def whole_array_in_body(x):
     return out
 
 
-NOT_BATCHED = [carried, prefix_rows, reads_next_row, stops_early, skips_rows,
+@hybrid
+def smooths_in_place(img):
+    for i in range(1, img.shape[0]):
+        for j in range(1, img.shape[1]):
+            img[i, j] = (img[i - 1, j] + img[i, j - 1]) * 0.5  # reads elements just written
+    return img
+
+
+NOT_BATCHED = [smooths_in_place, carried, prefix_rows, reads_next_row, stops_early, skips_rows,
                whole_array_in_body]
 
 
