@@ -8,7 +8,9 @@ values (scalar math, shapes, allocations) may sit between members and stay outsi
 Anything else closes the group.  Scalar constants used by members are cloned into the
 group; every other outside value becomes an input.  Ops inside ``fusion.scope`` bodies
 are grouped among themselves only (a scope is a fusion boundary); scopes are inlined
-afterwards.  Nothing inside loops is grouped (loops run as scalar code).
+afterwards.  Nothing inside loops is grouped (loops run as scalar code); loops over
+rows or pixels with independent iterations were rewritten as batch tensor work before
+(``batch-loops``), so their ops are top-level here.
 """
 
 from __future__ import annotations

@@ -19,22 +19,30 @@ schedule plans, so a Python loop over rows runs on the vector unit instead of th
 scalar unit.  The CPU backend does not run it (its loops are native loops already;
 batching would only add whole-batch temporaries).
 
-The loop is rewritten only when every iteration provably touches its own row alone
+Loop nests over pixels batch the same way, one batch axis per loop: in ``for i: for
+j: out[i, j] = ...`` (a perfect nest) the body's small static loops (a stencil's
+window, ``for di in range(-1, 2)``) are unrolled, and each element access
+``img[i + di, j + dj]`` becomes the shifted view ``img[lo_i + di : ..., lo_j + dj :
+...]``: a 3x3 blur is the sum of nine shifted images, all in one vector kernel.
+
+A nest is rewritten only when every iteration provably touches its own elements alone
 (anything else leaves it unchanged, to run as before):
 
-* a top-level ``loop.for`` with step 1 and no carried values (``break``/``continue``
-  and accumulators carry values), whose body is straight-line code (fused groups are
-  inlined; no nested loops, branches, allocations or checks);
-* the loop index appears only as the leading index of an access: ``x[i]``/``x[i, a:b]``
-  views (axis 0, dropped), ``x[i, j]`` loads, ``out[i] = ...`` / ``out[i, :] = ...``
-  writes, with every other index loop-invariant;
-* every buffer written in the loop is reached, for reading and writing, only through
-  one source at row ``i`` (``out[i+1]`` or ``out.sum()`` inside the loop refuse), and a
-  written function argument is the only argument the loop touches (two arguments may
-  be one numpy array);
-* the batched values line up: every row-dependent array has the same rank ``R``, an
-  invariant array operand has rank at most ``R``, and only reductions to a scalar or
-  with ``keepdims`` (``R`` is kept).
+* a top-level perfect nest of ``loop.for`` with step 1 and no carried values
+  (``break``/``continue`` and accumulators carry values) whose innermost body, once its
+  static loops are unrolled and fused groups inlined, is straight-line code (no
+  branches, allocations or checks) and whose outer levels hold invariant ops only;
+* the loop indices appear only as indices ``i_k + c`` (``c`` a constant) of accesses,
+  batch axes in nest order: ``x[i + c]`` row views (one-loop nests: axis 0, dropped),
+  ``x[i + c, j + d, ...]`` loads, ``out[i] = ...`` / ``out[i, j] = ...`` writes, every
+  other index loop-invariant;
+* every buffer written is reached, for reading and writing, only through one source
+  at the iteration's own element or row (``out[i - 1]`` or ``out.sum()`` inside the
+  loop refuse), and a written function argument is the only argument the loop touches
+  (two arguments may be one numpy array);
+* the batched values line up: every iteration-dependent array has the same rank
+  ``R``, an invariant array operand has rank at most ``R``, and reductions either
+  reduce to a scalar or keep their dims (``R`` is kept).
 
 The analysis is ``batch_analysis``; the rewritten form is built by ``batch_build``.
 """

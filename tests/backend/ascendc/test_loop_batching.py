@@ -249,3 +249,25 @@ def test_possibly_aliased_arguments_stay_scalar():
     a = X[:9, :7].copy()
     k = check(written_argument_beside_another, a, a[::-1].copy())
     assert "ScalarKernel" in _kinds(k)
+
+
+@hybrid
+def previous_row_wraps(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i - 1] * 2  # row -1 is the last row, as in numpy
+    return out
+
+
+@hybrid
+def next_row_read_only(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0] - 1):
+        out[i] = x[i + 1] - x[i]
+    return out
+
+
+@pytest.mark.parametrize("fn", [previous_row_wraps, next_row_read_only],
+                         ids=lambda f: f.__name__)
+def test_shifted_rows_of_read_only_arrays(fn):
+    check(fn, X[:9, :7].copy())

@@ -1,0 +1,123 @@
+"""User loops on the vector unit: ascend-sim counters with and without ``batch-loops``.
+
+For each program written with Python loops (the seed's bilateral filter, a 3x3 blur,
+a depthwise convolution, the adaptive pool, per-row softmax and layernorm), prints the
+GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
+the minimum (every input read once, the output written once), the vector API calls,
+the scalar GM accesses and the kernel kinds; "before" is the same build with the pass
+disabled (``PYASC_DISABLE_PASSES=batch-loops``, what ``main`` did), "after" with it.
+Host-side data movement (the host's snapshots of shifted views) is not counted by the
+sim: on an NPU those are device copies (see docs/ascendc-backend.md).
+
+    python benchmarks/vector_loops.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+from adaptive_pool import adaptive_pool  # noqa: E402
+from bilateral_filter import bilateral_filter  # noqa: E402
+from pyasc import hybrid  # noqa: E402
+
+
+def blur3(img):
+    h, w = img.shape
+    out = np.zeros_like(img)
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            acc = np.float32(0)
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    acc += img[i + di, j + dj]
+            out[i, j] = acc / 9
+    return out
+
+
+def depthwise(x, wt):
+    c, h, w = x.shape
+    k = wt.shape[1]
+    out = np.zeros((c, h - k + 1, w - k + 1), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                s = np.float32(0)
+                for di in range(k):
+                    for dj in range(k):
+                        s += x[ch, i + di, j + dj] * wt[ch, di, dj]
+                out[ch, i, j] = s
+    return out
+
+
+def softmax_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        e = np.exp(x[i] - x[i].max())
+        out[i] = e / e.sum()
+    return out
+
+
+def layernorm_rows(x, g, b):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        d = x[i] - x[i].mean()
+        out[i] = d / np.sqrt((d * d).mean() + 1e-5) * g + b
+    return out
+
+
+def _cases():
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    return [
+        ("bilateral 40x70", bilateral_filter.__wrapped__, (rng.random((40, 70)).astype(f32),)),
+        ("bilateral 128x128", bilateral_filter.__wrapped__,
+         (rng.random((128, 128)).astype(f32),)),
+        ("blur 3x3 128x128", blur3, (rng.random((128, 128)).astype(f32),)),
+        ("depthwise 3x3 8x64x64", depthwise, (rng.random((8, 64, 64)).astype(f32),
+                                             rng.random((8, 3, 3)).astype(f32))),
+        ("adaptive pool 4x64x64->7x7", adaptive_pool.__wrapped__,
+         (rng.random((4, 64, 64)).astype(f32), (7, 7))),
+        ("softmax rows 128x1000", softmax_rows, (rng.random((128, 1000)).astype(f32),)),
+        ("layernorm rows 128x1000", layernorm_rows,
+         (rng.random((128, 1000)).astype(f32), rng.random(1000).astype(f32),
+          rng.random(1000).astype(f32))),
+    ]
+
+
+def _measure(fn, args, disabled: bool) -> dict:
+    os.environ["PYASC_DISABLE_PASSES"] = "batch-loops" if disabled else ""
+    dynamic = fn.__name__ == "adaptive_pool"
+    compiled = hybrid(fn, target="ascend-sim", dynamic_shape=dynamic)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = compiled(*args)
+    np.testing.assert_allclose(got, fn(*args), rtol=1e-4, atol=1e-5)
+    k = compiled.kernel(*args)
+    c = k.last_counters
+    itemsize = np.asarray(got).itemsize
+    minimum = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + np.asarray(got).nbytes
+    scalar = c["gm_scalar_read_bytes"] + c["gm_scalar_write_bytes"]
+    return {"gm": c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] + scalar, "min": minimum,
+            "vec": c["vec_calls"], "scalar": scalar // itemsize,
+            "kinds": "+".join(type(x).__name__[0] for x in k.ascend.kernels)}
+
+
+def main() -> None:
+    print(f"{'program':28} {'':6} {'GM bytes':>10} {'x min':>7} {'vector calls':>12} "
+          f"{'scalar GM acc.':>14}  kernels (V vector, S scalar)")
+    for name, fn, args in _cases():
+        for label, disabled in (("before", True), ("after", False)):
+            r = _measure(fn, args, disabled)
+            print(f"{name:28} {label:6} {r['gm']:>10} {r['gm'] / r['min']:>7.2f} "
+                  f"{r['vec']:>12} {r['scalar']:>14}  {r['kinds']}")
+
+
+if __name__ == "__main__":
+    main()
