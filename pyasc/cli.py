@@ -4,7 +4,9 @@
 target, checks each against the same Python function run on numpy, prints the time
 per call of both, and writes every kernel's generated code (tensor IR, loop IR,
 LLVM IR and AscendC source) under an output folder it names.  ``pyasc doctor`` checks
-this machine for each target (:mod:`pyasc.tools.doctor`).  ``pyasc --help`` lists
+this machine for each target (:mod:`pyasc.tools.doctor`).  ``pyasc opt`` runs passes
+on an IR file and ``pyasc cache`` shows or clears the kernel cache
+(:mod:`pyasc.tools.commands`).  ``pyasc --help`` lists
 the commands (:data:`COMMANDS`); ``pyasc <command> --help`` a command's options.
 """
 
@@ -167,11 +169,27 @@ def doctor(argv: Sequence[str]) -> int:
     return doctor_main(argv)
 
 
+def opt(argv: Sequence[str]) -> int:
+    """``pyasc opt``: passes on an IR file (:mod:`pyasc.tools.commands`)."""
+    from pyasc.tools.commands import opt as run
+
+    return run(argv)
+
+
+def cache(argv: Sequence[str]) -> int:
+    """``pyasc cache``: the on-disk kernel cache (:mod:`pyasc.tools.commands`)."""
+    from pyasc.tools.commands import cache as run
+
+    return run(argv)
+
+
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "demo": (demo, "compile the example operators, check them against numpy, time them "
                    "and write their generated code"),
     "doctor": (doctor, "check Python, LLVM, the C++ compiler, CANN, AscendCL and the NPU "
                        "driver; say how to fix what a target needs"),
+    "opt": (opt, "run IR passes on an IR file and print the result"),
+    "cache": (cache, "the on-disk kernel cache: info, list or clear"),
 }
 """Subcommands: name -> (function taking the remaining arguments, one-line summary)."""
 
