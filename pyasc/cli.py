@@ -176,6 +176,13 @@ def opt(argv: Sequence[str]) -> int:
     return run(argv)
 
 
+def compile_(argv: Sequence[str]) -> int:
+    """``pyasc compile``: generated code without running (:mod:`pyasc.tools.commands`)."""
+    from pyasc.tools.commands import compile_ as run
+
+    return run(argv)
+
+
 def cache(argv: Sequence[str]) -> int:
     """``pyasc cache``: the on-disk kernel cache (:mod:`pyasc.tools.commands`)."""
     from pyasc.tools.commands import cache as run
@@ -189,6 +196,8 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "doctor": (doctor, "check Python, LLVM, the C++ compiler, CANN, AscendCL and the NPU "
                        "driver; say how to fix what a target needs"),
     "opt": (opt, "run IR passes on an IR file and print the result"),
+    "compile": (compile_, "print the IR, LLVM IR, assembly or AscendC of FILE.py:NAME for "
+                          "the given argument types, running nothing"),
     "cache": (cache, "the on-disk kernel cache: info, list or clear"),
 }
 """Subcommands: name -> (function taking the remaining arguments, one-line summary)."""

@@ -1,14 +1,18 @@
-"""``pyasc opt`` and ``pyasc cache``: the IR and the kernel cache from the shell.
+"""``pyasc opt``, ``pyasc compile`` and ``pyasc cache``: the IR, the generated code and
+the kernel cache from the shell.
 
 ::
 
     pyasc opt FILE.ir [-p canonicalize,cse,dce] [--pipeline default|loop] [-o OUT]
+    pyasc compile FILE.py:NAME --target ir|llvm|asm|ascendc --arg 'float32[1024,64]'
     pyasc cache info|list|clear [--dir DIR]
 
 ``pyasc opt`` parses an IR file (``fn.dump_ir``, a ``PYASC_DUMP_PATH`` stage, any printed
 module), runs the named passes in order (``-p``) or a whole pipeline, verifies after
 each, and prints the result (or writes ``-o``); with no passes it prints the parsed
-module, a round trip of the text format.  ``pyasc cache`` reports on the on-disk kernel
+module, a round trip of the text format.  ``pyasc compile`` prints the code generated
+for a function and argument types (arrays of zeros stand for them) without running it.
+``pyasc cache`` reports on the on-disk kernel
 cache (``PYASC_CACHE_DIR``, default ``~/.cache/pyasc``): ``info`` its size per backend,
 ``list`` its entries (backend, key, size, age), ``clear`` removes it.
 
@@ -119,6 +123,94 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def compile_parser() -> argparse.ArgumentParser:
+    """The command line of ``pyasc compile``."""
+    p = argparse.ArgumentParser(prog="pyasc compile", description="Print the code pyasc "
+                                "generates for a function and argument types, running "
+                                "nothing.")
+    p.add_argument("function", help="FILE.py:NAME (a @hybrid or plain function)")
+    p.add_argument("--target", choices=tuple(EMITTERS), default="ir")
+    p.add_argument("--arg", action="append", default=[], metavar="SPEC",
+                   help="one per parameter, in order: 'float32[1024,64]' (an array), "
+                        "'float32' (a scalar of that type) or a number (a value)")
+    p.add_argument("--soc", help="the SoC of --target ascendc (default Ascend910B1)")
+    p.add_argument("-o", "--output", type=Path, help="write here instead of printing")
+    return p
+
+
+EMITTERS = {
+    "ir": lambda fn, args, soc: fn.ir(*args),
+    "llvm": lambda fn, args, soc: fn.llvm_ir(*args),
+    "asm": lambda fn, args, soc: fn.asm(*args),
+    "ascendc": lambda fn, args, soc: fn.ascendc(*args, soc=soc) if soc else fn.ascendc(*args),
+}
+"""``--target``: what each prints."""
+
+
+def compile_(argv: Sequence[str]) -> int:
+    """``pyasc compile``: returns the exit status."""
+    args = compile_parser().parse_args(argv)
+    return _guarded("pyasc compile", lambda: _compile(args))
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import inspect
+
+    fn = _load_function(args.function)
+    values = tuple(parse_arg(spec) for spec in args.arg)
+    try:
+        inspect.signature(fn).bind(*values)
+    except TypeError as exc:
+        raise UsageError(f"{args.function}: {exc} (give one --arg per parameter)") from None
+    _emit(EMITTERS[args.target](fn, values, args.soc).rstrip("\n") + "\n", args.output)
+    return 0
+
+
+def parse_arg(spec: str) -> object:
+    """``float32[1024,64]`` -> a zero array, ``float32`` -> a scalar of that type, a
+    number -> itself (a value the function may specialize on)."""
+    import numpy as np
+
+    text = spec.strip()
+    try:
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+    except ValueError:
+        pass
+    name, _, rest = text.partition("[")
+    try:
+        dtype = np.dtype(name.strip())
+    except TypeError:
+        raise UsageError(f"invalid --arg {spec!r}: not a dtype, e.g. 'float32[1024,64]', "
+                         "'int32' or a number") from None
+    if not rest:
+        return dtype.type(1)
+    dims = rest.rstrip().removesuffix("]").split(",")
+    try:
+        shape = tuple(int(d) for d in dims if d.strip())
+    except ValueError:
+        raise UsageError(f"invalid --arg {spec!r}: sizes must be integers") from None
+    return np.zeros(shape, dtype)
+
+
+def _load_function(target: str) -> object:
+    import importlib.util
+
+    from pyasc.jit import HybridFunction, hybrid
+
+    path, _, name = target.rpartition(":")
+    if not path or not name:
+        raise UsageError(f"expected FILE.py:NAME, got {target!r}")
+    spec = importlib.util.spec_from_file_location(f"pyasc_compile_{Path(path).stem}", path)
+    if spec is None or spec.loader is None or not Path(path).is_file():
+        raise UsageError(f"cannot read {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise UsageError(f"{path} has no function {name!r}")
+    return fn if isinstance(fn, HybridFunction) else hybrid(fn)
+
+
 def _guarded(prog: str, run: object) -> int:
     try:
         return run()  # type: ignore[operator]
@@ -146,4 +238,5 @@ def _emit(text: str, out: Path | None) -> None:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
 
 
-__all__ = ["cache", "cache_parser", "opt", "opt_parser"]
+__all__ = ["EMITTERS", "cache", "cache_parser", "compile_", "compile_parser", "opt",
+           "opt_parser", "parse_arg"]

@@ -84,3 +84,57 @@ def test_help_lists_the_commands(capsys):
     out = capsys.readouterr().out
     assert all(f"  {name}" in out for name in ("demo", "doctor", "opt", "cache"))
 
+
+
+KERNELS = '''
+import numpy as np
+from pyasc import hybrid
+
+@hybrid
+def axpy(a, x, y):
+    return a * x + y
+
+def plain(x):
+    return np.maximum(x, 0)
+'''
+
+
+@pytest.fixture
+def kernels(tmp_path):
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS)
+    return path
+
+
+@pytest.mark.parametrize("target,marker", [
+    ("ir", '"func.func"'), ("llvm", "define "), ("asm", "ret"),
+    ("ascendc", '#include "kernel_operator.h"')])
+def test_compile_prints_each_kind_of_code(kernels, target, marker, capsys):
+    argv = ["compile", f"{kernels}:axpy", "--target", target, "--arg", "2.0",
+            "--arg", "float32[64,33]", "--arg", "float32[33]"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert marker in out
+    if target == "ir":
+        assert "memref<64x33xf32>" in out and "memref<33xf32>" in out
+
+
+def test_compile_plain_function_for_another_soc(kernels, tmp_path, capsys):
+    out = tmp_path / "plain.cpp"
+    assert main(["compile", f"{kernels}:plain", "--target", "ascendc", "--soc",
+                 "Ascend310P3", "--arg", "float16[1000]", "-o", str(out)]) == 0
+    assert "Ascend310P3" in out.read_text()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["{k}:axpy", "--arg", "flot32[3]"], "not a dtype"),
+    (["{k}:axpy", "--arg", "float32[3,x]"], "sizes must be integers"),
+    (["{k}:nope", "--arg", "float32[3]"], "has no function 'nope'"),
+    (["{k}:axpy", "--arg", "float32[3]"], "give one --arg per parameter"),
+    (["{k}", "--arg", "float32[3]"], "expected FILE.py:NAME"),
+    (["/absent/file.py:f"], "cannot read /absent/file.py"),
+])
+def test_compile_bad_input_is_one_line(kernels, argv, message, capsys):
+    assert main(["compile", *(a.format(k=kernels) for a in argv)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
