@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
-from pyasc.backend.ascendc.cube_plan import CubeKernel, cube_matmul, plan_cube_kernel
+from pyasc.backend.ascendc.cube_match import CubeMatmulOp, rewrite_cube_matmuls
+from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
@@ -132,9 +133,10 @@ class _Lowering:
         # loops over rows with independent iterations become batch tensor work, which
         # the vector planner can take (``batch-loops``); the rest stay scalar kernels
         run_pipeline(self.module, ["batch-loops"])
+        rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
         form_groups(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
-        for item in partition(self.fn, lambda op: cube_matmul(op, self.soc)):
+        for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp)):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem):
@@ -175,11 +177,14 @@ class _Lowering:
         self.env.update(zip(group.result_values, results, strict=True))
 
     def _cube(self, op: Operation) -> None:
+        assert isinstance(op, CubeMatmulOp)
         k = plan_cube_kernel(op, self.soc, self._name())
         self.kernels.append(k)
         self.hb.b.loc = op.loc
         lhs, rhs = (self.env[v] for v in op.operand_values)
-        self.env[op.result_values[0]] = launch_cube(self.hb, k, lhs, rhs)
+        result = op.result.type
+        assert isinstance(result, TensorType)
+        self.env[op.result] = launch_cube(self.hb, k, lhs, rhs, result)
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:

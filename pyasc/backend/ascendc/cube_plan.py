@@ -1,117 +1,217 @@
-"""Planning a cube kernel: which matmuls run on the cube unit, and their tiling.
+"""Planning a cube kernel: the shapes, batch, layouts and tiling of one ``cube_matmul``.
 
-A top-level ``tensor.matmul`` of two static 2-D operands of a dtype the SoC's cube unit
-takes (``soc.cube``: dav-c220 only) becomes one cube kernel; everything else keeps the
-scalar path.  Tiling (``shared/ascendc-cube-reference.md`` sections 1.2, 9 and 10):
+An ``ascend.cube_matmul`` (``cube_match``) becomes one cube kernel computing, for every
+batch index, ``C (M x N) = A (M x K) @ B (K x N)``.  Shapes follow numpy's matmul:
 
-* base tiles ``baseM = baseN = 128``: one L0C buffer holds 128 x 128 fp32 (64 KB), so two
-  ping-pong buffers fill L0C's 128 KB; ``baseK`` makes one A tile 32 KB
-  (``128 * baseK * itemsize``), so two L0A (and two L0B) buffers fill 64 KB.  L1 holds
-  two A and two B tiles (128 KB of the 512 KB less its reserve).
-* per-core tiles ``singleCoreM x singleCoreN`` (whole base tiles) over at most
-  ``soc.cube.cores`` blocks: the fewest base tiles per core, then the least GM traffic
-  (A is read once per column of cores, B once per row), then the fewest blocks.
+* a 1-D A is one row (M = 1, a GEMV); a 1-D B is one column (N = 1), read as B^T
+  (1 x K, the same memory);
+* batch axes broadcast: both batch shapes are right-aligned, axes of extent 1 in the
+  result dropped, and neighbouring axes on which the same operand broadcasts merged
+  into one *batch group* (extent, A stride, B stride; a broadcast operand's stride is
+  0).  C is contiguous, so its batch stride is M * N.  When the innermost group
+  broadcasts B and A is not transposed, it is folded into M (``(E, M, K) @ (K, N)`` is
+  ``(E * M, K) @ (K, N)``: bigger tiles, B read once per M tile instead of per batch).
 
-B is loaded as it is for b16 dtypes (``LoadData`` transposes each 16 x 16 fractal into
-L0B's Zn layout); LoadData cannot transpose b32, so float32 B reaches the kernel as B^T
-(a host transpose, ``b_transposed``).
+Layouts (``shared/ascendc-cube-reference.md`` section 4.1): L0A wants A as Zz and L0B B
+as Zn.  A given as ``(M, K)`` rows and B given as B^T ``(N, K)`` need no transposing
+load for any dtype; A given as A^T ``(K, M)`` and B as ``(K, N)`` need ``LoadData``'s
+per-fractal transpose, which exists for b16 (float16, bfloat16) only.  So a b32/b8
+operand in the other layout is transposed on the host (``host_cube``: a view the
+launcher makes contiguous); b16 operands are read as they are.
+
+Tiling (sections 1.2, 9 and 10): base tiles ``baseM = baseN = 128`` (two fp32/int32
+ping-pong tiles fill L0C's 128 KB), ``baseK`` so one A (B) tile is 32 KB (two per
+L0A/L0B).  The work is a list of *units* ``(batch index, M part, N part)``, each
+``singleCoreM x singleCoreN`` of C (whole base tiles); block ``b`` takes units ``b, b +
+block_dim, ...`` with ``block_dim = min(units, soc.cube.cores)``.  The part sizes
+minimize the base tiles of the busiest core, then the units.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pyasc.backend.ascendc.cores import CUBE
+from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import ctype
-from pyasc.ir.core import Location, Operation
-from pyasc.ir.ops import tensor
-from pyasc.ir.types import DYN, ScalarType, TensorType
+from pyasc.ir.core import Location
+from pyasc.ir.types import ScalarType, TensorType
 
 BASE_MN = 128
 L0AB_TILE_BYTES = 32 * 1024   # half of L0A / L0B: one ping-pong buffer
-MAX_PARAM = 65535             # uint16 fields (srcDValue of Nd2NzParams) bound N and K
+B16 = frozenset({"f16", "bf16"})
 
-# operand dtype -> (Fixpipe quantPre from the fp32/int32 L0C, B goes transposed)
-_CUBE_DTYPES: dict[str, tuple[str, bool]] = {
-    "f16": ("F322F16", False),
-    "bf16": ("F322BF16", False),
-    "f32": ("NoQuant", True),
-}
+@dataclass(frozen=True)
+class BatchGroup:
+    """Merged batch axes: ``extent`` indices, A and B advancing by their strides."""
+
+    extent: int
+    a_stride: int
+    b_stride: int
 
 
 @dataclass
 class CubeKernel:
-    """One 2-D matmul on the cube unit: ``c (m x n) = a (m x k) @ b (k x n)``."""
+    """One (batched) matmul on the cube unit (module docstring)."""
 
     core: ClassVar[str] = CUBE     # runs on the cube cores (cores.py)
     name: str
     loc: Location
-    dtype: ScalarType          # operand and result element type
+    dtype: ScalarType          # operand element type
+    out: ScalarType            # result element type
     m: int
     n: int
     k: int
     base_k: int
     c0: int                    # elements per 32-byte fractal row of the operands
     quant: str                 # Fixpipe quantPre
-    b_transposed: bool         # the kernel reads B^T (n x k)
-    single_m: int              # rows of C per block
-    single_n: int              # columns of C per block
-    m_blocks: int              # blocks along M (block b: m index b % m_blocks)
+    trans_a: bool              # the kernel reads A^T (k x m)
+    trans_b: bool              # the kernel reads B^T (n x k)
+    host_trans_a: bool         # the host transposes the given A first (b32/b8)
+    host_trans_b: bool
+    single_m: int              # rows of C per unit
+    single_n: int              # columns of C per unit
+    m_blocks: int              # units along M
+    n_blocks: int              # units along N
     block_dim: int
+    groups: list[BatchGroup] = field(default_factory=list)
     acc: str = "float"         # L0C element type
 
     @property
     def ctype(self) -> str:
         return ctype(self.dtype)
 
+    @property
+    def out_ctype(self) -> str:
+        return ctype(self.out)
 
-def cube_matmul(op: Operation, soc: SoC) -> bool:
-    """True when ``op`` runs as a cube kernel on ``soc``."""
-    if not isinstance(op, tensor.MatmulOp) or soc.cube is None:
-        return False
-    a, b = op.operand_values[0].type, op.operand_values[1].type
-    if not (isinstance(a, TensorType) and isinstance(b, TensorType)) or a.rank != 2 or b.rank != 2:
-        return False
-    if DYN in a.shape or DYN in b.shape or a.element.name not in _CUBE_DTYPES:
-        return False
-    (m, k), n = a.shape, b.shape[1]
-    return min(m, n, k) >= 1 and max(n, k) <= MAX_PARAM
+    @property
+    def batch(self) -> int:
+        n = 1
+        for g in self.groups:
+            n *= g.extent
+        return n
+
+    @property
+    def units(self) -> int:
+        return self.batch * self.m_blocks * self.n_blocks
 
 
-def plan_cube_kernel(op: Operation, soc: SoC, name: str) -> CubeKernel:
-    """The cube kernel of a matmul that :func:`cube_matmul` accepts."""
-    assert soc.cube is not None and cube_matmul(op, soc)
-    a, b = op.operand_values[0].type, op.operand_values[1].type
-    assert isinstance(a, TensorType) and isinstance(b, TensorType)
-    (m, k), n = a.shape, b.shape[1]
-    dtype = a.element
-    quant, transposed = _CUBE_DTYPES[dtype.name]
+@dataclass(frozen=True)
+class Layout:
+    """M, N, K, batch groups and the storage orientation of one cube matmul."""
+
+    m: int
+    n: int
+    k: int
+    groups: tuple[BatchGroup, ...]
+    trans_a: bool
+    trans_b: bool
+
+
+def layout(op: CubeMatmulOp, trans_a: bool, trans_b: bool) -> Layout:
+    """numpy's matmul of ``op`` as M, N, K and batch groups, for operands stored with
+    ``trans_a`` / ``trans_b`` (which may differ from ``op``'s when the host transposes)."""
+    la, lb = op.logical_shapes()
+    if len(la) == 1:
+        la, trans_a = (1, la[0]), False
+    if len(lb) == 1:
+        lb, trans_b = (1, lb[0]), True   # (K,) as B^T (1 x K): the same memory
+        lb = (lb[1], lb[0])
+    m, k, n = la[-2], la[-1], lb[-1]
+    groups = _batch_groups(la[:-2], lb[:-2], m * k, k * n)
+    if groups and groups[-1].b_stride == 0 and not trans_a:
+        m, groups = m * groups[-1].extent, groups[:-1]
+    return Layout(m, n, k, tuple(groups), trans_a, trans_b)
+
+
+def _batch_groups(ba: tuple[int, ...], bb: tuple[int, ...], a_mat: int,
+                  b_mat: int) -> list[BatchGroup]:
+    rank = max(len(ba), len(bb))
+    ba, bb = (1,) * (rank - len(ba)) + ba, (1,) * (rank - len(bb)) + bb
+    axes: list[tuple[int, int, int]] = []  # (extent, A stride, B stride), outermost first
+    sa, sb = a_mat, b_mat
+    for ea, eb in reversed(list(zip(ba, bb, strict=True))):
+        extent = max(ea, eb)
+        if extent > 1:
+            axes.insert(0, (extent, sa if ea > 1 else 0, sb if eb > 1 else 0))
+        sa, sb = sa * ea, sb * eb
+    return _merged(axes)
+
+
+def _merged(axes: list[tuple[int, int, int]]) -> list[BatchGroup]:
+    """Merge neighbouring axes (outermost first) that the same operands move along:
+    the inner axis's strides are then the merged group's."""
+    groups: list[BatchGroup] = []
+    for extent, a, b in axes:
+        if groups and (groups[-1].a_stride == 0) == (a == 0) and \
+                (groups[-1].b_stride == 0) == (b == 0):
+            groups[-1] = BatchGroup(groups[-1].extent * extent, a, b)
+        else:
+            groups.append(BatchGroup(extent, a, b))
+    return groups
+
+
+def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
+    """The cube kernel of ``op`` on ``soc``."""
+    assert soc.cube is not None
+    at, rt = op.lhs.type, op.result.type
+    assert isinstance(at, TensorType) and isinstance(rt, TensorType)
+    dtype, out = at.element, rt.element
+    b16 = dtype.name in B16
+    given_a, given_b = op.attributes["trans_a"], op.attributes["trans_b"]
+    # b32/b8: no LoadData transpose, so A must come as (M, K) and B as B^T (N, K)
+    lay = layout(op, given_a if b16 else False, given_b if b16 else True)
     base_k = L0AB_TILE_BYTES // (BASE_MN * dtype.itemsize)
-    sm, sn, m_blocks, blocks = split_cores(m, n, k, soc.cube.cores)
-    return CubeKernel(name, op.loc, dtype, m, n, k, base_k, soc.cube.c0[dtype.name], quant,
-                      transposed, sm * BASE_MN, sn * BASE_MN, m_blocks, blocks)
+    sm, sn, bm, bn, blocks = split_cores(lay.m, lay.n, soc.cube.cores,
+                                         _batch(lay.groups))
+    return CubeKernel(
+        name, op.loc, dtype, out, lay.m, lay.n, lay.k, base_k, soc.cube.c0[dtype.name],
+        QUANT[(dtype.name, out.name)], lay.trans_a, lay.trans_b,
+        host_trans_a=len(at.shape) >= 2 and lay.trans_a != given_a,
+        host_trans_b=_rank(op.rhs.type) >= 2 and lay.trans_b != given_b,
+        single_m=sm * BASE_MN, single_n=sn * BASE_MN, m_blocks=bm, n_blocks=bn,
+        block_dim=blocks, groups=list(lay.groups),
+        acc="int32_t" if soc.cube.accumulator[dtype.name] == "i32" else "float")
 
 
-def split_cores(m: int, n: int, k: int, cores: int) -> tuple[int, int, int, int]:
-    """(base tiles per core along M, along N, blocks along M, blocks) for ``cores``."""
+def _rank(t: object) -> int:
+    assert isinstance(t, TensorType)
+    return t.rank
+
+
+def _batch(groups: tuple[BatchGroup, ...]) -> int:
+    n = 1
+    for g in groups:
+        n *= g.extent
+    return n
+
+
+def _part_sizes(tiles: int, cores: int) -> list[int]:
+    """Candidate base tiles per unit along one axis: one per distinct unit count up to
+    ``cores`` (more units than cores only pay with parts of one tile)."""
+    return sorted({-(-tiles // parts) for parts in range(1, min(tiles, cores) + 1)} | {1})
+
+
+def split_cores(m: int, n: int, cores: int,
+                batch: int = 1) -> tuple[int, int, int, int, int]:
+    """(base tiles per unit along M, along N, units along M, along N, block_dim)."""
     mt, nt = -(-m // BASE_MN), -(-n // BASE_MN)
-    best: tuple[tuple[int, int, int], tuple[int, int, int, int]] | None = None
-    for sm in range(1, mt + 1):
-        bm = -(-mt // sm)
-        sn_min = max(1, -(-nt // max(1, cores // bm)))
-        for sn in range(sn_min, nt + 1):
-            bn = -(-nt // sn)
-            if bm * bn > cores:
-                continue
-            traffic = (bn * m + bm * n) * k   # elements of A and B read from GM
-            key = (sm * sn, traffic, bm * bn)
+    best: tuple[tuple[int, int], tuple[int, int, int, int, int]] | None = None
+    for sm in _part_sizes(mt, cores):
+        for sn in _part_sizes(nt, cores):
+            bm, bn = -(-mt // sm), -(-nt // sn)
+            units = batch * bm * bn
+            # every base tile reads its A and B panels, so the split does not change the
+            # GM traffic: the busiest core's tiles, then the fewest units
+            key = (-(-units // cores) * sm * sn, units)
             if best is None or key < best[0]:
-                best = (key, (sm, sn, bm, bm * bn))
-            break  # a larger sn only adds tiles per core
+                best = (key, (sm, sn, bm, bn, min(units, cores)))
     assert best is not None
     return best[1]
 
 
-__all__ = ["CubeKernel", "cube_matmul", "plan_cube_kernel", "split_cores"]
+__all__ = ["BASE_MN", "BatchGroup", "CubeKernel", "Layout", "layout",
+           "plan_cube_kernel", "split_cores"]

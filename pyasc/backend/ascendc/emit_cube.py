@@ -1,7 +1,8 @@
 """AscendC text of a cube kernel (``cube_plan.CubeKernel``): a basic-API matmul.
 
-Every block owns a ``singleCoreM x singleCoreN`` part of C and walks its 128 x 128 base
-tiles; each tile runs a K loop of ``baseK`` steps accumulating in L0C.  L1 (A1/B1) and
+Block ``b`` takes the units ``b, b + GetBlockNum(), ...`` (``cube_plan``): a batch index
+and a ``singleCoreM x singleCoreN`` part of that batch's C, whose 128 x 128 base tiles it
+walks; each tile runs a K loop of ``baseK`` steps accumulating in L0C.  L1 (A1/B1) and
 L0A/L0B hold two buffers each and L0C two tiles, so MTE2 loads step k+1 while M computes
 step k and FIX drains one tile while M fills the other.  The cube core gets no automatic
 synchronisation, so every hand-off is an explicit flag (reference section 7):
@@ -12,10 +13,19 @@ synchronisation, so every hand-off is an explicit flag (reference section 7):
   buffer free), ``M_MTE1`` (L0A/L0B buffer free), ``FIX_M`` (L0C buffer free);
 * ``PipeBarrier<PIPE_M>`` between accumulating Mmads on tiles of fewer than 10 fractals.
 
+Load paths per layout (reference section 4.1): A (M x K) -> L1 NZ -> L0A Zz without a
+transpose, one ``LoadData`` per 16-row block [V]; A^T (K x M, b16) -> L1 NZ with K rows
+per column block -> one ``LoadData`` of every fractal with ``ifTranspose`` [V for the
+flag (``mmad.asc`` SplitATranspose); the single contiguous load follows from the NZ and
+Zz orders, I]; B (K x N, b16) -> one transposing ``LoadData`` per 16-row block [V]; B^T
+(N x K) -> one contiguous ``LoadData`` without a transpose [V].
+
 Tails: ``Nd2NzParams`` copies the real rows and columns (zero-filling the 32-byte column
 padding), ``Mmad`` gets the real m/n/k, ``Fixpipe`` writes the real m x n.  A tile of one
 row is a GEMV (``Mmad`` reads L0A as an ND row): its A copy uses ``dstNzC0Stride = 1``,
-which lays the row out as ND, and one contiguous ``LoadData``.
+which lays the row out as ND, and one contiguous ``LoadData``.  From A^T the row cannot
+be laid out as ND, so that tile's ``Mmad`` gets m = 2 (no GEMV; the second row is the
+zero padding of the copy and is not written out) [I: the reference's workaround].
 """
 
 from __future__ import annotations
@@ -23,10 +33,23 @@ from __future__ import annotations
 from pyasc.backend.ascendc.cube_plan import BASE_MN, CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
 
-PARAMS = ("M", "N", "K", "singleCoreM", "singleCoreN", "mBlocks")
-"""The kernel's scalar parameters after ``a, b, c`` (int32), computed by the host."""
+PARAMS = ("M", "N", "K", "singleCoreM", "singleCoreN", "mBlocks", "nBlocks")
+"""The kernel's scalar parameters after ``a, b, c`` (int32), computed by the host; then
+``batch<i>, aStride<i>, bStride<i>`` per batch group (``params``)."""
 
 _BACKWARD = ("MTE1_MTE2", "M_MTE1", "FIX_M")
+
+
+def params(k: CubeKernel) -> list[str]:
+    """Every scalar parameter of ``k``, in order."""
+    groups = [f"{p}{i}" for i in range(len(k.groups)) for p in ("batch", "aStride", "bStride")]
+    return [*PARAMS, *groups]
+
+
+def param_values(k: CubeKernel) -> list[int]:
+    """The values of :func:`params`."""
+    groups = [v for g in k.groups for v in (g.extent, g.a_stride, g.b_stride)]
+    return [k.m, k.n, k.k, k.single_m, k.single_n, k.m_blocks, k.n_blocks, *groups]
 
 
 class CubeEmitter:
@@ -38,10 +61,13 @@ class CubeEmitter:
     def emit(self) -> None:
         """The kernel's definition."""
         k, w = self.k, self.w
-        sig = ", ".join(["GM_ADDR a", "GM_ADDR b", "GM_ADDR c"] + [f"int32_t {p}" for p in PARAMS])
-        b_shape = "B^T (N x K)" if k.b_transposed else "B (K x N)"
-        w.raw(f"// {k.name}: C (M x N) = A (M x K) @ {b_shape} on the cube unit, "
-              f"{k.ctype} -> {k.acc} in L0C -> {k.ctype}")
+        sig = ", ".join(["GM_ADDR a", "GM_ADDR b", "GM_ADDR c"] +
+                        [f"int32_t {p}" for p in params(k)])
+        a_shape = "A^T (K x M)" if k.trans_a else "A (M x K)"
+        b_shape = "B^T (N x K)" if k.trans_b else "B (K x N)"
+        batch = f"{len(k.groups)} batch group(s), " if k.groups else ""
+        w.raw(f"// {k.name}: C (M x N) = {a_shape} @ {b_shape} on the cube unit, {batch}"
+              f"{k.ctype} -> {k.acc} in L0C -> {k.out_ctype}")
         w.raw(f'extern "C" __global__ __aicore__ void {k.name}({sig})')
         w.raw("{")
         w.depth += 1
@@ -49,10 +75,12 @@ class CubeEmitter:
         for event in _BACKWARD:
             for i in (0, 1):
                 w.line(f"SetFlag<HardEvent::{event}>({i});", k.loc)
-        with w.block("for (int32_t mt = m0; mt < mEnd; mt += baseM)"):
-            w.line("const int32_t curM = mEnd - mt < baseM ? mEnd - mt : baseM;")
-            with w.block("for (int32_t nt = n0; nt < nEnd; nt += baseN)"):
-                self._tile()
+        with w.block("for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum())"):
+            self._unit()
+            with w.block("for (int32_t mt = m0; mt < mEnd; mt += baseM)"):
+                w.line("const int32_t curM = mEnd - mt < baseM ? mEnd - mt : baseM;")
+                with w.block("for (int32_t nt = n0; nt < nEnd; nt += baseN)"):
+                    self._tile()
         for event in _BACKWARD:
             for i in (0, 1):
                 w.line(f"WaitFlag<HardEvent::{event}>({i});", k.loc)
@@ -67,14 +95,15 @@ class CubeEmitter:
         w.line("InitSocState();", k.loc)
         w.line(f"constexpr int32_t baseM = {BASE_MN}, baseN = {BASE_MN}, baseK = {k.base_k}, "
                f"c0 = {k.c0};")
-        w.line("const int32_t mIdx = GetBlockIdx() % mBlocks, nIdx = GetBlockIdx() / mBlocks;",
-               k.loc)
-        w.line("const int32_t m0 = mIdx * singleCoreM, n0 = nIdx * singleCoreN;")
-        w.line("const int32_t mEnd = M < m0 + singleCoreM ? M : m0 + singleCoreM;")
-        w.line("const int32_t nEnd = N < n0 + singleCoreN ? N : n0 + singleCoreN;")
-        w.line(f"GlobalTensor<{t}> aGM, bGM, cGM;")
-        for name, size in (("a", "M * K"), ("b", "K * N"), ("c", "M * N")):
-            w.line(f"{name}GM.SetGlobalBuffer((__gm__ {t}*){name}, (uint64_t){size});", k.loc)
+        batch = " * ".join(f"batch{i}" for i in range(len(k.groups))) or "1"
+        w.line(f"const int32_t tiles = mBlocks * nBlocks, units = {batch} * tiles;")
+        sizes = {"a": self._extent("M * K", "a"), "b": self._extent("K * N", "b"),
+                 "c": "(uint64_t)units / tiles * M * N"}
+        w.line(f"GlobalTensor<{t}> aGM, bGM;")
+        w.line(f"GlobalTensor<{k.out_ctype}> cGM;")
+        for name, size in sizes.items():
+            ct = k.out_ctype if name == "c" else t
+            w.line(f"{name}GM.SetGlobalBuffer((__gm__ {ct}*){name}, {size});", k.loc)
         tile = "baseM * baseK"
         # L1: A ping, A pong, B ping, B pong; L0A/L0B/L0C: ping, pong.
         w.line(f"LocalTensor<{t}> a1[2] = {{LocalTensor<{t}>(TPosition::A1, 0, {tile}), "
@@ -90,6 +119,29 @@ class CubeEmitter:
                "baseM * baseN)};", k.loc)
         w.line("int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C")
 
+    def _extent(self, matrix: str, name: str) -> str:
+        """Elements of operand ``name``: its last batch index's offset plus a matrix."""
+        last = " + ".join(f"(uint64_t)(batch{i} - 1) * {name}Stride{i}"
+                          for i in range(len(self.k.groups)))
+        return f"{last} + (uint64_t){matrix}" if last else f"(uint64_t){matrix}"
+
+    def _unit(self) -> None:
+        """The unit's M and N range and its batch's A, B and C offsets (innermost batch
+        group first)."""
+        k, w = self.k, self.w
+        w.line("const int32_t part = u % tiles;")
+        w.line("const int32_t m0 = part % mBlocks * singleCoreM, n0 = part / mBlocks * "
+               "singleCoreN;")
+        w.line("const int32_t mEnd = M < m0 + singleCoreM ? M : m0 + singleCoreM;")
+        w.line("const int32_t nEnd = N < n0 + singleCoreN ? N : n0 + singleCoreN;")
+        w.line("const uint64_t cBase = (uint64_t)(u / tiles) * M * N;")
+        w.line("uint64_t aBase = 0, bBase = 0;")
+        if k.groups:
+            w.line("int32_t rest = u / tiles;")
+        for i in reversed(range(len(k.groups))):
+            w.line(f"aBase += (uint64_t)(rest % batch{i}) * aStride{i}; "
+                   f"bBase += (uint64_t)(rest % batch{i}) * bStride{i}; rest /= batch{i};")
+
     def _tile(self) -> None:
         k, w = self.k, self.w
         w.line("const int32_t curN = nEnd - nt < baseN ? nEnd - nt : baseN;")
@@ -99,8 +151,9 @@ class CubeEmitter:
             self._k_step()
         w.line("SetFlag<HardEvent::M_FIX>(cp);", k.loc)
         w.line("WaitFlag<HardEvent::M_FIX>(cp);", k.loc)
-        w.line(f"Fixpipe(cGM[(uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220(curN, curM, "
-               f"(curM + 15) / 16 * 16, N, false, QuantMode_t::{k.quant}, 0, 1, 0, 0, 0));", k.loc)
+        w.line(f"Fixpipe(cGM[cBase + (uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220(curN, "
+               f"curM, (curM + 15) / 16 * 16, N, false, QuantMode_t::{k.quant}, 0, 1, 0, 0, 0));",
+               k.loc)
         w.line("SetFlag<HardEvent::FIX_M>(cp);", k.loc)
         w.line("++tile;")
 
@@ -111,43 +164,60 @@ class CubeEmitter:
                "nPad = (curN + 15) / 16 * 16;")
         w.line("const int32_t p = step & 1;")
         w.line("WaitFlag<HardEvent::MTE1_MTE2>(p);", k.loc)
-        self._copy_in()
+        self._copy_a()
+        self._copy_b()
         w.line("SetFlag<HardEvent::MTE2_MTE1>(p);", k.loc)
         w.line("WaitFlag<HardEvent::MTE2_MTE1>(p);", k.loc)
         w.line("WaitFlag<HardEvent::M_MTE1>(p);", k.loc)
-        self._load()
+        self._load_a()
+        self._load_b()
         w.line("SetFlag<HardEvent::MTE1_MTE2>(p);", k.loc)
         w.line("SetFlag<HardEvent::MTE1_M>(p);", k.loc)
         w.line("WaitFlag<HardEvent::MTE1_M>(p);", k.loc)
         # Back-to-back Mmads into one L0C tile of < 10 fractals need a barrier (section 5).
         w.line("if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();", k.loc)
-        w.line("Mmad(c1[cp], a2[p], b2[p], MmadParams(curM, curN, curK, 0, false, k0 == 0));",
+        m = "(curM == 1 ? 2 : curM)" if k.trans_a else "curM"
+        w.line(f"Mmad(c1[cp], a2[p], b2[p], MmadParams({m}, curN, curK, 0, false, k0 == 0));",
                k.loc)
         w.line("SetFlag<HardEvent::M_MTE1>(p);", k.loc)
         w.line("++step;")
 
-    def _copy_in(self) -> None:
+    def _copy_a(self) -> None:
         k, w = self.k, self.w
-        a = "aGM[(uint64_t)mt * K + k0]"
+        if k.trans_a:
+            w.line("DataCopy(a1[p], aGM[aBase + (uint64_t)k0 * M + mt], Nd2NzParams(1, curK, "
+                   "curM, 0, M, kPad, 1, 0));", k.loc)
+            return
+        a = "aGM[aBase + (uint64_t)mt * K + k0]"
         w.line(f"if (curM == 1) DataCopy(a1[p], {a}, Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));",
                k.loc)
         w.line(f"else DataCopy(a1[p], {a}, Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));", k.loc)
-        if k.b_transposed:
-            w.line("DataCopy(b1[p], bGM[(uint64_t)nt * K + k0], Nd2NzParams(1, curN, curK, 0, K, "
-                   "nPad, 1, 0));", k.loc)
-        else:
-            w.line("DataCopy(b1[p], bGM[(uint64_t)k0 * N + nt], Nd2NzParams(1, curK, curN, 0, N, "
-                   "kPad, 1, 0));", k.loc)
 
-    def _load(self) -> None:
+    def _copy_b(self) -> None:
+        k, w = self.k, self.w
+        if k.trans_b:
+            w.line("DataCopy(b1[p], bGM[bBase + (uint64_t)nt * K + k0], Nd2NzParams(1, curN, "
+                   "curK, 0, K, nPad, 1, 0));", k.loc)
+        else:
+            w.line("DataCopy(b1[p], bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, "
+                   "curN, 0, N, kPad, 1, 0));", k.loc)
+
+    def _load_a(self) -> None:
         k, w = self.k, self.w
         t = k.ctype
+        if k.trans_a:  # b16 only: c0 == 16, fractals in the same order in L1 and L0A
+            w.line("LoadData(a2[p], a1[p], LoadData2DParams(0, (mPad / 16) * (kPad / 16), 1, 0, "
+                   "0, true, 0));", k.loc)
+            return
         w.line(f"if (curM == 1) LoadData(a2[p], a1[p], LoadData2DParams(0, (kPad * sizeof({t}) + "
                "511) / 512, 1, 0, 0, false, 0));", k.loc)
         with w.block("else for (int32_t i = 0; i < mPad / 16; ++i)"):
             w.line("LoadData(a2[p][i * kPad * 16], a1[p][i * 16 * c0], LoadData2DParams(0, "
                    "kPad / c0, mPad / 16, 0, 0, false, 0));", k.loc)
-        if k.b_transposed:
+
+    def _load_b(self) -> None:
+        k, w = self.k, self.w
+        if k.trans_b:
             w.line("LoadData(b2[p], b1[p], LoadData2DParams(0, (kPad / c0) * (nPad / 16), 1, 0, 0, "
                    "false, 0));", k.loc)
             return
@@ -156,4 +226,4 @@ class CubeEmitter:
                    "kPad / 16, 0, 0, true, 0));", k.loc)
 
 
-__all__ = ["PARAMS", "CubeEmitter"]
+__all__ = ["PARAMS", "CubeEmitter", "param_values", "params"]

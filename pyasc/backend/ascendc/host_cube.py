@@ -1,30 +1,44 @@
-"""Host side of a cube kernel: the output buffer, B^T when the kernel needs it, launch.
+"""Host side of a cube kernel: the output buffer, the operands' layout, the launch.
 
-The tiling (``cube_plan``) is passed as the kernel's int32 parameters (``emit_cube.PARAMS``)
-rather than baked into its text, as for the vector kernels.  A float32 B is passed as
-B^T: a host transpose view, which the launcher makes contiguous (on an NPU a device copy,
-like the other host-side data movement).
+The tiling (``cube_plan``) is passed as the kernel's int32 parameters
+(``emit_cube.params``) rather than baked into its text, as for the vector kernels.  The
+operands reach the kernel as stored: transposed views were looked through
+(``cube_match``), so no transposing copy is made, except for a b32/b8 operand in the
+layout LoadData cannot transpose (float32/int8 A given as A^T, B given as (K, N)): that
+one is a host transpose view, which the launcher makes contiguous (on an NPU a device
+copy, like the other host-side data movement).  The kernel writes C contiguously, batch
+by batch, which is numpy's layout of the result whatever its rank.
 """
 
 from __future__ import annotations
 
 from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.backend.ascendc.emit_cube import param_values
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.ir.core import Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.types import TensorType
 
 
-def launch_cube(hb: HostBuilder, k: CubeKernel, lhs: Value, rhs: Value) -> Value:
-    """Launch ``k`` on ``lhs @ rhs``; returns the result tensor."""
-    b = rhs
-    if k.b_transposed:
-        b = hb.insert(tensor.TransposeOp([rhs], [TensorType((k.n, k.k), k.dtype)],
-                                         {"perm": (1, 0)})).result
-    out = hb.alloc((k.m, k.n), k.dtype, [hb.const(k.m), hb.const(k.n)])
-    scalars = [k.m, k.n, k.k, k.single_m, k.single_n, k.m_blocks]
-    hb.launch(k.name, hb.const(k.block_dim), [lhs, b, out, *(hb.const(v) for v in scalars)],
-              [2])
+def _swapped(hb: HostBuilder, v: Value) -> Value:
+    """``v`` with its last two axes swapped (a host view)."""
+    t = v.type
+    assert isinstance(t, TensorType)
+    n = t.rank
+    perm = (*range(n - 2), n - 1, n - 2)
+    shape = tuple(t.shape[p] for p in perm)
+    return hb.insert(tensor.TransposeOp([v], [TensorType(shape, t.element)],
+                                        {"perm": perm})).result
+
+
+def launch_cube(hb: HostBuilder, k: CubeKernel, lhs: Value, rhs: Value,
+                result: TensorType) -> Value:
+    """Launch ``k`` on ``lhs @ rhs``; returns the result tensor (of type ``result``)."""
+    a = _swapped(hb, lhs) if k.host_trans_a else lhs
+    b = _swapped(hb, rhs) if k.host_trans_b else rhs
+    out = hb.alloc(result.shape, result.element, [hb.const(d) for d in result.shape])
+    scalars = [hb.const(v) for v in param_values(k)]
+    hb.launch(k.name, hb.const(k.block_dim), [a, b, out, *scalars], [2])
     return hb.to_tensor(out)
 
 

@@ -69,17 +69,19 @@ def test_work_is_split_over_the_cube_cores():
     assert counters["l1_peak_bytes"] <= get_soc("Ascend910B1").cube.l1_usable_bytes
 
 
-@pytest.mark.parametrize(("m", "n", "k"), [(4096, 4096, 4096), (1, 4096, 4096), (17, 17, 17),
-                                            (5000, 40, 7), (128 * 25, 128, 1)])
+@pytest.mark.parametrize(("m", "n", "batch"), [(4096, 4096, 1), (1, 4096, 1), (17, 17, 1),
+                                                (5000, 40, 1), (128 * 25, 128, 1),
+                                                (1024, 1024, 8), (128, 128, 30), (300, 17, 5)])
 @pytest.mark.parametrize("cores", [24, 20, 1])
-def test_split_covers_every_tile_within_the_cores(m, n, k, cores):
-    sm, sn, m_blocks, blocks = split_cores(m, n, k, cores)
+def test_split_covers_every_tile_within_the_cores(m, n, batch, cores):
+    sm, sn, m_blocks, n_blocks, blocks = split_cores(m, n, cores, batch)
     mt, nt = -(-m // BASE_MN), -(-n // BASE_MN)
-    assert blocks <= cores and m_blocks * sm >= mt and (blocks // m_blocks) * sn >= nt
-    assert m_blocks == -(-mt // sm) and blocks == m_blocks * -(-nt // sn)
+    assert m_blocks == -(-mt // sm) and n_blocks == -(-nt // sn)
+    assert blocks == min(cores, batch * m_blocks * n_blocks)
     # no split of the same shape puts fewer base tiles on the busiest core
-    assert sm * sn == min(a * b for a in range(1, mt + 1) for b in range(1, nt + 1)
-                          if -(-mt // a) * -(-nt // b) <= cores)
+    busiest = -(-(batch * m_blocks * n_blocks) // cores) * sm * sn
+    assert busiest == min(-(-(batch * -(-mt // a) * -(-nt // b)) // cores) * a * b
+                          for a in range(1, mt + 1) for b in range(1, nt + 1))
 
 
 def test_cube_numbers_only_on_dav_c220():

@@ -3,26 +3,22 @@
 using namespace AscendC;
 
 // matmul_0: C (M x N) = A (M x K) @ B (K x N) on the cube unit, half -> float in L0C -> half
-extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t M, int32_t N, int32_t K, int32_t singleCoreM, int32_t singleCoreN, int32_t mBlocks)
+extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t M, int32_t N, int32_t K, int32_t singleCoreM, int32_t singleCoreN, int32_t mBlocks, int32_t nBlocks)
 {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
 #line 146 "ascendc_cases.py"
   InitSocState();
 #line 12 "matmul.cpp"
   constexpr int32_t baseM = 128, baseN = 128, baseK = 128, c0 = 16;
-#line 146 "ascendc_cases.py"
-  const int32_t mIdx = GetBlockIdx() % mBlocks, nIdx = GetBlockIdx() / mBlocks;
-#line 16 "matmul.cpp"
-  const int32_t m0 = mIdx * singleCoreM, n0 = nIdx * singleCoreN;
-  const int32_t mEnd = M < m0 + singleCoreM ? M : m0 + singleCoreM;
-  const int32_t nEnd = N < n0 + singleCoreN ? N : n0 + singleCoreN;
-  GlobalTensor<half> aGM, bGM, cGM;
+  const int32_t tiles = mBlocks * nBlocks, units = 1 * tiles;
+  GlobalTensor<half> aGM, bGM;
+  GlobalTensor<half> cGM;
 #line 146 "ascendc_cases.py"
   aGM.SetGlobalBuffer((__gm__ half*)a, (uint64_t)M * K);
 #line 146 "ascendc_cases.py"
   bGM.SetGlobalBuffer((__gm__ half*)b, (uint64_t)K * N);
 #line 146 "ascendc_cases.py"
-  cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)M * N);
+  cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)units / tiles * M * N);
 #line 146 "ascendc_cases.py"
   LocalTensor<half> a1[2] = {LocalTensor<half>(TPosition::A1, 0, baseM * baseK), LocalTensor<half>(TPosition::A1, baseM * baseK * sizeof(half), baseM * baseK)};
 #line 146 "ascendc_cases.py"
@@ -33,7 +29,7 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
   LocalTensor<half> b2[2] = {LocalTensor<half>(TPosition::B2, 0, baseM * baseK), LocalTensor<half>(TPosition::B2, baseM * baseK * sizeof(half), baseM * baseK)};
 #line 146 "ascendc_cases.py"
   LocalTensor<float> c1[2] = {LocalTensor<float>(TPosition::CO1, 0, baseM * baseN), LocalTensor<float>(TPosition::CO1, baseM * baseN * sizeof(float), baseM * baseN)};
-#line 37 "matmul.cpp"
+#line 33 "matmul.cpp"
   int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C
 #line 146 "ascendc_cases.py"
   SetFlag<HardEvent::MTE1_MTE2>(0);
@@ -47,71 +43,79 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
   SetFlag<HardEvent::FIX_M>(0);
 #line 146 "ascendc_cases.py"
   SetFlag<HardEvent::FIX_M>(1);
-#line 51 "matmul.cpp"
-  for (int32_t mt = m0; mt < mEnd; mt += baseM) {
-    const int32_t curM = mEnd - mt < baseM ? mEnd - mt : baseM;
-    for (int32_t nt = n0; nt < nEnd; nt += baseN) {
-      const int32_t curN = nEnd - nt < baseN ? nEnd - nt : baseN;
-      const int32_t cp = tile & 1;
+#line 47 "matmul.cpp"
+  for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum()) {
+    const int32_t part = u % tiles;
+    const int32_t m0 = part % mBlocks * singleCoreM, n0 = part / mBlocks * singleCoreN;
+    const int32_t mEnd = M < m0 + singleCoreM ? M : m0 + singleCoreM;
+    const int32_t nEnd = N < n0 + singleCoreN ? N : n0 + singleCoreN;
+    const uint64_t cBase = (uint64_t)(u / tiles) * M * N;
+    uint64_t aBase = 0, bBase = 0;
+    for (int32_t mt = m0; mt < mEnd; mt += baseM) {
+      const int32_t curM = mEnd - mt < baseM ? mEnd - mt : baseM;
+      for (int32_t nt = n0; nt < nEnd; nt += baseN) {
+        const int32_t curN = nEnd - nt < baseN ? nEnd - nt : baseN;
+        const int32_t cp = tile & 1;
 #line 146 "ascendc_cases.py"
-      WaitFlag<HardEvent::FIX_M>(cp);
-#line 59 "matmul.cpp"
-      for (int32_t k0 = 0; k0 < K; k0 += baseK) {
-        const int32_t curK = K - k0 < baseK ? K - k0 : baseK;
-        const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, nPad = (curN + 15) / 16 * 16;
-        const int32_t p = step & 1;
+        WaitFlag<HardEvent::FIX_M>(cp);
+#line 62 "matmul.cpp"
+        for (int32_t k0 = 0; k0 < K; k0 += baseK) {
+          const int32_t curK = K - k0 < baseK ? K - k0 : baseK;
+          const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, nPad = (curN + 15) / 16 * 16;
+          const int32_t p = step & 1;
 #line 146 "ascendc_cases.py"
-        WaitFlag<HardEvent::MTE1_MTE2>(p);
+          WaitFlag<HardEvent::MTE1_MTE2>(p);
 #line 146 "ascendc_cases.py"
-        if (curM == 1) DataCopy(a1[p], aGM[(uint64_t)mt * K + k0], Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));
+          if (curM == 1) DataCopy(a1[p], aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));
 #line 146 "ascendc_cases.py"
-        else DataCopy(a1[p], aGM[(uint64_t)mt * K + k0], Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));
+          else DataCopy(a1[p], aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));
 #line 146 "ascendc_cases.py"
-        DataCopy(b1[p], bGM[(uint64_t)k0 * N + nt], Nd2NzParams(1, curK, curN, 0, N, kPad, 1, 0));
+          DataCopy(b1[p], bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, curN, 0, N, kPad, 1, 0));
 #line 146 "ascendc_cases.py"
-        SetFlag<HardEvent::MTE2_MTE1>(p);
+          SetFlag<HardEvent::MTE2_MTE1>(p);
 #line 146 "ascendc_cases.py"
-        WaitFlag<HardEvent::MTE2_MTE1>(p);
+          WaitFlag<HardEvent::MTE2_MTE1>(p);
 #line 146 "ascendc_cases.py"
-        WaitFlag<HardEvent::M_MTE1>(p);
+          WaitFlag<HardEvent::M_MTE1>(p);
 #line 146 "ascendc_cases.py"
-        if (curM == 1) LoadData(a2[p], a1[p], LoadData2DParams(0, (kPad * sizeof(half) + 511) / 512, 1, 0, 0, false, 0));
-#line 80 "matmul.cpp"
-        else for (int32_t i = 0; i < mPad / 16; ++i) {
+          if (curM == 1) LoadData(a2[p], a1[p], LoadData2DParams(0, (kPad * sizeof(half) + 511) / 512, 1, 0, 0, false, 0));
+#line 83 "matmul.cpp"
+          else for (int32_t i = 0; i < mPad / 16; ++i) {
 #line 146 "ascendc_cases.py"
-          LoadData(a2[p][i * kPad * 16], a1[p][i * 16 * c0], LoadData2DParams(0, kPad / c0, mPad / 16, 0, 0, false, 0));
-#line 84 "matmul.cpp"
+            LoadData(a2[p][i * kPad * 16], a1[p][i * 16 * c0], LoadData2DParams(0, kPad / c0, mPad / 16, 0, 0, false, 0));
+#line 87 "matmul.cpp"
+          }
+          for (int32_t i = 0; i < kPad / 16; ++i) {
+#line 146 "ascendc_cases.py"
+            LoadData(b2[p][i * nPad * 16], b1[p][i * 256], LoadData2DParams(0, nPad / 16, kPad / 16, 0, 0, true, 0));
+#line 92 "matmul.cpp"
+          }
+#line 146 "ascendc_cases.py"
+          SetFlag<HardEvent::MTE1_MTE2>(p);
+#line 146 "ascendc_cases.py"
+          SetFlag<HardEvent::MTE1_M>(p);
+#line 146 "ascendc_cases.py"
+          WaitFlag<HardEvent::MTE1_M>(p);
+#line 146 "ascendc_cases.py"
+          if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
+#line 146 "ascendc_cases.py"
+          Mmad(c1[cp], a2[p], b2[p], MmadParams(curM, curN, curK, 0, false, k0 == 0));
+#line 146 "ascendc_cases.py"
+          SetFlag<HardEvent::M_MTE1>(p);
+#line 106 "matmul.cpp"
+          ++step;
         }
-        for (int32_t i = 0; i < kPad / 16; ++i) {
 #line 146 "ascendc_cases.py"
-          LoadData(b2[p][i * nPad * 16], b1[p][i * 256], LoadData2DParams(0, nPad / 16, kPad / 16, 0, 0, true, 0));
-#line 89 "matmul.cpp"
-        }
+        SetFlag<HardEvent::M_FIX>(cp);
 #line 146 "ascendc_cases.py"
-        SetFlag<HardEvent::MTE1_MTE2>(p);
+        WaitFlag<HardEvent::M_FIX>(cp);
 #line 146 "ascendc_cases.py"
-        SetFlag<HardEvent::MTE1_M>(p);
+        Fixpipe(cGM[cBase + (uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220(curN, curM, (curM + 15) / 16 * 16, N, false, QuantMode_t::F322F16, 0, 1, 0, 0, 0));
 #line 146 "ascendc_cases.py"
-        WaitFlag<HardEvent::MTE1_M>(p);
-#line 146 "ascendc_cases.py"
-        if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
-#line 146 "ascendc_cases.py"
-        Mmad(c1[cp], a2[p], b2[p], MmadParams(curM, curN, curK, 0, false, k0 == 0));
-#line 146 "ascendc_cases.py"
-        SetFlag<HardEvent::M_MTE1>(p);
-#line 103 "matmul.cpp"
-        ++step;
+        SetFlag<HardEvent::FIX_M>(cp);
+#line 117 "matmul.cpp"
+        ++tile;
       }
-#line 146 "ascendc_cases.py"
-      SetFlag<HardEvent::M_FIX>(cp);
-#line 146 "ascendc_cases.py"
-      WaitFlag<HardEvent::M_FIX>(cp);
-#line 146 "ascendc_cases.py"
-      Fixpipe(cGM[(uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220(curN, curM, (curM + 15) / 16 * 16, N, false, QuantMode_t::F322F16, 0, 1, 0, 0, 0));
-#line 146 "ascendc_cases.py"
-      SetFlag<HardEvent::FIX_M>(cp);
-#line 114 "matmul.cpp"
-      ++tile;
     }
   }
 #line 146 "ascendc_cases.py"
@@ -126,6 +130,6 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
   WaitFlag<HardEvent::FIX_M>(0);
 #line 146 "ascendc_cases.py"
   WaitFlag<HardEvent::FIX_M>(1);
-#line 130 "matmul.cpp"
+#line 134 "matmul.cpp"
 }
 
