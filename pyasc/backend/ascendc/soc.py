@@ -123,11 +123,24 @@ class CubeUnit:
     # Operand dtype -> L0C accumulator dtype (Mmad's dtype table on 910B) [V].
     accumulator: dict[str, str] = field(default_factory=lambda: {
         "f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"})
+    # Peak numbers for cost estimates (``cube_cost``), none measured: the cube does one
+    # 16 x 16 x K0 block per cycle, K0 = C0 of the operand dtype (4096 fp16 MACs, 8192
+    # int8: platform ini ``cube_m/n/k_size=16`` and ``DtypeMKN DT_INT8=16,32,16`` [V3];
+    # 2048 fp32 [I]); ``cube_freq=1800`` MHz of Ascend910B2C's platform ini [V3] (24 x
+    # 4096 x 2 x 1.8 GHz = 354 TFLOPS, the published fp16 figure of 910B2 [V3]; other
+    # parts assumed equal [I]); HBM 1.6 TB/s (Atlas A2 spec table quoted in CANN docs
+    # [V3]); L2 (192 MB, ini ``l2_size``) is not credited.
+    clock_hz: float = 1.8e9
+    hbm_bytes_per_s: float = 1.6e12
 
     @property
     def l1_usable_bytes(self) -> int:
         """L1 a kernel may use: the physical size less the platform's reserve."""
         return self.l1_bytes - self.l1_reserved_bytes
+
+    def macs_per_cycle(self, dtype: str) -> int:
+        """Peak multiply-accumulates per cycle of one cube core on ``dtype`` operands."""
+        return 16 * 16 * self.c0[dtype]
 
     def fractal(self, dtype: str) -> tuple[int, int]:
         """(rows, cols) of one L1/L0A/L0B fractal of ``dtype`` operands."""

@@ -10,7 +10,9 @@ import pytest
 
 from pyasc import hybrid
 from pyasc.backend.ascendc import PyascPerformanceWarning
+from pyasc.backend.ascendc.cube_cost import cube_cost
 from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.backend.ascendc.soc import get_soc
 
 
 def _mm(a, b):
@@ -172,3 +174,29 @@ def test_widened_float16_is_one_cube_kernel_with_a_float32_result():
     (cube,) = _cube_kernels(kernel)
     assert len(kernel.ascend.kernels) == 1
     assert (cube.dtype.name, cube.out.name, cube.quant) == ("f16", "f32", "NoQuant")
+
+
+@pytest.mark.parametrize(("form", "sa", "sb"), [
+    ("_mm", (300, 130), (130, 257)), ("_mm", (1, 600), (600, 300)),
+    ("_np_matmul", (2, 1, 17, 33), (1, 3, 33, 20)), ("_mm", (4, 17, 33), (33, 20)),
+    ("_at_b", (33, 130), (33, 20)), ("_swapped", (3, 33, 17), (20, 33))])
+def test_cost_model_counts_what_the_sim_counts(form, sa, sb):
+    a, b = _operands(sa, sb, np.float16)
+    _run(form, a, b)
+    kernel = SIM[form].kernel(a, b)
+    (k,) = _cube_kernels(kernel)
+    soc = get_soc("Ascend910B1")
+    cost = cube_cost(k, soc)
+    counters = kernel.last_counters
+    assert (cost.macs, cost.gm_read_bytes, cost.gm_write_bytes) == \
+        (counters["cube_macs"], counters["gm_to_l1_bytes"], counters["l0c_to_gm_bytes"])
+    assert cost.min_read_bytes == (a.size + b.size) * 2 <= cost.gm_read_bytes
+    assert cost.estimate_s == max(cost.compute_s, cost.memory_s) >= cost.peak_s > 0
+
+
+def test_cost_model_numbers():
+    cube = get_soc("Ascend910B1").cube
+    # 24 cores x 4096 fp16 MACs x 2 flops x 1.8 GHz: 910B's published 354 TFLOPS
+    assert cube.macs_per_cycle("f16") * 2 * cube.clock_hz * cube.cores == pytest.approx(353.9e12,
+                                                                                       rel=1e-3)
+    assert (cube.macs_per_cycle("i8"), cube.macs_per_cycle("f32")) == (8192, 2048)
