@@ -136,24 +136,33 @@ def _views(s: Source) -> Source:
     return s
 
 
-def _widened(v: Value) -> Value | None:
-    """The narrow value ``v`` is a cast of: a top-level ``arith.cast`` or a fusion group
-    that is one cast of one of its inputs."""
+def _widened(v: Value) -> tuple[Value, bool] | None:
+    """(the narrow value ``v`` is a cast of, transposed or not): a top-level
+    ``arith.cast``, or a fusion group that is one cast of one of its inputs, maybe
+    followed by last-two-axes transposes (``x.astype(np.float32).T``)."""
     if not isinstance(v, OpResult):
         return None
     op = v.op
-    if isinstance(op, arith.CastOp) and type(op) is arith.CastOp:
-        return op.operand_values[0]
-    if isinstance(op, FusionGroupOp) and len(op.result_values) == 1:
-        body = [o for o in op.body.blocks[0].ops if o.name != "fusion.yield"]
-        term = op.body.blocks[0].terminator
-        if len(body) == 1 and type(body[0]) is arith.CastOp and term is not None \
-                and term.operand_values == body[0].result_values:
-            arg = body[0].operand_values[0]
-            args = list(op.body.blocks[0].args)
-            if arg in args:
-                return op.inputs[args.index(arg)]
-    return None
+    if type(op) is arith.CastOp:
+        return op.operand_values[0], False
+    if not isinstance(op, FusionGroupOp) or len(op.result_values) != 1:
+        return None
+    block = op.body.blocks[0]
+    body = {o for o in block.ops if o.name != "fusion.yield"}
+    assert block.terminator is not None
+    y, trans, used = block.terminator.operand_values[0], False, set()
+    while isinstance(y, OpResult) and type(y.op) is tensor.TransposeOp and y.op in body \
+            and _swaps_last_two(y.op.attributes["perm"]):
+        used.add(y.op)
+        y, trans = y.op.operand_values[0], not trans
+    if not (isinstance(y, OpResult) and type(y.op) is arith.CastOp and y.op in body):
+        return None
+    used.add(y.op)
+    args = list(block.args)
+    arg = y.op.operand_values[0]
+    if used != body or arg not in args:
+        return None
+    return op.inputs[args.index(arg)], trans
 
 
 def operand_sources(v: Value) -> tuple[Source, Source | None]:
@@ -162,7 +171,9 @@ def operand_sources(v: Value) -> tuple[Source, Source | None]:
     if plain.anchor is not None:
         return plain, None
     narrow = _widened(plain.value)
-    return plain, None if narrow is None else _views(Source(narrow, plain.trans))
+    if narrow is None:
+        return plain, None
+    return plain, _views(Source(narrow[0], plain.trans != narrow[1]))
 
 
 # ---------------------------------------------------------------- the rewrite
@@ -173,13 +184,15 @@ def _static(t: object) -> bool:
 def _sizes_fit(a: Source, b: Source) -> bool:
     """Row pitches fit ``Nd2NzParams.srcDValue`` (uint16) and every extent, stride and
     offset the kernel takes fits int32."""
-    for s in (a, b):
+    for s, k_axis in ((a, -2 if a.trans else -1), (b, -1 if b.trans else -2)):
         t = s.value.type
         assert isinstance(t, TensorType | MemRefType)
         size = 1
         for d in t.shape:
             size *= d
-        if t.shape[-1] > 65535 or size > INT32_MAX or size == 0:
+        # b32/b8 operands may be transposed on the host to rows of K (cube_plan)
+        k = t.shape[k_axis] if t.rank >= 2 and s.dtype not in ("f16", "bf16") else 0
+        if max(t.shape[-1], k) > 65535 or size > INT32_MAX or size == 0:
             return False
     return True
 

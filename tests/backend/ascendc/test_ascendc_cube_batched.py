@@ -200,3 +200,29 @@ def test_cost_model_numbers():
     assert cube.macs_per_cycle("f16") * 2 * cube.clock_hz * cube.cores == pytest.approx(353.9e12,
                                                                                        rel=1e-3)
     assert (cube.macs_per_cycle("i8"), cube.macs_per_cycle("f32")) == (8192, 2048)
+
+
+def _widened_transposed(a, b):
+    return a.T.astype(np.float32) @ b.astype(np.float32).T
+
+
+def test_widened_and_transposed_operands_are_one_cube_kernel():
+    a, b = _operands((33, 17), (20, 33), np.float16)
+    sim = hybrid(_widened_transposed, target="ascend-sim")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)
+        got = sim(a, b)
+    want = hybrid(_widened_transposed, target="interpret")(a, b)
+    _close(got, want, a.T, b.T, np.float32)
+    kernel = sim.kernel(a, b)
+    (cube,) = _cube_kernels(kernel)
+    assert len(kernel.ascend.kernels) == 1 and (cube.trans_a, cube.trans_b) == (True, True)
+
+
+def test_a_float32_k_beyond_the_row_pitch_limit_stays_off_the_cube():
+    # A^T and B (rows of 2 and 3) would reach the kernel transposed on the host, as rows
+    # of K = 70000 elements: Nd2NzParams.srcDValue is 16 bits
+    a, b = _operands((70000, 2), (70000, 3), np.float32)
+    got, want, kernel = _run("_at_b", a, b, scalar_ok=True)
+    assert not _cube_kernels(kernel)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
