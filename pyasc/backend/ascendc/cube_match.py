@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.core import Operation, OpResult, Value, attr
 from pyasc.ir.ops import arith, mem, tensor
@@ -34,6 +36,7 @@ from pyasc.ir.ops.common import require
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.ops.tensor import matmul_shape
+from pyasc.ir.semantics import as_type, register_evaluator
 from pyasc.ir.types import DYN, SCALAR_TYPES, MemRefType, TensorType
 
 INT32_MAX = 2**31 - 1
@@ -79,6 +82,20 @@ class CubeMatmulOp(Operation):
 
 def _swap(shape: tuple[int, ...], swapped: bool) -> tuple[int, ...]:
     return (*shape[:-2], shape[-1], shape[-2]) if swapped and len(shape) >= 2 else shape
+
+
+def _evaluate(op: Operation, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Reference semantics: numpy's matmul of the logical operands in the result type
+    (exact for the widened forms: the operands convert to it without rounding)."""
+    t = op.result.type
+    assert isinstance(t, TensorType)
+    la, lb = (np.swapaxes(x, -1, -2) if op.attributes[f] and x.ndim >= 2 else x
+              for x, f in ((a, "trans_a"), (b, "trans_b")))
+    dtype = t.element.to_numpy()
+    return as_type(np.matmul(la.astype(dtype), lb.astype(dtype)), t)
+
+
+register_evaluator(CubeMatmulOp, _evaluate)
 
 
 # ---------------------------------------------------------------- looking through

@@ -226,3 +226,19 @@ def test_a_float32_k_beyond_the_row_pitch_limit_stays_off_the_cube():
     got, want, kernel = _run("_at_b", a, b, scalar_ok=True)
     assert not _cube_kernels(kernel)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_cube_matmul_op_reference_semantics():
+    from pyasc.backend.ascendc.cube_match import CubeMatmulOp
+    from pyasc.ir.core import Block
+    from pyasc.ir.semantics import eval_op
+    from pyasc.ir.types import TensorType, f16, f32
+
+    block = Block([TensorType((2, 5, 3), f16), TensorType((4, 5), f16)], ["a", "b"])
+    op = CubeMatmulOp(list(block.args), [TensorType((2, 3, 4), f32)],
+                      {"trans_a": True, "trans_b": True})
+    op.verify_op()
+    a, b = _operands((2, 5, 3), (4, 5), np.float16)
+    (got,) = eval_op(op, [a, b])
+    want = np.swapaxes(a, -1, -2).astype(np.float32) @ b.T.astype(np.float32)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
