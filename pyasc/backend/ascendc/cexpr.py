@@ -180,20 +180,18 @@ __aicore__ inline T PyascRem(T a, T b) {
 // in float), for quotients of any size: m = fmod(a, b) (exact); d = (a - m) / b, one less
 // when m's sign differs from b's; then the floor of d, snapped up when d lies more than
 // 0.5 above it; a zero quotient keeps the sign of a / b; x // 0 is a / b.
-template <typename T> struct PyascDivT { using type = float; };
-template <> struct PyascDivT<double> { using type = double; };
 template <typename T>
 __aicore__ inline T PyascFloorDivF(T a, T b) {
   using C = typename PyascDivT<T>::type;
   const C x = static_cast<C>(a), y = static_cast<C>(b);
   if (y == 0) return static_cast<T>(x / y);
-  const C m = static_cast<C>(PyascFModD(static_cast<double>(x), static_cast<double>(y)));
+  const C m = PyascFMod(x, y);
   C d = (x - m) / y;
   if (m != 0 && (y < 0) != (m < 0)) d -= static_cast<C>(1);  // NaN m: as numpy, too
   if (d == 0) return static_cast<T>(x / y * static_cast<C>(0));  // |x / y| < 1: finite
   C f = d;  // the floor: |d| >= 2^52 (and inf, NaN) is integral already
-  if (d - d == 0 && d < static_cast<C>(4503599627370496.0) &&
-      d > -static_cast<C>(4503599627370496.0)) {
+  if (d - d == 0 && d < static_cast<C>(4503599627370496.0f) &&
+      d > -static_cast<C>(4503599627370496.0f)) {
     f = static_cast<C>(static_cast<int64_t>(d));
     if (f > d) f -= static_cast<C>(1);
   }
@@ -247,15 +245,69 @@ __aicore__ inline double PyascFModD(double x, double y) {
   ux.i = mx | sx << 63;
   return ux.d;
 }
+__aicore__ inline double PyascFMod(double x, double y) { return PyascFModD(x, y); }
+""",
+    "PyascFModF": """\
+// C's fmod on floats, exact: PyascFModD's long division on 32-bit words (musl's fmodf).
+__aicore__ inline float PyascFModF(float x, float y) {
+  union { float f; uint32_t i; } ux = {x}, uy = {y};
+  int32_t ex = static_cast<int32_t>(ux.i >> 23 & 0xff);
+  int32_t ey = static_cast<int32_t>(uy.i >> 23 & 0xff);
+  const uint32_t sx = ux.i >> 31;
+  if (uy.i << 1 == 0 || y != y || ex == 0xff) return (x * y) / (x * y);
+  if (ux.i << 1 <= uy.i << 1) return ux.i << 1 == uy.i << 1 ? x * 0.0f : x;
+  uint32_t mx = ux.i, my = uy.i;
+  if (ex == 0) {  // subnormal: normalize the mantissa
+    for (uint32_t i = mx << 9; i >> 31 == 0; ex--, i <<= 1) {}
+    mx <<= -ex + 1;
+  } else {
+    mx = (mx & (~0U >> 9)) | 1U << 23;
+  }
+  if (ey == 0) {
+    for (uint32_t i = my << 9; i >> 31 == 0; ey--, i <<= 1) {}
+    my <<= -ey + 1;
+  } else {
+    my = (my & (~0U >> 9)) | 1U << 23;
+  }
+  for (; ex > ey; ex--) {  // one quotient bit per step: mx = (2 * mx) mod my
+    const uint32_t i = mx - my;
+    if (i >> 31 == 0) {
+      if (i == 0) return x * 0.0f;
+      mx = i;
+    }
+    mx <<= 1;
+  }
+  const uint32_t i = mx - my;
+  if (i >> 31 == 0) {
+    if (i == 0) return x * 0.0f;
+    mx = i;
+  }
+  for (; mx >> 23 == 0; mx <<= 1, ex--) {}
+  if (ex > 0) {
+    mx = (mx - (1U << 23)) | static_cast<uint32_t>(ex) << 23;
+  } else {
+    mx >>= -ex + 1;
+  }
+  ux.i = mx | sx << 31;
+  return ux.f;
+}
+__aicore__ inline float PyascFMod(float x, float y) { return PyascFModF(x, y); }
+""",
+    "PyascDivT": """\
+// The type float division and remainder compute in: float for half, bfloat16 and float
+// (numpy's half loops compute in float), double only for double.
+template <typename T> struct PyascDivT { using type = decltype(T() + 0.0f); };
 """,
     "PyascRemF": """\
 // numpy remainder on floats (npy_divmod): m = fmod(a, b), exact; a non-zero m whose
-// sign differs from b's becomes m + b, rounded once (exact in double for f16/f32
-// operands); a zero m is a zero of b's sign (0.0 % -0.5 is -0.0).  NaN stays NaN.
+// sign differs from b's becomes m + b, rounded once (for half and bfloat16 in float and
+// again to T: innocuous, float has more than 2p + 2 bits); a zero m is a zero of b's
+// sign (0.0 % -0.5 is -0.0).  NaN stays NaN.
 template <typename T>
 __aicore__ inline T PyascRemF(T a, T b) {
-  const double x = static_cast<double>(a), y = static_cast<double>(b);
-  double m = PyascFModD(x, y);
+  using C = typename PyascDivT<T>::type;
+  const C x = static_cast<C>(a), y = static_cast<C>(b);
+  C m = PyascFMod(x, y);
   if (m == 0) return y < 0 ? -static_cast<T>(0) : static_cast<T>(0);
   if ((y < 0) != (m < 0) && m == m) m += y;
   return static_cast<T>(m);
@@ -309,7 +361,8 @@ __aicore__ inline T PyascShr(T a, T b) {
 """,
 }
 _SAME_TEXT = {"PyascFMin": "PyascFMax", "PyascShr": "PyascShl"}
-_NEEDS = {"PyascRemF": "PyascFModD", "PyascFloorDivF": "PyascFModD"}
+_FMOD = ("PyascDivT", "PyascFModF")
+_NEEDS = {"PyascRemF": _FMOD, "PyascFloorDivF": _FMOD}
 
 
 def helpers_used(text: str) -> list[str]:
@@ -320,9 +373,8 @@ def helpers_used(text: str) -> list[str]:
     for name in names:
         if name + "<" not in text:
             continue
-        for dep in (_NEEDS.get(name), name):
-            if dep is None:
-                continue
+        wide = ("PyascFModD",) if f"{name}<double>" in text else ()  # f64 code only
+        for dep in (*_NEEDS.get(name, ()), *wide, name):
             body = HELPERS[_SAME_TEXT.get(dep, dep)]
             if body not in out:
                 out.append(body)

@@ -223,7 +223,7 @@ class _Lowering:
             return region is not None and _private(inputs[i], region)
 
         k = plan_scalar_kernel(self._name(), fn, inputs, outputs, distinct, reason,
-                               self.program.options, private)
+                               self.program.options, private, self.soc)
         self.kernels.append(k)
         self.regions.append((loc, reason))
         if warn:

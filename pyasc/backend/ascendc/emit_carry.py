@@ -6,8 +6,9 @@ of scope, so each carried array gets a *carrier*: a local array declared before 
 loop, bound to the loop's block argument and result.  The initial value and every
 yielded array are copied into it element by element.  When a yielded array shares
 storage with a carrier (``a, b = b, a`` or a view of the carried array) the copies go
-through temporaries first.  Carriers are static and at most ``LOCAL_LIMIT`` bytes in
-total per kernel (``scalar_plan`` checks this and raises a coded error otherwise).
+through temporaries first.  Carriers are static; up to ``LOCAL_LIMIT`` bytes of them are
+local arrays, the rest live in GM (``scalar_plan.place_carriers``): a region result in
+its own result array, any other in the block's scratch slice.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pyasc.backend.ascendc.scalar_context import (
     c_mul,
     contiguous_strides,
 )
+from pyasc.backend.ascendc.scalar_plan import GmArray
 from pyasc.backend.ascendc.tiles import ctype, storage_type
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.types import MemRefType
@@ -31,7 +33,11 @@ def slot(em: ScalarContext, v: Value, init: Value | None, hint: str, op: Operati
     """A mutable home for ``v`` (a scalar variable or a carrier array), set to ``init``."""
     if not isinstance(v.type, MemRefType):
         return em.mutable(v, em.get(init) if init is not None else None, hint)
-    d = local_array(em, v.type, v.name_hint or f"{hint}_arr", op)
+    home = em.k.carriers.get(v)
+    if home is not None:
+        d = gm_array(em, home, v.type, op)
+    else:
+        d = local_array(em, v.type, v.name_hint or f"{hint}_arr", op)
     em.mems[v] = d
     if init is not None:
         copy(em, d, em.mems[init], op)
@@ -53,6 +59,18 @@ def local_array(em: ScalarContext, t: MemRefType, hint: str, op: Operation) -> M
     em.w.line(f"{ctype(t.element)} {name}[{max(1, t.num_elements() or 1)}];", op.loc,
               directive=False)
     return MemDesc(name, False, t.element, "0", sizes, contiguous_strides(sizes))
+
+
+def gm_array(em: ScalarContext, arr: GmArray, t: MemRefType, op: Operation) -> MemDesc:
+    """The GM array ``arr`` (static type ``t``) bound as a contiguous carrier; a
+    per-block array at this block's slice."""
+    sizes = [str(d) for d in t.shape]
+    n = max(1, t.num_elements() or 1)
+    st = storage_type(t.element)
+    at = f" + GetBlockIdx() * {arr.slice}" if arr.per_block else ""
+    em.w.line(f"{arr.name}Gm.SetGlobalBuffer((__gm__ {st}*){arr.name}{at}, {n});", op.loc,
+              directive=False)
+    return MemDesc(f"{arr.name}Gm", True, t.element, "0", sizes, contiguous_strides(sizes))
 
 
 def _same(a: MemDesc, b: MemDesc) -> bool:
@@ -116,7 +134,7 @@ def store_carried_results(em: ScalarContext, ret: Operation) -> None:
     """Copy region results that live in carriers into their GM result arrays (declared
     by the prologue; block 0 writes, every block computed the same carrier)."""
     pending = [(a, a.value) for a in em.k.arrays if a.source == "result" and
-               a.value in em.mems and not em.mems[a.value].gm]
+               a.value in em.mems and em.mems[a.value].base != f"{a.name}Gm"]
     if not pending:
         return
     with em.w.block("if (GetBlockIdx() == 0)", ret.loc, directive=False):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pyasc.backend.ascendc import emit_carry as carry
 from pyasc.backend.ascendc.emit_carry import Target
-from pyasc.backend.ascendc.scalar_context import Emit, ScalarContext
+from pyasc.backend.ascendc.scalar_context import Emit, ScalarContext, c_mul
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import loop
@@ -87,14 +87,51 @@ def _parallel_head(em: ScalarContext, op: loop.ForOp, iv: str, lb: str, ub: str,
     w.line(f"const int64_t {trip} = {count};", op.loc, directive=False)
     w.line(f"const int64_t {trip}PerBlock = ({trip} + GetBlockNum() - 1) / GetBlockNum();  "
            "// iterations are independent: each block runs a chunk")
-    w.line(f"const int64_t {trip}Begin = GetBlockIdx() * {trip}PerBlock;")
-    w.line(f"const int64_t {trip}End = {trip} < {trip}Begin + {trip}PerBlock ? {trip} : "
-           f"{trip}Begin + {trip}PerBlock;")
+    if em.k.split_rows:
+        _line_chunks(em, op, trip, lb, step)
+    else:
+        w.line(f"const int64_t {trip}Begin = GetBlockIdx() * {trip}PerBlock;")
+        w.line(f"const int64_t {trip}End = {trip} < {trip}Begin + {trip}PerBlock ? {trip} : "
+               f"{trip}Begin + {trip}PerBlock;")
     k = em.names.new("k")
     with w.block(f"for (int64_t {k} = {trip}Begin; {k} < {trip}End; ++{k})", op.loc,
                  directive=False):
         w.line(f"const int64_t {iv} = {lb} + {k} * {step};")
         _body(em, op.body.blocks[0], [])
+
+
+def _line_chunks(em: ScalarContext, op: loop.ForOp, trip: str, lb: str, step: str) -> None:
+    """``<trip>Begin/End``: the block's chunk, its ends moved to the next iteration whose
+    rows start a 64-byte line of every GM array the loop writes (``k.split_rows``), so
+    no two blocks write one line; with no such iteration block 0 runs them all."""
+    w, c = em.w, em.names.new("c")
+    em.helpers.add("lines")
+    neg = constant_value(op.step)
+    # the first row of the later chunk (step > 0), or one past its highest row (step < 0)
+    row = f"{lb} + {c} * {step}"
+    row = row if isinstance(neg, int) and neg > 0 else \
+        f"{row} + 1" if isinstance(neg, int) else f"({step} > 0 ? {row} : {row} + 1)"
+    size = f"({step} < 0 ? -{step} : {step})" if not isinstance(neg, int) else str(abs(neg))
+    starts, grains = [], []
+    for buf, axis in em.k.split_rows:
+        d = em.mems[buf]
+        rows = c_mul(d.strides[axis], str(d.elem.itemsize))
+        starts.append(f"PyascLineStart({c_mul(row, rows)})")
+        if axis > 0:  # each outer row holds a piece of the chunk: it must start a line too
+            starts.append(f"PyascLineStart({c_mul(d.strides[axis - 1], str(d.elem.itemsize))})")
+        grains.append(c_mul(size, rows))
+    w.line(f"int64_t {trip}First = {trip};  // the first iteration after 0 starting a line "
+           "of every GM array the loop writes (data caches write back whole lines)")
+    with w.block(f"for (int64_t {c} = 1; {c} <= 64 && {c} < {trip}; ++{c})"):
+        with w.block(f"if ({' && '.join(starts)})"):
+            w.line(f"{trip}First = {c};")
+            w.line("break;")
+    w.line(f"int64_t {trip}Grain = 1;")
+    for g in grains:
+        w.line(f"{trip}Grain = PyascLineGrain({trip}Grain, {g});")
+    for end, at in (("Begin", "GetBlockIdx()"), ("End", "(GetBlockIdx() + 1)")):
+        w.line(f"const int64_t {trip}{end} = PyascLineAlign({at} * {trip}PerBlock, "
+               f"{trip}First, {trip}Grain, {trip});")
 
 
 def _trip_count(lb: str, ub: str, step: str) -> str:

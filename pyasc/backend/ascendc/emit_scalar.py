@@ -77,12 +77,14 @@ class ScalarEmitter(ScalarContext):
         self.names.taken.update(p.name for p in params)
         self._prologue(params)
         self.block(k.fn.entry)
+        emit_flush(self)
         w.depth -= 1
         w.raw("}")
         w.raw("")
 
     def _prologue(self, params: list[Param]) -> None:
         w, k = self.w, self.k
+        self.flush_gm = _flush_tensor(params)
         dims = {(p.index, p.axis): p.name for p in params if p.role == "dim"}
         for p in params:
             if p.role == "scalar":
@@ -119,12 +121,44 @@ class ScalarEmitter(ScalarContext):
 _SCALAR_MODULES = {"pyasc.ir.ops.arith", "pyasc.ir.ops.math"}
 
 
-def _bind(em: ScalarContext, v: Value, name: str, elem: ScalarType, sizes: list[str]) -> None:
-    """Memref ``v`` as the GM array of parameter ``name`` (contiguous, extents ``sizes``)."""
+def _flush_tensor(params: list[Param]) -> tuple[str, str] | None:
+    """(name, element type) of the GlobalTensor the flush names: one the prologue binds
+    when there is one (ENTIRE_DATA_CACHE ignores its address: the docs)."""
+    declared = [(p.name + "Gm", storage_type(p.array.elem), p.array.source) for p in params
+                if p.array is not None and p.array.source != "arena"]
+    bound = [d for d in declared if d[2] in ("input", "scalar", "status")]
+    first = (bound or declared or [None])[0]
+    return None if first is None else first[:2]
+
+
+def emit_flush(em: ScalarContext) -> None:
+    """Write this block's scalar GM writes back before the kernel ends (at its end and
+    before each early ``return``): ``SetValue`` writes sit in the scalar unit's data
+    cache, which the host and later kernels do not see (``DataCacheCleanAndInvalid``
+    docs, asc-devkit ``include/basic_api/kernel_operator_cache_intf.h``: ``template
+    <typename T, CacheLine entireType> void DataCacheCleanAndInvalid(const
+    GlobalTensor<T>& dst)``).  The whole-cache form: one call per block, whatever
+    lines the block wrote (scatters included); the per-line form would need a call per
+    64-byte line of every written range.  The form without ``DcciDst`` is the one every
+    SoC with the API declares (soc.py); a SoC without it gets no call."""
+    gm = em.flush_gm
+    if em.k.dcache_flush is None or gm is None:
+        return
+    name, t = gm
+    em.w.line(f"DataCacheCleanAndInvalid<{t}, {em.k.dcache_flush}>({name});  "
+              "// scalar GM writes leave the data cache")
+
+
+def _bind(em: ScalarContext, v: Value, name: str, elem: ScalarType, sizes: list[str],
+          slice_: int = 0) -> None:
+    """Memref ``v`` as the GM array of parameter ``name`` (contiguous, extents ``sizes``;
+    ``slice_``: this block's slice, of that many elements, of a per-block array)."""
     total = "1"
     for s in sizes:
         total = c_mul(total, s)
-    em.w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {storage_type(elem)}*){name}, {total});")
+    at = f" + GetBlockIdx() * {slice_}" if slice_ else ""
+    em.w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {storage_type(elem)}*){name}{at}, "
+              f"{total});")
     em.mems[v] = MemDesc(name + "Gm", True, elem, "0", sizes, contiguous_strides(sizes))
 
 
@@ -157,7 +191,7 @@ def _emit_alloc(em: ScalarContext, op: Operation) -> None:
     sizes = [str(d) if d != DYN else next(dims) for d in t.shape]
     arr = em.k.array_of(op.result)
     if arr is not None:
-        _bind(em, op.result, arr.name, t.element, sizes)
+        _bind(em, op.result, arr.name, t.element, sizes, arr.slice if arr.per_block else 0)
         return
     if op.result in em.k.arena:
         _arena_alloc(em, op, t, sizes)
@@ -186,6 +220,7 @@ def _arena_alloc(em: ScalarContext, op: Operation, t: MemRefType, sizes: list[st
     with w.block(f"if (arenaTop > {ARENA_BYTES})"):
         w.line(f"{status.name}Gm.SetValue({_status_at(em, 0)}, {code});  // workspace "
                "overflow")
+        emit_flush(em)
         w.line("return;")
     w.line(f"GlobalTensor<{st}> {name}Gm;")
     w.line(f"{name}Gm.SetGlobalBuffer((__gm__ {st}*)({ws.name} + GetBlockIdx() * "
@@ -281,6 +316,7 @@ def _emit_assert(em: ScalarContext, op: Operation) -> None:
         for j, v in enumerate(op.values):  # the values the message names
             em.w.line(f"{status.name}Gm.SetValue({_status_at(em, 1 + j)}, "
                       f"static_cast<int64_t>({em.get(v)}));", op.loc)
+        emit_flush(em)
         em.w.line("return;")
 
 
@@ -315,4 +351,4 @@ EMITTERS: dict[type, Emit] = {
 }
 EMITTERS.update(CONTROL_EMITTERS)
 
-__all__ = ["EMITTERS", "MemDesc", "Param", "ScalarEmitter", "kernel_params"]
+__all__ = ["EMITTERS", "MemDesc", "Param", "ScalarEmitter", "emit_flush", "kernel_params"]

@@ -78,6 +78,8 @@ def _array_arg(hb: HostBuilder, hv: _HostValues, k: ScalarKernel, a: GmArray,
         return buf
     if a.source == "arena":
         return hb.alloc((DYN,), u8, [hb.mul(block_dim, ARENA_BYTES)])
+    if a.source == "scratch":  # one static slice per block, whole cache lines
+        return hb.alloc((DYN,), a.elem, [hb.mul(block_dim, a.slice)])
     assert isinstance(a.value, OpResult)  # result or temp: a top-level mem.alloc, or
     t = a.value.type                      # a loop's or branch's carried static array
     assert isinstance(t, MemRefType)
@@ -140,7 +142,7 @@ def launch_scalar(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
             v = _array_arg(hb, hv, k, a, inputs, block_dim)
             buffers[a.name] = v
             if isinstance(v.type, MemRefType) and (
-                    a.source in ("result", "temp", "scalar", "status", "arena")
+                    a.source in ("result", "temp", "scalar", "status", "arena", "scratch")
                     or a.index in written_inputs):
                 writes.append(len(args))
             args.append(v)

@@ -2,7 +2,8 @@
 
 * calls to other compiled functions;
 * arrays carried by loops or produced by branches (kept in carrier arrays by
-  ``emit_carry``) of run-time size, or more than ``LOCAL_LIMIT`` bytes of them;
+  ``emit_carry``) of run-time size (static ones of any size have carriers:
+  ``scalar_plan.place_carriers``);
 * writes into a carried array, or into an array a branch chose, whose buffer may be
   visible elsewhere: carriers are copies, numpy's arrays are references.
 
@@ -23,14 +24,13 @@ from pyasc.ir.types import MemRefType
 
 LOCAL_LIMIT = 4096
 """Largest static temporary (bytes) kept as a local array on the kernel's stack; also
-the budget of all carrier arrays of a kernel."""
+the budget of the carrier arrays kept there (larger ones live in GM)."""
 
 
 def reject_unsupported(low: FuncOp, private: Callable[[int], bool]) -> None:
     """Raise the coded error of the first construct in ``low`` (a region at loop level)
     that scalar AscendC cannot express; ``private(i)`` says whether argument ``i`` is a
     buffer nothing outside the region sees afterwards."""
-    carried = 0
     for op in low.walk():
         if isinstance(op, func.CallOp):
             raise unsupported("a call to another compiled function inside device code",
@@ -44,17 +44,10 @@ def reject_unsupported(low: FuncOp, private: Callable[[int], bool]) -> None:
                               "another array", op.loc,
                               hint="copy the array before the loop (x.copy())")
         if isinstance(op, loop.ForOp | loop.WhileOp | loop.IfOp):
-            for t in _carried_types(op):
-                size = t.num_elements()
-                if size is None:
-                    raise unsupported("an array of run-time size carried by a loop or "
-                                      "produced by a branch", op.loc,
-                                      hint="write into a preallocated array instead")
-                carried += size * t.element.itemsize
-                if carried > LOCAL_LIMIT:
-                    raise unsupported(f"more than {LOCAL_LIMIT} bytes of arrays carried by "
-                                      "loops or branches", op.loc,
-                                      hint="write into a preallocated array instead")
+            if any(v.type.num_elements() is None for v in carried_values(op)):
+                raise unsupported("an array of run-time size carried by a loop or "
+                                  "produced by a branch", op.loc,
+                                  hint="write into a preallocated array instead")
 
 
 def _writes_aliased_carry(lp: Operation, private: Callable[[int], bool]) -> bool:
@@ -143,12 +136,13 @@ def _before(user: Operation, lp: Operation) -> bool:
     return op is not None and op is not lp and ops.index(op) < ops.index(lp)
 
 
-def _carried_types(op: Operation) -> list[MemRefType]:
-    """Memref types a loop or branch keeps in carrier arrays (emit_carry)."""
+def carried_values(op: Operation) -> list[Value]:
+    """The memref values a loop or branch keeps in carrier arrays (``emit_carry.slot``):
+    its array results, and a ``while``'s array state."""
     values = list(op.result_values)
     if isinstance(op, loop.WhileOp):
         values += op.before.blocks[0].args
-    return [v.type for v in values if isinstance(v.type, MemRefType)]
+    return [v for v in values if isinstance(v.type, MemRefType)]
 
 
-__all__ = ["LOCAL_LIMIT", "fresh_result", "reject_unsupported"]
+__all__ = ["LOCAL_LIMIT", "carried_values", "fresh_result", "reject_unsupported"]

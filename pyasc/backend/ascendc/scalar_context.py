@@ -83,6 +83,7 @@ class ScalarContext(ABC):
         self.vals: dict[Value, str] = {}
         self.mems: dict[Value, MemDesc] = {}
         self.names = _Names()
+        self.flush_gm: tuple[str, str] | None = None  # (GlobalTensor, type) the flush names
 
     @abstractmethod
     def block_op(self, op: Operation) -> None:

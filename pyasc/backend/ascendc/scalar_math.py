@@ -3,7 +3,8 @@
 AscendC has no scalar ``exp``/``log``/``sqrt`` and device code must not call libm.
 ``expand-math`` turns ``f32``/``f16`` transcendentals into arithmetic before lowering;
 what reaches scalar code here (``f64`` functions, ``sqrt``, rounding, ``pow``...) is
-computed by these helpers in plain ``double`` arithmetic:
+computed by helpers: below ``f64`` by the ``float`` ones of ``scalar_math_f32`` (no
+``double`` in float code), for ``f64`` by these, in plain ``double`` arithmetic:
 
 * ``exp``: ``x = k*ln2 + r`` (Cody-Waite), Taylor series of ``exp(r)`` to degree 13
   (|r| <= ln2/2: truncation below 1e-17), scaled by ``2^k`` built from the exponent bits;
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pyasc.backend.ascendc import scalar_math_f32 as f32
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.core import Operation
@@ -200,6 +202,9 @@ __aicore__ inline double PyascPowF(double x, double y) {
   if (x == 0) return y > 0 ? 0.0 : 1.0 / x;
   return PyascExpD(y * PyascLogD(x));
 }
+"""
+
+_POW_I = """\
 // numpy power on integers: wraps like numpy; a negative exponent gives 0 except for +-1.
 template <typename T, typename U>
 __aicore__ inline T PyascPowI(T x, T y) {
@@ -214,11 +219,33 @@ __aicore__ inline T PyascPowI(T x, T y) {
 }
 """
 
+_LINES = """\
+// A loop split across blocks: each block's chunk starts at a row that begins a 64-byte
+// GM line of every array the loop writes (data caches write back whole lines).
+__aicore__ inline bool PyascLineStart(int64_t bytes) { return bytes % 64 == 0; }
+// max(grain, rows between two line starts when a row step is `bytes`: 64 / gcd(bytes, 64))
+__aicore__ inline int64_t PyascLineGrain(int64_t grain, int64_t bytes) {
+  int64_t g = 1;
+  while (g < 64 && bytes % (2 * g) == 0) g *= 2;
+  return 64 / g > grain ? 64 / g : grain;
+}
+// the first line-start iteration at or after k (first, first + grain, ...), within [0, trip]
+__aicore__ inline int64_t PyascLineAlign(int64_t k, int64_t first, int64_t grain, int64_t trip) {
+  if (k <= 0) return 0;
+  if (k >= trip || first >= trip) return trip;
+  if (k <= first) return first;
+  const int64_t up = first + (k - first + grain - 1) / grain * grain;
+  return up < trip ? up : trip;
+}
+"""
+
 _TEXTS: dict[str, str] = {"bits": _BITS, "rounding": _ROUNDING, "explog": _EXP_LOG,
-                          "tanh": _TANH, "erf": _ERF, "trig": _TRIG, "pow": _POW}
-_ORDER = ("bits", "rounding", "explog", "tanh", "erf", "trig", "pow")
+                          "tanh": _TANH, "erf": _ERF, "trig": _TRIG, "pow": _POW,
+                          "pow_i": _POW_I, "lines": _LINES}
+_ORDER = ("bits", "rounding", "explog", "tanh", "erf", "trig", "pow", "pow_i", "lines")
 _DEPENDS = {"explog": ("bits", "rounding"), "tanh": ("explog",), "erf": ("explog",),
-            "trig": ("rounding",), "pow": ("explog",), "rounding": (), "bits": ()}
+            "trig": ("rounding",), "pow": ("explog",), "rounding": (), "bits": (),
+            "pow_i": (), "lines": ()}
 
 _LN2, _LN10 = "0.69314718055994530942", "2.30258509299404568402"
 # op class -> (C++ expression over x (a double), helper groups it needs).
@@ -251,12 +278,14 @@ def helper_texts(used: set[str]) -> list[str]:
     """Definitions of the helper groups in ``used`` and their dependencies, in order."""
     need: set[str] = set()
     todo = list(used)
+    depends = {**_DEPENDS, **f32.DEPENDS}
     while todo:
         name = todo.pop()
         if name not in need:
             need.add(name)
-            todo.extend(_DEPENDS.get(name, ()))
-    return [_TEXTS[name] for name in _ORDER if name in need]
+            todo.extend(depends.get(name, ()))
+    texts = {**_TEXTS, **f32.TEXTS}
+    return [texts[name] for name in (*_ORDER, *f32.ORDER) if name in need]
 
 
 def _lit(t: ScalarType, v: int) -> str:
@@ -287,13 +316,22 @@ def math_expr(op: Operation, args: list[str], helpers: set[str]) -> str:
     """The C++ expression of a scalar ``math`` op; adds the helper groups it calls."""
     t = element_type(op.result.type)
     cls = type(op)
+    wide = t.name == "f64" or any(element_type(v.type).name == "f64" for v in op.operand_values)
+    if cls in UNARY and not wide:  # float code never computes in double (soc.float64)
+        template, needed = f32.UNARY_F[op.name.split(".")[-1]]
+        helpers.update(needed)
+        return f"static_cast<{ctype(t)}>({template.format(x=f'static_cast<float>({args[0]})')})"
     if cls in UNARY:
         template, needed = UNARY[cls]
         helpers.update(needed)
         return f"static_cast<{ctype(t)}>({template.format(x=f'static_cast<double>({args[0]})')})"
     if cls in PURE:
         return PURE[cls](t, element_type(op.operand_values[0].type), args[0])
-    helpers.add("pow")
+    if cls is m.PowOp and t.is_float and not wide:
+        helpers.add("pow_f")
+        return (f"static_cast<{ctype(t)}>(PyascPowFF(static_cast<float>({args[0]}), "
+                f"static_cast<float>({args[1]})))")
+    helpers.add("pow" if t.is_float else "pow_i")
     if cls is m.PowOp and t.is_float:
         return (f"static_cast<{ctype(t)}>(PyascPowF(static_cast<double>({args[0]}), "
                 f"static_cast<double>({args[1]})))")

@@ -10,6 +10,11 @@ and the loop-level result is split:
   and a status record per block when the region has run-time checks (the failed
   check's code and the values it reports, ``ScalarKernel.status_stride`` int64 each);
 * local arrays: temporaries of static size up to :data:`LOCAL_LIMIT` bytes (kernel stack);
+* per-block scratch (``source="scratch"``, ``block_dim`` slices allocated by the host):
+  larger static temporaries inside loops or branches, and the carriers of arrays that
+  loops and branches carry (:func:`place_carriers`) beyond the stack budget.  A carried
+  array that is a region result is carried in its GM result array itself when one
+  block runs the kernel;
 * everything else is device code, emitted by ``emit_scalar``.
 
 A top-level ``loop.for`` (or the fast copy of a loop ``hoist-checks`` versioned, whose
@@ -30,7 +35,13 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pyasc.backend.ascendc.cores import VECTOR
-from pyasc.backend.ascendc.scalar_checks import LOCAL_LIMIT, fresh_result, reject_unsupported
+from pyasc.backend.ascendc.scalar_checks import (
+    LOCAL_LIMIT,
+    carried_values,
+    fresh_result,
+    reject_unsupported,
+)
+from pyasc.backend.ascendc.soc import SoC, get_soc
 from pyasc.backend.ascendc.tiles import RESERVED
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
@@ -41,6 +52,11 @@ from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.parallel_safe import independent, partial_writes_visible
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
 from pyasc.ir.unique import UniqueNames
+
+CACHE_LINE = 64
+"""Bytes of a line of the scalar unit's data cache, which writes GM back by whole lines
+(``DataCacheCleanAndInvalid`` docs): blocks must not write one line."""
+LINE_INT64 = CACHE_LINE // 8
 
 ARENA_BYTES = 1 << 20
 """Per-block GM workspace for temporaries of run-time size allocated inside loops (a
@@ -56,8 +72,21 @@ class GmArray:
     name: str
     value: Value | None          # the memref in the lowered function (None: status)
     elem: ScalarType
-    source: str                  # input | result | temp | const | scalar | status
+    source: str          # input | result | temp | const | scalar | status | arena | scratch
     index: int = -1              # input position, or result position
+
+    @property
+    def per_block(self) -> bool:
+        """Whether each block has a slice of its own (``GetBlockIdx() * slice``)."""
+        return self.source == "scratch"
+
+    @property
+    def slice(self) -> int:
+        """Elements between two blocks' slices: the static size rounded up to whole
+        64-byte cache lines (a per-block array)."""
+        n = max(1, self.value.type.num_elements() or 1)  # type: ignore[union-attr]
+        per_line = CACHE_LINE // self.elem.itemsize
+        return -(-n // per_line) * per_line
 
 
 @dataclass
@@ -71,9 +100,14 @@ class ScalarKernel:
     arrays: list[GmArray] = field(default_factory=list)
     locals: set[Value] = field(default_factory=set)
     arena: set[Value] = field(default_factory=set)   # temporaries in the GM workspace
+    carriers: dict[Value, GmArray] = field(default_factory=dict)  # carried arrays in GM
     parallel: loop.ForOp | None = None
+    # (GM array, axis) the split loop writes at row ``i``: blocks start at rows that begin
+    # a 64-byte line of each (emit_control), so no line is written by two blocks
+    split_rows: list[tuple[Value, int]] = field(default_factory=list)
     asserts: list[func.AssertOp] = field(default_factory=list)
     reason: str = ""
+    dcache_flush: str | None = None   # DataCacheCleanAndInvalid arguments (soc.py)
 
     def array_of(self, v: Value) -> GmArray | None:
         for a in self.arrays:
@@ -92,8 +126,10 @@ class ScalarKernel:
     @property
     def status_stride(self) -> int:
         """Status slots per block: the failed check's code, then the values it reports
-        (a bounds check's index and axis size)."""
-        return 1 + max((len(op.values) for op in self.asserts), default=0)
+        (a bounds check's index and axis size), padded to a 64-byte cache line so that
+        no two blocks write one line."""
+        used = 1 + max((len(op.values) for op in self.asserts), default=0)
+        return -(-used // LINE_INT64) * LINE_INT64
 
     def check_codes(self) -> dict[str, tuple]:
         """``ascend.check_status`` attributes for the codes ``1..n`` the kernel may
@@ -179,12 +215,16 @@ def lower_region(fn: FuncOp, options: dict[str, object]) -> FuncOp:
 def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list[Value],
                        distinct: Callable[[int, int], bool], reason: str,
                        options: dict[str, object],
-                       private: Callable[[int], bool] = lambda i: False) -> ScalarKernel:
+                       private: Callable[[int], bool] = lambda i: False,
+                       soc: SoC | None = None) -> ScalarKernel:
     """Lower ``fn`` and place its buffers; ``distinct(i, j)`` says whether array inputs
     ``i`` and ``j`` are known not to alias, ``private(i)`` whether nothing outside the
-    region sees input ``i`` after it (a buffer the kernel may treat as its own)."""
+    region sees input ``i`` after it (a buffer the kernel may treat as its own).  ``soc``
+    (default: the default SoC) says how scalar GM writes are flushed."""
+    soc = soc or get_soc()
     low = lower_region(fn, options)
-    k = ScalarKernel(name, fn.loc, low, inputs, outputs, reason=reason)
+    k = ScalarKernel(name, fn.loc, low, inputs, outputs, reason=reason,
+                     dcache_flush=soc.dcache_flush)
     reject_unsupported(low, private)
     names = _Names()
     for i, arg in enumerate(low.entry.args):
@@ -199,6 +239,9 @@ def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list
     if k.asserts or k.arena:
         k.arrays.append(GmArray(names.new("status"), None, ScalarType("i64"), "status"))
     k.parallel = find_parallel_loop(k, distinct)
+    if k.parallel is not None:
+        k.split_rows = _split_rows(k, k.parallel)
+    place_carriers(k, names)
     return k
 
 
@@ -242,8 +285,38 @@ def _place_temporaries(k: ScalarKernel, names: _Names) -> None:
             k.locals.add(op.result)
         elif op.parent is k.fn.entry:
             k.arrays.append(GmArray(names.new("work"), op.result, t.element, "temp"))
+        elif size is not None:  # one live instance per block at a time: a fixed slice
+            k.arrays.append(GmArray(names.new("scratch"), op.result, t.element, "scratch"))
         else:
             k.arena.add(op.result)
+
+
+def place_carriers(k: ScalarKernel, names: _Names) -> None:
+    """GM homes of carried arrays that do not stay on the stack (``emit_carry.slot``).
+
+    A carried value that is a region result lives in its GM result array when one
+    block runs the kernel (every block would write it otherwise).  The others are local
+    arrays while their total stays within ``LOCAL_LIMIT`` bytes, then per-block scratch.
+    Carriers are static (``reject_unsupported``)."""
+    stack = 0
+    for op in k.fn.walk():
+        if not isinstance(op, _CARRY_OPS):
+            continue
+        for v in carried_values(op):
+            t = v.type
+            assert isinstance(t, MemRefType)
+            result = k.array_of(v)
+            if result is not None and result.source == "result" and k.parallel is None:
+                k.carriers[v] = result
+                continue
+            size = (t.num_elements() or 0) * t.element.itemsize
+            if stack + size <= LOCAL_LIMIT:
+                stack += size
+            else:
+                arr = GmArray(names.new(f"{v.name_hint or 'carry'}_gm"), v, t.element,
+                              "scratch")
+                k.arrays.append(arr)
+                k.carriers[v] = arr
 
 
 # ---------------------------------------------------------------- block split
@@ -251,7 +324,7 @@ def _place_temporaries(k: ScalarKernel, names: _Names) -> None:
 
 def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) -> loop.ForOp | None:
     """The top-level loop to split across blocks, or ``None`` (see the module docstring)."""
-    gm = {a.value for a in k.arrays if a.value is not None}
+    gm = {a.value for a in k.arrays if a.value is not None and not a.per_block}
     writers = [op for op in k.fn.entry.ops if _stores_into(op, gm)]
     if len(writers) != 1:
         return None
@@ -269,6 +342,20 @@ def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) ->
     if not independent(lp, owned) or partial_writes_visible(lp, _hidden(k)):
         return None
     return None if any(shared(w, r) for w in written for r in around) else lp
+
+
+def _split_rows(k: ScalarKernel, lp: loop.ForOp) -> list[tuple[Value, int]]:
+    """The (GM array, axis) pairs the split loop stores into with its variable as the
+    index of that axis (``independent`` proved every shared GM store is one)."""
+    gm = {a.value for a in k.arrays if a.value is not None and not a.per_block}
+    iv = lp.induction_var
+    rows: list[tuple[Value, int]] = []
+    for op in lp.walk():
+        if isinstance(op, mem.StoreOp) and op.dest in gm:
+            axis = next((i for i, v in enumerate(op.indices) if v is iv), None)
+            if axis is not None and (op.dest, axis) not in rows:
+                rows.append((op.dest, axis))
+    return rows
 
 
 def _fast_loop(op: Operation) -> loop.ForOp | None:
@@ -330,5 +417,5 @@ class _Names:
         return self.unique.fresh(clean)
 
 
-__all__ = ["ARENA_BYTES", "LOCAL_LIMIT", "GmArray", "ScalarKernel", "escaping_values",
+__all__ = ["ARENA_BYTES", "CACHE_LINE", "LOCAL_LIMIT", "GmArray", "ScalarKernel", "escaping_values",
            "external_values", "is_scalar_constant", "outline", "plan_scalar_kernel"]

@@ -77,7 +77,7 @@ def sim_config(soc: SoC, opt_level: str | None = None) -> SimConfig:
         "l1_bytes": soc.cube.l1_usable_bytes, "l0a_bytes": soc.cube.l0a_bytes,
         "l0b_bytes": soc.cube.l0b_bytes, "l0c_bytes": soc.cube.l0c_bytes}
     return SimConfig(ub_bytes=soc.ub_bytes, ub_reserved_bytes=soc.reserved_ub_bytes,
-                     opt_level=opt, **cube)
+                     opt_level=opt, npu_arch=soc.npu_arch, **cube)
 
 
 def _not_vector(cores: Mapping[str, str] | None) -> dict[str, str]:

@@ -29,6 +29,21 @@ Sources:
   counts: ``ai_core_cnt`` of the platform ini (24 on 910B1/B2 [V3], 20 on 910B4 [V3]).
   Other SoCs have no verified cube facts and keep ``cube = None``: their matmul stays a
   scalar kernel.
+* Scalar GM writes (``dcache_flush``): asc-devkit
+  ``include/basic_api/kernel_operator_cache_intf.h`` declares
+  ``DataCacheCleanAndInvalid<T, CacheLine>(const GlobalTensor<T>&)`` (and a form with
+  ``DcciDst``); ``impl/basic_api/kernel_operator_cache_intf_impl.h`` defines the
+  ``<T, CacheLine>`` form for ``__NPU_ARCH__`` 2201, 2002 and 3002 and nothing for 1001;
+  the API docs (``docs/zh/api/SIMD-API/基础API/缓存控制/DataCacheCleanAndInvalid.md``) list
+  the Atlas A2/A3, 200I/500 A2 and inference AI Core as supported (only the form without
+  ``DcciDst`` on the latter) and the training series (dav-c100) as not [V]; they also list
+  the 310P *Vector Core* as unsupported, while pyasc's 310P kernels name
+  ``dav-m200-vec`` [I: unresolved].  dav-c100's own tensor-dump code writes GM by scalar
+  stores and never flushes (``dav_c100`` vs ``dav_c220/kernel_operator_dump_tensor_impl.h``),
+  so its kernels get no flush [I].
+* float64 (``float64``): no public CANN source says an AI Core computes ``double``: the
+  vector APIs take no float64 (the dtype tables above; only ``DataCopy`` moves 8-byte
+  elements) and the scalar unit's float64 support is undocumented.  No SoC allows it.
 """
 
 from __future__ import annotations
@@ -162,6 +177,10 @@ class SoC:
     casts: dict[tuple[str, str], frozenset[str]] = field(default_factory=lambda: C220_CASTS)
     element_types: frozenset[str] = ELEMENT_TYPES
     cube: CubeUnit | None = None   # None: no verified cube facts, matmul stays scalar
+    # The DataCacheCleanAndInvalid template arguments after T that make a block's scalar
+    # GM writes visible (None: the arch declares no such API; see the module docstring).
+    dcache_flush: str | None = "CacheLine::ENTIRE_DATA_CACHE"
+    float64: bool = False    # double in device code (no SoC: module docstring)
 
     @property
     def reserved_ub_bytes(self) -> int:
@@ -220,9 +239,9 @@ SOCS: dict[str, SoC] = {s.name: s for s in (
     # Ascend910 (first generation): 256 KB / 248 KB [V]; 32 AI cores on 910A, 30 on the
     # "Ascend910B" first-generation part [I]; no bf16 [I].
     SoC("Ascend910A", "Ascend910", 256 * KB, 248 * KB, 32, "dav-c100", 1001,
-        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS, dcache_flush=None),
     SoC("Ascend910ProB", "Ascend910", 256 * KB, 248 * KB, 30, "dav-c100", 1001,
-        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS),
+        _no_bf16(C220_DTYPES), _NO_BF16_CASTS, _NO_BF16_ELEMENTS, dcache_flush=None),
 )}
 
 DEFAULT_SOC = "Ascend910B1"

@@ -9,7 +9,7 @@
 #include "sim_base.h"    // macros, enums, SrcLoc, Violation
 #include "sim_fp16.h"    // half, bfloat16_t, directed rounding
 #include "sim_state.h"   // per-block state, counters
-#include "sim_tensor.h"  // GlobalTensor, LocalTensor
+#include "sim_tensor.h"  // GlobalTensor, LocalTensor (and sim_dcache.h: DataCacheCleanAndInvalid)
 #include "sim_pipe.h"    // TPipe, TQue, TBuf, GetBlockIdx
 #include "sim_sync.h"    // SetFlag, WaitFlag, PipeBarrier; pipe-order checks
 #include "sim_copy.h"    // DataCopy, DataCopyPad

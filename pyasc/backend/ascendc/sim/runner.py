@@ -75,6 +75,7 @@ class SimConfig:
     l0a_bytes: int = 64 * 1024
     l0b_bytes: int = 64 * 1024
     l0c_bytes: int = 128 * 1024
+    npu_arch: int = 2201               # __NPU_ARCH__: which DataCacheCleanAndInvalid forms exist
 
     def defines(self) -> list[str]:
         """The -D flags that configure the headers."""
@@ -86,6 +87,7 @@ class SimConfig:
             f"-DPYASC_SIM_L0A_BYTES={self.l0a_bytes}",
             f"-DPYASC_SIM_L0B_BYTES={self.l0b_bytes}",
             f"-DPYASC_SIM_L0C_BYTES={self.l0c_bytes}",
+            f"-DPYASC_SIM_NPU_ARCH={self.npu_arch}",
         ]
 
 

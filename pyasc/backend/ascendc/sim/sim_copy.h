@@ -75,6 +75,7 @@ inline void note_copy_in(const UbRef& dst, uint64_t bytes) {
 
 inline void note_copy_out(uintptr_t lo, uint64_t bytes, const char* api, const SrcLoc& loc) {
   count(Ctr::ub_to_gm_bytes, bytes);
+  dcache_dma(lo, lo + bytes, true, api, loc);
   if (t_block != nullptr) t_block->record_write(lo, lo + bytes, api, loc);
 }
 
@@ -105,6 +106,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint3
   pyasc_sim::check_whole_blocks(bytes, api, loc);
   uint8_t* d = pyasc_sim::ub_operand(dst.ref_, bytes, pyasc_sim::kBlock, api, "dst", loc);
   const uintptr_t s = src.range(bytes, api, "src", loc);
+  pyasc_sim::dcache_dma(s, s + bytes, false, api, loc);
   pyasc_sim::check_gm_aligned<T>(s, api, loc);
   std::memcpy(d, reinterpret_cast<const void*>(s), bytes);
   pyasc_sim::note_copy_in(dst.ref_, bytes);
@@ -143,6 +145,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataC
   const uint64_t s_step = blk + uint64_t{p.srcStride} * 32, d_step = blk + uint64_t{p.dstStride} * 32;
   uint8_t* d = pyasc_sim::ub_operand(dst.ref_, (n - 1) * d_step + blk, pyasc_sim::kBlock, api, "dst", loc);
   const uintptr_t s = src.range((n - 1) * s_step + blk, api, "src", loc);
+  pyasc_sim::dcache_dma(s, s + (n - 1) * s_step + blk, false, api, loc);
   pyasc_sim::check_gm_aligned<T>(s, api, loc);
   for (uint64_t i = 0; i < n; ++i) std::memcpy(d + i * d_step, reinterpret_cast<const void*>(s + i * s_step), blk);
   pyasc_sim::note_copy_in(dst.ref_, n * blk);
@@ -189,6 +192,7 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
   const uint64_t d_step = ub_blk + uint64_t{p.dstStride} * 32, s_step = len + p.srcStride;
   uint8_t* d = pyasc_sim::ub_operand(dst.ref_, (n - 1) * d_step + ub_blk, pyasc_sim::kBlock, api, "dst", loc);
   const uintptr_t s = src.range((n - 1) * s_step + len, api, "src", loc);
+  pyasc_sim::dcache_dma(s, s + (n - 1) * s_step + len, false, api, loc);
   for (uint64_t i = 0; i < n; ++i) {
     uint8_t* blk = d + i * d_step;
     std::memset(blk, PYASC_SIM_UB_FILL, ub_blk);  // what the hardware leaves "random"

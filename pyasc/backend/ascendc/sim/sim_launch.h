@@ -101,6 +101,7 @@ struct BlockResult {
   std::string err;
   uint64_t counters[kNumCounters] = {};
   std::vector<GmWrite> writes;
+  std::vector<GmWrite> lines;  // 64-byte lines written by scalar stores (sim_dcache.h)
 };
 
 inline std::string report(const char* api, const SrcLoc& loc, uint32_t blk, const std::string& detail) {
@@ -113,8 +114,10 @@ inline void run_block(Invoker invoke, void** args, const LaunchCtx& ctx, uint32_
     BlockState state(b, ctx.block_dim, &ctx);
     t_block = &state;
     invoke(args);
+    dcache_at_block_end(state);
     std::copy(state.counters, state.counters + kNumCounters, out.counters);
     out.writes = std::move(state.writes);
+    out.lines = std::move(state.dcache.lines);
   } catch (const Interrupted&) {
     out.rc = 3;
     out.err = "interrupted";
@@ -131,26 +134,21 @@ inline void run_block(Invoker invoke, void** args, const LaunchCtx& ctx, uint32_
   t_block = nullptr;
 }
 
-// Two blocks writing the same GM bytes race on hardware (their order is undefined).
-inline std::string find_write_race(const std::vector<BlockResult>& results, const LaunchCtx& ctx) {
-  struct W { uintptr_t lo, hi; uint32_t blk; const GmWrite* w; };
-  std::vector<W> all;
-  for (uint32_t b = 0; b < results.size(); ++b) {
-    for (const GmWrite& w : results[b].writes) all.push_back({w.lo, w.hi, b, &w});
-  }
-  std::sort(all.begin(), all.end(), [](const W& x, const W& y) { return x.lo < y.lo; });
-  const W* best = nullptr;    // earlier range reaching furthest
-  const W* second = nullptr;  // furthest-reaching earlier range of another block than best
-  for (const W& c : all) {
-    const W* other = best && best->blk != c.blk ? best : second;
-    if (other != nullptr && other->hi > c.lo) {
-      const GmRegion* r = ctx.find(c.lo);
-      const uintptr_t base = r ? r->lo : 0;
-      return report(c.w->api, c.w->loc, c.blk, fmt(
-          "GM write race: bytes [%llu, %llu) of argument %d are also written by block %u (%s at line %d)",
-          static_cast<unsigned long long>(c.lo - base), static_cast<unsigned long long>(std::min(c.hi, other->hi) - base),
-          r ? r->arg : -1, other->blk, other->w->api, other->w->loc.line));
-    }
+// One write range of a block, for the overlap sweep.
+struct BlockWrite {
+  uintptr_t lo, hi;
+  uint32_t blk;
+  const GmWrite* w;
+};
+
+// The first range of `all` that overlaps a range of another block, with that range.
+inline std::pair<const BlockWrite*, const BlockWrite*> find_overlap(std::vector<BlockWrite>& all) {
+  std::sort(all.begin(), all.end(), [](const BlockWrite& x, const BlockWrite& y) { return x.lo < y.lo; });
+  const BlockWrite* best = nullptr;    // earlier range reaching furthest
+  const BlockWrite* second = nullptr;  // furthest-reaching earlier range of another block than best
+  for (const BlockWrite& c : all) {
+    const BlockWrite* other = best && best->blk != c.blk ? best : second;
+    if (other != nullptr && other->hi > c.lo) return {&c, other};
     if (best == nullptr || c.hi > best->hi) {
       if (best != nullptr && best->blk != c.blk) second = best;
       best = &c;
@@ -158,7 +156,48 @@ inline std::string find_write_race(const std::vector<BlockResult>& results, cons
       second = &c;
     }
   }
-  return {};
+  return {nullptr, nullptr};
+}
+
+// Two blocks writing the same GM bytes race on hardware (their order is undefined).
+inline std::string find_write_race(const std::vector<BlockResult>& results, const LaunchCtx& ctx) {
+  std::vector<BlockWrite> all;
+  for (uint32_t b = 0; b < results.size(); ++b) {
+    for (const GmWrite& w : results[b].writes) all.push_back({w.lo, w.hi, b, &w});
+  }
+  auto [c, other] = find_overlap(all);
+  if (c == nullptr) return {};
+  const GmRegion* r = ctx.find(c->lo);
+  const uintptr_t base = r ? r->lo : 0;
+  return report(c->w->api, c->w->loc, c->blk, fmt(
+      "GM write race: bytes [%llu, %llu) of argument %d are also written by block %u (%s at line %d)",
+      static_cast<unsigned long long>(c->lo - base), static_cast<unsigned long long>(std::min(c->hi, other->hi) - base),
+      r ? r->arg : -1, other->blk, other->w->api, other->w->loc.line));
+}
+
+// A 64-byte line written by scalar stores of one block and written by another block at all
+// (different bytes: find_write_race ran first): the data caches write back whole lines, so
+// one block's write-back overwrites the other's bytes (sim_dcache.h).
+inline std::string find_line_sharing(const std::vector<BlockResult>& results, const LaunchCtx& ctx) {
+  if (!PYASC_SIM_DCACHE) return {};
+  std::vector<BlockWrite> all;
+  for (uint32_t b = 0; b < results.size(); ++b) {
+    for (const GmWrite& w : results[b].lines) all.push_back({w.lo, w.hi, b, &w});
+    for (const GmWrite& w : results[b].writes) {
+      if (std::string_view(w.api) != "GlobalTensor::SetValue") all.push_back({w.lo, w.hi, b, &w});
+    }
+  }
+  auto [c, other] = find_overlap(all);
+  if (c == nullptr) return {};
+  const GmRegion* r = ctx.find(c->lo);
+  const uintptr_t base = r ? r->lo : 0;
+  const uintptr_t line = base + (std::max(c->lo, other->lo) - base) / kLine * kLine;
+  return report(c->w->api, c->w->loc, c->blk, fmt(
+      "GM cache-line sharing: the 64-byte line at byte %llu of argument %d is also written by block %u "
+      "(%s at line %d); data caches write back whole lines, so one block's write-back overwrites the "
+      "other's bytes (split scalar outputs at 64-byte lines)",
+      static_cast<unsigned long long>(line - base), r ? r->arg : -1, other->blk, other->w->api,
+      other->w->loc.line));
 }
 
 inline unsigned worker_count(uint32_t block_dim) {
@@ -239,9 +278,11 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
       return r.rc;
     }
   }
-  if (std::string race = find_write_race(results, ctx); !race.empty()) {
-    write_err(race, err, errlen);
-    return 1;
+  for (auto check : {find_write_race, find_line_sharing}) {
+    if (std::string race = check(results, ctx); !race.empty()) {
+      write_err(race, err, errlen);
+      return 1;
+    }
   }
   if (counters != nullptr) {
     std::fill(counters, counters + kNumCounters, 0);

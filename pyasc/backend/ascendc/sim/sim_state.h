@@ -1,5 +1,6 @@
-// ascend-sim: per-launch and per-block state — GM regions, the UB arena, counters and
-// the record of GM writes used to detect two blocks writing the same bytes.
+// ascend-sim: per-launch and per-block state — GM regions, the UB arena, counters, the
+// record of GM writes used to detect two blocks writing the same bytes, and the data
+// cache of the scalar unit.
 //
 // One BlockState exists per running block; the launcher points the thread-local
 // `t_block` at it, so every API call finds its block without global mutable state.
@@ -14,6 +15,8 @@
 #include <cstdlib>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim_cube_state.h"
@@ -38,7 +41,7 @@ namespace pyasc_sim {
   X(gm_to_l1_bytes, SUM) X(l1_to_l0a_bytes, SUM) X(l1_to_l0b_bytes, SUM)              \
   X(l0c_to_gm_bytes, SUM) X(cube_macs, SUM) X(cube_padded_macs, SUM)                  \
   X(Mmad_calls, SUM) X(l1_peak_bytes, MAX) X(l0a_peak_bytes, MAX)                     \
-  X(l0b_peak_bytes, MAX) X(l0c_peak_bytes, MAX)
+  X(l0b_peak_bytes, MAX) X(l0c_peak_bytes, MAX) X(dcache_flush_calls, SUM)
 
 enum class Ctr : int {
 #define PYASC_SIM_X(name, kind) name,
@@ -103,6 +106,44 @@ struct GmWrite {
   const char* api;
 };
 
+// The scalar unit's data cache of one block (see sim_dcache.h for the rules it checks).
+// GlobalTensor::SetValue writes GM through it: the line becomes dirty until
+// DataCacheCleanAndInvalid cleans it; on hardware the line is written back whole, later.
+// A line is 64 bytes counted from the start of the kernel argument holding it (device
+// buffers start 512-byte aligned: rtMalloc, reference section 2).
+inline constexpr uintptr_t kLine = 64;
+
+struct DirtyLine {
+  uint64_t bytes = 0;  // bit i: byte i of the line written and not cleaned
+  SrcLoc loc{};        // the last scalar store into the line
+};
+
+struct DataCache {
+  std::unordered_map<uintptr_t, DirtyLine> dirty;  // by line start
+  std::vector<GmWrite> lines;  // every line range written by scalar stores (kept when cleaned)
+
+  void write(uintptr_t line, uint64_t bytes, const char* api, const SrcLoc& loc) {
+    DirtyLine& d = dirty[line];
+    d.bytes |= bytes;
+    d.loc = loc;
+    if (!lines.empty() && lines.back().lo <= line && line < lines.back().hi) return;
+    if (!lines.empty() && lines.back().hi == line && lines.back().loc.line == loc.line) {
+      lines.back().hi = line + kLine;  // streaming stores coalesce into one range
+      return;
+    }
+    lines.push_back({line, line + kLine, loc, api});
+  }
+
+  // The dirty line with the lowest address in [lo, hi), or nullptr.
+  const std::pair<const uintptr_t, DirtyLine>* first_dirty(uintptr_t lo, uintptr_t hi) const {
+    const std::pair<const uintptr_t, DirtyLine>* best = nullptr;
+    for (const auto& e : dirty) {
+      if (e.first + kLine > lo && e.first < hi && (best == nullptr || e.first < best->first)) best = &e;
+    }
+    return best;
+  }
+};
+
 struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
 };
@@ -113,6 +154,7 @@ struct BlockState {
   std::unique_ptr<uint8_t, FreeDeleter> ub;
   uint64_t counters[kNumCounters] = {};
   std::vector<GmWrite> writes;
+  DataCache dcache;
   bool pipe_alive = false;
   std::unique_ptr<CubeState> cube = std::make_unique<CubeState>();  // L1/L0, pipes, flags
   int64_t poll_state[2];

@@ -2,6 +2,7 @@
 // into the block's simulated Unified Buffer), with the operand checks every API uses.
 #pragma once
 
+#include "sim_dcache.h"
 #include "sim_state.h"
 
 namespace pyasc_sim {
@@ -177,6 +178,7 @@ class GlobalTensor {
     uintptr_t p = (*this)[index].range(sizeof(T), api, "tensor", loc);
     pyasc_sim::store<T>(reinterpret_cast<uint8_t*>(p), value);
     if (pyasc_sim::t_block != nullptr) pyasc_sim::t_block->record_write(p, p + sizeof(T), api, loc);
+    pyasc_sim::dcache_store(p, sizeof(T), api, loc);
   }
   uint64_t GetSize() const { return addr_ < hi_ ? (hi_ - addr_) / sizeof(T) : 0; }
   __gm__ T* GetPhyAddr() const { return reinterpret_cast<T*>(addr_); }
