@@ -327,5 +327,13 @@ class DeviceStateLostWarning(PyascWarning):
                     "device state")
 
 
+class DeviceFloat64Warning(PyascWarning):
+    """float64 device code computed in float32 on an AI Core, as
+    ``device_float64="demote"`` asks (W50070)."""
+
+    code = "W50070"
+    default_hint = "cast the float64 data to float32 yourself, or run it on target='cpu'"
+
+
 ALL_WARNINGS: tuple[type[PyascWarning], ...] = (InvalidEnvironmentWarning, IRDumpWarning,
-                                              DeviceStateLostWarning)
+                                              DeviceStateLostWarning, DeviceFloat64Warning)

@@ -6,7 +6,9 @@ names the operator must compile for), ``fastmath`` (allow reassociation and
 approximate math), ``boundscheck`` (run-time index checks, on by default: an index out
 of bounds raises ``IndexOutOfBoundsError``, an ``IndexError``, on every target;
 ``boundscheck=False`` removes them and makes such an access undefined), ``cache`` (let
-the backend use its on-disk kernel cache).
+the backend use its on-disk kernel cache), ``device_float64`` (``"error"``, the default:
+float64 device code on an ascend target is E50041; ``"demote"``: computed in float32 on
+the device, with a warning; see docs/ascendc-backend.md).
 
 Target selection: an explicit ``target=`` on the decorator wins; otherwise the
 ``PYASC_TARGET`` environment variable (read at each call) overrides the default
@@ -31,6 +33,7 @@ from typing import Any
 from pyasc.errors import InvalidOptionError
 
 TARGETS = ("auto", "cpu", "interpret", "ascend", "ascend-sim")
+FLOAT64_MODES = ("error", "demote")  # device_float64: what float64 device code does
 @dataclass(frozen=True)
 class Options:
     """Validated decorator options (``target=None`` means "not given")."""
@@ -41,12 +44,13 @@ class Options:
     fastmath: bool = False
     boundscheck: bool = True
     cache: bool = True
+    device_float64: str = "error"
 
     def as_dict(self) -> dict[str, Any]:
         """The options passed to passes and backends (``Program.options``)."""
         return {"dynamic_shape": self.dynamic_shape, "device_type": self.device_type,
                 "fastmath": self.fastmath, "boundscheck": self.boundscheck,
-                "cache": self.cache}
+                "cache": self.cache, "device_float64": self.device_float64}
 
 
 OPTION_NAMES = tuple(f.name for f in fields(Options))
@@ -65,7 +69,12 @@ def make_options(kwargs: dict[str, Any]) -> Options:
     for name in ("dynamic_shape", "fastmath", "boundscheck", "cache"):
         if name in kwargs and not isinstance(kwargs[name], bool):
             raise InvalidOptionError(f"option {name!r} must be True or False")
+    f64 = kwargs.get("device_float64", "error")
+    if f64 not in FLOAT64_MODES:
+        raise InvalidOptionError(f"unknown device_float64 {f64!r}",
+                                 hint=f"choose one of {', '.join(map(repr, FLOAT64_MODES))}")
     return Options(target=target, device_type=_devices(kwargs.get("device_type")),
+                   device_float64=f64,
                    **{k: kwargs[k] for k in ("dynamic_shape", "fastmath", "boundscheck",
                                              "cache") if k in kwargs})
 

@@ -295,7 +295,7 @@ __aicore__ inline float PyascFMod(float x, float y) { return PyascFModF(x, y); }
 """,
     "PyascDivT": """\
 // The type float division and remainder compute in: float for half, bfloat16 and float
-// (numpy's half loops compute in float), double only for double.
+// (numpy's half loops compute in float); a float64 T keeps its own type.
 template <typename T> struct PyascDivT { using type = decltype(T() + 0.0f); };
 """,
     "PyascRemF": """\
@@ -315,7 +315,7 @@ __aicore__ inline T PyascRemF(T a, T b) {
 """,
     "PyascFMax": """\
 // numpy maximum/minimum: NaN propagates; between equal values (-0.0 and 0.0) the first
-// operand wins for half (numpy's generic loop), the second for float and double (its
+// operand wins for half (numpy's generic loop), the second for float and float64 (its
 // SIMD loops): First says which.
 template <bool First, typename T>
 __aicore__ inline T PyascFMax(T a, T b) {

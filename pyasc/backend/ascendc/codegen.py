@@ -28,6 +28,7 @@ from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
+from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups
 from pyasc.backend.ascendc.host import HostBuilder
@@ -136,6 +137,8 @@ class _Lowering:
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
         form_groups(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
+        if not self.soc.float64:
+            hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp)):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))

@@ -54,7 +54,7 @@ def kernel_params(k: ScalarKernel) -> list[Param]:
             out += [Param("int64_t", f"{a.name}_d{axis}", "dim", index=a.index, axis=axis)
                     for axis, d in enumerate(t.shape) if d == DYN]
     for i, arg in enumerate(k.fn.entry.args):
-        if isinstance(arg.type, ScalarType):
+        if isinstance(arg.type, ScalarType) and arg.uses:  # folded away: not passed
             out.append(Param(ctype(arg.type), arg.name_hint or f"arg{i}", "scalar", index=i))
     names = _Names()
     for p in out:

@@ -8,7 +8,8 @@ variant does not fit, naming the SoC, the operation and the user's line:
   (``vec_alloc.choose_tile``, E50003, checked while lowering; a dynamic row length is
   checked at run time by the variant's host program, naming the SoC too);
 * element types: a kernel may only hold types the SoC's AI Core has
-  (``SoC.element_types``; no bf16 on dav-m200 and dav-c100) -- :func:`check_fit`,
+  (``SoC.element_types``; no bf16 on dav-m200 and dav-c100, float64 nowhere:
+  ``scalar_f64``) -- :func:`check_fit`,
   :class:`SocFitError` (E50041), run by every ``lower_program``;
 * vector APIs and their dtypes (``SoC.dtypes``, ``SoC.casts``): an API a SoC lacks for a
   type makes that group a scalar kernel on that SoC only; the performance warning then
@@ -31,6 +32,11 @@ class SocFitError(InvalidOptionError):
     """A function that does not fit one of the SoCs it is compiled for (E50041)."""
 
     title = "the function does not fit a requested SoC"
+
+
+class DeviceFloat64Error(SocFitError):
+    """float64 in device code: no SoC's AI Core has it (``soc.py``, E50041); the fix is
+    a float32 cast or ``device_float64="demote"``."""
 
 
 def _element(t: Type) -> ScalarType | None:
@@ -86,13 +92,18 @@ def check_fit(kernels: Sequence[object], soc: SoC) -> None:
     op, bad = _first_in_source(found)
     loc = op.loc
     known = loc.known and loc.line > 0
-    raise SocFitError(
+    hint = f"remove {soc.name!r} from device_type, or compute in a type it has " \
+        "(e.g. .astype(np.float32))"
+    error: type[SocFitError] = SocFitError
+    if bad.name == "f64":  # no SoC has it (soc.py): the fix is in the program
+        error = DeviceFloat64Error
+        hint = ("cast the float64 data to float32 (x.astype(np.float32), np.float32(s)), or "
+                "let the device compute it in float32: @hybrid(device_float64='demote')")
+    raise error(
         f"'{op.name}' on {_dtype_name(bad)} values does not fit {soc.name}: its AI Core "
         f"({soc.aicore_arch}) has no {_dtype_name(bad)} type",
         filename=loc.file if known else None, lineno=loc.line if known else None,
-        col_offset=max(loc.col - 1, 0) if known else None,
-        hint=f"remove {soc.name!r} from device_type, or compute in a type it has "
-             "(e.g. .astype(np.float32))")
+        col_offset=max(loc.col - 1, 0) if known else None, hint=hint)
 
 
-__all__ = ["SocFitError", "check_fit"]
+__all__ = ["DeviceFloat64Error", "SocFitError", "check_fit"]

@@ -16,9 +16,9 @@ from pyasc.backend.ascendc.ops import CheckStatusOp
 from pyasc.backend.ascendc.scalar_plan import ARENA_BYTES, GmArray, ScalarKernel
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.core import BlockArgument, DenseArray, Operation, OpResult, Value
-from pyasc.ir.ops import arith, mem
+from pyasc.ir.ops import arith, func, mem
 from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, i64, u8
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, Type, f32, f64, i64, u8
 
 
 class NotHostComputable(Exception):
@@ -130,6 +130,12 @@ def _written_inputs(k: ScalarKernel) -> set[int]:
 def launch_scalar(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
                   soc: SoC) -> list[Value]:
     """Emit the host ops that run scalar kernel ``k``; returns the region's results."""
+    originals = list(inputs)
+    if k.demoted is not None:  # float64 inputs reach the kernel as float32 copies
+        inputs = [_narrowed(hb, v) if i in k.demoted.inputs else v
+                  for i, v in enumerate(inputs)]
+    if k.host_scalars is not None:  # parameters the host computes (scalar_f64)
+        inputs = inputs + _host_scalars(hb, k, inputs)
     hv = _HostValues(hb, k, inputs)
     block_dim = _block_dim(hb, hv, k, soc)
     args: list[Value] = []
@@ -155,17 +161,56 @@ def launch_scalar(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
     if status is not None:
         attrs = {**k.check_codes(), "stride": k.status_stride}
         hb.insert(CheckStatusOp([buffers[status.name]], [], attrs, loc=k.loc))
-    return _results(hb, k, inputs, buffers)
+    for i in written_inputs & set(k.demoted.inputs if k.demoted else ()):
+        if isinstance(originals[i].type, MemRefType):  # back into the float64 array
+            hb.insert(mem.WriteOp([_cast(hb, hb.to_tensor(inputs[i]), f64), originals[i]], []))
+    return _results(hb, k, inputs, buffers, originals)
+
+
+def _host_scalars(hb: HostBuilder, k: ScalarKernel, inputs: list[Value]) -> list[Value]:
+    """The values of the parameters ``scalar_f64.fold_host_scalars`` added."""
+    hs = k.host_scalars
+    assert hs is not None
+    env: dict[Value, Value] = dict(zip(hs.fn.entry.args, inputs, strict=False))
+    for op in hs.fn.entry.ops:
+        if isinstance(op, func.ReturnOp):
+            return [env[v] for v in op.operand_values]
+        hb.insert(op.clone(env))
+    raise AssertionError("host scalars without a return")
+
+
+def _cast(hb: HostBuilder, v: Value, to: ScalarType) -> Value:
+    return hb.insert(arith.CastOp.new(v, to)).result
+
+
+def _narrowed(hb: HostBuilder, v: Value) -> Value:
+    """A float32 copy of float64 ``v`` (a buffer for a memref: the kernel may write it)."""
+    t = v.type
+    if not isinstance(t, MemRefType):
+        return _cast(hb, v, f32)
+    buf = hb.alloc(t.shape, f32, [hb.dim(v, a) for a in range(t.rank)])
+    hb.insert(mem.WriteOp([_cast(hb, hb.to_tensor(v), f32), buf], []))
+    return buf
+
+
+def _widened(hb: HostBuilder, v: Value, outer: Type) -> Value:
+    """Result ``v`` of a demoted kernel as the float64 value the region promised."""
+    if isinstance(outer, ScalarType | TensorType):
+        return _cast(hb, hb.to_tensor(v) if isinstance(v.type, MemRefType) else v, f64)
+    assert isinstance(outer, MemRefType) and isinstance(v.type, MemRefType)
+    buf = hb.alloc(outer.shape, f64, [hb.dim(v, a) for a in range(outer.rank)])
+    hb.insert(mem.WriteOp([_cast(hb, hb.to_tensor(v), f64), buf], []))
+    return buf
 
 
 def _results(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
-             buffers: dict[str, Value]) -> list[Value]:
+             buffers: dict[str, Value], originals: list[Value]) -> list[Value]:
     term = k.fn.entry.terminator
     assert term is not None
     out: list[Value] = []
     for j, (v, outer) in enumerate(zip(term.operand_values, k.outputs, strict=True)):
-        if isinstance(v, BlockArgument):
-            out.append(inputs[v.index])
+        if isinstance(v, BlockArgument):  # a demoted one was written back already
+            out.append(originals[v.index] if v.index < len(originals) else inputs[v.index])
             continue
         arr = next(a for a in k.arrays if a.index == j and a.source in ("scalar", "result"))
         buf = buffers[arr.name]
@@ -175,6 +220,8 @@ def _results(hb: HostBuilder, k: ScalarKernel, inputs: list[Value],
             val = buf  # a new array returned as an array
         else:
             val = hb.to_tensor(buf)
+        if k.demoted is not None and j in k.demoted.outputs:
+            val = _widened(hb, val, outer.type)
         assert val.type == outer.type or isinstance(outer.type, TensorType | ScalarType)
         out.append(val)
     return out

@@ -41,6 +41,14 @@ from pyasc.backend.ascendc.scalar_checks import (
     fresh_result,
     reject_unsupported,
 )
+from pyasc.backend.ascendc.scalar_f64 import (
+    DEMOTE_OPTION,
+    Demoted,
+    HostScalars,
+    demote,
+    fold_host_scalars,
+    has_float64,
+)
 from pyasc.backend.ascendc.soc import SoC, get_soc
 from pyasc.backend.ascendc.tiles import RESERVED
 from pyasc.backend.ascendc.unsupported import unsupported
@@ -108,6 +116,8 @@ class ScalarKernel:
     asserts: list[func.AssertOp] = field(default_factory=list)
     reason: str = ""
     dcache_flush: str | None = None   # DataCacheCleanAndInvalid arguments (soc.py)
+    host_scalars: HostScalars | None = None  # parameters the host computes (scalar_f64)
+    demoted: Demoted | None = None    # float64 inputs/results computed in float32
 
     def array_of(self, v: Value) -> GmArray | None:
         for a in self.arrays:
@@ -222,9 +232,13 @@ def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list
     region sees input ``i`` after it (a buffer the kernel may treat as its own).  ``soc``
     (default: the default SoC) says how scalar GM writes are flushed."""
     soc = soc or get_soc()
+    demoted = None
+    if options.get(DEMOTE_OPTION) == "demote" and not soc.float64 and has_float64(fn):
+        demoted = demote(fn, fn.loc)
     low = lower_region(fn, options)
+    host = fold_host_scalars(low) if not soc.float64 else None
     k = ScalarKernel(name, fn.loc, low, inputs, outputs, reason=reason,
-                     dcache_flush=soc.dcache_flush)
+                     dcache_flush=soc.dcache_flush, host_scalars=host, demoted=demoted)
     reject_unsupported(low, private)
     names = _Names()
     for i, arg in enumerate(low.entry.args):

@@ -116,7 +116,7 @@ C220_CASTS: dict[tuple[str, str], frozenset[str]] = {
 # Element types an AI Core stores and computes (scalar unit and DMA).  The families
 # without bf16 (dav-m200, dav-c100: reference section 1.3 [V3]/[I]) lack it everywhere,
 # so a kernel touching bf16 does not fit them, even as scalar code.
-ELEMENT_TYPES = frozenset(SCALAR_TYPES)
+ELEMENT_TYPES = frozenset(SCALAR_TYPES) - {"f64"}  # float64: SoC.float64
 _NO_BF16_ELEMENTS = ELEMENT_TYPES - {"bf16"}
 
 
@@ -193,7 +193,7 @@ class SoC:
 
     def has_element(self, dtype: str) -> bool:
         """Whether kernels on this SoC may hold ``dtype`` values at all."""
-        return dtype in self.element_types
+        return dtype in self.element_types or dtype == "f64" and self.float64
 
     def supports_cast(self, src: str, dst: str, mode: str) -> bool:
         """Whether ``Cast`` converts ``src`` to ``dst`` elements with ``RoundMode::mode``."""
