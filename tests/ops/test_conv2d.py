@@ -41,6 +41,7 @@ def terms(w) -> int:
 @pytest.mark.parametrize("target, case, dtype", list(ref.grid(CASES, SIM_DTYPE_CASES)))
 def test_conv2d_matches_numpy(target, case, dtype, monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", target)
+    ref.float64_device(monkeypatch, target, dtype)
     x, w, b, kw = inputs(case, dtype)
     got = conv2d(x, w, b, **kw)
     ref.assert_close(got, ref.conv2d(x, w, b, **kw), dtype, scale=terms(w))

@@ -36,6 +36,7 @@ SIM_DTYPE_CASES = ("max_pairs_ceil", "avg_ceil_include_pad", "adaptive_none_int"
 @pytest.mark.parametrize("target, case, dtype", list(ref.grid(CASES, SIM_DTYPE_CASES)))
 def test_pool_matches_numpy(target, case, dtype, monkeypatch):
     monkeypatch.setenv("PYASC_TARGET", target)
+    ref.float64_device(monkeypatch, target, dtype)
     name, shape, args, kw = CASES[case]
     x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
     got = OPS[name](x, *args, **kw)

@@ -235,7 +235,7 @@ def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list
     demoted = None
     if options.get(DEMOTE_OPTION) == "demote" and not soc.float64 and has_float64(fn):
         demoted = demote(fn, fn.loc)
-    low = lower_region(fn, options)
+    low = lower_region(fn, {**options, "float64": soc.float64})
     host = fold_host_scalars(low) if not soc.float64 else None
     k = ScalarKernel(name, fn.loc, low, inputs, outputs, reason=reason,
                      dcache_flush=soc.dcache_flush, host_scalars=host, demoted=demoted)

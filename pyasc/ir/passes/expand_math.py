@@ -59,10 +59,21 @@ EXPANDERS: dict[type[Operation], Expander] = {
 }
 
 
-def expand_op(op: Operation, rw: Rewriter, fastmath: bool = False) -> Sequence[Value] | None:
+WIDENING: frozenset[type[Operation]] = frozenset({m.SinOp, m.CosOp})
+"""Expansions that compute in f64 inside (the f32 range reduction of sin/cos; integer
+powers of f32 beyond ``x * x``): left alone with ``PassContext.options["float64"] =
+False``, which a target without float64 sets (AscendC scalar kernels: ``float``)."""
+_NARROW_POWERS = (0, 0.5, 1, 2, -1)  # expanded without f64
+
+
+def expand_op(op: Operation, rw: Rewriter, fastmath: bool = False,
+              float64: bool = True) -> Sequence[Value] | None:
     """Rewrite function for the driver: the expansion of ``op``, or ``None``."""
     expander = EXPANDERS.get(type(op))
-    if expander is None:
+    if expander is None or not float64 and type(op) in WIDENING:
+        return None
+    if not float64 and isinstance(op, m.PowOp) and \
+            power.constant_exponent(op.operand_values[1]) not in _NARROW_POWERS:
         return None
     value = expander(op, Emitter(rw, fastmath))
     return None if value is None else [value]
@@ -77,4 +88,5 @@ class ExpandMath(Pass):
 
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
         fastmath = bool(ctx.options.get("fastmath", False))
-        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath)])
+        float64 = bool(ctx.options.get("float64", True))
+        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath, float64)])

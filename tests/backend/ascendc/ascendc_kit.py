@@ -10,9 +10,12 @@ function on ascend-sim and compares it with the function run as plain numpy (the
 from __future__ import annotations
 
 import copy
+import dataclasses
 import tempfile
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pyasc.backend.ascendc import PyascPerformanceWarning, SimKernel, lower_program
+from pyasc.backend.ascendc import soc as soc_table
 from pyasc.backend.ascendc.sim_backend import build_library
 from pyasc.runtime.disk_cache import DiskCache
 
@@ -60,6 +64,33 @@ class KernelStore:
 
 
 STORE = KernelStore()
+
+
+@contextmanager
+def float64_device() -> Iterator[None]:
+    """The default SoC as if its table allowed float64 (``SoC.float64``; no real one
+    does): keeps the ``double`` code paths tested (scalar_math's double helpers)."""
+    key = soc_table.DEFAULT_SOC
+    old = soc_table.SOCS[key]
+    soc_table.SOCS[key] = dataclasses.replace(old, float64=True)
+    try:
+        yield
+    finally:
+        soc_table.SOCS[key] = old
+
+
+@contextmanager
+def float64_device_for(request: Any, *names: str) -> Iterator[None]:
+    """:func:`float64_device` for a test whose ``dtype`` parameter is float64 (or whose
+    name is among ``names``: float64 results of other dtypes), else nothing."""
+    spec = getattr(request.node, "callspec", None)
+    dtype = spec.params.get("dtype") if spec is not None else None
+    wide = dtype == "float64" or request.node.originalname in names
+    if not wide:
+        yield
+        return
+    with float64_device():
+        yield
 
 
 def kernel(fn: Any, *args: Any) -> SimKernel:

@@ -62,7 +62,7 @@ def checked_in_place(x):
     return x
 
 
-X = np.arange(64.0)
+X = np.arange(64.0, dtype=np.float32)  # float64 is not device data (E50041)
 
 
 def test_an_independent_loop_is_split():

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ascendc_kit import check
+from ascendc_kit import check, float64_device_for
 
 from pyasc import hybrid
+
+
+@pytest.fixture(autouse=True)
+def _float64_on_a_float64_soc(request):
+    # float64 cases test the double code paths: on a SoC whose table allowed float64
+    # (no real one does: docs/ascendc-backend.md#float64, ascendc_kit.float64_device)
+    with float64_device_for(request):
+        yield
 
 
 @hybrid

@@ -23,6 +23,7 @@ extern "C" __global__ __aicore__ void row_and_all(GM_ADDR row, GM_ADDR all, int3
   a.SetGlobalBuffer((__gm__ float*)all, n);
   r.SetValue(0, 5.0f);
   a.SetValue(n - 1, a.GetValue(0) + 1.0f);
+  DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(a);
 }
 """
 

@@ -20,6 +20,7 @@ extern "C" __global__ __aicore__ void k(GM_ADDR out, int32_t n) {{
   GlobalTensor<float> g;
   g.SetGlobalBuffer((__gm__ float*)out, n);
   for (int32_t i = 0; i < n; ++i) g.SetValue(i, value());
+  DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(g);
 }}
 """
 CONFIG = SimConfig(opt_level="-O0")

@@ -21,7 +21,16 @@ if str(TESTS / "frontend") not in sys.path:
 
 from diff import check  # noqa: E402
 
+from ascendc_kit import float64_device_for  # noqa: E402
 from pyasc import hybrid  # noqa: E402
+
+@pytest.fixture(autouse=True)
+def _float64_on_a_float64_soc(request):
+    # float64 cases test the double code paths: on a SoC whose table allowed float64
+    # (no real one does: docs/ascendc-backend.md#float64, ascendc_kit.float64_device)
+    with float64_device_for(request):
+        yield
+
 
 VALUES = [-0.0, 0.0, np.nan, 1.0, -1.0, np.inf, -np.inf]
 

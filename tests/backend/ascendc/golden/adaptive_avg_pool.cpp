@@ -18,6 +18,24 @@ __aicore__ inline T PyascRem(T a, T b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+// A loop split across blocks: each block's chunk starts at a row that begins a 64-byte
+// GM line of every array the loop writes (data caches write back whole lines).
+__aicore__ inline bool PyascLineStart(int64_t bytes) { return bytes % 64 == 0; }
+// max(grain, rows between two line starts when a row step is `bytes`: 64 / gcd(bytes, 64))
+__aicore__ inline int64_t PyascLineGrain(int64_t grain, int64_t bytes) {
+  int64_t g = 1;
+  while (g < 64 && bytes % (2 * g) == 0) g *= 2;
+  return 64 / g > grain ? 64 / g : grain;
+}
+// the first line-start iteration at or after k (first, first + grain, ...), within [0, trip]
+__aicore__ inline int64_t PyascLineAlign(int64_t k, int64_t first, int64_t grain, int64_t trip) {
+  if (k <= 0) return 0;
+  if (k >= trip || first >= trip) return trip;
+  if (k <= first) return first;
+  const int64_t up = first + (k - first + grain - 1) / grain * grain;
+  return up < trip ? up : trip;
+}
+
 // adaptive_avg_pool_0: scalar code for ascendc_cases.py:64 (a loop with array work); split across blocks
 extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5, int64_t x_d0, int64_t x_d1, int64_t in5_d0, int64_t in5_d1, int64_t output_size_0, int64_t arg1, int64_t output_size_1, int64_t arg3)
 {
@@ -28,8 +46,17 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
   // ascendc_cases.py:64
   const int64_t trip_1 = output_size_0 > 0 ? output_size_0 : 0;
   const int64_t trip_1PerBlock = (trip_1 + GetBlockNum() - 1) / GetBlockNum();  // iterations are independent: each block runs a chunk
-  const int64_t trip_1Begin = GetBlockIdx() * trip_1PerBlock;
-  const int64_t trip_1End = trip_1 < trip_1Begin + trip_1PerBlock ? trip_1 : trip_1Begin + trip_1PerBlock;
+  int64_t trip_1First = trip_1;  // the first iteration after 0 starting a line of every GM array the loop writes (data caches write back whole lines)
+  for (int64_t c = 1; c <= 64 && c < trip_1; ++c) {
+    if (PyascLineStart((0 + c * 1) * (in5_d1 * 4))) {
+      trip_1First = c;
+      break;
+    }
+  }
+  int64_t trip_1Grain = 1;
+  trip_1Grain = PyascLineGrain(trip_1Grain, in5_d1 * 4);
+  const int64_t trip_1Begin = PyascLineAlign(GetBlockIdx() * trip_1PerBlock, trip_1First, trip_1Grain, trip_1);
+  const int64_t trip_1End = PyascLineAlign((GetBlockIdx() + 1) * trip_1PerBlock, trip_1First, trip_1Grain, trip_1);
   for (int64_t k_1 = trip_1Begin; k_1 < trip_1End; ++k_1) {
     const int64_t i_1 = 0 + k_1 * 1;
     // ascendc_cases.py:65
@@ -96,7 +123,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
           for (int64_t k_3 = 0; k_3 < max_6; k_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_1 = xGm.GetValue(view_off + r0 * x_d1 + k_3);
-#line 100 "adaptive_avg_pool.cpp"
+#line 127 "adaptive_avg_pool.cpp"
             const float x_2 = lanes[k_3];
             const float add_10 = (x_2 + x_1);
             lanes[k_3] = add_10;
@@ -177,7 +204,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
                 const int64_t add_31 = (j_1 + k_4);
 #line 70 "ascendc_cases.py"
                 const float x_19 = xGm.GetValue(view_off + r0_1 * x_d1 + add_31);
-#line 181 "adaptive_avg_pool.cpp"
+#line 208 "adaptive_avg_pool.cpp"
                 const float x_20 = lanes_1[k_4];
                 const float add_32 = (x_20 + x_19);
                 lanes_1[k_4] = add_32;
@@ -251,7 +278,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
               const int64_t add_52 = (j_2 + k_5);
 #line 70 "ascendc_cases.py"
               const float x_37 = xGm.GetValue(view_off + r0_1 * x_d1 + add_52);
-#line 255 "adaptive_avg_pool.cpp"
+#line 282 "adaptive_avg_pool.cpp"
               const float x_38 = lanes_1[k_5];
               const float add_53 = (x_38 + x_37);
               lanes_1[k_5] = add_53;
@@ -292,7 +319,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
           for (int64_t j_3 = sub_8; j_3 < max_6; j_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_55 = xGm.GetValue(view_off + r0_1 * x_d1 + j_3);
-#line 296 "adaptive_avg_pool.cpp"
+#line 323 "adaptive_avg_pool.cpp"
             const float add_54 = (acc_4 + x_55);
             const float acc_4_next = add_54;
             const float acc_5_next = acc_5;
@@ -364,8 +391,9 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
       const float div = (select_7 / cast);
 #line 70 "ascendc_cases.py"
       in5Gm.SetValue(i_1 * in5_d1 + i_2, div);
-#line 368 "adaptive_avg_pool.cpp"
+#line 395 "adaptive_avg_pool.cpp"
     }
   }
+  DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
 }
 

@@ -21,92 +21,42 @@ __aicore__ inline DataCopyExtParams PyascRows(int32_t rows, int64_t cols, int64_
               : DataCopyExtParams(static_cast<uint16_t>(rows), bytes, 0, gap, 0);
 }
 
-// Double <-> bits, and x * 2^e for any e (two steps keep subnormal results exact).
-__aicore__ inline int64_t PyascBitsD(double x) {
-  union { double d; int64_t i; } u;
-  u.d = x;
+// float <-> bits, and x * 2^e for any e.
+__aicore__ inline int32_t PyascBitsF(float x) {
+  union { float f; int32_t i; } u;
+  u.f = x;
   return u.i;
 }
-__aicore__ inline double PyascFromBitsD(int64_t i) {
-  union { double d; int64_t i; } u;
+__aicore__ inline float PyascFromBitsF(int32_t i) {
+  union { float f; int32_t i; } u;
   u.i = i;
-  return u.d;
+  return u.f;
 }
-__aicore__ inline double PyascLdexp(double x, int64_t e) {
-  while (e > 1023) { x *= PyascFromBitsD(int64_t(2046) << 52); e -= 1023; }
-  while (e < -1022) { x *= PyascFromBitsD(int64_t(1) << 52); e += 1022; }
-  return x * PyascFromBitsD((e + 1023) << 52);
-}
-
-// Rounding without libm: |x| >= 2^52 is already integral (and NaN/inf pass through).
-__aicore__ inline double PyascTrunc(double x) {
-  if (!(x - x == 0) || x >= 4503599627370496.0 || x <= -4503599627370496.0) return x;
-  const double t = static_cast<double>(static_cast<int64_t>(x));
-  return t == 0 ? x * 0 : t;  // keeps the sign of -0.5 -> -0.0
-}
-__aicore__ inline double PyascFloor(double x) {
-  const double t = PyascTrunc(x);
-  return t > x ? t - 1 : t;
-}
-__aicore__ inline double PyascCeil(double x) {
-  const double t = PyascTrunc(x);
-  return t < x ? t + 1 : t;
-}
-__aicore__ inline double PyascRint(double x) {  // round half to even, like np.round
-  const double f = PyascFloor(x), d = x - f;
-  if (d > 0.5 || (d == 0.5 && PyascTrunc(f * 0.5) * 2 != f)) return f + 1 == 0 ? 0 * x : f + 1;
-  return f == 0 ? 0 * x : f;
+__aicore__ inline float PyascLdexpF(float x, int32_t e) {
+  while (e > 127) { x *= PyascFromBitsF(254 << 23); e -= 127; }
+  while (e < -126) { x *= PyascFromBitsF(1 << 23); e += 126; }
+  return x * PyascFromBitsF((e + 127) << 23);
 }
 
-__aicore__ inline double PyascExpD(double x) {
-  if (x != x) return x;
-  if (x > 709.782712893384) return PyascFromBitsD(int64_t(0x7ff) << 52);  // +inf
-  if (x < -745.1332191019412) return 0.0;
-  const double k = PyascRint(x * 1.4426950408889634074);
-  const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-  double p = 1.0 / 6227020800.0;  // 1/13!, then Horner down to 1
-  const double inv[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
-                          1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0,
-                          1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
-  for (int i = 0; i < 13; ++i) p = p * r + inv[i];
-  return PyascLdexp(p, static_cast<int64_t>(k));
-}
-__aicore__ inline double PyascLogD(double x) {
-  if (x != x || x < 0) return (x - x) / (x - x) + (x != x ? x : 0);  // NaN
-  if (x == 0) return -PyascFromBitsD(int64_t(0x7ff) << 52);          // -inf
-  if (x - x != 0) return x;                                           // +inf
-  int64_t e = 0;
-  if (x < PyascFromBitsD(int64_t(1) << 52)) { x *= 18014398509481984.0; e = -54; }  // subnormal
-  const int64_t bits = PyascBitsD(x);
-  e += ((bits >> 52) & 0x7ff) - 1023;
-  double mant = PyascFromBitsD((bits & ((int64_t(1) << 52) - 1)) | (int64_t(1023) << 52));
-  if (mant > 1.4142135623730951) { mant *= 0.5; e += 1; }
-  const double s = (mant - 1) / (mant + 1), s2 = s * s;
-  double t = 1.0 / 21;
-  for (int n = 19; n >= 1; n -= 2) t = t * s2 + 1.0 / n;
-  return 2 * s * t + e * 6.93147180369123816490e-01 + e * 1.90821492927058770002e-10;
-}
-__aicore__ inline double PyascSqrtD(double x) {
+// Correctly rounded float sqrt: x = m * 2^e with e odd and m < 2^25; the integer root
+// q = floor(sqrt(m * 2^25)) has 25 bits, the last one the rounding bit (never an exact half).
+__aicore__ inline float PyascSqrtF(float x) {
   if (x < 0) return (x - x) / (x - x);  // NaN
   if (!(x > 0) || x - x != 0) return x;  // 0, -0, NaN, +inf
-  if (x < 2.2250738585072014e-308) {  // subnormal: scale by 2^54, unscale by 2^-27
-    return PyascSqrtD(x * 18014398509481984.0) * 7.450580596923828125e-9;
-  }
-  // Correctly rounded, as IEEE sqrt (numpy): x = m * 2^e with e even and m < 2^54; the
-  // digit-by-digit integer root q = floor(sqrt(m * 2^54)) has 54 bits, the last one the
-  // rounding bit (never an exact half: q odd and q * q = m * 2^54 even cannot both hold).
-  const int64_t bits = PyascBitsD(x);
-  int64_t e = ((bits >> 52) & 0x7ff) - 1075;
-  uint64_t m = (uint64_t(bits) & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
-  if (e & 1) { m <<= 1; e -= 1; }
+  if (x < 1.17549435e-38f) return PyascSqrtF(x * 16777216.0f) * 2.44140625e-4f;  // subnormal
+  const int32_t bits = PyascBitsF(x);
+  int32_t e = ((bits >> 23) & 0xff) - 150;
+  uint64_t m = (uint64_t(uint32_t(bits)) & 0x7fffff) | 0x800000;
+  if (!(e & 1)) { m <<= 1; e -= 1; }
+  const uint64_t n = m << 25;
   uint64_t q = 0, r = 0;
-  for (int p = 53; p >= 0; --p) {  // two bits of m * 2^54 per step, from the top
-    r = (r << 2) | (p >= 27 ? (m >> (2 * p - 54)) & 3 : 0);
+  for (int p = 24; p >= 0; --p) {  // two bits of n per step, from the top
+    r = (r << 2) | ((n >> (2 * p)) & 3);
     const uint64_t t = (q << 2) | 1;
     q <<= 1;
     if (r >= t) { r -= t; q |= 1; }
   }
-  return PyascLdexp(static_cast<double>((q >> 1) + (q & 1)), e / 2 - 26);
+  return PyascLdexpF(static_cast<float>((q >> 1) + (q & 1)), (e - 25) / 2 + 1);
 }
 
 // layernorm_0: the fused rowwise group at ascendc_cases.py:49 as one vector kernel (rows schedule, tile of 6400 elements)
@@ -127,7 +77,7 @@ class KernelLayernorm0 {
     betaGm_.SetGlobalBuffer((__gm__ float*)beta, cols);
 #line 49 "ascendc_cases.py"
     outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
-#line 131 "layernorm.cpp"
+#line 81 "layernorm.cpp"
     pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(gammaBuf_, TILE * sizeof(float));
     pipe_.InitBuffer(betaBuf_, TILE * sizeof(float));
@@ -140,12 +90,12 @@ class KernelLayernorm0 {
     if (cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(gammaRow, gammaGm_, static_cast<uint32_t>(cols));
-#line 144 "layernorm.cpp"
+#line 94 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(gammaRow, gammaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 149 "layernorm.cpp"
+#line 99 "layernorm.cpp"
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -153,12 +103,12 @@ class KernelLayernorm0 {
     if (cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(betaRow, betaGm_, static_cast<uint32_t>(cols));
-#line 157 "layernorm.cpp"
+#line 107 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(betaRow, betaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 162 "layernorm.cpp"
+#line 112 "layernorm.cpp"
     }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -182,12 +132,12 @@ class KernelLayernorm0 {
     if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
-#line 186 "layernorm.cpp"
+#line 136 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 191 "layernorm.cpp"
+#line 141 "layernorm.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -216,28 +166,28 @@ class KernelLayernorm0 {
     for (int32_t r = 0; r < rows; ++r) {
 #line 49 "ascendc_cases.py"
       ReduceSum(sum[r], x[r * pitch], reduceTmp_f32, cols);
-#line 220 "layernorm.cpp"
+#line 170 "layernorm.cpp"
     }
 #line 49 "ascendc_cases.py"
     Duplicate(divisor, static_cast<float>(x_d1_), rows);
 #line 49 "ascendc_cases.py"
     Div(div, sum, divisor, rows);
-#line 226 "layernorm.cpp"
+#line 176 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     // ascendc_cases.py:50
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
       Adds(sub[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
-#line 233 "layernorm.cpp"
+#line 183 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Mul(mul, sub, sub, n);
-#line 237 "layernorm.cpp"
+#line 187 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
       ReduceSum(sum_1[r], mul[r * pitch], reduceTmp_f32, cols);
-#line 241 "layernorm.cpp"
+#line 191 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Duplicate(divisor_1, static_cast<float>(x_d1_), rows);
@@ -247,23 +197,23 @@ class KernelLayernorm0 {
     Adds(add, div_1, 1e-05f, rows);
 #line 51 "ascendc_cases.py"
     Sqrt(sqrt_1, add, rows);
-#line 251 "layernorm.cpp"
+#line 201 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
-#line 257 "layernorm.cpp"
+#line 207 "layernorm.cpp"
     }
 #line 51 "ascendc_cases.py"
     Div(div_2, sub, divisor_2, n);
-#line 261 "layernorm.cpp"
+#line 211 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Mul(mul_1[r * pitch], div_2[r * pitch], gamma, cols);
 #line 51 "ascendc_cases.py"
       Add(out[r * pitch], mul_1[r * pitch], beta, cols);
-#line 267 "layernorm.cpp"
+#line 217 "layernorm.cpp"
     }
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
@@ -273,12 +223,12 @@ class KernelLayernorm0 {
     if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
       DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
-#line 277 "layernorm.cpp"
+#line 227 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
-#line 282 "layernorm.cpp"
+#line 232 "layernorm.cpp"
     }
     outQue_.FreeTensor(out);
   }
@@ -305,297 +255,6 @@ extern "C" __global__ __aicore__ void layernorm_0(GM_ADDR x, GM_ADDR gamma, GM_A
   op.Process();
 }
 
-// layernorm_0_long: the fused rowwise group at ascendc_cases.py:49 as one vector kernel (longrows schedule: each row streamed 3 time(s) in tiles of 4608 elements)
-class KernelLayernorm0Long {
- public:
-  __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out, int64_t x_d1, int64_t rows, int64_t cols, int64_t rowsPerBlock) {
-    cols_ = cols;
-    const int64_t first = GetBlockIdx() * rowsPerBlock;
-    blockRows_ = rows - first < rowsPerBlock ? rows - first : rowsPerBlock;
-    x_d1_ = x_d1;
-#line 49 "ascendc_cases.py"
-    xGm_.SetGlobalBuffer((__gm__ float*)x + first * cols, blockRows_ * cols);
-#line 49 "ascendc_cases.py"
-    gammaGm_.SetGlobalBuffer((__gm__ float*)gamma, cols);
-#line 49 "ascendc_cases.py"
-    betaGm_.SetGlobalBuffer((__gm__ float*)beta, cols);
-#line 49 "ascendc_cases.py"
-    outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
-#line 325 "layernorm.cpp"
-    pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
-    pipe_.InitBuffer(gammaQue_, 2, TILE * sizeof(float));
-    pipe_.InitBuffer(betaQue_, 2, TILE * sizeof(float));
-    pipe_.InitBuffer(outQue_, 2, TILE * sizeof(float));
-    pipe_.InitBuffer(tmpCol0_, COL_CAP * sizeof(float));
-    pipe_.InitBuffer(tmpCol1_, COL_CAP * sizeof(float));
-    pipe_.InitBuffer(tmpTile0_, TILE * sizeof(float));
-    pipe_.InitBuffer(tmpCol2_, COL_CAP * sizeof(float));
-    pipe_.InitBuffer(tmpTile1_, TILE * sizeof(float));
-    pipe_.InitBuffer(reduceTmpBuf_, REDUCE_TMP * sizeof(float));
-  }
-  __aicore__ inline void Process() {
-    for (int64_t row = 0; row < blockRows_; ++row) {
-      Stage0();
-      for (int64_t c = 0; c < cols_; c += TILE) {
-        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
-        CopyIn1(row, c, len);
-        Stage1(len);
-      }
-      Stage2();
-      for (int64_t c = 0; c < cols_; c += TILE) {
-        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
-        CopyIn3(row, c, len);
-        Stage3(len);
-      }
-      Stage4();
-      for (int64_t c = 0; c < cols_; c += TILE) {
-        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
-        CopyIn5(row, c, len);
-        Stage5(len);
-        CopyOut(row, c, len);
-      }
-    }
-  }
-
- private:
-  static constexpr int32_t TILE = 4608;  // elements per column tile
-  static constexpr int32_t COL_CAP = 128;
-  static constexpr int32_t REDUCE_TMP = 144;  // ReduceMax docs formula
-  __aicore__ inline void Stage0() {
-    const int32_t rows = 1;  // one row at a time
-    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
-#line 49 "ascendc_cases.py"
-    Duplicate(redAcc, 0.0f, rows);
-#line 370 "layernorm.cpp"
-  }
-  __aicore__ inline void CopyIn1(int64_t row, int64_t c, int32_t len) {
-    LocalTensor<float> x = xQue_.AllocTensor<float>();
-    if (len * sizeof(float) % 32 == 0) {
-#line 49 "ascendc_cases.py"
-      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 377 "layernorm.cpp"
-    }
-    else {
-#line 49 "ascendc_cases.py"
-      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 382 "layernorm.cpp"
-    }
-    xQue_.EnQue(x);
-  }
-  __aicore__ inline void Stage1(int32_t len) {
-    const int32_t rows = 1;  // one row at a time
-    const int32_t cols = len;
-    const int32_t pitch = (len + 7) / 8 * 8;
-    const int32_t n = pitch;
-    LocalTensor<float> x = xQue_.DeQue<float>();
-    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
-    LocalTensor<float> part = tmpCol1_.Get<float>();
-    LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
-    for (int32_t r = 0; r < rows; ++r) {
-#line 49 "ascendc_cases.py"
-      ReduceSum(part[r], x[r * pitch], reduceTmp_f32, cols);
-#line 398 "layernorm.cpp"
-    }
-#line 49 "ascendc_cases.py"
-    Add(redAcc, redAcc, part, rows);
-#line 402 "layernorm.cpp"
-    xQue_.FreeTensor(x);
-  }
-  __aicore__ inline void Stage2() {
-    const int32_t rows = 1;  // one row at a time
-    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
-    LocalTensor<float> div = tmpCol0_.Get<float>();
-    LocalTensor<float> divisor = tmpCol1_.Get<float>();
-    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
-#line 49 "ascendc_cases.py"
-    Duplicate(divisor, static_cast<float>(x_d1_), rows);
-#line 49 "ascendc_cases.py"
-    Div(div, redAcc, divisor, rows);
-#line 50 "ascendc_cases.py"
-    Duplicate(redAcc_1, 0.0f, rows);
-#line 417 "layernorm.cpp"
-  }
-  __aicore__ inline void CopyIn3(int64_t row, int64_t c, int32_t len) {
-    LocalTensor<float> x = xQue_.AllocTensor<float>();
-    if (len * sizeof(float) % 32 == 0) {
-#line 49 "ascendc_cases.py"
-      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 424 "layernorm.cpp"
-    }
-    else {
-#line 49 "ascendc_cases.py"
-      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 429 "layernorm.cpp"
-    }
-    xQue_.EnQue(x);
-  }
-  __aicore__ inline void Stage3(int32_t len) {
-    const int32_t rows = 1;  // one row at a time
-    const int32_t cols = len;
-    const int32_t pitch = (len + 7) / 8 * 8;
-    const int32_t n = pitch;
-    LocalTensor<float> x = xQue_.DeQue<float>();
-    LocalTensor<float> div = tmpCol0_.Get<float>();
-    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
-    LocalTensor<float> sub = tmpTile0_.Get<float>();
-    LocalTensor<float> mul = tmpTile0_.Get<float>();
-    LocalTensor<float> part_1 = tmpCol2_.Get<float>();
-    LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
-    SetFlag<HardEvent::V_S>(EVENT_ID0);
-    WaitFlag<HardEvent::V_S>(EVENT_ID0);
-    // ascendc_cases.py:50
-    for (int32_t r = 0; r < rows; ++r) {
-#line 50 "ascendc_cases.py"
-      Adds(sub[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
-#line 451 "layernorm.cpp"
-    }
-#line 50 "ascendc_cases.py"
-    Mul(mul, sub, sub, n);
-#line 455 "layernorm.cpp"
-    for (int32_t r = 0; r < rows; ++r) {
-#line 50 "ascendc_cases.py"
-      ReduceSum(part_1[r], mul[r * pitch], reduceTmp_f32, cols);
-#line 459 "layernorm.cpp"
-    }
-#line 50 "ascendc_cases.py"
-    Add(redAcc_1, redAcc_1, part_1, rows);
-#line 463 "layernorm.cpp"
-    xQue_.FreeTensor(x);
-  }
-  __aicore__ inline void Stage4() {
-    const int32_t rows = 1;  // one row at a time
-    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
-    LocalTensor<float> div_1 = tmpCol1_.Get<float>();
-    LocalTensor<float> divisor_1 = tmpCol2_.Get<float>();
-    LocalTensor<float> add = tmpCol1_.Get<float>();
-    LocalTensor<float> sqrt_1 = tmpCol1_.Get<float>();
-#line 50 "ascendc_cases.py"
-    Duplicate(divisor_1, static_cast<float>(x_d1_), rows);
-#line 50 "ascendc_cases.py"
-    Div(div_1, redAcc_1, divisor_1, rows);
-#line 51 "ascendc_cases.py"
-    Adds(add, div_1, 1e-05f, rows);
-#line 51 "ascendc_cases.py"
-    Sqrt(sqrt_1, add, rows);
-#line 481 "layernorm.cpp"
-  }
-  __aicore__ inline void CopyIn5(int64_t row, int64_t c, int32_t len) {
-    LocalTensor<float> x = xQue_.AllocTensor<float>();
-    if (len * sizeof(float) % 32 == 0) {
-#line 49 "ascendc_cases.py"
-      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 488 "layernorm.cpp"
-    }
-    else {
-#line 49 "ascendc_cases.py"
-      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 493 "layernorm.cpp"
-    }
-    xQue_.EnQue(x);
-    LocalTensor<float> gamma = gammaQue_.AllocTensor<float>();
-    if (len * sizeof(float) % 32 == 0) {
-#line 49 "ascendc_cases.py"
-      DataCopy(gamma, gammaGm_[c], static_cast<uint32_t>(len));
-#line 500 "layernorm.cpp"
-    }
-    else {
-#line 49 "ascendc_cases.py"
-      DataCopyPad(gamma, gammaGm_[c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 505 "layernorm.cpp"
-    }
-    gammaQue_.EnQue(gamma);
-    LocalTensor<float> beta = betaQue_.AllocTensor<float>();
-    if (len * sizeof(float) % 32 == 0) {
-#line 49 "ascendc_cases.py"
-      DataCopy(beta, betaGm_[c], static_cast<uint32_t>(len));
-#line 512 "layernorm.cpp"
-    }
-    else {
-#line 49 "ascendc_cases.py"
-      DataCopyPad(beta, betaGm_[c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 517 "layernorm.cpp"
-    }
-    betaQue_.EnQue(beta);
-  }
-  __aicore__ inline void Stage5(int32_t len) {
-    const int32_t rows = 1;  // one row at a time
-    const int32_t cols = len;
-    const int32_t pitch = (len + 7) / 8 * 8;
-    const int32_t n = pitch;
-    LocalTensor<float> x = xQue_.DeQue<float>();
-    LocalTensor<float> gamma = gammaQue_.DeQue<float>();
-    LocalTensor<float> beta = betaQue_.DeQue<float>();
-    LocalTensor<float> out = outQue_.AllocTensor<float>();
-    LocalTensor<float> div = tmpCol0_.Get<float>();
-    LocalTensor<float> sqrt_1 = tmpCol1_.Get<float>();
-    LocalTensor<float> sub_1 = tmpTile0_.Get<float>();
-    LocalTensor<float> div_2 = tmpTile0_.Get<float>();
-    LocalTensor<float> divisor_2 = tmpTile1_.Get<float>();
-    LocalTensor<float> mul_1 = tmpTile0_.Get<float>();
-    SetFlag<HardEvent::V_S>(EVENT_ID0);
-    WaitFlag<HardEvent::V_S>(EVENT_ID0);
-    // ascendc_cases.py:50
-    for (int32_t r = 0; r < rows; ++r) {
-#line 50 "ascendc_cases.py"
-      Adds(sub_1[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
-#line 51 "ascendc_cases.py"
-      Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
-#line 544 "layernorm.cpp"
-    }
-#line 51 "ascendc_cases.py"
-    Div(div_2, sub_1, divisor_2, n);
-#line 548 "layernorm.cpp"
-    for (int32_t r = 0; r < rows; ++r) {
-#line 51 "ascendc_cases.py"
-      Mul(mul_1[r * pitch], div_2[r * pitch], gamma, cols);
-#line 51 "ascendc_cases.py"
-      Add(out[r * pitch], mul_1[r * pitch], beta, cols);
-#line 554 "layernorm.cpp"
-    }
-    outQue_.EnQue(out);
-    xQue_.FreeTensor(x);
-    gammaQue_.FreeTensor(gamma);
-    betaQue_.FreeTensor(beta);
-  }
-  __aicore__ inline void CopyOut(int64_t row, int64_t c, int32_t len) {
-    LocalTensor<float> out = outQue_.DeQue<float>();
-    if (len * sizeof(float) % 32 == 0) {
-#line 49 "ascendc_cases.py"
-      DataCopy(outGm_[row * cols_ + c], out, static_cast<uint32_t>(len));
-#line 566 "layernorm.cpp"
-    }
-    else {
-#line 49 "ascendc_cases.py"
-      DataCopyPad(outGm_[row * cols_ + c], out, DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0));
-#line 571 "layernorm.cpp"
-    }
-    outQue_.FreeTensor(out);
-  }
-  TPipe pipe_;
-  TQue<QuePosition::VECIN, 2> xQue_;
-  TQue<QuePosition::VECIN, 2> gammaQue_;
-  TQue<QuePosition::VECIN, 2> betaQue_;
-  TQue<QuePosition::VECOUT, 2> outQue_;
-  TBuf<TPosition::VECCALC> tmpCol0_;
-  TBuf<TPosition::VECCALC> tmpCol1_;
-  TBuf<TPosition::VECCALC> tmpTile0_;
-  TBuf<TPosition::VECCALC> tmpCol2_;
-  TBuf<TPosition::VECCALC> tmpTile1_;
-  TBuf<TPosition::VECCALC> reduceTmpBuf_;
-  GlobalTensor<float> xGm_;
-  GlobalTensor<float> gammaGm_;
-  GlobalTensor<float> betaGm_;
-  GlobalTensor<float> outGm_;
-  int64_t x_d1_;
-  int64_t cols_, pitch_, tileRows_, blockRows_;
-};
-extern "C" __global__ __aicore__ void layernorm_0_long(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out, int64_t x_d1, int64_t rows, int64_t cols, int64_t rowsPerBlock)
-{
-  KernelLayernorm0Long op;
-  op.Init(x, gamma, beta, out, x_d1, rows, cols, rowsPerBlock);
-  op.Process();
-}
-
 // layernorm_1: scalar code for ascendc_cases.py:49 (the run-time shapes broadcast an array that kernel layernorm_0 reduces (its vector form needs the array to span the kernel's space)); one block
 extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out0, GM_ADDR work, GM_ADDR work_1, GM_ADDR work_2, GM_ADDR work_3, GM_ADDR work_4, GM_ADDR work_5, GM_ADDR work_6, GM_ADDR work_7, GM_ADDR work_8, GM_ADDR work_9, GM_ADDR status_1, int64_t x_d0, int64_t x_d1, int64_t gamma_d0, int64_t beta_d0, int64_t x_d1_1)
 {
@@ -617,7 +276,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   GlobalTensor<float> work_8Gm;
   GlobalTensor<float> work_9Gm;
   GlobalTensor<int64_t> status_1Gm;
-  status_1Gm.SetGlobalBuffer((__gm__ int64_t*)status_1, GetBlockNum() * 4);
+  status_1Gm.SetGlobalBuffer((__gm__ int64_t*)status_1, GetBlockNum() * 8);
   workGm.SetGlobalBuffer((__gm__ float*)work, x_d0);
   for (int64_t i0 = 0; i0 < x_d0; i0 += 1) {
     const int64_t rem = PyascRem<int64_t>(x_d1, 8);
@@ -633,42 +292,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_1 = 0; j_1 < sub; j_1 += 8) {
 #line 49 "ascendc_cases.py"
       const float x_1 = xGm.GetValue(i0 * x_d1 + j_1);
-#line 637 "layernorm.cpp"
+#line 296 "layernorm.cpp"
       const float add = (acc0 + x_1);
       const int64_t add_1 = (j_1 + 1);
 #line 49 "ascendc_cases.py"
       const float x_2 = xGm.GetValue(i0 * x_d1 + add_1);
-#line 642 "layernorm.cpp"
+#line 301 "layernorm.cpp"
       const float add_2 = (acc1 + x_2);
       const int64_t add_3 = (j_1 + 2);
 #line 49 "ascendc_cases.py"
       const float x_3 = xGm.GetValue(i0 * x_d1 + add_3);
-#line 647 "layernorm.cpp"
+#line 306 "layernorm.cpp"
       const float add_4 = (acc2 + x_3);
       const int64_t add_5 = (j_1 + 3);
 #line 49 "ascendc_cases.py"
       const float x_4 = xGm.GetValue(i0 * x_d1 + add_5);
-#line 652 "layernorm.cpp"
+#line 311 "layernorm.cpp"
       const float add_6 = (acc3 + x_4);
       const int64_t add_7 = (j_1 + 4);
 #line 49 "ascendc_cases.py"
       const float x_5 = xGm.GetValue(i0 * x_d1 + add_7);
-#line 657 "layernorm.cpp"
+#line 316 "layernorm.cpp"
       const float add_8 = (acc4 + x_5);
       const int64_t add_9 = (j_1 + 5);
 #line 49 "ascendc_cases.py"
       const float x_6 = xGm.GetValue(i0 * x_d1 + add_9);
-#line 662 "layernorm.cpp"
+#line 321 "layernorm.cpp"
       const float add_10 = (acc5 + x_6);
       const int64_t add_11 = (j_1 + 6);
 #line 49 "ascendc_cases.py"
       const float x_7 = xGm.GetValue(i0 * x_d1 + add_11);
-#line 667 "layernorm.cpp"
+#line 326 "layernorm.cpp"
       const float add_12 = (acc6 + x_7);
       const int64_t add_13 = (j_1 + 7);
 #line 49 "ascendc_cases.py"
       const float x_8 = xGm.GetValue(i0 * x_d1 + add_13);
-#line 672 "layernorm.cpp"
+#line 331 "layernorm.cpp"
       const float add_14 = (acc7 + x_8);
       acc0 = add;
       acc1 = add_2;
@@ -683,7 +342,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_2 = sub; j_2 < x_d1; j_2 += 1) {
 #line 49 "ascendc_cases.py"
       const float x_9 = xGm.GetValue(i0 * x_d1 + j_2);
-#line 687 "layernorm.cpp"
+#line 346 "layernorm.cpp"
       const float add_15 = (acc0_1 + x_9);
       acc0_1 = add_15;
     }
@@ -696,18 +355,18 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_22 = (add_20 + add_21);
 #line 49 "ascendc_cases.py"
     workGm.SetValue(i0, add_22);
-#line 700 "layernorm.cpp"
+#line 359 "layernorm.cpp"
   }
   const float cast = static_cast<float>(x_d1_1);
   work_1Gm.SetGlobalBuffer((__gm__ float*)work_1, x_d0);
   for (int64_t i0_1 = 0; i0_1 < x_d0; i0_1 += 1) {
 #line 49 "ascendc_cases.py"
     const float x_10 = workGm.GetValue(i0_1);
-#line 707 "layernorm.cpp"
+#line 366 "layernorm.cpp"
     const float div = (x_10 / cast);
 #line 49 "ascendc_cases.py"
     work_1Gm.SetValue(i0_1, div);
-#line 711 "layernorm.cpp"
+#line 370 "layernorm.cpp"
   }
   work_2Gm.SetGlobalBuffer((__gm__ float*)work_2, x_d0 * x_d1);
   // ascendc_cases.py:50
@@ -717,11 +376,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_11 = xGm.GetValue(i0_2 * x_d1 + i1);
 #line 50 "ascendc_cases.py"
       const float x_12 = work_1Gm.GetValue(i0_2);
-#line 721 "layernorm.cpp"
+#line 380 "layernorm.cpp"
       const float sub_1 = (x_11 - x_12);
 #line 50 "ascendc_cases.py"
       work_2Gm.SetValue(i0_2 * x_d1 + i1, sub_1);
-#line 725 "layernorm.cpp"
+#line 384 "layernorm.cpp"
     }
   }
   work_3Gm.SetGlobalBuffer((__gm__ float*)work_3, x_d0 * x_d1);
@@ -731,11 +390,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_13 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
 #line 50 "ascendc_cases.py"
       const float x_14 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
-#line 735 "layernorm.cpp"
+#line 394 "layernorm.cpp"
       const float mul = (x_13 * x_14);
 #line 50 "ascendc_cases.py"
       work_3Gm.SetValue(i0_3 * x_d1 + i1_1, mul);
-#line 739 "layernorm.cpp"
+#line 398 "layernorm.cpp"
     }
   }
   work_4Gm.SetGlobalBuffer((__gm__ float*)work_4, x_d0);
@@ -753,42 +412,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_3 = 0; j_3 < sub_2; j_3 += 8) {
 #line 50 "ascendc_cases.py"
       const float x_15 = work_3Gm.GetValue(i0_4 * x_d1 + j_3);
-#line 757 "layernorm.cpp"
+#line 416 "layernorm.cpp"
       const float add_23 = (acc0_2 + x_15);
       const int64_t add_24 = (j_3 + 1);
 #line 50 "ascendc_cases.py"
       const float x_16 = work_3Gm.GetValue(i0_4 * x_d1 + add_24);
-#line 762 "layernorm.cpp"
+#line 421 "layernorm.cpp"
       const float add_25 = (acc1_1 + x_16);
       const int64_t add_26 = (j_3 + 2);
 #line 50 "ascendc_cases.py"
       const float x_17 = work_3Gm.GetValue(i0_4 * x_d1 + add_26);
-#line 767 "layernorm.cpp"
+#line 426 "layernorm.cpp"
       const float add_27 = (acc2_1 + x_17);
       const int64_t add_28 = (j_3 + 3);
 #line 50 "ascendc_cases.py"
       const float x_18 = work_3Gm.GetValue(i0_4 * x_d1 + add_28);
-#line 772 "layernorm.cpp"
+#line 431 "layernorm.cpp"
       const float add_29 = (acc3_1 + x_18);
       const int64_t add_30 = (j_3 + 4);
 #line 50 "ascendc_cases.py"
       const float x_19 = work_3Gm.GetValue(i0_4 * x_d1 + add_30);
-#line 777 "layernorm.cpp"
+#line 436 "layernorm.cpp"
       const float add_31 = (acc4_1 + x_19);
       const int64_t add_32 = (j_3 + 5);
 #line 50 "ascendc_cases.py"
       const float x_20 = work_3Gm.GetValue(i0_4 * x_d1 + add_32);
-#line 782 "layernorm.cpp"
+#line 441 "layernorm.cpp"
       const float add_33 = (acc5_1 + x_20);
       const int64_t add_34 = (j_3 + 6);
 #line 50 "ascendc_cases.py"
       const float x_21 = work_3Gm.GetValue(i0_4 * x_d1 + add_34);
-#line 787 "layernorm.cpp"
+#line 446 "layernorm.cpp"
       const float add_35 = (acc6_1 + x_21);
       const int64_t add_36 = (j_3 + 7);
 #line 50 "ascendc_cases.py"
       const float x_22 = work_3Gm.GetValue(i0_4 * x_d1 + add_36);
-#line 792 "layernorm.cpp"
+#line 451 "layernorm.cpp"
       const float add_37 = (acc7_1 + x_22);
       acc0_2 = add_23;
       acc1_1 = add_25;
@@ -803,7 +462,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_4 = sub_2; j_4 < x_d1; j_4 += 1) {
 #line 50 "ascendc_cases.py"
       const float x_23 = work_3Gm.GetValue(i0_4 * x_d1 + j_4);
-#line 807 "layernorm.cpp"
+#line 466 "layernorm.cpp"
       const float add_38 = (acc0_3 + x_23);
       acc0_3 = add_38;
     }
@@ -816,38 +475,38 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_45 = (add_43 + add_44);
 #line 50 "ascendc_cases.py"
     work_4Gm.SetValue(i0_4, add_45);
-#line 820 "layernorm.cpp"
+#line 479 "layernorm.cpp"
   }
   work_5Gm.SetGlobalBuffer((__gm__ float*)work_5, x_d0);
   for (int64_t i0_5 = 0; i0_5 < x_d0; i0_5 += 1) {
 #line 50 "ascendc_cases.py"
     const float x_24 = work_4Gm.GetValue(i0_5);
-#line 826 "layernorm.cpp"
+#line 485 "layernorm.cpp"
     const float div_1 = (x_24 / cast);
 #line 50 "ascendc_cases.py"
     work_5Gm.SetValue(i0_5, div_1);
-#line 830 "layernorm.cpp"
+#line 489 "layernorm.cpp"
   }
   work_6Gm.SetGlobalBuffer((__gm__ float*)work_6, x_d0);
   // ascendc_cases.py:51
   for (int64_t i0_6 = 0; i0_6 < x_d0; i0_6 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_25 = work_5Gm.GetValue(i0_6);
-#line 837 "layernorm.cpp"
+#line 496 "layernorm.cpp"
     const float add_46 = (x_25 + 1e-05f);
 #line 51 "ascendc_cases.py"
     work_6Gm.SetValue(i0_6, add_46);
-#line 841 "layernorm.cpp"
+#line 500 "layernorm.cpp"
   }
   work_7Gm.SetGlobalBuffer((__gm__ float*)work_7, x_d0);
   for (int64_t i0_7 = 0; i0_7 < x_d0; i0_7 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_26 = work_6Gm.GetValue(i0_7);
-#line 847 "layernorm.cpp"
-    const float sqrt_1 = static_cast<float>(PyascSqrtD(static_cast<double>(x_26)));
+#line 506 "layernorm.cpp"
+    const float sqrt_1 = static_cast<float>(PyascSqrtF(static_cast<float>(x_26)));
 #line 51 "ascendc_cases.py"
     work_7Gm.SetValue(i0_7, sqrt_1);
-#line 851 "layernorm.cpp"
+#line 510 "layernorm.cpp"
   }
   work_8Gm.SetGlobalBuffer((__gm__ float*)work_8, x_d0 * x_d1);
   for (int64_t i0_8 = 0; i0_8 < x_d0; i0_8 += 1) {
@@ -856,11 +515,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_27 = work_2Gm.GetValue(i0_8 * x_d1 + i1_2);
 #line 51 "ascendc_cases.py"
       const float x_28 = work_7Gm.GetValue(i0_8);
-#line 860 "layernorm.cpp"
+#line 519 "layernorm.cpp"
       const float div_2 = (x_27 / x_28);
 #line 51 "ascendc_cases.py"
       work_8Gm.SetValue(i0_8 * x_d1 + i1_2, div_2);
-#line 864 "layernorm.cpp"
+#line 523 "layernorm.cpp"
     }
   }
   const bool cmp = (x_d1 == 1);
@@ -874,14 +533,9 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
 #line 51 "ascendc_cases.py"
   if (!(and_1)) {
 #line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4, 1);
-#line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4 + 1, static_cast<int64_t>(x_d0));
-#line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4 + 2, static_cast<int64_t>(x_d1));
-#line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4 + 3, static_cast<int64_t>(gamma_d0));
-#line 885 "layernorm.cpp"
+    status_1Gm.SetValue(GetBlockIdx() * 8, 1);
+#line 538 "layernorm.cpp"
+    DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
   work_9Gm.SetGlobalBuffer((__gm__ float*)work_9, x_d0 * select);
@@ -890,15 +544,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_1 = (cmp ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
-#line 894 "layernorm.cpp"
+#line 548 "layernorm.cpp"
       const int64_t select_2 = (cmp_2 ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_30 = gammaGm.GetValue(select_2);
-#line 898 "layernorm.cpp"
+#line 552 "layernorm.cpp"
       const float mul_1 = (x_29 * x_30);
 #line 51 "ascendc_cases.py"
       work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
-#line 902 "layernorm.cpp"
+#line 556 "layernorm.cpp"
     }
   }
   const bool cmp_4 = (select == 1);
@@ -912,14 +566,9 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
 #line 51 "ascendc_cases.py"
   if (!(and_2)) {
 #line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4, 2);
-#line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4 + 1, static_cast<int64_t>(x_d0));
-#line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4 + 2, static_cast<int64_t>(select));
-#line 51 "ascendc_cases.py"
-    status_1Gm.SetValue(GetBlockIdx() * 4 + 3, static_cast<int64_t>(beta_d0));
-#line 923 "layernorm.cpp"
+    status_1Gm.SetValue(GetBlockIdx() * 8, 2);
+#line 571 "layernorm.cpp"
+    DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
   out0Gm.SetGlobalBuffer((__gm__ float*)out0, x_d0 * select_3);
@@ -928,16 +577,17 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_4 = (cmp_4 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
-#line 932 "layernorm.cpp"
+#line 581 "layernorm.cpp"
       const int64_t select_5 = (cmp_6 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_32 = betaGm.GetValue(select_5);
-#line 936 "layernorm.cpp"
+#line 585 "layernorm.cpp"
       const float add_47 = (x_31 + x_32);
 #line 51 "ascendc_cases.py"
       out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
-#line 940 "layernorm.cpp"
+#line 589 "layernorm.cpp"
     }
   }
+  DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
 }
 

@@ -191,6 +191,7 @@ extern "C" __global__ __aicore__ void scalar_gather(GM_ADDR x, GM_ADDR idx, GM_A
   for (int32_t i = 0; i < n; ++i) {
     og.SetValue(i, xg.GetValue(ig.GetValue(i)));  // GATHER_READ
   }
+  DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(og);  // scalar writes to GM
 }
 
 // The class style of the CANN samples: pipe and queues are members of a kernel object.
@@ -219,6 +220,7 @@ class KernelSigmoidArgmax {
     SetFlag<HardEvent::V_S>(EVENT_ID1);
     WaitFlag<HardEvent::V_S>(EVENT_ID1);
     ag_.SetValue(0, w.ReinterpretCast<uint16_t>().GetValue(1));
+    DataCacheCleanAndInvalid<int32_t, CacheLine::ENTIRE_DATA_CACHE>(ag_);
     qout_.EnQue(out);
     qin_.FreeTensor(in);
     out = qout_.DeQue<half>();
