@@ -33,13 +33,14 @@ TESTS = Path(__file__).resolve().parents[2]
 if str(TESTS / "frontend") not in sys.path:
     sys.path.insert(0, str(TESTS / "frontend"))
 
+from ascendc_kit import float64_device  # noqa: E402
 from diff import Tol, check, rand  # noqa: E402
 
-from ascendc_kit import float64_device  # noqa: E402
 from pyasc import hybrid  # noqa: E402
 from pyasc.backend.ascendc import PyascPerformanceWarning, lower_program  # noqa: E402
 from pyasc.backend.ascendc.sim_backend import build_library  # noqa: E402
 from pyasc.runtime.disk_cache import DiskCache  # noqa: E402
+
 
 @pytest.fixture(autouse=True)
 def _float64_on_a_float64_soc(request):

@@ -19,10 +19,11 @@ TESTS = Path(__file__).resolve().parents[2]
 if str(TESTS / "frontend") not in sys.path:
     sys.path.insert(0, str(TESTS / "frontend"))
 
+from ascendc_kit import float64_device_for  # noqa: E402
 from diff import check  # noqa: E402
 
-from ascendc_kit import float64_device_for  # noqa: E402
 from pyasc import hybrid  # noqa: E402
+
 
 @pytest.fixture(autouse=True)
 def _float64_on_a_float64_soc(request):
