@@ -31,10 +31,7 @@ rows written).  Otherwise one block runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar
 
-from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.scalar_checks import (
     LOCAL_LIMIT,
     carried_values,
@@ -43,119 +40,27 @@ from pyasc.backend.ascendc.scalar_checks import (
 )
 from pyasc.backend.ascendc.scalar_f64 import (
     DEMOTE_OPTION,
-    Demoted,
-    HostScalars,
     demote,
     fold_host_scalars,
     has_float64,
 )
+from pyasc.backend.ascendc.scalar_kernel import (
+    ARENA_BYTES,
+    CACHE_LINE,
+    GmArray,
+    ScalarKernel,
+    _Names,
+)
+from pyasc.backend.ascendc.scalar_split import find_parallel_loop, split_rows
 from pyasc.backend.ascendc.soc import SoC, get_soc
-from pyasc.backend.ascendc.tiles import RESERVED
 from pyasc.backend.ascendc.unsupported import unsupported
-from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
+from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import func, loop, mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes import PASS_REGISTRY, PassContext, PassManager
-from pyasc.ir.passes.effects import base_buffer
-from pyasc.ir.passes.parallel_safe import independent, partial_writes_visible
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
-from pyasc.ir.unique import UniqueNames
-
-CACHE_LINE = 64
-"""Bytes of a line of the scalar unit's data cache, which writes GM back by whole lines
-(``DataCacheCleanAndInvalid`` docs): blocks must not write one line."""
-LINE_INT64 = CACHE_LINE // 8
-
-ARENA_BYTES = 1 << 20
-"""Per-block GM workspace for temporaries of run-time size allocated inside loops (a
-bump allocator reset at the end of each iteration; overflowing it raises E50003)."""
 
 _LOWERING = ("expand-math", "lower-to-loops", "hoist-checks", "canonicalize", "cse", "dce")
-
-
-@dataclass
-class GmArray:
-    """One ``GM_ADDR`` parameter of a scalar kernel."""
-
-    name: str
-    value: Value | None          # the memref in the lowered function (None: status)
-    elem: ScalarType
-    source: str          # input | result | temp | const | scalar | status | arena | scratch
-    index: int = -1              # input position, or result position
-
-    @property
-    def per_block(self) -> bool:
-        """Whether each block has a slice of its own (``GetBlockIdx() * slice``)."""
-        return self.source == "scratch"
-
-    @property
-    def slice(self) -> int:
-        """Elements between two blocks' slices: the static size rounded up to whole
-        64-byte cache lines (a per-block array)."""
-        n = max(1, self.value.type.num_elements() or 1)  # type: ignore[union-attr]
-        per_line = CACHE_LINE // self.elem.itemsize
-        return -(-n // per_line) * per_line
-
-
-@dataclass
-class ScalarKernel:
-    core: ClassVar[str] = VECTOR   # the scalar unit of a vector core (cores.py)
-    name: str
-    loc: Location
-    fn: FuncOp                               # the region at loop level
-    inputs: list[Value]                      # outside values, in parameter order
-    outputs: list[Value]                     # region results (outside values)
-    arrays: list[GmArray] = field(default_factory=list)
-    locals: set[Value] = field(default_factory=set)
-    arena: set[Value] = field(default_factory=set)   # temporaries in the GM workspace
-    carriers: dict[Value, GmArray] = field(default_factory=dict)  # carried arrays in GM
-    parallel: loop.ForOp | None = None
-    # (GM array, axis) the split loop writes at row ``i``: blocks start at rows that begin
-    # a 64-byte line of each (emit_control), so no line is written by two blocks
-    split_rows: list[tuple[Value, int]] = field(default_factory=list)
-    asserts: list[func.AssertOp] = field(default_factory=list)
-    reason: str = ""
-    dcache_flush: str | None = None   # DataCacheCleanAndInvalid arguments (soc.py)
-    host_scalars: HostScalars | None = None  # parameters the host computes (scalar_f64)
-    demoted: Demoted | None = None    # float64 inputs/results computed in float32
-
-    def array_of(self, v: Value) -> GmArray | None:
-        for a in self.arrays:
-            if a.value is v:
-                return a
-        return None
-
-    @property
-    def status(self) -> GmArray | None:
-        return next((a for a in self.arrays if a.source == "status"), None)
-
-    @property
-    def workspace(self) -> GmArray | None:
-        return next((a for a in self.arrays if a.source == "arena"), None)
-
-    @property
-    def status_stride(self) -> int:
-        """Status slots per block: the failed check's code, then the values it reports
-        (a bounds check's index and axis size), padded to a 64-byte cache line so that
-        no two blocks write one line."""
-        used = 1 + max((len(op.values) for op in self.asserts), default=0)
-        return -(-used // LINE_INT64) * LINE_INT64
-
-    def check_codes(self) -> dict[str, tuple]:
-        """``ascend.check_status`` attributes for the codes ``1..n`` the kernel may
-        report: messages, kinds, values reported and source sites of each."""
-        messages = [op.attributes["message"] for op in self.asserts]
-        kinds = [op.attributes["kind"] for op in self.asserts]
-        values = [len(op.values) for op in self.asserts]
-        sites = [(op.loc.file or "", op.loc.line, op.loc.col) for op in self.asserts]
-        if self.arena:
-            messages.append(f"temporary arrays of kernel '{self.name}' need more than its "
-                            f"{ARENA_BYTES} bytes of GM workspace per block")
-            kinds.append("oom")
-            values.append(0)
-            sites.append(("", 0, 0))
-        return {"messages": tuple(messages), "kinds": tuple(kinds), "values": tuple(values),
-                "sites": tuple(sites)}
 
 
 def outline(ops: Sequence[Operation], inputs: Sequence[Value], outputs: Sequence[Value],
@@ -254,7 +159,7 @@ def plan_scalar_kernel(name: str, fn: FuncOp, inputs: list[Value], outputs: list
         k.arrays.append(GmArray(names.new("status"), None, ScalarType("i64"), "status"))
     k.parallel = find_parallel_loop(k, distinct)
     if k.parallel is not None:
-        k.split_rows = _split_rows(k, k.parallel)
+        k.split_rows = split_rows(k, k.parallel)
     place_carriers(k, names)
     return k
 
@@ -333,103 +238,6 @@ def place_carriers(k: ScalarKernel, names: _Names) -> None:
                 k.carriers[v] = arr
 
 
-# ---------------------------------------------------------------- block split
-
-
-def find_parallel_loop(k: ScalarKernel, distinct: Callable[[int, int], bool]) -> loop.ForOp | None:
-    """The top-level loop to split across blocks, or ``None`` (see the module docstring)."""
-    gm = {a.value for a in k.arrays if a.value is not None and not a.per_block}
-    writers = [op for op in k.fn.entry.ops if _stores_into(op, gm)]
-    if len(writers) != 1:
-        return None
-    top, lp = writers[0], _fast_loop(writers[0])
-    if lp is None:
-        return None
-    shared = _may_share(k, distinct)
-    touched = _roots_used([lp])
-    written = {base_buffer(x.dest) for x in lp.walk() if isinstance(x, mem.StoreOp)}
-    around = _roots_used([op for op in k.fn.entry.ops if op is not top])
-
-    def owned(buf: Value) -> bool:  # not GM: a block-local array, one copy per block
-        return buf in gm and not any(t is not buf and shared(buf, t) for t in touched)
-
-    if not independent(lp, owned) or partial_writes_visible(lp, _hidden(k)):
-        return None
-    return None if any(shared(w, r) for w in written for r in around) else lp
-
-
-def _split_rows(k: ScalarKernel, lp: loop.ForOp) -> list[tuple[Value, int]]:
-    """The (GM array, axis) pairs the split loop stores into with its variable as the
-    index of that axis (``independent`` proved every shared GM store is one)."""
-    gm = {a.value for a in k.arrays if a.value is not None and not a.per_block}
-    iv = lp.induction_var
-    rows: list[tuple[Value, int]] = []
-    for op in lp.walk():
-        if isinstance(op, mem.StoreOp) and op.dest in gm:
-            axis = next((i for i, v in enumerate(op.indices) if v is iv), None)
-            if axis is not None and (op.dest, axis) not in rows:
-                rows.append((op.dest, axis))
-    return rows
-
-
-def _fast_loop(op: Operation) -> loop.ForOp | None:
-    """``op`` when it is a ``loop.for``; the checked-free copy of a loop versioned by
-    ``hoist-checks`` (the unchanged copy then runs in block 0 only, when the hoisted
-    checks fail: both copies never run in one launch); else ``None``."""
-    if isinstance(op, loop.ForOp):
-        return op
-    if isinstance(op, loop.IfOp) and op.attributes.get("versioned") and not op.outputs:
-        then = [x for x in op.then_region.blocks[0].ops if not isinstance(x, loop.YieldOp)]
-        if len(then) == 1 and isinstance(then[0], loop.ForOp):
-            return then[0]
-    return None
-
-
-def _stores_into(op: Operation, roots: set[Value]) -> bool:
-    return any(isinstance(x, mem.StoreOp) and base_buffer(x.dest) in roots for x in op.walk())
-
-
-def _roots_used(ops: Sequence[Operation]) -> set[Value]:
-    """The buffers ``ops`` load, store or view (``mem.dim`` reads only the shape)."""
-    return {base_buffer(v) for op in ops for inner in op.walk()
-            if not isinstance(inner, mem.DimOp | func.ReturnOp)
-            for v in inner.operand_values if isinstance(v.type, MemRefType)}
-
-
-def _may_share(k: ScalarKernel,
-               distinct: Callable[[int, int], bool]) -> Callable[[Value, Value], bool]:
-    """Whether two root buffers of ``k`` may be the same memory: the same buffer, or two
-    inputs ``distinct`` cannot tell apart (results, temporaries, constants are fresh)."""
-    inputs = {a.value: a.index for a in k.arrays if a.source == "input"}
-
-    def shared(a: Value, b: Value) -> bool:
-        return a is b or a in inputs and b in inputs and not distinct(inputs[a], inputs[b])
-    return shared
-
-
-def _hidden(k: ScalarKernel) -> Callable[[Value], bool]:
-    """Whether the caller never sees a root buffer of ``k`` once the kernel failed: the
-    kernel's own allocations, and inputs that are copies or arrays the function
-    allocated (it raises before returning them)."""
-    def hidden(buf: Value) -> bool:
-        if isinstance(buf, BlockArgument) and buf.block is k.fn.entry:
-            outer = k.inputs[buf.index]
-            if isinstance(outer.type, TensorType):
-                return True
-            buf = base_buffer(outer)
-        return isinstance(buf, OpResult) and isinstance(buf.op, mem.AllocOp)
-    return hidden
-
-
-class _Names:
-    def __init__(self) -> None:
-        self.unique = UniqueNames(RESERVED)
-        self.taken = self.unique.taken  # names taken elsewhere are added here
-
-    def new(self, base: str) -> str:
-        clean = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "a"
-        return self.unique.fresh(clean)
-
-
 __all__ = ["ARENA_BYTES", "CACHE_LINE", "LOCAL_LIMIT", "GmArray", "ScalarKernel", "escaping_values",
-           "external_values", "is_scalar_constant", "outline", "plan_scalar_kernel"]
+           "external_values", "find_parallel_loop", "is_scalar_constant", "outline",
+           "plan_scalar_kernel", "split_rows"]

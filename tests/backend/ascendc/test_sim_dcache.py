@@ -201,7 +201,7 @@ def test_removing_the_flush_is_caught():
 def test_splitting_without_line_boundaries_is_caught(monkeypatch):
     # the chunking before line-aware splits: 40 x 70 float32 rows are 280 bytes, so
     # neighbouring blocks' rows meet inside a line
-    monkeypatch.setattr(scalar_plan, "_split_rows", lambda k, lp: [])
+    monkeypatch.setattr(scalar_plan, "split_rows", lambda k, lp: [])
     x = np.random.default_rng(4).random((40, 70)).astype(np.float32)
     with pytest.raises(SimViolationError, match="cache-line sharing"):
         _sim(rows_doubled, x)
