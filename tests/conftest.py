@@ -74,3 +74,17 @@ def ascend_standin(acl_standin_path, monkeypatch):
     acl.shutdown()
     options.auto_target.cache_clear()
     options._RESOLVED.clear()
+
+
+@pytest.fixture
+def float64_soc(monkeypatch):
+    """The default SoC as if its table allowed float64 on the AI Core.  No real SoC
+    does (docs/ascendc-backend.md#float64: float64 device code is E50041); tests whose
+    subject is not that policy but whose data is float64 (finite differences, ...) run
+    ascend-sim on this configuration, which generates the double code as before."""
+    import dataclasses
+
+    from pyasc.backend.ascendc import soc
+
+    monkeypatch.setitem(soc.SOCS, soc.DEFAULT_SOC,
+                        dataclasses.replace(soc.SOCS[soc.DEFAULT_SOC], float64=True))

@@ -167,7 +167,7 @@ def sim_index(x, i):
 
 @hybrid(target="ascend-sim", boundscheck=True)
 def sim_gather(x, idx):
-    out = np.zeros(idx.shape[0])
+    out = np.zeros(idx.shape[0], x.dtype)  # float32: no float64 on the AI Core
     for k in range(idx.shape[0]):
         out[k] = x[idx[k]] * 2  # SIM_GATHER
     return out
@@ -175,15 +175,17 @@ def sim_gather(x, idx):
 
 def test_ascend_sim_index_errors_name_the_source_line_and_show_the_call():
     # IndexOutOfBoundsError (E50004): located at the indexing expression
-    err = raised(IndexError, lambda: sim_index(np.arange(5.0), 7), "# SIM_INDEX")
+    err = raised(IndexError, lambda: sim_index(np.arange(5, dtype=np.float32), 7),
+                 "# SIM_INDEX")
     assert f"{__file__}:{line_of('# SIM_INDEX')}:" in str(err)
     assert "return x[i] * 2" in str(err)
     assert "index 7 is out of bounds for axis 0 with size 5 (array 'x')" in str(err)
-    err = raised(IndexError, lambda: sim_gather(np.arange(5.0), np.array([1, 9])),
+    err = raised(IndexError,
+                 lambda: sim_gather(np.arange(5, dtype=np.float32), np.array([1, 9])),
                  "# SIM_GATHER")
     assert f"{__file__}:{line_of('# SIM_GATHER')}:" in str(err)
     assert "index 9 is out of bounds for axis 0 with size 5 (array 'x')" in str(err)
-    assert sim_gather(np.arange(5.0), np.array([1, 4])).tolist() == [2.0, 8.0]
+    assert sim_gather(np.arange(5, dtype=np.float32), np.array([1, 4])).tolist() == [2.0, 8.0]
 
 
 @hybrid(target="cpu", boundscheck=True)

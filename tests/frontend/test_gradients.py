@@ -62,8 +62,10 @@ def finite_differences(fn, args: list, dout: float, h: float = 1e-6) -> list:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_squared_error_gradient_matches_finite_differences(target, monkeypatch):
+def test_squared_error_gradient_matches_finite_differences(target, monkeypatch, request):
     monkeypatch.setenv("PYASC_TARGET", target)
+    if target == "ascend-sim":  # float64 finite differences: float64 device code
+        request.getfixturevalue("float64_soc")
     rng = np.random.default_rng(1)
     pred, tgt = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
     got = squared_error.vjp(pred, tgt, 0.5)
@@ -74,8 +76,10 @@ def test_squared_error_gradient_matches_finite_differences(target, monkeypatch):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_focal_loss_gradient_matches_finite_differences(target, monkeypatch):
+def test_focal_loss_gradient_matches_finite_differences(target, monkeypatch, request):
     monkeypatch.setenv("PYASC_TARGET", target)
+    if target == "ascend-sim":  # float64 finite differences: float64 device code
+        request.getfixturevalue("float64_soc")
     rng = np.random.default_rng(2)
     z, y = rng.standard_normal(7) * 2, rng.random(7)
     for args in ([z, y], [z, y, 3.0]):  # gamma: the default 2.0, then given

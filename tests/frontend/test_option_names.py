@@ -17,7 +17,7 @@ from pyasc import errors, hybrid
 from pyasc.jit.inspection import BoundCall
 from pyasc.jit.options import OPTION_NAMES
 
-X = np.linspace(-2, 2, 12).reshape(3, 4)
+X = np.linspace(-2, 2, 12).reshape(3, 4).astype(np.float32)  # ascendc: no float64
 
 
 def with_target(x, target):
@@ -44,11 +44,17 @@ def with_cache(x, cache):
     return x * cache
 
 
+def with_device_float64(x, device_float64):
+    return x * device_float64
+
+
 PARAMETER_NAMED_LIKE = {"target": with_target, "dynamic_shape": with_dynamic_shape,
                         "device_type": with_device_type, "fastmath": with_fastmath,
-                        "boundscheck": with_boundscheck, "cache": with_cache}
+                        "boundscheck": with_boundscheck, "cache": with_cache,
+                        "device_float64": with_device_float64}
 OPTION_VALUES = {"target": "cpu", "dynamic_shape": True, "device_type": "Ascend910B1",
-                 "fastmath": True, "boundscheck": True, "cache": False}
+                 "fastmath": True, "boundscheck": True, "cache": False,
+                 "device_float64": "demote"}
 
 
 def test_every_option_has_a_case():

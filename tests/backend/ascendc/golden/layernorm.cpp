@@ -534,7 +534,13 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   if (!(and_1)) {
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx() * 8, 1);
-#line 538 "layernorm.cpp"
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 8 + 1, static_cast<int64_t>(x_d0));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 8 + 2, static_cast<int64_t>(x_d1));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 8 + 3, static_cast<int64_t>(gamma_d0));
+#line 544 "layernorm.cpp"
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
@@ -544,15 +550,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_1 = (cmp ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
-#line 548 "layernorm.cpp"
+#line 554 "layernorm.cpp"
       const int64_t select_2 = (cmp_2 ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_30 = gammaGm.GetValue(select_2);
-#line 552 "layernorm.cpp"
+#line 558 "layernorm.cpp"
       const float mul_1 = (x_29 * x_30);
 #line 51 "ascendc_cases.py"
       work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
-#line 556 "layernorm.cpp"
+#line 562 "layernorm.cpp"
     }
   }
   const bool cmp_4 = (select == 1);
@@ -567,7 +573,13 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
   if (!(and_2)) {
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx() * 8, 2);
-#line 571 "layernorm.cpp"
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 8 + 1, static_cast<int64_t>(x_d0));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 8 + 2, static_cast<int64_t>(select));
+#line 51 "ascendc_cases.py"
+    status_1Gm.SetValue(GetBlockIdx() * 8 + 3, static_cast<int64_t>(beta_d0));
+#line 583 "layernorm.cpp"
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
@@ -577,15 +589,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_4 = (cmp_4 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
-#line 581 "layernorm.cpp"
+#line 593 "layernorm.cpp"
       const int64_t select_5 = (cmp_6 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_32 = betaGm.GetValue(select_5);
-#line 585 "layernorm.cpp"
+#line 597 "layernorm.cpp"
       const float add_47 = (x_31 + x_32);
 #line 51 "ascendc_cases.py"
       out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
-#line 589 "layernorm.cpp"
+#line 601 "layernorm.cpp"
     }
   }
   DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
