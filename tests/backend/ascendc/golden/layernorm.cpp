@@ -255,6 +255,297 @@ extern "C" __global__ __aicore__ void layernorm_0(GM_ADDR x, GM_ADDR gamma, GM_A
   op.Process();
 }
 
+// layernorm_0_long: the fused rowwise group at ascendc_cases.py:49 as one vector kernel (longrows schedule: each row streamed 3 time(s) in tiles of 4608 elements)
+class KernelLayernorm0Long {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out, int64_t x_d1, int64_t rows, int64_t cols, int64_t rowsPerBlock) {
+    cols_ = cols;
+    const int64_t first = GetBlockIdx() * rowsPerBlock;
+    blockRows_ = rows - first < rowsPerBlock ? rows - first : rowsPerBlock;
+    x_d1_ = x_d1;
+#line 49 "ascendc_cases.py"
+    xGm_.SetGlobalBuffer((__gm__ float*)x + first * cols, blockRows_ * cols);
+#line 49 "ascendc_cases.py"
+    gammaGm_.SetGlobalBuffer((__gm__ float*)gamma, cols);
+#line 49 "ascendc_cases.py"
+    betaGm_.SetGlobalBuffer((__gm__ float*)beta, cols);
+#line 49 "ascendc_cases.py"
+    outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
+#line 275 "layernorm.cpp"
+    pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
+    pipe_.InitBuffer(gammaQue_, 2, TILE * sizeof(float));
+    pipe_.InitBuffer(betaQue_, 2, TILE * sizeof(float));
+    pipe_.InitBuffer(outQue_, 2, TILE * sizeof(float));
+    pipe_.InitBuffer(tmpCol0_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpCol1_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpTile0_, TILE * sizeof(float));
+    pipe_.InitBuffer(tmpCol2_, COL_CAP * sizeof(float));
+    pipe_.InitBuffer(tmpTile1_, TILE * sizeof(float));
+    pipe_.InitBuffer(reduceTmpBuf_, REDUCE_TMP * sizeof(float));
+  }
+  __aicore__ inline void Process() {
+    for (int64_t row = 0; row < blockRows_; ++row) {
+      Stage0();
+      for (int64_t c = 0; c < cols_; c += TILE) {
+        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
+        CopyIn1(row, c, len);
+        Stage1(len);
+      }
+      Stage2();
+      for (int64_t c = 0; c < cols_; c += TILE) {
+        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
+        CopyIn3(row, c, len);
+        Stage3(len);
+      }
+      Stage4();
+      for (int64_t c = 0; c < cols_; c += TILE) {
+        const int32_t len = static_cast<int32_t>(cols_ - c < TILE ? cols_ - c : TILE);
+        CopyIn5(row, c, len);
+        Stage5(len);
+        CopyOut(row, c, len);
+      }
+    }
+  }
+
+ private:
+  static constexpr int32_t TILE = 4608;  // elements per column tile
+  static constexpr int32_t COL_CAP = 128;
+  static constexpr int32_t REDUCE_TMP = 144;  // ReduceMax docs formula
+  __aicore__ inline void Stage0() {
+    const int32_t rows = 1;  // one row at a time
+    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
+#line 49 "ascendc_cases.py"
+    Duplicate(redAcc, 0.0f, rows);
+#line 320 "layernorm.cpp"
+  }
+  __aicore__ inline void CopyIn1(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> x = xQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 49 "ascendc_cases.py"
+      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
+#line 327 "layernorm.cpp"
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 332 "layernorm.cpp"
+    }
+    xQue_.EnQue(x);
+  }
+  __aicore__ inline void Stage1(int32_t len) {
+    const int32_t rows = 1;  // one row at a time
+    const int32_t cols = len;
+    const int32_t pitch = (len + 7) / 8 * 8;
+    const int32_t n = pitch;
+    LocalTensor<float> x = xQue_.DeQue<float>();
+    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
+    LocalTensor<float> part = tmpCol1_.Get<float>();
+    LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
+    for (int32_t r = 0; r < rows; ++r) {
+#line 49 "ascendc_cases.py"
+      ReduceSum(part[r], x[r * pitch], reduceTmp_f32, cols);
+#line 348 "layernorm.cpp"
+    }
+#line 49 "ascendc_cases.py"
+    Add(redAcc, redAcc, part, rows);
+#line 352 "layernorm.cpp"
+    xQue_.FreeTensor(x);
+  }
+  __aicore__ inline void Stage2() {
+    const int32_t rows = 1;  // one row at a time
+    LocalTensor<float> redAcc = tmpCol0_.Get<float>();
+    LocalTensor<float> div = tmpCol0_.Get<float>();
+    LocalTensor<float> divisor = tmpCol1_.Get<float>();
+    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
+#line 49 "ascendc_cases.py"
+    Duplicate(divisor, static_cast<float>(x_d1_), rows);
+#line 49 "ascendc_cases.py"
+    Div(div, redAcc, divisor, rows);
+#line 50 "ascendc_cases.py"
+    Duplicate(redAcc_1, 0.0f, rows);
+#line 367 "layernorm.cpp"
+  }
+  __aicore__ inline void CopyIn3(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> x = xQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 49 "ascendc_cases.py"
+      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
+#line 374 "layernorm.cpp"
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 379 "layernorm.cpp"
+    }
+    xQue_.EnQue(x);
+  }
+  __aicore__ inline void Stage3(int32_t len) {
+    const int32_t rows = 1;  // one row at a time
+    const int32_t cols = len;
+    const int32_t pitch = (len + 7) / 8 * 8;
+    const int32_t n = pitch;
+    LocalTensor<float> x = xQue_.DeQue<float>();
+    LocalTensor<float> div = tmpCol0_.Get<float>();
+    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
+    LocalTensor<float> sub = tmpTile0_.Get<float>();
+    LocalTensor<float> mul = tmpTile0_.Get<float>();
+    LocalTensor<float> part_1 = tmpCol2_.Get<float>();
+    LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    // ascendc_cases.py:50
+    for (int32_t r = 0; r < rows; ++r) {
+#line 50 "ascendc_cases.py"
+      Adds(sub[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
+#line 401 "layernorm.cpp"
+    }
+#line 50 "ascendc_cases.py"
+    Mul(mul, sub, sub, n);
+#line 405 "layernorm.cpp"
+    for (int32_t r = 0; r < rows; ++r) {
+#line 50 "ascendc_cases.py"
+      ReduceSum(part_1[r], mul[r * pitch], reduceTmp_f32, cols);
+#line 409 "layernorm.cpp"
+    }
+#line 50 "ascendc_cases.py"
+    Add(redAcc_1, redAcc_1, part_1, rows);
+#line 413 "layernorm.cpp"
+    xQue_.FreeTensor(x);
+  }
+  __aicore__ inline void Stage4() {
+    const int32_t rows = 1;  // one row at a time
+    LocalTensor<float> redAcc_1 = tmpCol1_.Get<float>();
+    LocalTensor<float> div_1 = tmpCol1_.Get<float>();
+    LocalTensor<float> divisor_1 = tmpCol2_.Get<float>();
+    LocalTensor<float> add = tmpCol1_.Get<float>();
+    LocalTensor<float> sqrt_1 = tmpCol1_.Get<float>();
+#line 50 "ascendc_cases.py"
+    Duplicate(divisor_1, static_cast<float>(x_d1_), rows);
+#line 50 "ascendc_cases.py"
+    Div(div_1, redAcc_1, divisor_1, rows);
+#line 51 "ascendc_cases.py"
+    Adds(add, div_1, 1e-05f, rows);
+#line 51 "ascendc_cases.py"
+    Sqrt(sqrt_1, add, rows);
+#line 431 "layernorm.cpp"
+  }
+  __aicore__ inline void CopyIn5(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> x = xQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 49 "ascendc_cases.py"
+      DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
+#line 438 "layernorm.cpp"
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 443 "layernorm.cpp"
+    }
+    xQue_.EnQue(x);
+    LocalTensor<float> gamma = gammaQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 49 "ascendc_cases.py"
+      DataCopy(gamma, gammaGm_[c], static_cast<uint32_t>(len));
+#line 450 "layernorm.cpp"
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      DataCopyPad(gamma, gammaGm_[c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 455 "layernorm.cpp"
+    }
+    gammaQue_.EnQue(gamma);
+    LocalTensor<float> beta = betaQue_.AllocTensor<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 49 "ascendc_cases.py"
+      DataCopy(beta, betaGm_[c], static_cast<uint32_t>(len));
+#line 462 "layernorm.cpp"
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      DataCopyPad(beta, betaGm_[c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 467 "layernorm.cpp"
+    }
+    betaQue_.EnQue(beta);
+  }
+  __aicore__ inline void Stage5(int32_t len) {
+    const int32_t rows = 1;  // one row at a time
+    const int32_t cols = len;
+    const int32_t pitch = (len + 7) / 8 * 8;
+    const int32_t n = pitch;
+    LocalTensor<float> x = xQue_.DeQue<float>();
+    LocalTensor<float> gamma = gammaQue_.DeQue<float>();
+    LocalTensor<float> beta = betaQue_.DeQue<float>();
+    LocalTensor<float> out = outQue_.AllocTensor<float>();
+    LocalTensor<float> div = tmpCol0_.Get<float>();
+    LocalTensor<float> sqrt_1 = tmpCol1_.Get<float>();
+    LocalTensor<float> sub_1 = tmpTile0_.Get<float>();
+    LocalTensor<float> div_2 = tmpTile0_.Get<float>();
+    LocalTensor<float> divisor_2 = tmpTile1_.Get<float>();
+    LocalTensor<float> mul_1 = tmpTile0_.Get<float>();
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    // ascendc_cases.py:50
+    for (int32_t r = 0; r < rows; ++r) {
+#line 50 "ascendc_cases.py"
+      Adds(sub_1[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
+#line 51 "ascendc_cases.py"
+      Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
+#line 494 "layernorm.cpp"
+    }
+#line 51 "ascendc_cases.py"
+    Div(div_2, sub_1, divisor_2, n);
+#line 498 "layernorm.cpp"
+    for (int32_t r = 0; r < rows; ++r) {
+#line 51 "ascendc_cases.py"
+      Mul(mul_1[r * pitch], div_2[r * pitch], gamma, cols);
+#line 51 "ascendc_cases.py"
+      Add(out[r * pitch], mul_1[r * pitch], beta, cols);
+#line 504 "layernorm.cpp"
+    }
+    outQue_.EnQue(out);
+    xQue_.FreeTensor(x);
+    gammaQue_.FreeTensor(gamma);
+    betaQue_.FreeTensor(beta);
+  }
+  __aicore__ inline void CopyOut(int64_t row, int64_t c, int32_t len) {
+    LocalTensor<float> out = outQue_.DeQue<float>();
+    if (len * sizeof(float) % 32 == 0) {
+#line 49 "ascendc_cases.py"
+      DataCopy(outGm_[row * cols_ + c], out, static_cast<uint32_t>(len));
+#line 516 "layernorm.cpp"
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      DataCopyPad(outGm_[row * cols_ + c], out, DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0));
+#line 521 "layernorm.cpp"
+    }
+    outQue_.FreeTensor(out);
+  }
+  TPipe pipe_;
+  TQue<QuePosition::VECIN, 2> xQue_;
+  TQue<QuePosition::VECIN, 2> gammaQue_;
+  TQue<QuePosition::VECIN, 2> betaQue_;
+  TQue<QuePosition::VECOUT, 2> outQue_;
+  TBuf<TPosition::VECCALC> tmpCol0_;
+  TBuf<TPosition::VECCALC> tmpCol1_;
+  TBuf<TPosition::VECCALC> tmpTile0_;
+  TBuf<TPosition::VECCALC> tmpCol2_;
+  TBuf<TPosition::VECCALC> tmpTile1_;
+  TBuf<TPosition::VECCALC> reduceTmpBuf_;
+  GlobalTensor<float> xGm_;
+  GlobalTensor<float> gammaGm_;
+  GlobalTensor<float> betaGm_;
+  GlobalTensor<float> outGm_;
+  int64_t x_d1_;
+  int64_t cols_, pitch_, tileRows_, blockRows_;
+};
+extern "C" __global__ __aicore__ void layernorm_0_long(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out, int64_t x_d1, int64_t rows, int64_t cols, int64_t rowsPerBlock)
+{
+  KernelLayernorm0Long op;
+  op.Init(x, gamma, beta, out, x_d1, rows, cols, rowsPerBlock);
+  op.Process();
+}
+
 // layernorm_1: scalar code for ascendc_cases.py:49 (the run-time shapes broadcast an array that kernel layernorm_0 reduces (its vector form needs the array to span the kernel's space)); one block
 extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out0, GM_ADDR work, GM_ADDR work_1, GM_ADDR work_2, GM_ADDR work_3, GM_ADDR work_4, GM_ADDR work_5, GM_ADDR work_6, GM_ADDR work_7, GM_ADDR work_8, GM_ADDR work_9, GM_ADDR status_1, int64_t x_d0, int64_t x_d1, int64_t gamma_d0, int64_t beta_d0, int64_t x_d1_1)
 {
@@ -292,42 +583,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_1 = 0; j_1 < sub; j_1 += 8) {
 #line 49 "ascendc_cases.py"
       const float x_1 = xGm.GetValue(i0 * x_d1 + j_1);
-#line 296 "layernorm.cpp"
+#line 587 "layernorm.cpp"
       const float add = (acc0 + x_1);
       const int64_t add_1 = (j_1 + 1);
 #line 49 "ascendc_cases.py"
       const float x_2 = xGm.GetValue(i0 * x_d1 + add_1);
-#line 301 "layernorm.cpp"
+#line 592 "layernorm.cpp"
       const float add_2 = (acc1 + x_2);
       const int64_t add_3 = (j_1 + 2);
 #line 49 "ascendc_cases.py"
       const float x_3 = xGm.GetValue(i0 * x_d1 + add_3);
-#line 306 "layernorm.cpp"
+#line 597 "layernorm.cpp"
       const float add_4 = (acc2 + x_3);
       const int64_t add_5 = (j_1 + 3);
 #line 49 "ascendc_cases.py"
       const float x_4 = xGm.GetValue(i0 * x_d1 + add_5);
-#line 311 "layernorm.cpp"
+#line 602 "layernorm.cpp"
       const float add_6 = (acc3 + x_4);
       const int64_t add_7 = (j_1 + 4);
 #line 49 "ascendc_cases.py"
       const float x_5 = xGm.GetValue(i0 * x_d1 + add_7);
-#line 316 "layernorm.cpp"
+#line 607 "layernorm.cpp"
       const float add_8 = (acc4 + x_5);
       const int64_t add_9 = (j_1 + 5);
 #line 49 "ascendc_cases.py"
       const float x_6 = xGm.GetValue(i0 * x_d1 + add_9);
-#line 321 "layernorm.cpp"
+#line 612 "layernorm.cpp"
       const float add_10 = (acc5 + x_6);
       const int64_t add_11 = (j_1 + 6);
 #line 49 "ascendc_cases.py"
       const float x_7 = xGm.GetValue(i0 * x_d1 + add_11);
-#line 326 "layernorm.cpp"
+#line 617 "layernorm.cpp"
       const float add_12 = (acc6 + x_7);
       const int64_t add_13 = (j_1 + 7);
 #line 49 "ascendc_cases.py"
       const float x_8 = xGm.GetValue(i0 * x_d1 + add_13);
-#line 331 "layernorm.cpp"
+#line 622 "layernorm.cpp"
       const float add_14 = (acc7 + x_8);
       acc0 = add;
       acc1 = add_2;
@@ -342,7 +633,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_2 = sub; j_2 < x_d1; j_2 += 1) {
 #line 49 "ascendc_cases.py"
       const float x_9 = xGm.GetValue(i0 * x_d1 + j_2);
-#line 346 "layernorm.cpp"
+#line 637 "layernorm.cpp"
       const float add_15 = (acc0_1 + x_9);
       acc0_1 = add_15;
     }
@@ -355,18 +646,18 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_22 = (add_20 + add_21);
 #line 49 "ascendc_cases.py"
     workGm.SetValue(i0, add_22);
-#line 359 "layernorm.cpp"
+#line 650 "layernorm.cpp"
   }
   const float cast = static_cast<float>(x_d1_1);
   work_1Gm.SetGlobalBuffer((__gm__ float*)work_1, x_d0);
   for (int64_t i0_1 = 0; i0_1 < x_d0; i0_1 += 1) {
 #line 49 "ascendc_cases.py"
     const float x_10 = workGm.GetValue(i0_1);
-#line 366 "layernorm.cpp"
+#line 657 "layernorm.cpp"
     const float div = (x_10 / cast);
 #line 49 "ascendc_cases.py"
     work_1Gm.SetValue(i0_1, div);
-#line 370 "layernorm.cpp"
+#line 661 "layernorm.cpp"
   }
   work_2Gm.SetGlobalBuffer((__gm__ float*)work_2, x_d0 * x_d1);
   // ascendc_cases.py:50
@@ -376,11 +667,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_11 = xGm.GetValue(i0_2 * x_d1 + i1);
 #line 50 "ascendc_cases.py"
       const float x_12 = work_1Gm.GetValue(i0_2);
-#line 380 "layernorm.cpp"
+#line 671 "layernorm.cpp"
       const float sub_1 = (x_11 - x_12);
 #line 50 "ascendc_cases.py"
       work_2Gm.SetValue(i0_2 * x_d1 + i1, sub_1);
-#line 384 "layernorm.cpp"
+#line 675 "layernorm.cpp"
     }
   }
   work_3Gm.SetGlobalBuffer((__gm__ float*)work_3, x_d0 * x_d1);
@@ -390,11 +681,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_13 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
 #line 50 "ascendc_cases.py"
       const float x_14 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
-#line 394 "layernorm.cpp"
+#line 685 "layernorm.cpp"
       const float mul = (x_13 * x_14);
 #line 50 "ascendc_cases.py"
       work_3Gm.SetValue(i0_3 * x_d1 + i1_1, mul);
-#line 398 "layernorm.cpp"
+#line 689 "layernorm.cpp"
     }
   }
   work_4Gm.SetGlobalBuffer((__gm__ float*)work_4, x_d0);
@@ -412,42 +703,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_3 = 0; j_3 < sub_2; j_3 += 8) {
 #line 50 "ascendc_cases.py"
       const float x_15 = work_3Gm.GetValue(i0_4 * x_d1 + j_3);
-#line 416 "layernorm.cpp"
+#line 707 "layernorm.cpp"
       const float add_23 = (acc0_2 + x_15);
       const int64_t add_24 = (j_3 + 1);
 #line 50 "ascendc_cases.py"
       const float x_16 = work_3Gm.GetValue(i0_4 * x_d1 + add_24);
-#line 421 "layernorm.cpp"
+#line 712 "layernorm.cpp"
       const float add_25 = (acc1_1 + x_16);
       const int64_t add_26 = (j_3 + 2);
 #line 50 "ascendc_cases.py"
       const float x_17 = work_3Gm.GetValue(i0_4 * x_d1 + add_26);
-#line 426 "layernorm.cpp"
+#line 717 "layernorm.cpp"
       const float add_27 = (acc2_1 + x_17);
       const int64_t add_28 = (j_3 + 3);
 #line 50 "ascendc_cases.py"
       const float x_18 = work_3Gm.GetValue(i0_4 * x_d1 + add_28);
-#line 431 "layernorm.cpp"
+#line 722 "layernorm.cpp"
       const float add_29 = (acc3_1 + x_18);
       const int64_t add_30 = (j_3 + 4);
 #line 50 "ascendc_cases.py"
       const float x_19 = work_3Gm.GetValue(i0_4 * x_d1 + add_30);
-#line 436 "layernorm.cpp"
+#line 727 "layernorm.cpp"
       const float add_31 = (acc4_1 + x_19);
       const int64_t add_32 = (j_3 + 5);
 #line 50 "ascendc_cases.py"
       const float x_20 = work_3Gm.GetValue(i0_4 * x_d1 + add_32);
-#line 441 "layernorm.cpp"
+#line 732 "layernorm.cpp"
       const float add_33 = (acc5_1 + x_20);
       const int64_t add_34 = (j_3 + 6);
 #line 50 "ascendc_cases.py"
       const float x_21 = work_3Gm.GetValue(i0_4 * x_d1 + add_34);
-#line 446 "layernorm.cpp"
+#line 737 "layernorm.cpp"
       const float add_35 = (acc6_1 + x_21);
       const int64_t add_36 = (j_3 + 7);
 #line 50 "ascendc_cases.py"
       const float x_22 = work_3Gm.GetValue(i0_4 * x_d1 + add_36);
-#line 451 "layernorm.cpp"
+#line 742 "layernorm.cpp"
       const float add_37 = (acc7_1 + x_22);
       acc0_2 = add_23;
       acc1_1 = add_25;
@@ -462,7 +753,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_4 = sub_2; j_4 < x_d1; j_4 += 1) {
 #line 50 "ascendc_cases.py"
       const float x_23 = work_3Gm.GetValue(i0_4 * x_d1 + j_4);
-#line 466 "layernorm.cpp"
+#line 757 "layernorm.cpp"
       const float add_38 = (acc0_3 + x_23);
       acc0_3 = add_38;
     }
@@ -475,38 +766,38 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_45 = (add_43 + add_44);
 #line 50 "ascendc_cases.py"
     work_4Gm.SetValue(i0_4, add_45);
-#line 479 "layernorm.cpp"
+#line 770 "layernorm.cpp"
   }
   work_5Gm.SetGlobalBuffer((__gm__ float*)work_5, x_d0);
   for (int64_t i0_5 = 0; i0_5 < x_d0; i0_5 += 1) {
 #line 50 "ascendc_cases.py"
     const float x_24 = work_4Gm.GetValue(i0_5);
-#line 485 "layernorm.cpp"
+#line 776 "layernorm.cpp"
     const float div_1 = (x_24 / cast);
 #line 50 "ascendc_cases.py"
     work_5Gm.SetValue(i0_5, div_1);
-#line 489 "layernorm.cpp"
+#line 780 "layernorm.cpp"
   }
   work_6Gm.SetGlobalBuffer((__gm__ float*)work_6, x_d0);
   // ascendc_cases.py:51
   for (int64_t i0_6 = 0; i0_6 < x_d0; i0_6 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_25 = work_5Gm.GetValue(i0_6);
-#line 496 "layernorm.cpp"
+#line 787 "layernorm.cpp"
     const float add_46 = (x_25 + 1e-05f);
 #line 51 "ascendc_cases.py"
     work_6Gm.SetValue(i0_6, add_46);
-#line 500 "layernorm.cpp"
+#line 791 "layernorm.cpp"
   }
   work_7Gm.SetGlobalBuffer((__gm__ float*)work_7, x_d0);
   for (int64_t i0_7 = 0; i0_7 < x_d0; i0_7 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_26 = work_6Gm.GetValue(i0_7);
-#line 506 "layernorm.cpp"
+#line 797 "layernorm.cpp"
     const float sqrt_1 = static_cast<float>(PyascSqrtF(static_cast<float>(x_26)));
 #line 51 "ascendc_cases.py"
     work_7Gm.SetValue(i0_7, sqrt_1);
-#line 510 "layernorm.cpp"
+#line 801 "layernorm.cpp"
   }
   work_8Gm.SetGlobalBuffer((__gm__ float*)work_8, x_d0 * x_d1);
   for (int64_t i0_8 = 0; i0_8 < x_d0; i0_8 += 1) {
@@ -515,11 +806,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_27 = work_2Gm.GetValue(i0_8 * x_d1 + i1_2);
 #line 51 "ascendc_cases.py"
       const float x_28 = work_7Gm.GetValue(i0_8);
-#line 519 "layernorm.cpp"
+#line 810 "layernorm.cpp"
       const float div_2 = (x_27 / x_28);
 #line 51 "ascendc_cases.py"
       work_8Gm.SetValue(i0_8 * x_d1 + i1_2, div_2);
-#line 523 "layernorm.cpp"
+#line 814 "layernorm.cpp"
     }
   }
   const bool cmp = (x_d1 == 1);
@@ -540,7 +831,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     status_1Gm.SetValue(GetBlockIdx() * 8 + 2, static_cast<int64_t>(x_d1));
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx() * 8 + 3, static_cast<int64_t>(gamma_d0));
-#line 544 "layernorm.cpp"
+#line 835 "layernorm.cpp"
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
@@ -550,15 +841,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_1 = (cmp ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
-#line 554 "layernorm.cpp"
+#line 845 "layernorm.cpp"
       const int64_t select_2 = (cmp_2 ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_30 = gammaGm.GetValue(select_2);
-#line 558 "layernorm.cpp"
+#line 849 "layernorm.cpp"
       const float mul_1 = (x_29 * x_30);
 #line 51 "ascendc_cases.py"
       work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
-#line 562 "layernorm.cpp"
+#line 853 "layernorm.cpp"
     }
   }
   const bool cmp_4 = (select == 1);
@@ -579,7 +870,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     status_1Gm.SetValue(GetBlockIdx() * 8 + 2, static_cast<int64_t>(select));
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx() * 8 + 3, static_cast<int64_t>(beta_d0));
-#line 583 "layernorm.cpp"
+#line 874 "layernorm.cpp"
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
@@ -589,15 +880,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_4 = (cmp_4 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
-#line 593 "layernorm.cpp"
+#line 884 "layernorm.cpp"
       const int64_t select_5 = (cmp_6 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_32 = betaGm.GetValue(select_5);
-#line 597 "layernorm.cpp"
+#line 888 "layernorm.cpp"
       const float add_47 = (x_31 + x_32);
 #line 51 "ascendc_cases.py"
       out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
-#line 601 "layernorm.cpp"
+#line 892 "layernorm.cpp"
     }
   }
   DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
