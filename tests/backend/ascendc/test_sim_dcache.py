@@ -135,6 +135,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
 from bilateral_filter import bilateral_filter  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _scalar_loops(monkeypatch):
+    # loops over independent rows are vector kernels by default (batch-loops): these
+    # tests are about the scalar kernels' GM writes, so the loops stay scalar
+    monkeypatch.setenv("PYASC_DISABLE_PASSES", "batch-loops")
+
+
 @hybrid
 def rows_doubled(x):
     out = np.zeros_like(x)
