@@ -64,7 +64,7 @@ def _convert(lw, name: str, value: object, node: ast.AST) -> object:
         return value
     if isinstance(value, tuple):
         return tuple(_convert(lw, name, v, node) for v in value)
-    if isinstance(value, types.ModuleType) or isinstance(value, Callee) or \
+    if isinstance(value, types.ModuleType | Callee) or \
             marker_name(value) is not None:
         return value  # a module is a namespace: its members are read on access
     if isinstance(value, type) and issubclass(value, np.generic | bool | int | float):

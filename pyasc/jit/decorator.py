@@ -323,7 +323,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
                 gen.find(target, gen.signature(args, kwargs))
             return getattr(entry, "kernel", None), describe_arguments(args, kwargs)
 
-        return profiled_call(self.__name__, target, lambda a, k: self._dispatch(a, k),
+        return profiled_call(self.__name__, target, self._dispatch,
                              args, kwargs, kernel_of_call)
 
     def _use_native(self, native: Callable[..., Any], env: object) -> None:
