@@ -1,12 +1,12 @@
 """The ``pyasc`` command line.
 
-``pyasc demo`` compiles and runs the example operators in ``examples/`` on the default
-target, checks each against the same Python function run on numpy, prints the time
-per call of both, and writes every kernel's generated code (tensor IR, loop IR,
-LLVM IR and AscendC source) under an output folder it names.  ``pyasc doctor`` checks
-this machine for each target (:mod:`pyasc.tools.doctor`).  ``pyasc opt`` runs passes
-on an IR file and ``pyasc cache`` shows or clears the kernel cache
-(:mod:`pyasc.tools.commands`).  ``pyasc --help`` lists
+``pyasc demo`` compiles and runs the example operators in ``examples/`` (shipped in the
+wheel as ``pyasc/examples``) on the default target, checks each against the same Python
+function run on numpy, prints the time per call of both, and writes every kernel's
+generated code (tensor IR, loop IR, LLVM IR and AscendC source) under an output folder
+it names.  ``pyasc doctor`` checks this machine for each target
+(:mod:`pyasc.tools.doctor`).  ``pyasc opt`` runs passes on an IR file and ``pyasc cache``
+shows or clears the kernel cache (:mod:`pyasc.tools.commands`).  ``pyasc --help`` lists
 the commands (:data:`COMMANDS`); ``pyasc <command> --help`` a command's options.
 """
 
@@ -23,7 +23,16 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+def _default_examples() -> Path:
+    """The example operators: ``examples/`` of a source checkout (editable installs), else
+    the copy an installed wheel ships as ``pyasc/examples`` (see ``setup.py``)."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "examples"
+    return checkout if (checkout / "relu.py").is_file() else here / "examples"
+
+
+DEFAULT_EXAMPLES = _default_examples()
 
 
 def _load_cases(folder: Path) -> list[dict[str, Any]]:
@@ -134,7 +143,8 @@ def demo(argv: Sequence[str]) -> int:
     opts = parser.parse_args(argv)
     if not opts.examples.is_dir():
         print(f"pyasc demo: no examples folder at {opts.examples}; pass --examples DIR "
-              "(the examples ship with the source checkout)", file=sys.stderr)
+              "(a source checkout has examples/, an installed wheel pyasc/examples/)",
+              file=sys.stderr)
         return 2
     wanted = {n for n in opts.only.split(",") if n}
     cases = _load_cases(opts.examples)
