@@ -14,7 +14,8 @@ A call records its function, target and specialization, whether its kernel came 
 the in-memory cache, the disk cache or a compilation (with the compile time), its host
 wall time and the calling thread's CPU time, the bytes of its array arguments and
 results and, on ``ascend-sim``, the simulator's counters (GM <-> UB bytes, calls per
-AscendC API).  On ``target="ascend"`` the run time includes the stream synchronization
+AscendC API) and, on the ascend targets, the kernels it launched (name and block_dim
+of each launch).  On ``target="ascend"`` the run time includes the stream synchronization
 the call waits for (results are host arrays).  Profiles nest and collect calls from
 every thread.  With no profile active a call pays one test of a module global.
 """
@@ -129,9 +130,10 @@ def profiled_call(function: str, target: str, run: Any, args: tuple, kwargs: dic
     source, compile_ns = _CALL.compile
     kernel, signature = find_kernel()
     counters = dict(getattr(kernel, "last_counters", None) or {})
+    launches = tuple(getattr(kernel, "last_kernels", None) or ())
     record = CallRecord(function, target, signature, source, compile_ns, t0, wall, cpu,
                         _nbytes((args, tuple(kwargs.values()))), _nbytes(out),
-                        threading.get_ident(), counters)
+                        threading.get_ident(), counters, launches)
     for s in ACTIVE.sessions:
         s._add(record)
     return out

@@ -41,6 +41,7 @@ class CallRecord:
     bytes_out: int
     thread: int
     counters: dict[str, int] = field(default_factory=dict)  # ascend-sim's, else empty
+    launches: tuple[tuple[str, int], ...] = ()  # (kernel, block_dim): ascend targets
 
 
 GM_COUNTERS = ("gm_to_ub_bytes", "ub_to_gm_bytes", "gm_scalar_read_bytes",
@@ -56,7 +57,7 @@ def aggregate(calls: Sequence[CallRecord]) -> list[dict[str, Any]]:
             "function": c.function, "target": c.target, "signature": c.signature,
             "calls": 0, "memory_hits": 0, "disk_hits": 0, "compiles": 0,
             "compile_s": 0.0, "total_s": 0.0, "run_s": 0.0, "cpu_s": 0.0,
-            "bytes_in": 0, "bytes_out": 0, "counters": {}})
+            "bytes_in": 0, "bytes_out": 0, "counters": {}, "launches": 0, "kernels": {}})
         row["calls"] += 1
         key = {"memory": "memory_hits", "disk": "disk_hits"}.get(c.cache, "compiles")
         row[key] += 1
@@ -68,9 +69,19 @@ def aggregate(calls: Sequence[CallRecord]) -> list[dict[str, Any]]:
         row["bytes_out"] += c.bytes_out
         for name, value in c.counters.items():
             row["counters"][name] = row["counters"].get(name, 0) + value
+        _add_launches(row, c.launches)
     for row in rows.values():
         _derived(row)
     return sorted(rows.values(), key=lambda r: -r["total_s"])
+
+
+def _add_launches(row: dict[str, Any], launches: Sequence[tuple[str, int]]) -> None:
+    """Count the launches per kernel name and their blocks (block_dim summed)."""
+    row["launches"] += len(launches)
+    for kernel, blocks in launches:
+        k = row["kernels"].setdefault(kernel, {"launches": 0, "blocks": 0})
+        k["launches"] += 1
+        k["blocks"] += blocks
 
 
 def _derived(row: dict[str, Any]) -> None:
@@ -87,7 +98,7 @@ def _derived(row: dict[str, Any]) -> None:
 def table(rows: Sequence[dict[str, Any]]) -> str:
     """The report: one line per specialization, columns aligned."""
     head = ("function", "target", "calls", "cache m/d/c", "compile ms", "run ms",
-            "per call us", "cpu ms", "MB in/out", "GB/s", "GM/min")
+            "per call us", "cpu ms", "MB in/out", "GB/s", "GM/min", "launches")
     lines = [head]
     for r in rows:
         per_call = r["run_s"] / r["calls"] * 1e6
@@ -98,7 +109,8 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             f"{r['cpu_s'] * 1e3:.3f}",
             f"{r['bytes_in'] / 1e6:.2f}/{r['bytes_out'] / 1e6:.2f}",
             "-" if r["gb_per_s"] is None else f"{r['gb_per_s']:.2f}",
-            "-" if r["gm_over_minimum"] is None else f"{r['gm_over_minimum']:.2f}x"))
+            "-" if r["gm_over_minimum"] is None else f"{r['gm_over_minimum']:.2f}x",
+            _launch_cell(r)))
     if len(lines) == 1:
         return "no pyasc calls were profiled"
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
@@ -108,8 +120,17 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     out.insert(1, "-" * len(out[0]))
     out.append("cache m/d/c: kernels from memory / disk / compiled; run: wall time minus "
                "compile; cpu: the calling thread's CPU time, compile included; GM/min: "
-               "ascend-sim GM bytes over the argument and result bytes")
+               "ascend-sim GM bytes over the argument and result bytes; launches: "
+               "kernel launches per call on the ascend targets (kernels: stats())")
     return "\n".join(out)
+
+
+def _launch_cell(row: dict[str, Any]) -> str:
+    """Kernel launches per call (ascend targets), ``-`` where nothing launches."""
+    if not row["launches"]:
+        return "-"
+    per_call = row["launches"] / row["calls"]
+    return f"{per_call:.0f}" if per_call == int(per_call) else f"{per_call:.2f}"
 
 
 def chrome_trace(path: str, calls: Sequence[CallRecord], compiles: Sequence[CompileRecord],
@@ -128,7 +149,8 @@ def chrome_trace(path: str, calls: Sequence[CallRecord], compiles: Sequence[Comp
                        "pid": pid, "tid": c.thread,
                        "args": {"target": c.target, "signature": c.signature,
                                 "cache": c.cache, "bytes_in": c.bytes_in,
-                                "bytes_out": c.bytes_out, **c.counters}})
+                                "bytes_out": c.bytes_out, **c.counters,
+                                "launches": [f"{k} x{b}" for k, b in c.launches]}})
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
 

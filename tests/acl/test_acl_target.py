@@ -132,3 +132,15 @@ def test_auto_is_ascend_with_a_library_and_a_device(ascend_standin, monkeypatch)
     monkeypatch.delenv("PYASC_ACL_LIBRARY")
     monkeypatch.setenv("ASCEND_HOME_PATH", "/nonexistent")
     assert not options.npu_available()
+
+
+def test_the_profiler_counts_the_launches_through_acl(ascend_standin):
+    from pyasc import profiler
+
+    relu = _on(_example("relu").relu, "ascend")
+    x = np.linspace(-1, 1, 1000, dtype=np.float32)
+    with profiler.Profile() as p:
+        relu(x)
+    (row,) = p.stats()
+    assert row["target"] == "ascend" and row["launches"] == 1
+    assert list(row["kernels"].values())[0]["launches"] == 1

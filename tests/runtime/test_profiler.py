@@ -107,3 +107,25 @@ def test_interpret_calls_are_recorded_without_a_kernel():
         hybrid(_relu, target="interpret")(X)
     (row,) = p.stats()
     assert row["target"] == "interpret" and row["calls"] == 1 and row["compiles"] == 0
+
+
+def test_launches_per_kernel_on_ascend_sim():
+    affine = hybrid(_affine, target="ascend-sim", cache=False)
+    with profiler.Profile() as p:
+        affine(X)
+        affine(X)
+    (row,) = p.stats()
+    (kernel,) = row["kernels"]                         # one fused elementwise kernel
+    assert row["launches"] == 2 and row["kernels"][kernel]["launches"] == 2
+    assert row["kernels"][kernel]["blocks"] >= 2       # block_dim summed over launches
+    header, _, line = p.report().splitlines()[:3]
+    assert header.split()[-1] == "launches" and line.split()[-1] == "1"
+
+
+def test_no_launches_on_cpu():
+    relu = hybrid(_relu, target="cpu")
+    with profiler.Profile() as p:
+        relu(X)
+    (row,) = p.stats()
+    assert row["launches"] == 0 and row["kernels"] == {}
+    assert p.report().splitlines()[2].split()[-1] == "-"

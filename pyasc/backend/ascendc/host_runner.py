@@ -47,6 +47,7 @@ def _launch(it: HostRunner, op: LaunchOp, env: dict) -> list:
             args.append(v)
     _check_copies(op, values[1:], args, writes)
     it.counters.append(it.launcher(op.attributes["kernel"], block_dim, args, writes))
+    it.launches.append((op.attributes["kernel"], block_dim))
     for dest, src in copy_back:
         dest[...] = src
     return []
@@ -77,6 +78,7 @@ class HostRunner(Interpreter):
         super().__init__(module)
         self.launcher = launcher
         self.counters: list[dict[str, int]] = []
+        self.launches: list[tuple[str, int]] = []  # (kernel, block_dim) per launch
 
     def evaluate(self, op: Any, operands: list) -> list:
         """A host op's results; numpy's shape errors in the host's copies and

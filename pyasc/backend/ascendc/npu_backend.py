@@ -110,6 +110,8 @@ class NPUKernel:
     objects: dict[str, dict[str, bytes]] = field(default_factory=dict)
     signatures: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     _plans: dict[str, DevicePlan] = field(default_factory=dict, repr=False)
+    # (kernel name, block_dim) of each launch of the last call, for the profiler
+    last_kernels: list[tuple[str, int]] = field(default_factory=list, repr=False)
 
     def variant(self, soc_name: str) -> AscendProgram:
         """The program compiled for ``soc_name`` (E50031 when there is none)."""
@@ -129,8 +131,15 @@ class NPUKernel:
             plan = self._plans.get(ap.soc.name)
             if plan is None:
                 plan = self._plans[ap.soc.name] = plan_device_args(ap.host, ap.entry)
-            return DeviceHostRunner(ap.host, launcher, plan).call_staged(ap.entry, flat_args)
-        return HostRunner(ap.host, launcher).call(ap.entry, *flat_args)
+            runner: HostRunner = DeviceHostRunner(ap.host, launcher, plan)
+            call = functools.partial(runner.call_staged, ap.entry, flat_args)
+        else:
+            runner = HostRunner(ap.host, launcher)
+            call = functools.partial(runner.call, ap.entry, *flat_args)
+        try:
+            return call()
+        finally:
+            self.last_kernels = runner.launches
 
     def _launch(self, ctx: acl.DeviceContext, soc: str, kernel: str, block_dim: int,
                 args: Sequence[Any], writes: frozenset[int]) -> dict[str, int]:

@@ -7,9 +7,10 @@ libraries are cached in memory (per process) and on disk (``pyasc.runtime.disk_c
 backend directory ``ascend-sim``) under a key made of the source, the sim headers, the
 compiler's version and the SoC configuration, since each C++ build costs seconds.
 ``kernel.last_counters`` holds the sim counters of the last call (GM <-> UB bytes for
-the profiler), summed over its launches; ``kernel.last_launches`` has them per launch
-(of the last call in any thread: with concurrent calls, read them from the calling thread
-right after its call only if no other thread calls the kernel meanwhile).
+the profiler), summed over its launches; ``kernel.last_launches`` has them per launch and
+``kernel.last_kernels`` the (kernel name, block_dim) of each launch (of the last call in
+any thread: with concurrent calls, read them from the calling thread right after its
+call only if no other thread calls the kernel meanwhile).
 
 Threads: a library is built once per key and process: threads asking for one being
 built wait for it (``pyasc.runtime.flight``), other processes build their own and
@@ -201,6 +202,7 @@ class SimKernel:
         self.variants = {ap.soc.name: ap for ap in (variants or [ascend])}
         self.last_counters: dict[str, int] = {}
         self.last_launches: list[dict[str, int]] = []
+        self.last_kernels: list[tuple[str, int]] = []  # (kernel, block_dim) per launch
 
     @property
     def source(self) -> str:
@@ -223,7 +225,7 @@ class SimKernel:
         try:
             return runner.call(self.ascend.entry, *flat_args)
         finally:
-            self.last_launches = runner.counters
+            self.last_launches, self.last_kernels = runner.counters, runner.launches
             self.last_counters = runner.total_counters()
 
 
