@@ -77,15 +77,21 @@ def merge_adjacent(block: Block, probe: Probe) -> None:
             i += 1
             continue
         second = block.ops[nxt]
-        kind = _merged_kind(first, second)
+        kind, scope = _merged_kind(first, second), first.attributes.get("scope")
         ops2 = dissolve(second)  # dissolve the later one first: positions stay valid
         ops1 = dissolve(first)
         if _fits(ops1 + ops2, probe):
-            wrap_group(ops1 + ops2, kind)  # then try to merge the result with the next
+            _rescope(wrap_group(ops1 + ops2, kind), scope)  # then try the next one too
         else:
-            wrap_group(ops1, first.attributes["kind"])
-            wrap_group(ops2, second.attributes["kind"])
+            _rescope(wrap_group(ops1, first.attributes["kind"]), scope)
+            _rescope(wrap_group(ops2, second.attributes["kind"]), scope)
             i += 1
+
+
+def _rescope(group: FusionGroupOp, scope: int | None) -> None:
+    """Keep the ``scope`` mark of the groups a merge attempt dissolved and rebuilt."""
+    if scope is not None:
+        group.attributes["scope"] = scope
 
 
 def _size(group: Operation) -> int:
@@ -95,6 +101,8 @@ def _size(group: Operation) -> int:
 
 def _mergeable(block: Block, i: int, j: int) -> bool:
     first, second = block.ops[i], block.ops[j]
+    if first.attributes.get("scope") != second.attributes.get("scope"):
+        return False  # groups of different `with fusion_scope():` blocks (fusion pass)
     feeds = any(v in first.result_values for v in second.operand_values)
     # A group is pure: it may move down past anything that does not use its results.
     return feeds and not any(_uses_any(op, [first]) for op in block.ops[i + 1:j])

@@ -3,7 +3,8 @@
 * ``fusion.scope``: the body of ``with fusion_scope():``.  Ops inside may fuse with each
   other, never with ops outside.  Not isolated (it reads outer values directly); ends in
   ``fusion.yield`` of the values used after it.  The fusion pass dissolves it after
-  forming groups inside it.
+  forming groups inside it, numbering them ``scope = k`` (the k-th scope of the
+  function) so that no later grouping merges them with groups outside it.
 * ``fusion.group {kind}``: ONE kernel.  An isolated region whose block arguments are the
   group's inputs (same types as the operands); its body holds tensor-level ops and ends
   in ``fusion.yield`` of the outputs.  ``kind`` names the schedule class the fusion pass
@@ -57,7 +58,7 @@ class FusionGroupOp(Operation):
     operands = ("inputs*",)
     results = ("outputs*",)
     regions = ("body",)
-    attrs = {"kind": attr(str)}
+    attrs = {"kind": attr(str), "scope": attr(int, optional=True)}
     terminators = ("fusion.yield",)
     traits = frozenset({"isolated", "pure"})
 

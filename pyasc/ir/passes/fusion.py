@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import tensor
-from pyasc.ir.ops.func import FuncOp, FusionGroupOp, ModuleOp
+from pyasc.ir.ops.func import FuncOp, FusionGroupOp, FusionScopeOp, ModuleOp
 from pyasc.ir.passes.fusion_build import build_group, topological
 from pyasc.ir.passes.fusion_clusters import Clusters
 from pyasc.ir.passes.fusion_rules import op_cost, role_of
@@ -260,8 +260,15 @@ def fuse_block(block: Block) -> None:
 
 
 def fuse_function(fn: FuncOp) -> None:
-    """Form groups in every block of ``fn``, then dissolve its ``fusion.scope`` ops."""
+    """Form groups in every block of ``fn``, then dissolve its ``fusion.scope`` ops,
+    marking the groups formed in the k-th scope ``scope = k``: a backend that merges
+    adjacent groups later (AscendC's ``merge_adjacent``) keeps the user's boundary."""
     fuse_block(fn.entry)
+    scopes = [op for op in fn.walk() if isinstance(op, FusionScopeOp)]
+    for k, scope in enumerate(scopes, start=1):
+        for op in scope.body.blocks[0].ops:
+            if isinstance(op, FusionGroupOp):
+                op.attributes["scope"] = k
     inline_fusion_scopes(fn)
 
 

@@ -8,6 +8,7 @@ import pytest
 from ascendc_cases import relu
 from ascendc_kit import OPT, STORE
 
+import pyasc
 from pyasc import hybrid
 from pyasc.backend.ascendc import SimBackend, lower_program, sim_backend
 from pyasc.backend.base import get_backend
@@ -80,3 +81,26 @@ def test_host_programs_print_and_parse():
     for host in hosts:
         text = str(host)
         assert str(parse_module(text)) == text
+
+
+def _norm(x):
+    d = x - x.mean(axis=-1, keepdims=True)
+    return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
+
+
+def _norm_scoped(x):
+    d = x - x.mean(axis=-1, keepdims=True)
+    with pyasc.fusion_scope():
+        var = (d * d).mean(axis=-1, keepdims=True)
+    return d / np.sqrt(var + 1e-5)
+
+
+def test_fusion_scope_is_a_kernel_boundary_on_the_npu():
+    # the fusion pass keeps a scope's groups apart; the AscendC grouping, which merges a
+    # group into the next one it feeds, must not merge across the user's boundary
+    import re
+
+    x = np.ones((64, 256), np.float32)
+    kernels = re.compile(r'extern "C" __global__ __aicore__ void (\w+)')
+    assert len(kernels.findall(hybrid(_norm).ascendc(x))) == 1
+    assert len(kernels.findall(hybrid(_norm_scoped).ascendc(x))) == 3
