@@ -1,8 +1,9 @@
 """C++ expressions for scalar ``arith`` ops with numpy semantics (kernel scalar code).
 
 Used by the vector kernels (scalar operands computed in the kernel) and by the scalar
-fallback.  Integer arithmetic of the fixed-width types wraps like numpy (computed in the
-unsigned type: signed overflow is undefined in C++); ``index`` arithmetic is plain
+fallback.  Integer arithmetic of the fixed-width types wraps like numpy (computed in an unsigned
+type at least as wide as ``int``: signed overflow is undefined in C++, and narrower
+operands would be promoted to ``int``); ``index`` arithmetic is plain
 ``int64_t``.  Operations C++ does not express directly (numpy ``floor_divide`` and
 ``remainder``, NaN-propagating ``maximum``/``minimum``, numpy shifts) call small inline
 helpers from :data:`HELPERS`, emitted once per source file when used.
@@ -55,13 +56,21 @@ def _float_literal(x: float, t: ScalarType) -> Expr:
 
 
 def _wrapping(t: ScalarType) -> bool:
-    return t.is_int and not t.is_index and not t.is_unsigned
+    return t.is_int and not t.is_index
+
+
+def _wide(t: ScalarType) -> str:
+    """The unsigned type fixed-width integer arithmetic is computed in: C++ promotes
+    (u)int8/(u)int16 operands to ``int``, where ``-uint8_t(8)`` is -8 (numpy: 248) and
+    ``uint16_t * uint16_t`` can overflow (undefined); unsigned arithmetic at least as wide
+    as ``int`` wraps, and converting back to ``t`` keeps the low bits, as numpy does."""
+    return "uint64_t" if t.bitwidth == 64 else "uint32_t"
 
 
 def _arith(sym: str) -> Callable[[ScalarType, Expr, Expr], Expr]:
     def fn(t: ScalarType, a: Expr, b: Expr) -> Expr:
         if _wrapping(t):
-            u = "u" + CTYPES[t.name]
+            u = _wide(t)
             return f"{CTYPES[t.name]}({u}({a}) {sym} {u}({b}))"
         if t.is_bool:
             return f"bool({a} {sym} {b})"
@@ -116,8 +125,7 @@ CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 def neg(t: ScalarType, a: Expr) -> Expr:
     if _wrapping(t):
-        u = "u" + CTYPES[t.name]
-        return f"{CTYPES[t.name]}(-{u}({a}))"
+        return f"{CTYPES[t.name]}(-{_wide(t)}({a}))"
     return f"(-({a}))"  # `-` before a negative literal must not read as `--`
 
 

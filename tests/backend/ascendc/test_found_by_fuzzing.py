@@ -136,3 +136,29 @@ def test_a_small_matmul_in_a_loop_fits_the_kernel_workspace(dtype):
     # look-ahead run).  The panel is now at most the product's own columns and depth.
     x = (np.arange(14).reshape(7, 2) % 3 - 1).astype(dtype)
     check(gram_rows_in_a_loop, x, rtol=1e-6, atol=0)
+
+
+@hybrid
+def narrow_scalar_arithmetic(a, s, t):
+    # s, t: narrow integer scalars computed on in the kernel (C++ promotes them to int)
+    return -s * a, (s + t) * a, (s * t) * a, (s - t) * a, np.argmin(-s * np.abs(a))
+
+
+@hybrid
+def narrow_scalar_loop(x, s, t):
+    out = np.zeros(x.shape, np.int64)
+    for i in range(x.shape[0]):  # a scalar kernel
+        out[i] = (-s) + (s * t) + (t - s) + x[i]
+    return out
+
+
+@pytest.mark.parametrize("dtype,s,t", [("uint8", 8, 250), ("uint16", 300, 65000),
+                                       ("int8", -128, 100), ("int16", 300, -32000)])
+def test_narrow_integer_scalars_wrap_as_in_numpy(dtype, s, t):
+    # Found as 0000872 (campaign seed 7): argmin(-b * abs(a)) with b a uint8 scalar gave
+    # the index of the largest |a|: `-(b_)` in C++ is int -8, numpy's -b is uint8 248
+    a = np.linspace(-3, 3, 301).astype(np.float32)[::-1].copy()
+    s, t = np.dtype(dtype).type(s), np.dtype(dtype).type(t)
+    with np.errstate(over="ignore"):
+        check(narrow_scalar_arithmetic, a, s, t, rtol=0, atol=0)
+        check(narrow_scalar_loop, np.arange(7, dtype=np.int64), s, t, rtol=0, atol=0)
