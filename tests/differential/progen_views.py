@@ -43,7 +43,8 @@ def view_texts(name: str, shape: tuple[str, ...]) -> list[tuple[str, tuple[str, 
         (d,) = shape
         return ([(f"{name}{sl}", (r,)) for sl, r in sliced(d)] +
                 [(f"{name}[:, None]", (d, "1")), (f"{name}[None, :]", ("1", d)),
-                 (f"{name}.reshape(-1, 1)", (d, "1")), (f"{name}[np.newaxis]", ("1", d))])
+                 (f"{name}.reshape(-1, 1)", (d, "1")), (f"{name}[np.newaxis]", ("1", d))] +
+                _sized_reshapes(name, shape))
     if len(shape) != 2:
         return []
     d0, d1 = shape
@@ -56,8 +57,23 @@ def view_texts(name: str, shape: tuple[str, ...]) -> list[tuple[str, tuple[str, 
     out += [(f"{name}[:1]", ("1", d1))] if d0 == "m" else []
     if shape == ("n", "m") and name in RESHAPED:
         out += [(f"{name}.reshape(-1)", ("nm",)), (f"{name}.ravel()", ("nm",)),
-                (f"np.reshape({name}, (-1,))", ("nm",))]
+                (f"np.reshape({name}, (-1,))", ("nm",))] + _sized_reshapes(name, shape)
     return out
+
+
+def _sized_reshapes(name: str, shape: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """Reshapes of an input to sizes computed from the arguments (run-time values under
+    ``dynamic_shape``: the size check of a reshaped view once read past the buffer)."""
+    if name not in RESHAPED:
+        return []
+    if len(shape) == 1:
+        return [(f"{name}.reshape({name}.size, 1)", (shape[0], "1")),
+                (f"{name}.reshape(1, len({name}))", ("1", shape[0]))]
+    if shape != ("n", "m"):
+        return []
+    return [(f"{name}.reshape({name}.shape[1], {name}.shape[0])", ("m", "n")),
+            (f"{name}.reshape(-1, {name}.shape[1])", ("n", "m")),
+            (f"{name}.reshape(len({name}) * {name}.shape[1])", ("nm",))]
 
 
 def indexed_texts(name: str, shape: tuple[str, ...],
