@@ -254,8 +254,40 @@ def apply_ufunc(em: Emitter, name: str, operands: Sequence[object],
         folded = _out_of_range_comparison(em, name, values)
         if folded is not None:
             return folded
+        exact = _runtime_int_comparison(em, name, values)
+        if exact is not None:
+            return exact
     in_types, out_type = resolve_ufunc(u.ufunc, values)
     return _emit(em, u, values, in_types, out_type, weak=False)
+
+
+def _runtime_int_comparison(em: Emitter, name: str, values: list[object]) -> object:
+    """numpy 2 compares a typed integer with a Python int exactly, also when the int is
+    only known at run time (a loop counter, ``len(x) - k``): ``(1 - k) < np.uint8(8)``
+    is True for k = 2, where converting the int to the narrow type (NEP 50's rule for
+    arithmetic) wraps -1 to 255.  The comparison stays in the narrow type (what the
+    vector units compute); an int outside the type's range, tested apart as a scalar,
+    decides the result instead: it lies beyond every element."""
+    weak = [i for i, v in enumerate(values)
+            if isinstance(v, Scalar) and v.weak and v.type.is_int and v.type != i1]
+    if len(weak) != 1:
+        return None
+    k, other = weak[0], values[1 - weak[0]]
+    t = element_of(other)
+    if not t.is_int or t == i1 or t.is_index or is_weak(other):
+        return None
+    in_types, out_type = resolve_ufunc(UFUNCS[name].ufunc, values)
+    out = _emit(em, UFUNCS[name], values, in_types, out_type, weak=False)
+    info, runtime = np.iinfo(t.to_numpy()), np.iinfo(np.int64)  # run-time ints: int64
+    for beyond, bound, side, possible in (("less", info.min, -1, info.min > runtime.min),
+                                          ("greater", info.max, 1, info.max < runtime.max)):
+        if not possible:
+            continue
+        outside = apply_ufunc(em, beyond, [values[k], bound], python_op=True)
+        result = bool(PY_OPERATORS[name](*[(side if i == k else 0) for i in range(2)]))
+        out = apply_ufunc(em, "logical_or", [outside, out]) if result else \
+            apply_ufunc(em, "logical_and", [apply_ufunc(em, "logical_not", [outside]), out])
+    return out
 
 
 def _zero_d_as_scalars(em: Emitter, values: list[object]) -> list[object]:

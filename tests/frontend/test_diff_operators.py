@@ -233,3 +233,29 @@ def test_tuples_of_runtime_scalars_compare_as_in_python(t, u, numpy_items):
     check(tuple_branch, rand((3,)), t)
     if not numpy_items:  # numpy items: the result's kind depends on the values
         check(tuple_ordering, t, u)
+
+
+@hybrid
+def compare_with_runtime_ints(x, s, n):
+    # n - k: a Python int known at run time; numpy 2 compares it with the typed x and s
+    # exactly (campaign seed 7, case 1357: -1 < np.uint8(8) was False, -1 wrapped to 255)
+    hits = 0
+    for k in range(n):
+        if (n - 2 - k) < s:
+            hits += 1
+        if (k - 1) >= s:
+            hits += 10
+    d = n - 4
+    return (x < d, x <= d, x > d, x >= d, x == d, x != d, d < x, d == x, hits,
+            s > (d - 1000), x < (d + 300))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16", "uint32", "int32",
+                                   "uint64", "int64"])
+def test_typed_integers_compare_exactly_with_runtime_python_ints(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([info.min, 0, 1, 3, info.max], dtype)
+    runners = ("ir", "ir-opt", "cpu", "cpu-nopasses") + \
+        (("ascend-sim",) if dtype in ("uint8", "int16") else ())
+    for s, n in [(8, 3), (0, 6), (info.max, 0), (info.min, 9)]:
+        check(compare_with_runtime_ints, x, np.dtype(dtype).type(s), n, runners=runners)
