@@ -1,9 +1,11 @@
 """Counts and a first-order time estimate of a cube kernel, from its plan alone.
 
 The counts are what the kernel moves and computes (equal to the ascend-sim counters of
-a run, which tests check): MACs, GM -> L1 bytes (every base tile reads its A rows and
-B columns over all of K), L0C -> GM bytes.  ``min_read_bytes`` is the compulsory
-minimum, every element of the stored operands read once.
+a run, which tests check): MACs, GM -> L1 bytes (every block of C live in L0C reads its
+A rows and B columns over all of K once: ``cube_tiling``), L0C -> GM bytes.
+``min_read_bytes`` is the compulsory minimum, every element of the stored operands read
+once; :func:`schedule_bound_read_bytes` is the least any tile schedule with the SoC's L1
+and L0C can read (its docstring states the formula).
 
 The time is an **estimate**, not a measurement: a roofline of
 
@@ -20,10 +22,60 @@ peak rate, the bound no schedule beats.  The numbers and their sources are in
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from pyasc.backend.ascendc.cube_plan import BASE_MN, CubeKernel
-from pyasc.backend.ascendc.soc import SoC
+import numpy as np
+
+from pyasc.backend.ascendc.cube_tiling import TileShape
+from pyasc.backend.ascendc.soc import CubeUnit, SoC
+from pyasc.ir.types import ScalarType
+
+GRANULE = 32   # bytes of one fractal row: the narrowest K slice a schedule can stage
+
+
+class Strides(Protocol):
+    """A batch group: its extent and how far A and B move along it (0: broadcast)."""
+
+    @property
+    def extent(self) -> int: ...
+    @property
+    def a_stride(self) -> int: ...
+    @property
+    def b_stride(self) -> int: ...
+
+
+class Costed(Protocol):
+    """What the model reads of a cube kernel plan (``cube_plan.CubeKernel``)."""
+
+    @property
+    def dtype(self) -> ScalarType: ...
+    @property
+    def out(self) -> ScalarType: ...
+    @property
+    def m(self) -> int: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def c0(self) -> int: ...
+    @property
+    def tile(self) -> TileShape: ...
+    @property
+    def single_m(self) -> int: ...
+    @property
+    def single_n(self) -> int: ...
+    @property
+    def block_dim(self) -> int: ...
+    @property
+    def units(self) -> int: ...
+    @property
+    def batch(self) -> int: ...
+    @property
+    def groups(self) -> Sequence[Strides]: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +103,7 @@ def _up(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 
 
-def _operand_elems(k: CubeKernel, matrix: int, stride_of: str) -> int:
+def _operand_elems(k: Costed, matrix: int, stride_of: str) -> int:
     """Elements of a stored operand: one matrix per batch index it moves along."""
     n = matrix
     for g in k.groups:
@@ -60,14 +112,13 @@ def _operand_elems(k: CubeKernel, matrix: int, stride_of: str) -> int:
     return n
 
 
-def cube_cost(k: CubeKernel, soc: SoC) -> CubeCost:
+def cube_cost(k: Costed, soc: SoC) -> CubeCost:
     """The counts and time estimate of ``k`` on ``soc`` (module docstring)."""
     cube = soc.cube
     assert cube is not None
     size = k.dtype.itemsize
-    mt, nt = -(-k.m // BASE_MN), -(-k.n // BASE_MN)
     macs = k.batch * k.m * k.n * k.k
-    read = k.batch * (nt * k.m + mt * k.n) * k.k * size
+    read = k.batch * k.tile.read_elems(k.m, k.n, k.k) * size
     a = _operand_elems(k, k.m * k.k, "a_stride")
     b = _operand_elems(k, k.k * k.n, "b_stride")
     write = k.batch * k.m * k.n * k.out.itemsize
@@ -78,4 +129,55 @@ def cube_cost(k: CubeKernel, soc: SoC) -> CubeCost:
                     (read + write) / cube.hbm_bytes_per_s, macs / (rate * cube.cores))
 
 
-__all__ = ["CubeCost", "cube_cost"]
+def _least_reads_per_output(m: int, n: int, k: int, itemsize: int, acc_bytes: int,
+                            cube: CubeUnit) -> float:
+    """min (1/a + 1/b) over the schedules of :func:`schedule_bound_read_bytes`."""
+    l1 = cube.l1_usable_bytes
+    a = np.arange(1, m + 1, dtype=np.float64)
+    # (i) an a x b block of C live in L0C, its A rows and B columns streamed through L1 in
+    # double-buffered K slices of one 32-byte granule
+    b = np.minimum(np.minimum(n, np.floor(cube.l0c_bytes / acc_bytes / a)),
+                   np.floor(l1 / (2 * GRANULE)) - a)
+    ok = b >= 1
+    best = float(np.min(1 / a[ok] + 1 / b[ok])) if ok.any() else math.inf
+    # (ii) a whole-K panel of a rows of A (or b columns of B) kept in L1 while every
+    # column of B (row of A) streams past it; 16 rows of accumulators per column in L0C
+    k_bytes = _up(k, GRANULE // itemsize) * itemsize
+    panel = min(l1 // k_bytes, cube.l0c_bytes // (16 * acc_bytes))
+    for rows, other in ((min(m, panel), n), (min(n, panel), m)):
+        if rows >= 1:
+            best = min(best, 1 / rows + 1 / other)
+    return best
+
+
+def schedule_bound_read_bytes(k: Costed, soc: SoC) -> int:
+    """The least GM -> L1 bytes of a tile schedule with ``soc``'s L1 and L0C.
+
+    Mmad accumulates only in L0C, so a schedule that never spills partial sums to GM
+    (which would add GM traffic) computes every output in one of two ways, per core:
+
+    (i) an ``a x b`` block of C stays live in L0C over the whole K loop while its A rows
+        (``a x K``) and B columns (``K x b``) stream through L1 once, in K slices that
+        fit double-buffered: ``a * b * acc_bytes <= L0C`` and ``2 * 32 B * (a + b) <=
+        L1``; it reads ``K * (a + b)`` elements for ``a * b`` outputs;
+    (ii) a whole-K panel of ``a`` rows of A stays in L1 (``a * K * itemsize <= L1``) while
+         all ``N`` columns of B stream past it (or the same with B's columns): ``K * (a +
+         N)`` elements for ``a * N`` outputs.
+
+    Each output then costs ``K * (1/a + 1/b)`` element reads, so one ``M x N x K``
+    product reads at least ``M N K min(1/a + 1/b)`` elements over the feasible ``(a,
+    b)`` of (i) and (ii) (tails only add reads).  The bound is that times the batch
+    (no reuse across batch indices is counted) in bytes, and at least
+    ``min_read_bytes``.  On Ascend910B1 (L0C 128 KB, fp32 accumulators: ``a * b <=
+    32768``) and 4096^3 float16 it is (i) with ``a = b = 181``:
+    ``4096^3 * 2 B * 2/181`` = 1448 MiB.
+    """
+    cube = soc.cube
+    assert cube is not None
+    acc = 4  # fp32 / int32 L0C elements on dav-c220
+    per_output = _least_reads_per_output(k.m, k.n, k.k, k.dtype.itemsize, acc, cube)
+    per_matrix = math.ceil(k.m * k.n * k.k * per_output - 1e-6) * k.dtype.itemsize
+    return max(k.batch * per_matrix, cube_cost(k, soc).min_read_bytes)
+
+
+__all__ = ["CubeCost", "cube_cost", "schedule_bound_read_bytes"]

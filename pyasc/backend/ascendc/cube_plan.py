@@ -19,12 +19,14 @@ per-fractal transpose, which exists for b16 (float16, bfloat16) only.  So a b32/
 operand in the other layout is transposed on the host (``host_cube``: a view the
 launcher makes contiguous); b16 operands are read as they are.
 
-Tiling (sections 1.2, 9 and 10): base tiles ``baseM = baseN = 128`` (two fp32/int32
-ping-pong tiles fill L0C's 128 KB), ``baseK`` so one A (B) tile is 32 KB (two per
-L0A/L0B).  The work is a list of *units* ``(batch index, M part, N part)``, each
-``singleCoreM x singleCoreN`` of C (whole base tiles); block ``b`` takes units ``b, b +
-block_dim, ...`` with ``block_dim = min(units, soc.cube.cores)``.  The part sizes
-minimize the base tiles of the busiest core, then the units.
+Tiling (sections 1.2, 9 and 10): a block of C of ``baseM x baseN`` stays live in L0C
+over the whole K loop (``cube_tiling``: 128 x 128 double-buffered, or 128 x 256 / 256 x
+128 filling L0C, which re-read a third less).  The work is a list of *units* ``(batch
+index, M part, N part)``, each ``singleCoreM x singleCoreN`` of C (whole blocks); block
+``b`` takes units ``b, b + block_dim, ...`` with ``block_dim = min(units,
+soc.cube.cores)``.  The part sizes minimize the blocks of the busiest core, then the
+units.  Of the block shapes the one with the least estimated time (``cube_cost``), then
+the least GM traffic, is taken.
 """
 
 from __future__ import annotations
@@ -33,14 +35,14 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pyasc.backend.ascendc.cores import CUBE
+from pyasc.backend.ascendc.cube_cost import cube_cost
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
+from pyasc.backend.ascendc.cube_tiling import TileShape, split_cores, tile_shapes
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Location
 from pyasc.ir.types import ScalarType, TensorType
 
-BASE_MN = 128
-L0AB_TILE_BYTES = 32 * 1024   # half of L0A / L0B: one ping-pong buffer
 B16 = frozenset({"f16", "bf16"})
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class CubeKernel:
     m: int
     n: int
     k: int
-    base_k: int
+    tile: TileShape            # the block of C live in L0C and its K step
     c0: int                    # elements per 32-byte fractal row of the operands
     quant: str                 # Fixpipe quantPre
     trans_a: bool              # the kernel reads A^T (k x m)
@@ -78,6 +80,10 @@ class CubeKernel:
     block_dim: int
     groups: list[BatchGroup] = field(default_factory=list)
     acc: str = "float"         # L0C element type
+
+    @property
+    def base_k(self) -> int:
+        return self.tile.base_k
 
     @property
     def ctype(self) -> str:
@@ -155,8 +161,10 @@ def _merged(axes: list[tuple[int, int, int]]) -> list[BatchGroup]:
 
 
 def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
-    """The cube kernel of ``op`` on ``soc``."""
-    assert soc.cube is not None
+    """The cube kernel of ``op`` on ``soc``: of its block shapes, the one with the least
+    estimated time, then GM traffic (``cube_cost``)."""
+    cube = soc.cube
+    assert cube is not None
     at, rt = op.lhs.type, op.result.type
     assert isinstance(at, TensorType) and isinstance(rt, TensorType)
     dtype, out = at.element, rt.element
@@ -164,17 +172,24 @@ def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
     given_a, given_b = op.attributes["trans_a"], op.attributes["trans_b"]
     # b32/b8: no LoadData transpose, so A must come as (M, K) and B as B^T (N, K)
     lay = layout(op, given_a if b16 else False, given_b if b16 else True)
-    base_k = L0AB_TILE_BYTES // (BASE_MN * dtype.itemsize)
-    sm, sn, bm, bn, blocks = split_cores(lay.m, lay.n, soc.cube.cores,
-                                         _batch(lay.groups))
-    return CubeKernel(
-        name, op.loc, dtype, out, lay.m, lay.n, lay.k, base_k, soc.cube.c0[dtype.name],
-        QUANT[(dtype.name, out.name)], lay.trans_a, lay.trans_b,
-        host_trans_a=len(at.shape) >= 2 and lay.trans_a != given_a,
-        host_trans_b=_rank(op.rhs.type) >= 2 and lay.trans_b != given_b,
-        single_m=sm * BASE_MN, single_n=sn * BASE_MN, m_blocks=bm, n_blocks=bn,
-        block_dim=blocks, groups=list(lay.groups),
-        acc="int32_t" if soc.cube.accumulator[dtype.name] == "i32" else "float")
+    acc = "int32_t" if cube.accumulator[dtype.name] == "i32" else "float"
+    best: tuple[tuple[float, int, int], CubeKernel] | None = None
+    for i, tile in enumerate(tile_shapes(cube, dtype.itemsize, 4)):
+        sm, sn, bm, bn, blocks = split_cores(*tile.tiles(lay.m, lay.n), cube.cores,
+                                             _batch(lay.groups))
+        k = CubeKernel(
+            name, op.loc, dtype, out, lay.m, lay.n, lay.k, tile, cube.c0[dtype.name],
+            QUANT[(dtype.name, out.name)], lay.trans_a, lay.trans_b,
+            host_trans_a=len(at.shape) >= 2 and lay.trans_a != given_a,
+            host_trans_b=_rank(op.rhs.type) >= 2 and lay.trans_b != given_b,
+            single_m=sm * tile.base_m, single_n=sn * tile.base_n, m_blocks=bm, n_blocks=bn,
+            block_dim=blocks, groups=list(lay.groups), acc=acc)
+        cost = cube_cost(k, soc)
+        key = (cost.estimate_s, cost.gm_read_bytes, i)
+        if best is None or key < best[0]:
+            best = (key, k)
+    assert best is not None
+    return best[1]
 
 
 def _rank(t: object) -> int:
@@ -189,29 +204,4 @@ def _batch(groups: tuple[BatchGroup, ...]) -> int:
     return n
 
 
-def _part_sizes(tiles: int, cores: int) -> list[int]:
-    """Candidate base tiles per unit along one axis: one per distinct unit count up to
-    ``cores`` (more units than cores only pay with parts of one tile)."""
-    return sorted({-(-tiles // parts) for parts in range(1, min(tiles, cores) + 1)} | {1})
-
-
-def split_cores(m: int, n: int, cores: int,
-                batch: int = 1) -> tuple[int, int, int, int, int]:
-    """(base tiles per unit along M, along N, units along M, along N, block_dim)."""
-    mt, nt = -(-m // BASE_MN), -(-n // BASE_MN)
-    best: tuple[tuple[int, int], tuple[int, int, int, int, int]] | None = None
-    for sm in _part_sizes(mt, cores):
-        for sn in _part_sizes(nt, cores):
-            bm, bn = -(-mt // sm), -(-nt // sn)
-            units = batch * bm * bn
-            # every base tile reads its A and B panels, so the split does not change the
-            # GM traffic: the busiest core's tiles, then the fewest units
-            key = (-(-units // cores) * sm * sn, units)
-            if best is None or key < best[0]:
-                best = (key, (sm, sn, bm, bn, min(units, cores)))
-    assert best is not None
-    return best[1]
-
-
-__all__ = ["BASE_MN", "BatchGroup", "CubeKernel", "Layout", "layout",
-           "plan_cube_kernel", "split_cores"]
+__all__ = ["BatchGroup", "CubeKernel", "Layout", "layout", "plan_cube_kernel"]

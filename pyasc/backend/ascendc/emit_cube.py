@@ -1,11 +1,14 @@
 """AscendC text of a cube kernel (``cube_plan.CubeKernel``): a basic-API matmul.
 
 Block ``b`` takes the units ``b, b + GetBlockNum(), ...`` (``cube_plan``): a batch index
-and a ``singleCoreM x singleCoreN`` part of that batch's C, whose 128 x 128 base tiles it
-walks; each tile runs a K loop of ``baseK`` steps accumulating in L0C.  L1 (A1/B1) and
-L0A/L0B hold two buffers each and L0C two tiles, so MTE2 loads step k+1 while M computes
-step k and FIX drains one tile while M fills the other.  The cube core gets no automatic
-synchronisation, so every hand-off is an explicit flag (reference section 7):
+and a ``singleCoreM x singleCoreN`` part of that batch's C, whose ``baseM x baseN`` blocks
+(``cube_tiling``) it walks; each block stays in L0C over a K loop of ``baseK`` steps, and
+each step's A and B slices are copied GM -> L1 and loaded into L0A/L0B once for the whole
+block.  L1 (A1/B1) and L0A/L0B hold two buffers each, so MTE2 loads step k+1 while M
+computes step k; L0C holds ``cBufs`` blocks (two 128 x 128: FIX drains one while M fills
+the other; one 128 x 256 or 256 x 128 filling L0C: M waits for FIX between blocks).  The
+cube core gets no automatic synchronisation, so every hand-off is an explicit flag
+(reference section 7):
 
 * forward (RAW): ``MTE2_MTE1`` after the GM->L1 copies, ``MTE1_M`` after the L1->L0
   loads, ``M_FIX`` before ``Fixpipe``;
@@ -30,7 +33,7 @@ zero padding of the copy and is not written out) [I: the reference's workaround]
 
 from __future__ import annotations
 
-from pyasc.backend.ascendc.cube_plan import BASE_MN, CubeKernel
+from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
 
 PARAMS = ("M", "N", "K", "singleCoreM", "singleCoreN", "mBlocks", "nBlocks")
@@ -73,7 +76,7 @@ class CubeEmitter:
         w.depth += 1
         self._prologue()
         for event in _BACKWARD:
-            for i in (0, 1):
+            for i in self._ids(event):
                 w.line(f"SetFlag<HardEvent::{event}>({i});", k.loc)
         with w.block("for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum())"):
             self._unit()
@@ -82,19 +85,23 @@ class CubeEmitter:
                 with w.block("for (int32_t nt = n0; nt < nEnd; nt += baseN)"):
                     self._tile()
         for event in _BACKWARD:
-            for i in (0, 1):
+            for i in self._ids(event):
                 w.line(f"WaitFlag<HardEvent::{event}>({i});", k.loc)
         w.depth -= 1
         w.raw("}")
         w.raw("")
 
+    def _ids(self, event: str) -> range:
+        """The event ids of a backward flag: one per L0C buffer for FIX_M, else two."""
+        return range(self.k.tile.c_bufs if event == "FIX_M" else 2)
+
     def _prologue(self) -> None:
         k, w = self.k, self.w
-        t = k.ctype
+        t, tile = k.ctype, k.tile
         w.line("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);")
         w.line("InitSocState();", k.loc)
-        w.line(f"constexpr int32_t baseM = {BASE_MN}, baseN = {BASE_MN}, baseK = {k.base_k}, "
-               f"c0 = {k.c0};")
+        w.line(f"constexpr int32_t baseM = {tile.base_m}, baseN = {tile.base_n}, "
+               f"baseK = {tile.base_k}, c0 = {k.c0}, cBufs = {tile.c_bufs};")
         batch = " * ".join(f"batch{i}" for i in range(len(k.groups))) or "1"
         w.line(f"const int32_t tiles = mBlocks * nBlocks, units = {batch} * tiles;")
         sizes = {"a": self._extent("M * K", "a"), "b": self._extent("K * N", "b"),
@@ -104,20 +111,25 @@ class CubeEmitter:
         for name, size in sizes.items():
             ct = k.out_ctype if name == "c" else t
             w.line(f"{name}GM.SetGlobalBuffer((__gm__ {ct}*){name}, {size});", k.loc)
-        tile = "baseM * baseK"
-        # L1: A ping, A pong, B ping, B pong; L0A/L0B/L0C: ping, pong.
-        w.line(f"LocalTensor<{t}> a1[2] = {{LocalTensor<{t}>(TPosition::A1, 0, {tile}), "
-               f"LocalTensor<{t}>(TPosition::A1, {tile} * sizeof({t}), {tile})}};", k.loc)
-        w.line(f"LocalTensor<{t}> b1[2] = {{LocalTensor<{t}>(TPosition::B1, 2 * {tile} * "
-               f"sizeof({t}), {tile}), LocalTensor<{t}>(TPosition::B1, 3 * {tile} * "
-               f"sizeof({t}), {tile})}};", k.loc)
-        for arr, pos in (("a2", "A2"), ("b2", "B2")):
-            w.line(f"LocalTensor<{t}> {arr}[2] = {{LocalTensor<{t}>(TPosition::{pos}, 0, {tile}), "
-                   f"LocalTensor<{t}>(TPosition::{pos}, {tile} * sizeof({t}), {tile})}};", k.loc)
-        w.line(f"LocalTensor<{k.acc}> c1[2] = {{LocalTensor<{k.acc}>(TPosition::CO1, 0, baseM * "
-               f"baseN), LocalTensor<{k.acc}>(TPosition::CO1, baseM * baseN * sizeof({k.acc}), "
-               "baseM * baseN)};", k.loc)
+        self._buffers()
         w.line("int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C")
+
+    def _buffers(self) -> None:
+        """L1: A ping, A pong, B ping, B pong; L0A/L0B: ping, pong; L0C: cBufs blocks."""
+        k, w = self.k, self.w
+        t, acc = k.ctype, k.acc
+        a, b = "baseM * baseK", "baseK * baseN"
+        w.line(f"LocalTensor<{t}> a1[2] = {{LocalTensor<{t}>(TPosition::A1, 0, {a}), "
+               f"LocalTensor<{t}>(TPosition::A1, {a} * sizeof({t}), {a})}};", k.loc)
+        w.line(f"LocalTensor<{t}> b1[2] = {{LocalTensor<{t}>(TPosition::B1, 2 * {a} * "
+               f"sizeof({t}), {b}), LocalTensor<{t}>(TPosition::B1, (2 * {a} + {b}) * "
+               f"sizeof({t}), {b})}};", k.loc)
+        for arr, pos, n in (("a2", "A2", a), ("b2", "B2", b)):
+            w.line(f"LocalTensor<{t}> {arr}[2] = {{LocalTensor<{t}>(TPosition::{pos}, 0, {n}), "
+                   f"LocalTensor<{t}>(TPosition::{pos}, {n} * sizeof({t}), {n})}};", k.loc)
+        c = ", ".join(f"LocalTensor<{acc}>(TPosition::CO1, {i} * baseM * baseN * sizeof({acc}), "
+                      "baseM * baseN)" for i in range(k.tile.c_bufs))
+        w.line(f"LocalTensor<{acc}> c1[cBufs] = {{{c}}};", k.loc)
 
     def _extent(self, matrix: str, name: str) -> str:
         """Elements of operand ``name``: its last batch index's offset plus a matrix."""
@@ -145,7 +157,7 @@ class CubeEmitter:
     def _tile(self) -> None:
         k, w = self.k, self.w
         w.line("const int32_t curN = nEnd - nt < baseN ? nEnd - nt : baseN;")
-        w.line("const int32_t cp = tile & 1;")
+        w.line("const int32_t cp = tile % cBufs;")
         w.line("WaitFlag<HardEvent::FIX_M>(cp);", k.loc)
         with w.block("for (int32_t k0 = 0; k0 < K; k0 += baseK)"):
             self._k_step()

@@ -1,0 +1,111 @@
+"""The cube kernels' tile schedule: the GM traffic against the least a schedule with the
+SoC's L1 and L0C can reach (``cube_cost.schedule_bound_read_bytes``), the issue's
+4096^3 float16 target on Ascend910B1, and the larger blocks running right in ascend-sim."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from pyasc import hybrid
+from pyasc.backend.ascendc import PyascPerformanceWarning
+from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
+from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.backend.ascendc.soc import get_soc
+
+SOC = get_soc("Ascend910B1")
+MIB = 2**20
+
+
+def _mm(a, b):
+    return a @ b
+
+
+def _plan(sa: tuple, sb: tuple, dtype=np.float16) -> CubeKernel:
+    a, b = np.zeros(sa, dtype), np.zeros(sb, dtype)
+    (k,) = [x for x in hybrid(_mm, target="ascend-sim").kernel(a, b).ascend.kernels
+            if isinstance(x, CubeKernel)]
+    return k
+
+
+def test_4096_cubed_float16_reads_within_a_quarter_of_the_schedule_bound():
+    k = _plan((4096, 4096), (4096, 4096))
+    cost, bound = cube_cost(k, SOC), schedule_bound_read_bytes(k, SOC)
+    # (i) of the bound: a 181 x 181 block of fp32 accumulators fills L0C (a * b <= 32768)
+    assert bound == pytest.approx(4096**3 * 2 * 2 / 181, rel=1e-3)
+    assert cost.gm_read_bytes <= 1.25 * bound
+    assert cost.gm_read_bytes == 1536 * MIB   # 128 x 256 blocks: K * M * N * (1/128 + 1/256)
+    assert k.block_dim == SOC.cube.cores      # every cube core busy
+    busiest = -(-k.units // k.block_dim) * k.single_m * k.single_n
+    assert busiest <= 1.05 * 4096 * 4096 / SOC.cube.cores
+
+
+@pytest.mark.parametrize(("sa", "sb"), [((17, 33), (33, 20)), ((1, 64), (64, 4096)),
+                                        ((100, 64), (64, 130))])
+def test_bound_is_the_compulsory_minimum_when_everything_fits(sa, sb):
+    k = _plan(sa, sb)
+    cost = cube_cost(k, SOC)
+    assert schedule_bound_read_bytes(k, SOC) == cost.min_read_bytes
+
+
+def test_bound_never_exceeds_what_the_kernel_reads():
+    for sa, sb in [((4096, 4096), (4096, 4096)), ((512, 512), (512, 512)),
+                   ((8, 1024, 64), (8, 64, 1024)), ((1, 4096), (4096, 4096)),
+                   ((3000, 200), (200, 5000))]:
+        k = _plan(sa, sb)
+        assert schedule_bound_read_bytes(k, SOC) <= cube_cost(k, SOC).gm_read_bytes, (sa, sb)
+
+
+def test_block_shape_follows_the_model():
+    """Large M and N take a block filling L0C (one buffer); a C of at most one 128 x 128
+    block keeps two L0C buffers (FIX drains one while M fills the other)."""
+    big, small = _plan((1024, 512), (512, 1024)), _plan((8, 128, 64), (8, 64, 128))
+    assert (big.tile.base_m * big.tile.base_n, big.tile.c_bufs) == (128 * 256, 1)
+    assert (small.tile.base_m, small.tile.base_n, small.tile.c_bufs) == (128, 128, 2)
+
+
+def _at_b(a, b):
+    return a.T @ b
+
+
+def _widened(a, b):
+    return a.astype(np.int32) @ b.astype(np.int32)
+
+
+# (form, A shape, B shape, dtype, block): tails on M, N and K of every block shape
+LARGE = [
+    (_mm, (1000, 100), (100, 1000), np.float16, (128, 256)),
+    (_mm, (600, 100), (100, 1400), np.float32, (128, 256)),       # float32: baseK 32
+    (_mm, (3, 700, 70), (3, 70, 513), np.float16, (256, 128)),
+    (_at_b, (100, 1000), (100, 700), np.float16, (128, 256)),     # A^T: LoadData transposes
+    (_widened, (1000, 150), (150, 1000), np.int8, (128, 256)),    # int8: baseK 128
+]
+
+
+@pytest.mark.parametrize(("form", "sa", "sb", "dtype", "block"), LARGE)
+def test_large_blocks_match_interpret(form, sa, sb, dtype, block):
+    rng = np.random.default_rng(sum(sa) + sum(sb))
+    if dtype == np.int8:
+        a, b = rng.integers(-128, 128, sa, dtype), rng.integers(-128, 128, sb, dtype)
+    else:
+        a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+    sim = hybrid(form, target="ascend-sim")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)
+        got = sim(a, b)
+    want = hybrid(form, target="interpret")(a, b)
+    if dtype == np.int8:
+        assert np.array_equal(got, want)
+    else:
+        scale = form(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+        tol = 2e-3 if dtype == np.float16 else 1e-5
+        assert np.all(np.abs(got.astype(np.float64) - want) <= tol * (scale + 1))
+    kernel = sim.kernel(a, b)
+    (k,) = kernel.ascend.kernels
+    assert ((k.tile.base_m, k.tile.base_n), k.tile.c_bufs) == (block, 1)
+    counters, cost = kernel.last_counters, cube_cost(k, SOC)
+    assert (counters["gm_to_l1_bytes"], counters["cube_macs"]) == (cost.gm_read_bytes, cost.macs)
+    for mem in ("l0a", "l0b"):
+        assert counters[f"{mem}_peak_bytes"] <= 64 * 1024
