@@ -4,7 +4,9 @@
 
 Each shape is compiled for ``target="ascend-sim"``; its cube kernel's plan gives the counts
 and the time estimate of ``pyasc/backend/ascendc/cube_cost.py`` (MACs; GM -> L1 bytes
-against the compulsory minimum, each stored operand element read once; a roofline
+against the compulsory minimum, each stored operand element read once, and against
+``schedule_bound_read_bytes``, the least a tile schedule with the SoC's L1 and L0C can
+read; the plan's block shape and what L1 keeps resident; a roofline
 estimate: the busiest core's padded MACs at 16 x 16 x C0 MACs per cycle and 1.8 GHz,
 against all GM bytes at 1.6 TB/s HBM with no L2 credit).  Nothing is measured on an NPU.
 Shapes of at most ``--sim-macs`` MACs are also run in the sim, which checks the result
@@ -19,7 +21,7 @@ import warnings
 
 import numpy as np
 from pyasc import hybrid
-from pyasc.backend.ascendc.cube_cost import cube_cost
+from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.soc import get_soc
 
@@ -56,17 +58,21 @@ def _row(name: str, sa: tuple, sb: tuple, soc_name: str, sim_macs: float) -> lis
             (cost.macs, cost.gm_read_bytes, cost.gm_write_bytes)
         close = np.allclose(got, want, rtol=2e-2, atol=2e-1)
         sim = "counts match, result ok" if same and close else "MISMATCH"
+    bound = schedule_bound_read_bytes(k, soc)
+    resident = "+".join(x for x, r in (("A", k.a_resident), ("B", k.b_resident)) if r) or "-"
     return [name, f"{k.m}x{k.n}x{k.k}" + (f" x{k.batch}" if k.batch > 1 else ""),
+            f"{k.tile.base_m}x{k.tile.base_n}/{k.tile.c_bufs}, {resident}",
             f"{k.block_dim}/{soc.cube.cores}", f"{cost.macs / 1e9:.3g} G",
             f"{cost.gm_read_bytes / 2**20:.4g}", f"{cost.min_read_bytes / 2**20:.4g}",
-            f"{cost.gm_read_bytes / cost.min_read_bytes:.2f}",
+            f"{bound / 2**20:.4g}", f"{cost.gm_read_bytes / bound:.2f}",
             f"{cost.compute_s * 1e6:.4g}", f"{cost.memory_s * 1e6:.4g}",
             f"{cost.estimate_s * 1e6:.4g} ({cost.bound})", f"{cost.peak_s * 1e6:.4g}",
             f"{cost.estimate_s / cost.peak_s:.2f}", sim]
 
 
-HEADER = ["shape", "kernel M x N x K", "blocks", "MACs", "GM->L1 MiB", "min MiB",
-          "ratio", "compute us", "memory us", "estimate us", "peak us", "est/peak", "sim"]
+HEADER = ["shape", "kernel M x N x K", "block/L0C bufs, L1-resident", "blocks", "MACs",
+          "GM->L1 MiB", "min MiB", "bound MiB", "read/bound", "compute us", "memory us",
+          "estimate us", "peak us", "est/peak", "sim"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pyasc.backend.ascendc.cube_tiling import TileShape
+from pyasc.backend.ascendc.cube_tiling import Split, TileShape, read_elems
 from pyasc.backend.ascendc.soc import CubeUnit, SoC
 from pyasc.ir.types import ScalarType
 
@@ -76,6 +76,8 @@ class Costed(Protocol):
     def batch(self) -> int: ...
     @property
     def groups(self) -> Sequence[Strides]: ...
+    @property
+    def split(self) -> Split: ...
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def cube_cost(k: Costed, soc: SoC) -> CubeCost:
     assert cube is not None
     size = k.dtype.itemsize
     macs = k.batch * k.m * k.n * k.k
-    read = k.batch * k.tile.read_elems(k.m, k.n, k.k) * size
+    read = k.batch * read_elems(k.tile, k.split, k.m, k.n, k.k) * size
     a = _operand_elems(k, k.m * k.k, "a_stride")
     b = _operand_elems(k, k.k * k.n, "b_stride")
     write = k.batch * k.m * k.n * k.out.itemsize

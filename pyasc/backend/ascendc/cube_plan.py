@@ -24,9 +24,9 @@ over the whole K loop (``cube_tiling``: 128 x 128 double-buffered, or 128 x 256 
 128 filling L0C, which re-read a third less).  The work is a list of *units* ``(batch
 index, M part, N part)``, each ``singleCoreM x singleCoreN`` of C (whole blocks); block
 ``b`` takes units ``b, b + block_dim, ...`` with ``block_dim = min(units,
-soc.cube.cores)``.  The part sizes minimize the blocks of the busiest core, then the
-units.  Of the block shapes the one with the least estimated time (``cube_cost``), then
-the least GM traffic, is taken.
+soc.cube.cores)``.  Of the block shapes, splits and L1 residencies (``cube_tiling``),
+the one with the least estimated time (``cube_cost``), then the least GM traffic, then
+the fewest blocks on the busiest core, then the fewest units, is taken.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import ClassVar
 from pyasc.backend.ascendc.cores import CUBE
 from pyasc.backend.ascendc.cube_cost import cube_cost
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
-from pyasc.backend.ascendc.cube_tiling import TileShape, split_cores, tile_shapes
+from pyasc.backend.ascendc.cube_tiling import Split, TileShape, splits, tile_shapes, with_residency
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Location
@@ -80,6 +80,14 @@ class CubeKernel:
     block_dim: int
     groups: list[BatchGroup] = field(default_factory=list)
     acc: str = "float"         # L0C element type
+    a_resident: bool = False   # an M block's A rows over all of K stay in L1 (cube_tiling)
+    b_resident: bool = False   # a unit's B columns over all of K stay in L1
+
+    @property
+    def split(self) -> Split:
+        return Split(self.single_m // self.tile.base_m, self.single_n // self.tile.base_n,
+                     self.m_blocks, self.n_blocks, self.block_dim, self.a_resident,
+                     self.b_resident)
 
     @property
     def base_k(self) -> int:
@@ -161,8 +169,9 @@ def _merged(axes: list[tuple[int, int, int]]) -> list[BatchGroup]:
 
 
 def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
-    """The cube kernel of ``op`` on ``soc``: of its block shapes, the one with the least
-    estimated time, then GM traffic (``cube_cost``)."""
+    """The cube kernel of ``op`` on ``soc``: of its block shapes, splits and L1
+    residencies, the one with the least estimated time (``cube_cost``), then GM
+    traffic, then blocks on the busiest core, then units."""
     cube = soc.cube
     assert cube is not None
     at, rt = op.lhs.type, op.result.type
@@ -173,21 +182,24 @@ def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
     # b32/b8: no LoadData transpose, so A must come as (M, K) and B as B^T (N, K)
     lay = layout(op, given_a if b16 else False, given_b if b16 else True)
     acc = "int32_t" if cube.accumulator[dtype.name] == "i32" else "float"
-    best: tuple[tuple[float, int, int], CubeKernel] | None = None
+    best: tuple[tuple[float, int, int, int, int], CubeKernel] | None = None
     for i, tile in enumerate(tile_shapes(cube, dtype.itemsize, 4)):
-        sm, sn, bm, bn, blocks = split_cores(*tile.tiles(lay.m, lay.n), cube.cores,
-                                             _batch(lay.groups))
-        k = CubeKernel(
-            name, op.loc, dtype, out, lay.m, lay.n, lay.k, tile, cube.c0[dtype.name],
-            QUANT[(dtype.name, out.name)], lay.trans_a, lay.trans_b,
-            host_trans_a=len(at.shape) >= 2 and lay.trans_a != given_a,
-            host_trans_b=_rank(op.rhs.type) >= 2 and lay.trans_b != given_b,
-            single_m=sm * tile.base_m, single_n=sn * tile.base_n, m_blocks=bm, n_blocks=bn,
-            block_dim=blocks, groups=list(lay.groups), acc=acc)
-        cost = cube_cost(k, soc)
-        key = (cost.estimate_s, cost.gm_read_bytes, i)
-        if best is None or key < best[0]:
-            best = (key, k)
+        for split in splits(*tile.tiles(lay.m, lay.n), cube.cores, _batch(lay.groups)):
+            sp = with_residency(tile, split, lay.m, lay.n, lay.k, dtype.itemsize, cube)
+            k = CubeKernel(
+                name, op.loc, dtype, out, lay.m, lay.n, lay.k, tile, cube.c0[dtype.name],
+                QUANT[(dtype.name, out.name)], lay.trans_a, lay.trans_b,
+                host_trans_a=len(at.shape) >= 2 and lay.trans_a != given_a,
+                host_trans_b=_rank(op.rhs.type) >= 2 and lay.trans_b != given_b,
+                single_m=sp.sm * tile.base_m, single_n=sp.sn * tile.base_n, m_blocks=sp.bm,
+                n_blocks=sp.bn, block_dim=sp.block_dim, groups=list(lay.groups), acc=acc,
+                a_resident=sp.a_resident, b_resident=sp.b_resident)
+            cost = cube_cost(k, soc)
+            # the estimate, then the traffic, then the busiest core's blocks, the units
+            busiest = -(-k.units // k.block_dim) * sp.sm * sp.sn
+            key = (cost.estimate_s, cost.gm_read_bytes, busiest, k.units, i)
+            if best is None or key < best[0]:
+                best = (key, k)
     assert best is not None
     return best[1]
 

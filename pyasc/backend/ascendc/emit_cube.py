@@ -33,6 +33,8 @@ zero padding of the copy and is not written out) [I: the reference's workaround]
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
 
@@ -41,6 +43,7 @@ PARAMS = ("M", "N", "K", "singleCoreM", "singleCoreN", "mBlocks", "nBlocks")
 ``batch<i>, aStride<i>, bStride<i>`` per batch group (``params``)."""
 
 _BACKWARD = ("MTE1_MTE2", "M_MTE1", "FIX_M")
+A_PANEL, B_PANEL = 2, 3   # MTE1_MTE2 ids: an L1-resident panel is free to overwrite
 
 
 def params(k: CubeKernel) -> list[str]:
@@ -53,6 +56,10 @@ def param_values(k: CubeKernel) -> list[int]:
     """The values of :func:`params`."""
     groups = [v for g in k.groups for v in (g.extent, g.a_stride, g.b_stride)]
     return [k.m, k.n, k.k, k.single_m, k.single_n, k.m_blocks, k.n_blocks, *groups]
+
+
+def _nothing() -> AbstractContextManager[None]:
+    return nullcontext()
 
 
 class CubeEmitter:
@@ -80,10 +87,14 @@ class CubeEmitter:
                 w.line(f"SetFlag<HardEvent::{event}>({i});", k.loc)
         with w.block("for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum())"):
             self._unit()
+            self._panel(k.b_resident, B_PANEL, "WaitFlag")
             with w.block("for (int32_t mt = m0; mt < mEnd; mt += baseM)"):
                 w.line("const int32_t curM = mEnd - mt < baseM ? mEnd - mt : baseM;")
+                self._panel(k.a_resident, A_PANEL, "WaitFlag")
                 with w.block("for (int32_t nt = n0; nt < nEnd; nt += baseN)"):
                     self._tile()
+                self._panel(k.a_resident, A_PANEL, "SetFlag")
+            self._panel(k.b_resident, B_PANEL, "SetFlag")
         for event in _BACKWARD:
             for i in self._ids(event):
                 w.line(f"WaitFlag<HardEvent::{event}>({i});", k.loc)
@@ -91,9 +102,21 @@ class CubeEmitter:
         w.raw("}")
         w.raw("")
 
-    def _ids(self, event: str) -> range:
-        """The event ids of a backward flag: one per L0C buffer for FIX_M, else two."""
-        return range(self.k.tile.c_bufs if event == "FIX_M" else 2)
+    def _panel(self, resident: bool, event_id: int, call: str) -> None:
+        """Before its first copy an L1-resident panel waits until MTE1 has read the
+        previous one (the ping-pong flags do not order that when the loop is short);
+        after its last read MTE1 sets the flag."""
+        if resident:
+            self.w.line(f"{call}<HardEvent::MTE1_MTE2>({event_id});", self.k.loc)
+
+    def _ids(self, event: str) -> list[int]:
+        """The event ids of a backward flag: one per L0C buffer for FIX_M, two for the
+        ping-pong buffers, and for MTE1_MTE2 ``A_PANEL`` / ``B_PANEL`` when kept in L1."""
+        k = self.k
+        if event == "FIX_M":
+            return list(range(k.tile.c_bufs))
+        panels = [A_PANEL] * k.a_resident + [B_PANEL] * k.b_resident
+        return [0, 1, *panels] if event == "MTE1_MTE2" else [0, 1]
 
     def _prologue(self) -> None:
         k, w = self.k, self.w
@@ -115,15 +138,18 @@ class CubeEmitter:
         w.line("int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C")
 
     def _buffers(self) -> None:
-        """L1: A ping, A pong, B ping, B pong; L0A/L0B: ping, pong; L0C: cBufs blocks."""
+        """L1: the A slots, then the B slots (ping and pong, or every K step of a
+        resident panel); L0A/L0B: ping, pong; L0C: cBufs blocks."""
         k, w = self.k, self.w
         t, acc = k.ctype, k.acc
         a, b = "baseM * baseK", "baseK * baseN"
-        w.line(f"LocalTensor<{t}> a1[2] = {{LocalTensor<{t}>(TPosition::A1, 0, {a}), "
-               f"LocalTensor<{t}>(TPosition::A1, {a} * sizeof({t}), {a})}};", k.loc)
-        w.line(f"LocalTensor<{t}> b1[2] = {{LocalTensor<{t}>(TPosition::B1, 2 * {a} * "
-               f"sizeof({t}), {b}), LocalTensor<{t}>(TPosition::B1, (2 * {a} + {b}) * "
-               f"sizeof({t}), {b})}};", k.loc)
+        w.line("const int32_t kSteps = (K + baseK - 1) / baseK;")
+        a_slots = "kSteps" if k.a_resident else "2"
+        b_slots = "kSteps * (singleCoreN / baseN)" if k.b_resident else "2"
+        w.line(f"const int32_t aSlots = {a_slots}, bSlots = {b_slots};")
+        w.line(f"LocalTensor<{t}> a1All(TPosition::A1, 0, aSlots * {a});", k.loc)
+        w.line(f"LocalTensor<{t}> b1All(TPosition::B1, aSlots * {a} * sizeof({t}), "
+               f"bSlots * {b});", k.loc)
         for arr, pos, n in (("a2", "A2", a), ("b2", "B2", b)):
             w.line(f"LocalTensor<{t}> {arr}[2] = {{LocalTensor<{t}>(TPosition::{pos}, 0, {n}), "
                    f"LocalTensor<{t}>(TPosition::{pos}, {n} * sizeof({t}), {n})}};", k.loc)
@@ -174,10 +200,17 @@ class CubeEmitter:
         w.line("const int32_t curK = K - k0 < baseK ? K - k0 : baseK;")
         w.line("const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, "
                "nPad = (curN + 15) / 16 * 16;")
-        w.line("const int32_t p = step & 1;")
+        w.line("const int32_t p = step & 1, ks = k0 / baseK;")
+        a_slot = "ks" if k.a_resident else "p"
+        b_slot = "(nt - n0) / baseN * kSteps + ks" if k.b_resident else "p"
+        w.line(f"const LocalTensor<{k.ctype}> a1 = a1All[({a_slot}) * baseM * baseK], "
+               f"b1 = b1All[({b_slot}) * baseK * baseN];", k.loc)
         w.line("WaitFlag<HardEvent::MTE1_MTE2>(p);", k.loc)
-        self._copy_a()
-        self._copy_b()
+        # a resident panel is copied by the unit's first block that reads it
+        with w.block("if (nt == n0)") if k.a_resident else _nothing():
+            self._copy_a()
+        with w.block("if (mt == m0)") if k.b_resident else _nothing():
+            self._copy_b()
         w.line("SetFlag<HardEvent::MTE2_MTE1>(p);", k.loc)
         w.line("WaitFlag<HardEvent::MTE2_MTE1>(p);", k.loc)
         w.line("WaitFlag<HardEvent::M_MTE1>(p);", k.loc)
@@ -197,44 +230,44 @@ class CubeEmitter:
     def _copy_a(self) -> None:
         k, w = self.k, self.w
         if k.trans_a:
-            w.line("DataCopy(a1[p], aGM[aBase + (uint64_t)k0 * M + mt], Nd2NzParams(1, curK, "
+            w.line("DataCopy(a1, aGM[aBase + (uint64_t)k0 * M + mt], Nd2NzParams(1, curK, "
                    "curM, 0, M, kPad, 1, 0));", k.loc)
             return
         a = "aGM[aBase + (uint64_t)mt * K + k0]"
-        w.line(f"if (curM == 1) DataCopy(a1[p], {a}, Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));",
+        w.line(f"if (curM == 1) DataCopy(a1, {a}, Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));",
                k.loc)
-        w.line(f"else DataCopy(a1[p], {a}, Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));", k.loc)
+        w.line(f"else DataCopy(a1, {a}, Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));", k.loc)
 
     def _copy_b(self) -> None:
         k, w = self.k, self.w
         if k.trans_b:
-            w.line("DataCopy(b1[p], bGM[bBase + (uint64_t)nt * K + k0], Nd2NzParams(1, curN, "
+            w.line("DataCopy(b1, bGM[bBase + (uint64_t)nt * K + k0], Nd2NzParams(1, curN, "
                    "curK, 0, K, nPad, 1, 0));", k.loc)
         else:
-            w.line("DataCopy(b1[p], bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, "
+            w.line("DataCopy(b1, bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, "
                    "curN, 0, N, kPad, 1, 0));", k.loc)
 
     def _load_a(self) -> None:
         k, w = self.k, self.w
         t = k.ctype
         if k.trans_a:  # b16 only: c0 == 16, fractals in the same order in L1 and L0A
-            w.line("LoadData(a2[p], a1[p], LoadData2DParams(0, (mPad / 16) * (kPad / 16), 1, 0, "
+            w.line("LoadData(a2[p], a1, LoadData2DParams(0, (mPad / 16) * (kPad / 16), 1, 0, "
                    "0, true, 0));", k.loc)
             return
-        w.line(f"if (curM == 1) LoadData(a2[p], a1[p], LoadData2DParams(0, (kPad * sizeof({t}) + "
+        w.line(f"if (curM == 1) LoadData(a2[p], a1, LoadData2DParams(0, (kPad * sizeof({t}) + "
                "511) / 512, 1, 0, 0, false, 0));", k.loc)
         with w.block("else for (int32_t i = 0; i < mPad / 16; ++i)"):
-            w.line("LoadData(a2[p][i * kPad * 16], a1[p][i * 16 * c0], LoadData2DParams(0, "
+            w.line("LoadData(a2[p][i * kPad * 16], a1[i * 16 * c0], LoadData2DParams(0, "
                    "kPad / c0, mPad / 16, 0, 0, false, 0));", k.loc)
 
     def _load_b(self) -> None:
         k, w = self.k, self.w
         if k.trans_b:
-            w.line("LoadData(b2[p], b1[p], LoadData2DParams(0, (kPad / c0) * (nPad / 16), 1, 0, 0, "
+            w.line("LoadData(b2[p], b1, LoadData2DParams(0, (kPad / c0) * (nPad / 16), 1, 0, 0, "
                    "false, 0));", k.loc)
             return
         with w.block("for (int32_t i = 0; i < kPad / 16; ++i)"):
-            w.line("LoadData(b2[p][i * nPad * 16], b1[p][i * 256], LoadData2DParams(0, nPad / 16, "
+            w.line("LoadData(b2[p][i * nPad * 16], b1[i * 256], LoadData2DParams(0, nPad / 16, "
                    "kPad / 16, 0, 0, true, 0));", k.loc)
 
 

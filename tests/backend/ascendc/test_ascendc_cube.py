@@ -10,7 +10,7 @@ import pytest
 
 from pyasc import hybrid
 from pyasc.backend.ascendc import PyascPerformanceWarning
-from pyasc.backend.ascendc.cube_tiling import BASE, split_cores
+from pyasc.backend.ascendc.cube_tiling import BASE, splits
 from pyasc.backend.ascendc.soc import SOCS, get_soc
 
 
@@ -78,11 +78,12 @@ def test_work_is_split_over_the_cube_cores():
 @pytest.mark.parametrize("cores", [24, 20, 1])
 def test_split_covers_every_tile_within_the_cores(m, n, batch, cores):
     mt, nt = -(-m // BASE), -(-n // BASE)
-    sm, sn, m_blocks, n_blocks, blocks = split_cores(mt, nt, cores, batch)
-    assert m_blocks == -(-mt // sm) and n_blocks == -(-nt // sn)
-    assert blocks == min(cores, batch * m_blocks * n_blocks)
-    # no split of the same shape puts fewer base tiles on the busiest core
-    busiest = -(-(batch * m_blocks * n_blocks) // cores) * sm * sn
+    candidates = splits(mt, nt, cores, batch)
+    for s in candidates:
+        assert s.bm == -(-mt // s.sm) and s.bn == -(-nt // s.sn)
+        assert s.block_dim == min(cores, batch * s.bm * s.bn)
+    # the candidates include a split that puts the fewest blocks on the busiest core
+    busiest = min(-(-(batch * s.bm * s.bn) // cores) * s.sm * s.sn for s in candidates)
     assert busiest == min(-(-(batch * -(-mt // a) * -(-nt // b)) // cores) * a * b
                           for a in range(1, mt + 1) for b in range(1, nt + 1))
 

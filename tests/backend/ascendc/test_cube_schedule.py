@@ -79,7 +79,7 @@ LARGE = [
     (_mm, (1000, 100), (100, 1000), np.float16, (128, 256)),
     (_mm, (600, 100), (100, 1400), np.float32, (128, 256)),       # float32: baseK 32
     (_mm, (3, 700, 70), (3, 70, 513), np.float16, (256, 128)),
-    (_at_b, (100, 1000), (100, 700), np.float16, (128, 256)),     # A^T: LoadData transposes
+    (_at_b, (100, 1000), (100, 700), np.float16, (256, 128)),     # A^T: LoadData transposes
     (_widened, (1000, 150), (150, 1000), np.int8, (128, 256)),    # int8: baseK 128
 ]
 
@@ -109,3 +109,72 @@ def test_large_blocks_match_interpret(form, sa, sb, dtype, block):
     assert (counters["gm_to_l1_bytes"], counters["cube_macs"]) == (cost.gm_read_bytes, cost.macs)
     for mem in ("l0a", "l0b"):
         assert counters[f"{mem}_peak_bytes"] <= 64 * 1024
+
+
+def test_streamed_large_blocks_match_interpret(monkeypatch):
+    """128 x 256 blocks with A and B streamed (ping-pong only), as large K gets them."""
+    from pyasc.backend.ascendc import cube_plan
+    monkeypatch.setattr(cube_plan, "with_residency", lambda tile, split, *rest: split)
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((700, 300)).astype(np.float16), \
+        rng.standard_normal((300, 1100)).astype(np.float16)
+    sim = hybrid(_mm, target="ascend-sim")
+    got, want = sim(a, b), hybrid(_mm, target="interpret")(a, b)
+    scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(got.astype(np.float64) - want) <= 2e-3 * (scale + 1))
+    kernel = sim.kernel(a, b)
+    (k,) = kernel.ascend.kernels
+    assert (k.a_resident, k.b_resident, k.tile.c_bufs) == (False, False, 1)
+    assert kernel.last_counters["gm_to_l1_bytes"] == cube_cost(k, SOC).gm_read_bytes
+
+
+# (A, B, residency): K <= baseK (one K step), so the ping-pong flags alone do not order
+# a panel's overwrite after its last read; more units than cores, so B panels are reused
+RESIDENT = [((30, 300, 40), (30, 40, 600), (True, True)),
+            ((30, 600, 40), (30, 40, 200), (False, True)),
+            ((1000, 100), (100, 1000), (True, True))]
+
+
+@pytest.mark.parametrize(("sa", "sb", "resident"), RESIDENT)
+def test_l1_resident_panels_match_interpret_and_read_once(sa, sb, resident):
+    rng = np.random.default_rng(sum(sa) * 7 + sum(sb))
+    a, b = rng.standard_normal(sa).astype(np.float16), rng.standard_normal(sb).astype(np.float16)
+    sim = hybrid(_mm, target="ascend-sim")
+    got, want = sim(a, b), hybrid(_mm, target="interpret")(a, b)
+    scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(got.astype(np.float64) - want) <= 2e-3 * (scale + 1))
+    kernel = sim.kernel(a, b)
+    (k,) = kernel.ascend.kernels
+    assert (k.a_resident, k.b_resident) == resident
+    counters, cost = kernel.last_counters, cube_cost(k, SOC)
+    assert counters["gm_to_l1_bytes"] == cost.gm_read_bytes
+    assert counters["l1_peak_bytes"] <= SOC.cube.l1_usable_bytes
+    # each unit reads its A rows and B columns once (A per N block without a_resident)
+    m, n, kk = k.m, k.n, k.k
+    a_reads = m * (k.n_blocks if k.a_resident else k.tile.tiles(m, n)[1])
+    assert cost.gm_read_bytes == k.batch * (a_reads + n * k.m_blocks) * kk * 2
+
+
+@pytest.mark.parametrize(("sa", "sb", "panel"), [(RESIDENT[0][0], RESIDENT[0][1], 2),
+                                                 (RESIDENT[1][0], RESIDENT[1][1], 3)])
+def test_panel_flag_is_what_orders_the_overwrite(sa, sb, panel):
+    """Without the MTE1_MTE2 flag of a resident panel (id 2: A, id 3: B), the next
+    panel's GM -> L1 copy overwrites L1 that LoadData of the previous block read, and
+    the sim's pipe-order check names the copy."""
+    from pyasc.backend.ascendc.emit_cube import param_values
+    from pyasc.backend.ascendc.sim import SimViolationError, compile_kernels
+    from pyasc.backend.ascendc.sim_backend import sim_config
+
+    a, b = np.ones(sa, np.float16), np.ones(sb, np.float16)
+    ap = hybrid(_mm, target="ascend-sim").kernel(a, b).ascend
+    (k,) = ap.kernels
+    flag = f"<HardEvent::MTE1_MTE2>({panel});"
+    assert flag in ap.source
+    source = "\n".join(x for x in ap.source.splitlines() if flag not in x)
+    lib = compile_kernels(source, [k.name], filename=ap.filename, config=sim_config(ap.soc),
+                          cores={k.name: "cube"})
+    c = np.zeros(np.matmul(a, b).shape, np.float16)
+    with pytest.raises(SimViolationError) as err:
+        lib.launch(k.name, k.block_dim, a, b, c, *param_values(k))
+    assert err.value.api == "DataCopy(Nd2Nz)", str(err.value)
+    assert "overwrites L1" in err.value.detail and "LoadData" in err.value.detail
