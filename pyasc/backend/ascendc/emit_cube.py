@@ -143,7 +143,8 @@ class CubeEmitter:
         k, w = self.k, self.w
         t, acc = k.ctype, k.acc
         a, b = "baseM * baseK", "baseK * baseN"
-        w.line("const int32_t kSteps = (K + baseK - 1) / baseK;")
+        if k.a_resident or k.b_resident:
+            w.line("const int32_t kSteps = (K + baseK - 1) / baseK;")
         a_slots = "kSteps" if k.a_resident else "2"
         b_slots = "kSteps * (singleCoreN / baseN)" if k.b_resident else "2"
         w.line(f"const int32_t aSlots = {a_slots}, bSlots = {b_slots};")
@@ -200,11 +201,12 @@ class CubeEmitter:
         w.line("const int32_t curK = K - k0 < baseK ? K - k0 : baseK;")
         w.line("const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, "
                "nPad = (curN + 15) / 16 * 16;")
-        w.line("const int32_t p = step & 1, ks = k0 / baseK;")
+        w.line("const int32_t p = step & 1;" +
+               (" const int32_t ks = k0 / baseK;" if k.a_resident or k.b_resident else ""))
         a_slot = "ks" if k.a_resident else "p"
-        b_slot = "(nt - n0) / baseN * kSteps + ks" if k.b_resident else "p"
-        w.line(f"const LocalTensor<{k.ctype}> a1 = a1All[({a_slot}) * baseM * baseK], "
-               f"b1 = b1All[({b_slot}) * baseK * baseN];", k.loc)
+        b_slot = "((nt - n0) / baseN * kSteps + ks)" if k.b_resident else "p"
+        w.line(f"const LocalTensor<{k.ctype}> a1 = a1All[{a_slot} * baseM * baseK], "
+               f"b1 = b1All[{b_slot} * baseK * baseN];", k.loc)
         w.line("WaitFlag<HardEvent::MTE1_MTE2>(p);", k.loc)
         # a resident panel is copied by the unit's first block that reads it
         with w.block("if (nt == n0)") if k.a_resident else _nothing():

@@ -2,8 +2,8 @@
 
 Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
 diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
-not depend on the shapes), plus the scalar fallback of the adaptive pool's loops and a
-float16 matmul on the cube unit.
+not depend on the shapes), plus the scalar fallback of the adaptive pool's loops and two
+float16 matmuls on the cube unit.
 """
 
 from __future__ import annotations
@@ -26,8 +26,11 @@ CASES = {
     "softmax": (softmax, (X,)),
     "layernorm": (layernorm, (X, X[0], X[0])),
     "adaptive_avg_pool": (adaptive_avg_pool, (X, (2, 2))),
-    # the cube kernel (its text does not depend on the static shapes: they are arguments)
+    # cube kernels: the sizes are arguments, the block shape and L1 residency the plan's
+    # (one 128 x 128 block, A and B streamed; 128 x 256 blocks with both panels in L1)
     "matmul": (matmul, (np.ones((17, 33), np.float16), np.ones((33, 5), np.float16))),
+    "matmul_resident": (matmul, (np.ones((1000, 100), np.float16),
+                                 np.ones((100, 1000), np.float16))),
 }
 
 

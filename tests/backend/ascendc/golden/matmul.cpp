@@ -9,7 +9,7 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
 #line 146 "ascendc_cases.py"
   InitSocState();
 #line 12 "matmul.cpp"
-  constexpr int32_t baseM = 128, baseN = 128, baseK = 128, c0 = 16;
+  constexpr int32_t baseM = 128, baseN = 128, baseK = 128, c0 = 16, cBufs = 2;
   const int32_t tiles = mBlocks * nBlocks, units = 1 * tiles;
   GlobalTensor<half> aGM, bGM;
   GlobalTensor<half> cGM;
@@ -19,17 +19,19 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
   bGM.SetGlobalBuffer((__gm__ half*)b, (uint64_t)K * N);
 #line 146 "ascendc_cases.py"
   cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)units / tiles * M * N);
+#line 23 "matmul.cpp"
+  const int32_t aSlots = 2, bSlots = 2;
 #line 146 "ascendc_cases.py"
-  LocalTensor<half> a1[2] = {LocalTensor<half>(TPosition::A1, 0, baseM * baseK), LocalTensor<half>(TPosition::A1, baseM * baseK * sizeof(half), baseM * baseK)};
+  LocalTensor<half> a1All(TPosition::A1, 0, aSlots * baseM * baseK);
 #line 146 "ascendc_cases.py"
-  LocalTensor<half> b1[2] = {LocalTensor<half>(TPosition::B1, 2 * baseM * baseK * sizeof(half), baseM * baseK), LocalTensor<half>(TPosition::B1, 3 * baseM * baseK * sizeof(half), baseM * baseK)};
+  LocalTensor<half> b1All(TPosition::B1, aSlots * baseM * baseK * sizeof(half), bSlots * baseK * baseN);
 #line 146 "ascendc_cases.py"
   LocalTensor<half> a2[2] = {LocalTensor<half>(TPosition::A2, 0, baseM * baseK), LocalTensor<half>(TPosition::A2, baseM * baseK * sizeof(half), baseM * baseK)};
 #line 146 "ascendc_cases.py"
-  LocalTensor<half> b2[2] = {LocalTensor<half>(TPosition::B2, 0, baseM * baseK), LocalTensor<half>(TPosition::B2, baseM * baseK * sizeof(half), baseM * baseK)};
+  LocalTensor<half> b2[2] = {LocalTensor<half>(TPosition::B2, 0, baseK * baseN), LocalTensor<half>(TPosition::B2, baseK * baseN * sizeof(half), baseK * baseN)};
 #line 146 "ascendc_cases.py"
-  LocalTensor<float> c1[2] = {LocalTensor<float>(TPosition::CO1, 0, baseM * baseN), LocalTensor<float>(TPosition::CO1, baseM * baseN * sizeof(float), baseM * baseN)};
-#line 33 "matmul.cpp"
+  LocalTensor<float> c1[cBufs] = {LocalTensor<float>(TPosition::CO1, 0 * baseM * baseN * sizeof(float), baseM * baseN), LocalTensor<float>(TPosition::CO1, 1 * baseM * baseN * sizeof(float), baseM * baseN)};
+#line 35 "matmul.cpp"
   int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C
 #line 146 "ascendc_cases.py"
   SetFlag<HardEvent::MTE1_MTE2>(0);
@@ -43,7 +45,7 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
   SetFlag<HardEvent::FIX_M>(0);
 #line 146 "ascendc_cases.py"
   SetFlag<HardEvent::FIX_M>(1);
-#line 47 "matmul.cpp"
+#line 49 "matmul.cpp"
   for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum()) {
     const int32_t part = u % tiles;
     const int32_t m0 = part % mBlocks * singleCoreM, n0 = part / mBlocks * singleCoreN;
@@ -55,22 +57,24 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
       const int32_t curM = mEnd - mt < baseM ? mEnd - mt : baseM;
       for (int32_t nt = n0; nt < nEnd; nt += baseN) {
         const int32_t curN = nEnd - nt < baseN ? nEnd - nt : baseN;
-        const int32_t cp = tile & 1;
+        const int32_t cp = tile % cBufs;
 #line 146 "ascendc_cases.py"
         WaitFlag<HardEvent::FIX_M>(cp);
-#line 62 "matmul.cpp"
+#line 64 "matmul.cpp"
         for (int32_t k0 = 0; k0 < K; k0 += baseK) {
           const int32_t curK = K - k0 < baseK ? K - k0 : baseK;
           const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, nPad = (curN + 15) / 16 * 16;
           const int32_t p = step & 1;
 #line 146 "ascendc_cases.py"
+          const LocalTensor<half> a1 = a1All[p * baseM * baseK], b1 = b1All[p * baseK * baseN];
+#line 146 "ascendc_cases.py"
           WaitFlag<HardEvent::MTE1_MTE2>(p);
 #line 146 "ascendc_cases.py"
-          if (curM == 1) DataCopy(a1[p], aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));
+          if (curM == 1) DataCopy(a1, aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));
 #line 146 "ascendc_cases.py"
-          else DataCopy(a1[p], aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));
+          else DataCopy(a1, aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));
 #line 146 "ascendc_cases.py"
-          DataCopy(b1[p], bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, curN, 0, N, kPad, 1, 0));
+          DataCopy(b1, bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, curN, 0, N, kPad, 1, 0));
 #line 146 "ascendc_cases.py"
           SetFlag<HardEvent::MTE2_MTE1>(p);
 #line 146 "ascendc_cases.py"
@@ -78,17 +82,17 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
 #line 146 "ascendc_cases.py"
           WaitFlag<HardEvent::M_MTE1>(p);
 #line 146 "ascendc_cases.py"
-          if (curM == 1) LoadData(a2[p], a1[p], LoadData2DParams(0, (kPad * sizeof(half) + 511) / 512, 1, 0, 0, false, 0));
-#line 83 "matmul.cpp"
+          if (curM == 1) LoadData(a2[p], a1, LoadData2DParams(0, (kPad * sizeof(half) + 511) / 512, 1, 0, 0, false, 0));
+#line 87 "matmul.cpp"
           else for (int32_t i = 0; i < mPad / 16; ++i) {
 #line 146 "ascendc_cases.py"
-            LoadData(a2[p][i * kPad * 16], a1[p][i * 16 * c0], LoadData2DParams(0, kPad / c0, mPad / 16, 0, 0, false, 0));
-#line 87 "matmul.cpp"
+            LoadData(a2[p][i * kPad * 16], a1[i * 16 * c0], LoadData2DParams(0, kPad / c0, mPad / 16, 0, 0, false, 0));
+#line 91 "matmul.cpp"
           }
           for (int32_t i = 0; i < kPad / 16; ++i) {
 #line 146 "ascendc_cases.py"
-            LoadData(b2[p][i * nPad * 16], b1[p][i * 256], LoadData2DParams(0, nPad / 16, kPad / 16, 0, 0, true, 0));
-#line 92 "matmul.cpp"
+            LoadData(b2[p][i * nPad * 16], b1[i * 256], LoadData2DParams(0, nPad / 16, kPad / 16, 0, 0, true, 0));
+#line 96 "matmul.cpp"
           }
 #line 146 "ascendc_cases.py"
           SetFlag<HardEvent::MTE1_MTE2>(p);
@@ -102,7 +106,7 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
           Mmad(c1[cp], a2[p], b2[p], MmadParams(curM, curN, curK, 0, false, k0 == 0));
 #line 146 "ascendc_cases.py"
           SetFlag<HardEvent::M_MTE1>(p);
-#line 106 "matmul.cpp"
+#line 110 "matmul.cpp"
           ++step;
         }
 #line 146 "ascendc_cases.py"
@@ -113,7 +117,7 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
         Fixpipe(cGM[cBase + (uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220(curN, curM, (curM + 15) / 16 * 16, N, false, QuantMode_t::F322F16, 0, 1, 0, 0, 0));
 #line 146 "ascendc_cases.py"
         SetFlag<HardEvent::FIX_M>(cp);
-#line 117 "matmul.cpp"
+#line 121 "matmul.cpp"
         ++tile;
       }
     }
@@ -130,6 +134,6 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
   WaitFlag<HardEvent::FIX_M>(0);
 #line 146 "ascendc_cases.py"
   WaitFlag<HardEvent::FIX_M>(1);
-#line 134 "matmul.cpp"
+#line 138 "matmul.cpp"
 }
 
