@@ -178,3 +178,25 @@ def test_panel_flag_is_what_orders_the_overwrite(sa, sb, panel):
         lib.launch(k.name, k.block_dim, a, b, c, *param_values(k))
     assert err.value.api == "DataCopy(Nd2Nz)", str(err.value)
     assert "overwrites L1" in err.value.detail and "LoadData" in err.value.detail
+
+
+ODD = [1, 17, 33, 130, 1000]
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(1000, 33, 1000), (33, 1000, 130), (1, 1000, 1000),
+                                           (1000, 1000, 33), (130, 1000, 1000), (1000, 1, 17),
+                                           (17, 130, 1000), (1000, 130, 1)])
+def test_odd_sizes_under_every_plan_match_interpret(m, n, k):
+    """M, N and K of 1, 17, 33, 130 and 1000, whatever block, split and residency the
+    model takes for them."""
+    assert {m, n, k} <= set(ODD)
+    rng = np.random.default_rng(m + 7 * n + 31 * k)
+    a, b = rng.standard_normal((m, k)).astype(np.float16), \
+        rng.standard_normal((k, n)).astype(np.float16)
+    sim = hybrid(_mm, target="ascend-sim")
+    got, want = sim(a, b), hybrid(_mm, target="interpret")(a, b)
+    scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(got.astype(np.float64) - want) <= 2e-3 * (scale + 1))
+    kernel = sim.kernel(a, b)
+    (kc,) = kernel.ascend.kernels
+    assert kernel.last_counters["gm_to_l1_bytes"] == cube_cost(kc, SOC).gm_read_bytes
