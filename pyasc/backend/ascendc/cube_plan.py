@@ -31,6 +31,7 @@ the fewest blocks on the busiest core, then the fewest units, is taken.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -171,7 +172,20 @@ def _merged(axes: list[tuple[int, int, int]]) -> list[BatchGroup]:
 def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
     """The cube kernel of ``op`` on ``soc``: of its block shapes, splits and L1
     residencies, the one with the least estimated time (``cube_cost``), then GM
-    traffic, then blocks on the busiest core, then units."""
+    traffic, then blocks on the busiest core, then units (then the first shape)."""
+    best: tuple[tuple[float, int, int, int], CubeKernel] | None = None
+    for k in _candidates(op, soc, name):
+        cost = cube_cost(k, soc)
+        busiest = -(-k.units // k.block_dim) * k.split.sm * k.split.sn
+        key = (cost.estimate_s, cost.gm_read_bytes, busiest, k.units)
+        if best is None or key < best[0]:
+            best = (key, k)
+    assert best is not None
+    return best[1]
+
+
+def _candidates(op: CubeMatmulOp, soc: SoC, name: str) -> Iterator[CubeKernel]:
+    """Every plan of ``op``: each block shape and split, with the residency that fits."""
     cube = soc.cube
     assert cube is not None
     at, rt = op.lhs.type, op.result.type
@@ -182,11 +196,10 @@ def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
     # b32/b8: no LoadData transpose, so A must come as (M, K) and B as B^T (N, K)
     lay = layout(op, given_a if b16 else False, given_b if b16 else True)
     acc = "int32_t" if cube.accumulator[dtype.name] == "i32" else "float"
-    best: tuple[tuple[float, int, int, int, int], CubeKernel] | None = None
-    for i, tile in enumerate(tile_shapes(cube, dtype.itemsize, 4)):
+    for tile in tile_shapes(cube, dtype.itemsize, 4):
         for split in splits(*tile.tiles(lay.m, lay.n), cube.cores, _batch(lay.groups)):
             sp = with_residency(tile, split, lay.m, lay.n, lay.k, dtype.itemsize, cube)
-            k = CubeKernel(
+            yield CubeKernel(
                 name, op.loc, dtype, out, lay.m, lay.n, lay.k, tile, cube.c0[dtype.name],
                 QUANT[(dtype.name, out.name)], lay.trans_a, lay.trans_b,
                 host_trans_a=len(at.shape) >= 2 and lay.trans_a != given_a,
@@ -194,14 +207,6 @@ def plan_cube_kernel(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
                 single_m=sp.sm * tile.base_m, single_n=sp.sn * tile.base_n, m_blocks=sp.bm,
                 n_blocks=sp.bn, block_dim=sp.block_dim, groups=list(lay.groups), acc=acc,
                 a_resident=sp.a_resident, b_resident=sp.b_resident)
-            cost = cube_cost(k, soc)
-            # the estimate, then the traffic, then the busiest core's blocks, the units
-            busiest = -(-k.units // k.block_dim) * sp.sm * sp.sn
-            key = (cost.estimate_s, cost.gm_read_bytes, busiest, k.units, i)
-            if best is None or key < best[0]:
-                best = (key, k)
-    assert best is not None
-    return best[1]
 
 
 def _rank(t: object) -> int:

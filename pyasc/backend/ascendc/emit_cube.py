@@ -82,9 +82,7 @@ class CubeEmitter:
         w.raw("{")
         w.depth += 1
         self._prologue()
-        for event in _BACKWARD:
-            for i in self._ids(event):
-                w.line(f"SetFlag<HardEvent::{event}>({i});", k.loc)
+        self._backward("SetFlag")
         with w.block("for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum())"):
             self._unit()
             self._panel(k.b_resident, B_PANEL, "WaitFlag")
@@ -95,9 +93,7 @@ class CubeEmitter:
                     self._tile()
                 self._panel(k.a_resident, A_PANEL, "SetFlag")
             self._panel(k.b_resident, B_PANEL, "SetFlag")
-        for event in _BACKWARD:
-            for i in self._ids(event):
-                w.line(f"WaitFlag<HardEvent::{event}>({i});", k.loc)
+        self._backward("WaitFlag")
         w.depth -= 1
         w.raw("}")
         w.raw("")
@@ -108,6 +104,12 @@ class CubeEmitter:
         after its last read MTE1 sets the flag."""
         if resident:
             self.w.line(f"{call}<HardEvent::MTE1_MTE2>({event_id});", self.k.loc)
+
+    def _backward(self, call: str) -> None:
+        """Pre-arm (``SetFlag``) or drain (``WaitFlag``) every backward flag."""
+        for event in _BACKWARD:
+            for i in self._ids(event):
+                self.w.line(f"{call}<HardEvent::{event}>({i});", self.k.loc)
 
     def _ids(self, event: str) -> list[int]:
         """The event ids of a backward flag: one per L0C buffer for FIX_M, two for the
@@ -201,12 +203,7 @@ class CubeEmitter:
         w.line("const int32_t curK = K - k0 < baseK ? K - k0 : baseK;")
         w.line("const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, "
                "nPad = (curN + 15) / 16 * 16;")
-        w.line("const int32_t p = step & 1;" +
-               (" const int32_t ks = k0 / baseK;" if k.a_resident or k.b_resident else ""))
-        a_slot = "ks" if k.a_resident else "p"
-        b_slot = "((nt - n0) / baseN * kSteps + ks)" if k.b_resident else "p"
-        w.line(f"const LocalTensor<{k.ctype}> a1 = a1All[{a_slot} * baseM * baseK], "
-               f"b1 = b1All[{b_slot} * baseK * baseN];", k.loc)
+        self._slots()
         w.line("WaitFlag<HardEvent::MTE1_MTE2>(p);", k.loc)
         # a resident panel is copied by the unit's first block that reads it
         with w.block("if (nt == n0)") if k.a_resident else _nothing():
@@ -228,6 +225,17 @@ class CubeEmitter:
                k.loc)
         w.line("SetFlag<HardEvent::M_MTE1>(p);", k.loc)
         w.line("++step;")
+
+    def _slots(self) -> None:
+        """This step's ping-pong index ``p`` and its L1 slices ``a1``, ``b1``: slot ``p``
+        of a streamed operand, the step's (and N block's) slot of a resident panel."""
+        k, w = self.k, self.w
+        w.line("const int32_t p = step & 1;" +
+               (" const int32_t ks = k0 / baseK;" if k.a_resident or k.b_resident else ""))
+        a_slot = "ks" if k.a_resident else "p"
+        b_slot = "((nt - n0) / baseN * kSteps + ks)" if k.b_resident else "p"
+        w.line(f"const LocalTensor<{k.ctype}> a1 = a1All[{a_slot} * baseM * baseK], "
+               f"b1 = b1All[{b_slot} * baseK * baseN];", k.loc)
 
     def _copy_a(self) -> None:
         k, w = self.k, self.w
