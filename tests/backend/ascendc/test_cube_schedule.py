@@ -155,12 +155,23 @@ def test_l1_resident_panels_match_interpret_and_read_once(sa, sb, resident):
     assert cost.gm_read_bytes == k.batch * (a_reads + n * k.m_blocks) * kk * 2
 
 
-@pytest.mark.parametrize(("sa", "sb", "panel"), [(RESIDENT[0][0], RESIDENT[0][1], 2),
-                                                 (RESIDENT[1][0], RESIDENT[1][1], 3)])
-def test_panel_flag_is_what_orders_the_overwrite(sa, sb, panel):
+# (A, B, flag whose every SetFlag/WaitFlag is removed, the call that then races, words)
+UNORDERED = [
+    (RESIDENT[0][0], RESIDENT[0][1], "<HardEvent::MTE1_MTE2>(2);", "DataCopy(Nd2Nz)",
+     "overwrites L1"),
+    (RESIDENT[1][0], RESIDENT[1][1], "<HardEvent::MTE1_MTE2>(3);", "DataCopy(Nd2Nz)",
+     "overwrites L1"),
+    # one L0C buffer: the next block's first Mmad overwrites what Fixpipe reads
+    (RESIDENT[0][0], RESIDENT[0][1], "<HardEvent::FIX_M>(", "Mmad", "overwrites L0C"),
+]
+
+
+@pytest.mark.parametrize(("sa", "sb", "flag", "api", "words"), UNORDERED)
+def test_the_flags_of_the_new_schedule_are_what_orders_it(sa, sb, flag, api, words):
     """Without the MTE1_MTE2 flag of a resident panel (id 2: A, id 3: B), the next
-    panel's GM -> L1 copy overwrites L1 that LoadData of the previous block read, and
-    the sim's pipe-order check names the copy."""
+    panel's GM -> L1 copy overwrites L1 that LoadData of the previous block read;
+    without FIX_M, a single L0C buffer is overwritten under Fixpipe; the sim's
+    pipe-order check names the racing call."""
     from pyasc.backend.ascendc.emit_cube import param_values
     from pyasc.backend.ascendc.sim import SimViolationError, compile_kernels
     from pyasc.backend.ascendc.sim_backend import sim_config
@@ -168,16 +179,15 @@ def test_panel_flag_is_what_orders_the_overwrite(sa, sb, panel):
     a, b = np.ones(sa, np.float16), np.ones(sb, np.float16)
     ap = hybrid(_mm, target="ascend-sim").kernel(a, b).ascend
     (k,) = ap.kernels
-    flag = f"<HardEvent::MTE1_MTE2>({panel});"
-    assert flag in ap.source
+    assert k.tile.c_bufs == 1 and flag in ap.source
     source = "\n".join(x for x in ap.source.splitlines() if flag not in x)
     lib = compile_kernels(source, [k.name], filename=ap.filename, config=sim_config(ap.soc),
                           cores={k.name: "cube"})
     c = np.zeros(np.matmul(a, b).shape, np.float16)
     with pytest.raises(SimViolationError) as err:
         lib.launch(k.name, k.block_dim, a, b, c, *param_values(k))
-    assert err.value.api == "DataCopy(Nd2Nz)", str(err.value)
-    assert "overwrites L1" in err.value.detail and "LoadData" in err.value.detail
+    assert err.value.api == api, str(err.value)
+    assert words in err.value.detail and "with no SetFlag/WaitFlag" in err.value.detail
 
 
 ODD = [1, 17, 33, 130, 1000]
