@@ -107,8 +107,19 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   index is affine in the loop counters (see [cpu-backend.md](cpu-backend.md#bounds-checks)).
 - **Sorting.** `np.sort`/`argsort`/`x.sort()` accept every `kind` numpy accepts and
   always give numpy's `kind="stable"` result (NaN last): an `O(n log n)` merge sort.
-- **Globals.** Module-level numbers, tuples, dtypes, numpy scalars and arrays of up to
-  65536 elements are read once, when a specialization is compiled.
+- **Globals.** Module-level (and closure) numbers, tuples, lists, dtypes, numpy scalars
+  and arrays of up to 65536 elements are read once, when a specialization is compiled:
+  a specialization already compiled does not see a later change (a list is mutable:
+  its contents when compiled are what the kernel uses; the disk cache's key covers
+  them, as it covers an array's bytes).
+- **Constant tables.** A tuple or list of numbers, or of tuples/lists of numbers,
+  indexed by a run-time value (`GAUSS3[di][dj]` in a loop, `COEF[k]`) is embedded as a
+  constant array in numpy's dtype of `np.array(table)` and indexed like one (negative
+  indices wrap; out of range raises `IndexError`, E50004).  An item keeps Python's
+  kind: an item of a table of Python ints is a weak `int` (`GAUSS3[i][j] * img` keeps
+  `img`'s float16), of a table of `np.float32` a `float32`.  Refused: a table mixing
+  kinds (`(1, 0.5)`: an `int` or a `float` by the index, E50001), a ragged table
+  (E50002), and a run-time index into a tuple of arrays or other values (E50010).
 """
 
 

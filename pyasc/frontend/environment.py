@@ -2,7 +2,8 @@
 attribute access (``np.float32``, ``math.pi``, ``x.shape``, ``x.sum``).
 
 Free names are read when the function is compiled, as Triton reads ``constexpr``
-globals: numbers, strings, None, tuples of those, numpy dtypes and scalar types,
+globals: numbers, strings, None, tuples and lists of those (a list is copied: the
+kernel sees its contents at compile time, see ``tables``), numpy dtypes and scalar types,
 numpy scalars, small numpy arrays (embedded as dense constants), the ``numpy`` and
 ``math`` modules, other ``@hybrid`` functions and the fusion markers; any other module
 is a namespace whose members follow the same rules (``pyasc.ops.conv2d``).  Anything else
@@ -62,8 +63,8 @@ def resolve_free_name(lw, name: str, node: ast.AST) -> object:
 def _convert(lw, name: str, value: object, node: ast.AST) -> object:
     if isinstance(value, bool | int | float | str | type(None) | np.dtype | np.generic):
         return value
-    if isinstance(value, tuple):
-        return tuple(_convert(lw, name, v, node) for v in value)
+    if isinstance(value, tuple | list):  # a list: its value when compiled (a copy)
+        return type(value)(_convert(lw, name, v, node) for v in value)
     if isinstance(value, types.ModuleType | Callee) or \
             marker_name(value) is not None:
         return value  # a module is a namespace: its members are read on access
@@ -81,7 +82,7 @@ def _convert(lw, name: str, value: object, node: ast.AST) -> object:
         return value
     raise lw.error(UnsupportedSyntaxError, f"'{name}' is a {type(value).__name__}, which "
                    "@hybrid functions cannot use", node,
-                   hint="use numbers, tuples, numpy dtypes, small arrays or @hybrid "
+                   hint="use numbers, tuples, lists, numpy dtypes, small arrays or "
                         "functions from the enclosing scope")
 
 

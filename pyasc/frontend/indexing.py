@@ -45,9 +45,14 @@ from pyasc.frontend.slicing import (
     resolve_basic,
     view_type,
 )
-from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime, static_dims
+from pyasc.frontend.tables import TableRow, is_table, table_item, table_row
+from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime, kind_name, static_dims
 from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.types import TensorType, i1
+
+_TABLE_HINT = ("a run-time index works into a tuple or list of numbers (a constant "
+               "table); loop over a tuple of arrays itself (for a in arrays:), or "
+               "np.stack it into one array")
 
 
 def _items(key: object) -> tuple:
@@ -58,7 +63,11 @@ def load_subscript(lw: Lowering, node: ast.Subscript) -> object:
     """``base[key]`` for arrays and compile-time sequences."""
     base = lw.expr(node.value)
     key = lw.expr(node.slice)
+    if isinstance(base, TableRow):
+        return _table_item(lw, base, key, subscript_name(node))
     if isinstance(base, tuple | list | str):
+        if isinstance(key, Scalar) and is_table(base):
+            return _table_item(lw, table_row(lw.em, base), key, subscript_name(node))
         return _sequence_item(lw, base, key)
     return load_index(lw, base, _items(key), subscript_name(node))
 
@@ -77,12 +86,30 @@ def array_name(base: object, name: str | None) -> str | None:
     return hint if isinstance(hint, str) and hint.isidentifier() else None
 
 
+def _table_item(lw: Lowering, row: TableRow, key: object, name: str) -> object:
+    """``table[i]`` with a run-time ``i`` (see ``tables``): Python's rules, so only an
+    integer indexes it (a slice or an array index of a tuple is not Python)."""
+    if not isinstance(key, Scalar | int) or isinstance(key, bool) or \
+            (isinstance(key, Scalar) and not key.type.is_int):
+        raise TypeMismatchError(f"a table ('{name}') is indexed by one integer at a time, "
+                                f"not by {kind_name(key)}",
+                                hint="index a tuple of tuples as t[i][j]")
+    if not row.is_last_axis:
+        dims = lw.em.dims(row.table)[len(row.indices):]
+        acc = resolve_basic(lw, dims[:1], (key,), name)  # checked here, as Python does
+        return TableRow(row.table, row.kind, (*row.indices, acc.offsets[0]))
+    item = load_index(lw, row.table, (*row.indices, key), name)
+    return table_item(lw.em, item, row.kind)
+
+
 def _sequence_item(lw: Lowering, seq: tuple | list | str, key: object) -> object:
+    what = f"an index into a {type(seq).__name__}"
     if isinstance(key, slice):
-        key = slice(*(lw.static(p, "a tuple slice bound") for p in
+        key = slice(*(lw.static(p, f"a slice bound of a {type(seq).__name__}",
+                                UnsupportedSyntaxError) for p in
                       (key.start, key.stop, key.step)))
     else:
-        key = lw.static(key, "a tuple index")
+        key = lw.static(key, what, UnsupportedSyntaxError, _TABLE_HINT)
     try:
         return seq[key]  # type: ignore[index]
     except IndexError:  # Python's IndexError, found at compile time

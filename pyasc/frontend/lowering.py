@@ -198,22 +198,24 @@ class Lowering:
             value = self.em.store_new(value)
         self.scope[name] = value
 
-    def static(self, value: object, what: str) -> object:
-        """``value`` as a compile-time Python value.
+    def static(self, value: object, what: str,
+               error: type[PyascError] = UnsupportedNumpyError,
+               hint: str = "use a constant or a value computed from shapes") -> object:
+        """``value`` as a compile-time Python value (else ``error`` with ``hint``:
+        E50011 for a numpy argument, E50010 for Python syntax such as a tuple index).
 
         A run-time scalar computed only from scalar parameters asks the specializer to
         specialize on those parameters' values (see :class:`NeedsConstant`).
         """
         if isinstance(value, tuple | list):
-            return type(value)(self.static(v, what) for v in value)
+            return type(value)(self.static(v, what, error, hint) for v in value)
         if not isinstance(value, Scalar | Tensor | Buffer):
             return value
         if isinstance(value, Scalar):
             params = self.unit.params_of(value.value)
             if params:
                 raise NeedsConstant(params)
-        raise UnsupportedNumpyError(f"{what} must be known at compile time",
-                                    hint="use a constant or a value computed from shapes")
+        raise error(f"{what} must be known at compile time", hint=hint)
 
 
 _NODE_NAMES: dict[type, str] = {

@@ -18,6 +18,7 @@ from pyasc.frontend import indexmath
 from pyasc.frontend.compile_time import REQUIRE_ERRORS, require, static
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.iteration import Enumerate, Zip
+from pyasc.frontend.tables import TableRow
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, is_number, is_runtime
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import f64, i1, index
@@ -49,7 +50,7 @@ def _as_index(lw, v: object) -> int | Scalar:
 
 
 def _len(lw, v: object) -> object:
-    if isinstance(v, tuple | list | str):
+    if isinstance(v, tuple | list | str | TableRow):
         return len(v)
     if isinstance(v, Tensor | Buffer):
         if v.type.rank == 0:

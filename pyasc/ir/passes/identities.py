@@ -8,6 +8,8 @@ Every rule must preserve results bit for bit, NaN and signed zeros included:
   ``inf - inf`` are NaN), which ``Pat.const(0)`` (integer zeros only) and the ``where``
   predicates enforce;
 * ``cast(cast(x))`` folds only when the inner cast is exact for every input value;
+* ``cast(extract(C, i))`` of a constant table ``C`` reads ``i`` of ``cast(C)``,
+  converted once when compiling (the cast is elementwise: the same bits);
 * shape ops fold only when the result provably equals the source (equal types are not
   enough when dynamic dims come from operands: ``broadcast`` of a ``?`` dim of size 1).
 
@@ -17,9 +19,10 @@ replaced value's, so ``x + 0`` with a tensor zero and a scalar ``x`` stays as it
 
 from __future__ import annotations
 
-from pyasc.ir.core import Operation, OpResult, Value
-from pyasc.ir.ops import arith
+from pyasc.ir.core import DenseArray, Operation, OpResult, Value
+from pyasc.ir.ops import arith, tensor
 from pyasc.ir.rewrite import Pat, Rewriter, RuleSet, constant_value
+from pyasc.ir.semantics import eval_op
 from pyasc.ir.types import DYN, ScalarType, ShapedType, element_type, index
 
 x, a, b, c = Pat.var("x"), Pat.var("a"), Pat.var("b"), Pat.var("c")
@@ -62,6 +65,23 @@ def _cast_of_exact_cast(rw: Rewriter, x: Value, inner: Operation) -> Value | Non
     if element_type(inner.result.type).is_float and to.is_int:
         return None
     return rw.insert(arith.CastOp.new(x, to)).result
+
+
+def _constant_table(op: Operation) -> bool:
+    """``tensor.extract`` from a dense constant (a table of numbers)."""
+    return isinstance(constant_value(op.operand_values[0]), DenseArray)
+
+
+def _cast_of_table_item(rw: Rewriter, item: Operation) -> Value:
+    """``cast(extract(C, i...), T)`` is ``extract(cast(C, T), i...)``, with the table
+    converted once, here (a table of Python floats read by float32 code then needs no
+    float64 at run time, which a device may not have)."""
+    table = item.operand_values[0]
+    cast = arith.CastOp.new(table, element_type(rw.root.result.type))
+    (converted,) = eval_op(cast, [constant_value(table).array])  # type: ignore[union-attr]
+    new_table = rw.constant(converted, cast.result.type)
+    return rw.insert(tensor.ExtractOp([new_table, *item.operand_values[1:]],
+                                      [cast.result.type.element])).result
 
 
 def _same_shape(op: Operation) -> bool:
@@ -144,6 +164,8 @@ RULES = [
     (Pat("arith.cast", x, where=lambda op: op.result.type == op.operand.type), lambda x: x),
     (Pat("arith.cast", Pat("arith.cast", x, where=_exact_cast, bind="inner")),
      _cast_of_exact_cast),
+    (Pat("arith.cast", Pat("tensor.extract", ..., where=_constant_table, bind="item")),
+     _cast_of_table_item),
     # shapes
     (Pat(("tensor.reshape", "tensor.broadcast", "mem.reshape"), x, ..., where=_same_shape),
      lambda x: x),
