@@ -49,7 +49,15 @@ class PyascError(Exception):
         self.end_col_offset = end_col_offset
         self.hint = hint if hint is not None else self.default_hint
         self.source_line = source_line
+        self.context: list[str] = []  # the calls that led there, innermost first
         super().__init__(self.render())
+
+    def add_context(self, note: str) -> PyascError:
+        """Add a ``= note:`` line (the call of the helper where the error is); returns
+        ``self``."""
+        self.context.append(note)
+        self.args = (self.render(),)
+        return self
 
     def with_location(
         self,
@@ -90,6 +98,7 @@ class PyascError(Exception):
                 out.append(f"{gutter} |")
                 out.append(f"{self.lineno} | {text}")
                 out.append(f"{gutter} | {' ' * start}{'^' * width}")
+        out += [f"   = note: {note}" for note in getattr(self, "context", ())]
         if self.hint:
             out.append(f"   = hint: {self.hint}")
         return "\n".join(out)

@@ -44,3 +44,8 @@ class Callee:
     def bindings(self) -> dict[str, object]:
         """Compile-time names the body sees besides its parameters (none by default)."""
         return {}
+
+    def enclosing(self) -> object | None:
+        """The lowering of the function body that defines this one (a ``def`` or
+        ``lambda`` inside a compiled function), whose names it reads; else ``None``."""
+        return None

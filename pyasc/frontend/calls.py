@@ -1,7 +1,9 @@
 """Calls: numpy functions and array methods (through the registry), supported Python
-builtins, numpy scalar-type conversions (``np.float32(x)``) and ``@hybrid`` callees,
-which are inlined: their body is lowered in place with a fresh scope, their own source
-locations and compile-time arguments kept compile-time.  Array arguments are passed by
+builtins, numpy scalar-type conversions (``np.float32(x)``) and callees: ``@hybrid``
+functions, undecorated functions of the user's code and local ``def``/``lambda``
+functions (``plainfuncs``), which are inlined: their body is lowered in place with a
+fresh scope, their own source locations (an error there names the call as context) and
+compile-time arguments kept compile-time.  Array arguments are passed by
 reference: a buffer stays the same buffer, and an array value the callee writes into
 gets a buffer that every caller name holding it is rebound to.
 """
@@ -14,11 +16,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from pyasc.errors import ArgumentError, PyascError, TypeMismatchError, UnsupportedSyntaxError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.fusion import marker_name
 from pyasc.frontend.lowering import RET, RV, Lowering
 from pyasc.frontend.numpy_registry import call_method, call_numpy
+from pyasc.frontend.plainfuncs import PlainFunction, library_of
 from pyasc.frontend.pybuiltins import BUILTIN_CALLS
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Tensor
 
@@ -58,31 +61,60 @@ def _dispatch(lw: Lowering, callee: object, args: list[object], kwargs: dict[str
         raise lw.error(UnsupportedSyntaxError, f"{marker} is only valid as "
                        "'with fusion_scope():' or as a decorator", node)
     if isinstance(callee, types.FunctionType):
-        raise lw.error(UnsupportedSyntaxError,
-                       f"'{callee.__name__}' is a plain Python function", node.func,
-                       hint="decorate it with @hybrid to call it from a @hybrid function")
+        return inline(lw, _plain_function(lw, callee, node), args, kwargs, node)
     raise lw.error(UnsupportedSyntaxError, f"calling a {type(callee).__name__} is not "
                    "supported", node.func)
 
 
-def inline(lw: Lowering, hf: object, args: list[object], kwargs: dict[str, object],
+def _plain_function(lw: Lowering, fn: types.FunctionType, node: ast.Call) -> Callee:
+    """An undecorated function, compiled as if decorated, unless it is a library's."""
+    library = library_of(fn)
+    if library is not None:
+        raise lw.error(UnsupportedSyntaxError,
+                       f"'{fn.__name__}' is a function of '{library}', which pyasc does "
+                       "not compile", node.func,
+                       hint="use a supported numpy function (pyasc.supported_numpy()), or "
+                            "write the computation in a function of your own")
+    return PlainFunction(fn)
+
+
+def inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, object],
            node: ast.Call) -> object:
-    """Lower the body of ``@hybrid`` function ``hf`` in place; returns its value."""
+    """Lower the body of callee ``hf`` (``@hybrid``, plain or local) in place; returns
+    its value.  An error inside it, at its own line, names this call as context."""
+    try:
+        return _inline(lw, hf, args, kwargs, node)
+    except PyascError as exc:
+        raise _called_from(lw, exc, hf, node) from exc.__cause__
+
+
+def _called_from(lw: Lowering, exc: PyascError, hf: Callee, node: ast.Call) -> PyascError:
+    if exc.lineno is not None and (exc.filename, exc.lineno) != \
+            (lw.src.filename, lw.src.lineno(node)):
+        site = lw.src.location(node)
+        exc.add_context(f"in '{hf.__name__}', called at {site.file}:{site.line}:"
+                        f"{site.col}: {lw.src.line_text(node).strip()}")
+    return exc
+
+
+def _inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, object],
+            node: ast.Call) -> object:
     from pyasc.frontend.lowering import Lowering as _Lowering
 
     if hf in lw.unit.stack:
         raise lw.error(UnsupportedSyntaxError,
-                       f"recursive call to @hybrid function '{hf.__name__}'", node,
+                       f"recursive call to function '{hf.__name__}'", node,
                        hint="rewrite the recursion as a loop")
     try:
-        bound = hf.__signature__.bind(*args, **kwargs)  # type: ignore[attr-defined]
+        bound = hf.__signature__.bind(*args, **kwargs)
     except TypeError as exc:
         raise lw.error(ArgumentError, f"{hf.__name__}(): {exc}", node) from None
     bound.apply_defaults()
-    src = hf.source_info()  # type: ignore[attr-defined]
+    src = hf.source_info()
     lw.unit.callees[hf] = src.text
-    child = _Lowering(lw.unit, hf.__wrapped__, src, {RET: False})  # type: ignore
-    child.scope.update(hf.bindings())  # type: ignore[attr-defined]
+    child = _Lowering(lw.unit, hf.__wrapped__, src, {RET: False})
+    child.outer = hf.enclosing()  # type: ignore[assignment]
+    child.scope.update(hf.bindings())
     for name in hf.shared:  # type: ignore[attr-defined]
         child.scope[name] = lw.lookup(name, node)
     for name, value in bound.arguments.items():

@@ -120,6 +120,17 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   `img`'s float16), of a table of `np.float32` a `float32`.  Refused: a table mixing
   kinds (`(1, 0.5)`: an `int` or a `float` by the index, E50001), a ragged table
   (E50002), and a run-time index into a tuple of arrays or other values (E50010).
+- **Helper functions.** A function without `@hybrid` that compiled code calls is
+  compiled as if decorated, inlined at the call: a `def` of your own code (a global, a
+  closure cell, `mymodule.helper`), a `def` nested in the function and a `lambda`
+  (assigned to a name and called, or called directly).  A nested function reads the
+  enclosing function's names when it is called (Python's late binding) and may write
+  into its arrays, but cannot rebind its names (`nonlocal` is not supported).  An
+  error inside a helper is reported at the helper's line, with a `note:` naming the
+  call.  Functions of the standard library and of installed packages (and pyasc's
+  own) are not compiled (E50010): decorate one with `@hybrid` to have it compiled.
+  The cache key covers a helper's source and what it captures: editing it recompiles
+  its callers.  Recursion is refused (E50010).
 """
 
 

@@ -5,7 +5,8 @@ Free names are read when the function is compiled, as Triton reads ``constexpr``
 globals: numbers, strings, None, tuples and lists of those (a list is copied: the
 kernel sees its contents at compile time, see ``tables``), numpy dtypes and scalar types,
 numpy scalars, small numpy arrays (embedded as dense constants), the ``numpy`` and
-``math`` modules, other ``@hybrid`` functions and the fusion markers; any other module
+``math`` modules, other ``@hybrid`` functions, plain functions (compiled where they are
+called, see ``plainfuncs``) and the fusion markers; any other module
 is a namespace whose members follow the same rules (``pyasc.ops.conv2d``).  Anything else
 is an error at the point of use.  A compiled specialization does not see later changes
 of a global's value.

@@ -19,6 +19,7 @@ from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.indexing import load_subscript
 from pyasc.frontend.lowering import Lowering, expr_rule
 from pyasc.frontend.operators import binary
+from pyasc.frontend.plainfuncs import lambda_def, local_function
 from pyasc.frontend.truth import condition, logical_not, truth
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
 
@@ -250,3 +251,9 @@ def lower_call(lw: Lowering, node: ast.Call) -> object:
     """Calls (see ``calls``)."""
     return calls.lower_call(lw, node)
 
+
+
+@expr_rule(ast.Lambda)
+def lower_lambda(lw: Lowering, node: ast.Lambda) -> object:
+    """``lambda``: a local function, inlined where it is called (``plainfuncs``)."""
+    return local_function(lw, lambda_def(node, "<lambda>"))

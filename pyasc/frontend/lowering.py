@@ -133,6 +133,7 @@ class Lowering:
         self.storage = storage_names(src.tree)
         self.locals = local_names(src.tree)
         self.loads = Loads(src.tree)
+        self.outer: Lowering | None = None  # a local function's definer (its free names)
 
     # -- dispatch
     def expr(self, node: ast.expr) -> object:
@@ -190,6 +191,8 @@ class Lowering:
         if name in self.locals:
             raise self.error(UndefinedNameError,
                              f"local variable '{name}' is used before it is assigned", node)
+        if self.outer is not None:  # late binding, as a Python closure's cell
+            return self.outer.lookup(name, node)
         return resolve_free_name(self, name, node)
 
     def bind(self, name: str, value: object) -> None:

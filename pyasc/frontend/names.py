@@ -7,7 +7,8 @@
   ``b = a.T``, ``b = a.reshape(...)`` and ``for b in a`` make ``a`` and ``b`` storage
   names together.  Other
   names bound to arrays hold immutable tensor values.
-* :func:`local_names`: every name the function assigns (Python's rule for locals).
+* :func:`local_names`: every name the function assigns (Python's rule for locals),
+  ``def`` names included.
 * :class:`Loads` / :func:`loads_outside`: names read outside a given statement (what a
   fusion scope must yield).
 * :func:`jumps`: whether a loop body contains ``break`` (of that loop) or ``return``.
@@ -33,14 +34,17 @@ ALIAS_CALLS = frozenset({
 IN_PLACE_METHODS = frozenset({"sort", "fill"})
 
 
-def _walk(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` that does not enter nested functions, lambdas or classes."""
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _walk(node: ast.AST, nested: bool = False) -> Iterator[ast.AST]:
+    """``ast.walk`` that does not enter nested functions, lambdas or classes (unless
+    ``nested``: what a local function does to the names it shares with its definer)."""
     todo = list(ast.iter_child_nodes(node))
     while todo:
         n = todo.pop()
         yield n
-        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
-                          ast.ClassDef):
+        if nested or not isinstance(n, _SCOPES):
             todo.extend(ast.iter_child_nodes(n))
 
 
@@ -88,7 +92,9 @@ def storage_names(fn: ast.FunctionDef) -> frozenset[str]:
     """Names that must hold a mutable buffer when bound to a fresh array."""
     direct: set[str] = set()
     aliases: list[tuple[str, str]] = []
-    for node in _walk(fn):
+    # writes inside a local function are writes to the definer's arrays it reads (a
+    # name of its own written there costs a buffer here at worst)
+    for node in _walk(fn, nested=True):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 for t, v in _pairs(target, node.value):
@@ -148,7 +154,8 @@ def local_names(fn: ast.FunctionDef) -> frozenset[str]:
     params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
     stores = [n.id for n in _walk(fn) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Store)]
-    return frozenset(params + stores)
+    defs = [n.name for n in _walk(fn) if isinstance(n, ast.FunctionDef)]
+    return frozenset(params + stores + defs)
 
 
 class Loads:
@@ -175,8 +182,13 @@ class _Outside:
 
 
 def _load_counts(nodes: Iterable[ast.AST]) -> Counter[str]:
-    return Counter(n.id for n in nodes if isinstance(n, ast.Name)
-                   and isinstance(n.ctx, ast.Load))
+    counts: Counter[str] = Counter()
+    for n in nodes:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            counts[n.id] += 1
+        elif isinstance(n, ast.FunctionDef | ast.Lambda):  # names a local function may
+            counts.update(_load_counts(_walk(n, nested=True)))  # read from its definer
+    return counts
 
 
 def loads_outside(fn: ast.FunctionDef, inside: ast.AST) -> frozenset[str]:

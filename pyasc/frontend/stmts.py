@@ -1,5 +1,5 @@
 """Statement rules: assignments (plain, tuple, subscript, augmented), expression
-statements, ``pass`` and ``assert``.
+statements, ``pass``, ``assert`` and nested ``def`` (a local function).
 
 Augmented assignment follows Python's protocol: on a buffer name ``a += b`` is numpy's
 in-place ``np.add(a, b, out=a)`` (``same_kind`` casting, the result must broadcast to
@@ -18,6 +18,7 @@ from pyasc.errors import (
 from pyasc.frontend.control import as_i1
 from pyasc.frontend.lowering import Lowering, hook, stmt_rule
 from pyasc.frontend.operators import BINOP_UFUNCS, binary, in_place
+from pyasc.frontend.plainfuncs import local_function
 from pyasc.frontend.truth import condition
 from pyasc.frontend.values import Buffer, Scalar, Tensor
 from pyasc.ir.ops import func
@@ -134,3 +135,14 @@ def lower_assert(lw: Lowering, node: ast.Assert) -> None:
                            "compile time", node.msg)
         message = str(msg)
     lw.em.op(func.AssertOp([as_i1(lw, cond)], [], {"message": message, "kind": "assert"}))
+
+
+@stmt_rule(ast.FunctionDef)
+def lower_function_def(lw: Lowering, node: ast.FunctionDef) -> None:
+    """A nested ``def``: a local function, inlined where it is called (``plainfuncs``);
+    its defaults are evaluated here, as in Python."""
+    if node.decorator_list:
+        raise lw.error(UnsupportedSyntaxError, "a decorated nested function",
+                       node.decorator_list[0], hint="define it without a decorator")
+    lw.bind(node.name, local_function(lw, node))
+

@@ -160,7 +160,7 @@ def _module(value: Any, stack: tuple[int, ...]) -> bytes:
 
 def _function(value: Any, stack: tuple[int, ...]) -> bytes:
     """A plain function: its source and captures, as for a ``@hybrid`` one (the frontend
-    reports calling it, but a fusion group or a future inliner may read it)."""
+    compiles a plain helper where it is called: ``frontend/plainfuncs.py``)."""
     if id(value) in stack:
         return f"cycle:{value.__qualname__}".encode()
     return b"function:" + function_digest(_PlainFunction(value), stack).encode()

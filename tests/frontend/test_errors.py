@@ -52,12 +52,12 @@ X = np.zeros((3, 4), np.float32)
 SYNTAX_CASES = [
     ("with", "    with open('x') as f:\n        pass\n", (6, 4)),
     ("try", "    try:\n        y = x\n    except Exception:\n        pass\n", (6, 4)),
-    ("lambda", "    g = lambda v: v\n", (6, 8)),
+    ("set", "    g = {1, 2}\n", (6, 8)),
     ("listcomp", "    y = [v for v in range(3)]\n", (6, 8)),
     ("global", "    global q\n", (6, 4)),
     ("del", "    y = x\n    del y\n", (7, 4)),
     ("class", "    class K:\n        pass\n", (6, 4)),
-    ("nested def", "    def g():\n        return 1\n", (6, 4)),
+    ("async def", "    async def g():\n        return 1\n", (6, 4)),
     ("raise", "    raise ValueError('no')\n", (6, 4)),
     ("import", "    import math\n", (6, 4)),
     ("dict", "    y = {1: 2}\n", (6, 8)),
@@ -240,18 +240,20 @@ def test_recursion_is_an_error(tmp_path):
     assert "recursive" in err.message
 
 
-def test_plain_python_callee(tmp_path):
+def test_library_function_callee(tmp_path):
+    # a function of the user's code is compiled (test_diff_helpers); one of the
+    # standard library or an installed package is not
     body = """\
-    def helper(a):
-        return a
+    import statistics
 
     @hybrid
     def f(x):
-        return helper(x)
+        return statistics.fmean(x)
     """
     err = compile_error(tmp_path, body, X)
-    assert where(err) == ("E50010", 9, 11)
-    assert "@hybrid" in err.hint
+    assert where(err) == ("E50010", 8, 11)
+    assert "'fmean' is a function of 'statistics'" in err.message
+    assert "numpy function" in err.hint
 
 
 def test_indented_function_keeps_real_columns(tmp_path):
