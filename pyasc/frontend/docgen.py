@@ -131,6 +131,16 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   own) are not compiled (E50010): decorate one with `@hybrid` to have it compiled.
   The cache key covers a helper's source and what it captures: editing it recompiles
   its callers.  Recursion is refused (E50010).
+- **`raise`.** `raise ValueError("...")` (or `IndexError`, `RuntimeError`, `TypeError`,
+  `ZeroDivisionError`, `OverflowError`, `NotImplementedError`, `AssertionError`,
+  `ArithmeticError`, `FloatingPointError`, `LookupError`, `Exception`) raises that
+  exception at the call on every target (the device kernel reports it in its status
+  word, as a failed assertion), its text prefixed with `file:line:col` of the `raise`
+  and followed by its source line.  The message may be an f-string: compile-time parts
+  are formatted when compiling, run-time scalars (ints, bools, floats but bfloat16)
+  by Python from the values the kernel reports, with their format spec and `!r`, so the
+  text is Python's.  Refused (E50010): other exception classes, a bare `raise`,
+  `raise ... from ...`, more than one argument, an array in the message.
 """
 
 

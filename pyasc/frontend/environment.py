@@ -22,6 +22,7 @@ import types
 import numpy as np
 
 from pyasc.errors import UndefinedNameError, UnsupportedNumpyError, UnsupportedSyntaxError
+from pyasc.failures import RAISABLE
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.fusion import marker_name
 from pyasc.frontend.numpy_registry import find
@@ -53,7 +54,7 @@ def resolve_free_name(lw, name: str, node: ast.AST) -> object:
     if name in fn.__globals__:
         return _convert(lw, name, fn.__globals__[name], node)
     if hasattr(builtins, name):
-        if name in SUPPORTED_BUILTINS:
+        if name in SUPPORTED_BUILTINS or name in RAISABLE:  # exceptions: for ``raise``
             return getattr(builtins, name)
         raise lw.error(UnsupportedSyntaxError, f"the builtin '{name}' is not supported in "
                        "@hybrid functions", node,

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from pyasc.frontend import exprs, flow, numpy_registry, stmts
+from pyasc.frontend import exprs, flow, numpy_registry, raising, stmts
 from pyasc.frontend.npfuncs import creation, linalg, reductions, shapes, sorting, ufuncs
 
-SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow)
-"""Rules by AST node class: expressions, simple statements, control flow."""
+SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
+"""Rules by AST node class: expressions, simple statements, control flow, ``raise``."""
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting)
 """Handlers of numpy functions, array methods and attributes, by family."""

@@ -58,7 +58,7 @@ SYNTAX_CASES = [
     ("del", "    y = x\n    del y\n", (7, 4)),
     ("class", "    class K:\n        pass\n", (6, 4)),
     ("async def", "    async def g():\n        return 1\n", (6, 4)),
-    ("raise", "    raise ValueError('no')\n", (6, 4)),
+    ("bare raise", "    raise\n", (6, 4)),
     ("import", "    import math\n", (6, 4)),
     ("dict", "    y = {1: 2}\n", (6, 8)),
     ("walrus", "    if (n := 3) > 2:\n        pass\n", (6, 8)),

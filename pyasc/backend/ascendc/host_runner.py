@@ -18,7 +18,7 @@ import numpy as np
 
 from pyasc.backend.ascendc.ops import LaunchOp
 from pyasc.backend.ascendc.unsupported import unsupported
-from pyasc.errors import PyascError
+from pyasc.callsite import for_user
 from pyasc.failures import Site, check_failure
 from pyasc.ir.interpreter import Interpreter
 
@@ -87,7 +87,7 @@ class HostRunner(Interpreter):
         try:
             return super().evaluate(op, operands)
         except ValueError as exc:
-            if isinstance(exc, PyascError) or not op.loc.known:
+            if for_user(exc) or not op.loc.known:  # coded, or a kernel's failed check
                 raise
             site = Site.of(op.loc.file, op.loc.line, op.loc.col)
             raise check_failure("shape", str(exc), (), site) from None

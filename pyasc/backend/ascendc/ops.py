@@ -16,9 +16,9 @@ stay ordinary IR.  The ops:
   scalar kernel with run-time checks, ``status[b * stride]`` is 0 or ``k + 1`` for the
   failed check ``k`` of block ``b``, followed by the ``values[k]`` values that check
   reports (its message is then a template, see ``func.assert``); raise the matching
-  Python exception (``kinds``: the ``func.assert`` kinds, or ``oom`` for a kernel
-  workspace overflow, E50003) located at ``sites[k]`` (``(file, line, col)``) through
-  ``pyasc.failures``.
+  Python exception (``kinds``: the ``func.assert`` kinds, ``raise:...`` ones included,
+  or ``oom`` for a kernel workspace overflow, E50003) located at ``sites[k]``
+  (``(file, line, col)``) through ``pyasc.failures``.
 
 ``ascend.launch`` is executed by the host runner of the target (see ``host_runner``);
 its registered evaluator only says so.  The other two have plain reference semantics.
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyasc.errors import OutOfMemoryError
-from pyasc.failures import ERROR_KINDS, Site, check_failure
+from pyasc.failures import ERROR_KINDS, Site, check_failure, parse_raise_kind
 from pyasc.ir.core import Operation, attr
 from pyasc.ir.ops.common import require
 from pyasc.ir.semantics import register_evaluator
@@ -94,7 +94,8 @@ class CheckStatusOp(Operation):
         require(stride >= 1 + max(self.attributes.get("values", ()), default=0),
                 "stride too small for the values reported")
         for kind in self.attributes["kinds"]:
-            require(kind in ASSERT_ERRORS, f"unknown check kind {kind!r}")
+            require(kind in ASSERT_ERRORS or parse_raise_kind(kind) is not None,
+                    f"unknown check kind {kind!r}")
 
 
 def _ub_check(op: Operation, need: object) -> None:

@@ -6,7 +6,8 @@
 * ``func.assert(cond, values*) {message, kind}``: a run-time check (``kind`` is
   ``"assert"`` for user asserts -> AssertionError, ``"bounds"`` for index checks ->
   ``IndexOutOfBoundsError``, an IndexError, and ``"shape"`` for run-time
-  broadcast/reshape size mismatches -> ValueError, like numpy).  The optional integer
+  broadcast/reshape size mismatches -> ValueError, like numpy; ``"raise:<Name>|..."``
+  for a ``raise`` of a built-in exception, see ``pyasc.failures.raise_kind``).  The optional integer
   ``values`` are reported in the message: with values, ``message`` is a template whose
   ``{0}``, ``{1}``... are their run-time values (``{{``/``}}`` are literal braces), so
   ``"index {0} is out of bounds for axis 0 with size {1}"`` names the offending index.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from pyasc.failures import parse_raise_kind
 from pyasc.ir.core import Block, Location, Operation, Region, attr
 from pyasc.ir.ops.common import require, types_str
 from pyasc.ir.types import FunctionType, ScalarType, Type, i1
@@ -144,8 +146,12 @@ class AssertOp(Operation):
 
     def verify_op(self) -> None:
         require(self.cond.type == i1, "assert condition must be i1")
-        require(self.attributes["kind"] in ASSERT_KINDS,
-                f"kind must be one of {', '.join(ASSERT_KINDS)}")
+        kind = self.attributes["kind"]
+        raised = parse_raise_kind(kind)
+        require(kind in ASSERT_KINDS or raised is not None,
+                f"kind must be one of {', '.join(ASSERT_KINDS)} or a raise kind")
+        require(raised is None or len(raised[1]) == len(self.values),
+                "a raise kind names the format of each reported value")
         for v in self.values:
             require(isinstance(v.type, ScalarType) and v.type.is_int and v.type != i1,
                     f"reported values must be integers, got {v.type}")
