@@ -141,6 +141,10 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   by Python from the values the kernel reports, with their format spec and `!r`, so the
   text is Python's.  Refused (E50010): other exception classes, a bare `raise`,
   `raise ... from ...`, more than one argument, an array in the message.
+- **Loop nests.** `for i, j in np.ndindex(h, w)` (or `np.ndindex(shape)`, one tuple
+  target) and `for a, b in itertools.product(range(h), xs, ...)` (`repeat=` included)
+  compile to one nested loop per factor, the last varying fastest; `break` leaves the
+  whole nest, `continue` goes to the next tuple and `else` runs after it, as in Python.
 """
 
 

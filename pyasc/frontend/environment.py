@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import math
 import types
 
@@ -71,6 +72,8 @@ def _convert(lw, name: str, value: object, node: ast.AST) -> object:
             marker_name(value) is not None:
         return value  # a module is a namespace: its members are read on access
     if isinstance(value, type) and issubclass(value, np.generic | bool | int | float):
+        return value
+    if value is itertools.product:  # a loop nest (``pybuiltins``)
         return value
     if isinstance(value, np.ndarray):
         if value.size > MAX_EMBEDDED_ELEMENTS:

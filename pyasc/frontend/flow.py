@@ -43,7 +43,7 @@ from pyasc.frontend.control import (
     select_value,
 )
 from pyasc.frontend.fusion import fusion_scope
-from pyasc.frontend.iteration import iteration
+from pyasc.frontend.iteration import Product, iteration, nested_loops
 from pyasc.frontend.lowering import BRK, CONT, RET, RV, Lowering, stmt_rule
 from pyasc.frontend.merge import (
     MISSING,
@@ -101,7 +101,11 @@ def lower_for(lw: Lowering, node: ast.For) -> None:
     """``for`` over ranges, arrays, enumerate/zip, or tuples (unrolled)."""
     with lw.em.b.location(lw.src.location(node.iter)):
         try:
-            it = iteration(lw, lw.expr(node.iter))
+            value = lw.expr(node.iter)
+            if isinstance(value, Product):  # np.ndindex, itertools.product: a nest
+                lw.body(nested_loops(lw, node, value))
+                return
+            it = iteration(lw, value)
         except PyascError as exc:
             raise lw.src.locate(exc, node.iter) from exc.__cause__
     if isinstance(it, list):

@@ -3,10 +3,17 @@
 
 :func:`iteration` turns an iterable into a counted range plus a function giving the
 loop target's value for a loop index, so every run-time loop is one ``range`` loop.
+
+A :class:`Product` (``np.ndindex(h, w)``, ``itertools.product(range(h), xs)``) is a
+nest of loops instead: :func:`nested_loops` writes it as nested ``for`` statements over
+hidden names, binding the target (a tuple) in the innermost body; a ``break`` of the
+user's loop sets a hidden flag that ends every level, ``continue`` goes to the next
+tuple and the ``else`` clause runs after the outermost loop, as Python's.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +30,14 @@ class Enumerate:
 
     inner: object
     start: object = 0
+
+
+@dataclass(frozen=True)
+class Product:
+    """``itertools.product(*factors)`` (``np.ndindex``: of ranges): tuples, the last
+    factor varying fastest."""
+
+    factors: tuple[object, ...]
 
 
 @dataclass(frozen=True)
@@ -94,3 +109,60 @@ def _length(lw, rng: RangeValue) -> object:
     """``len(range(...))``: ``max(0, ceil((stop - start) / step))`` for either sign."""
     neg = im.neg(lw.em, im.floordiv(lw.em, im.sub(lw.em, rng.start, rng.stop), rng.step))
     return im.maximum(lw.em, 0, neg)
+
+
+def nested_loops(lw, node: ast.For, product: Product) -> list[ast.stmt]:
+    """The statements that run ``for <target> in <product>: <body> else: <orelse>``
+    (the factors are stored under hidden names in ``lw``'s scope)."""
+    tag = lw.unit.fresh("nd")
+    flag = f"{tag}brk"
+    names = [f"{tag}i{k}" for k in range(len(product.factors))]
+    for k, factor in enumerate(product.factors):
+        lw.scope[f"{tag}it{k}"] = factor
+    breaks = _rewrite_breaks(node.body, flag)
+    body: list[ast.stmt] = [ast.Assign(targets=[node.target], value=ast.Tuple(
+        elts=[ast.Name(id=n, ctx=ast.Load()) for n in names], ctx=ast.Load())), *breaks[0]]
+    for k in reversed(range(len(names))):
+        loop = ast.For(target=ast.Name(id=names[k], ctx=ast.Store()),
+                       iter=ast.Name(id=f"{tag}it{k}", ctx=ast.Load()), body=body,
+                       orelse=node.orelse if k == 0 else [])
+        exit_ = ast.If(test=ast.Name(id=flag, ctx=ast.Load()), body=[ast.Break()], orelse=[])
+        body = [loop, exit_] if k and breaks[1] else [loop]
+    first: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                        value=ast.Constant(value=False))] if breaks[1] else []
+    out = [*first, *body]
+    for stmt in out:
+        for n in ast.walk(stmt):
+            if "lineno" in n._attributes and not hasattr(n, "lineno"):
+                ast.copy_location(n, node)
+    return out
+
+
+def _rewrite_breaks(stmts: list[ast.stmt], flag: str) -> tuple[list[ast.stmt], bool]:
+    """``stmts`` with each ``break`` of this loop preceded by ``flag = True`` (nested
+    loops and functions keep theirs); and whether there was one."""
+    found = False
+
+    def visit(items: list[ast.stmt]) -> list[ast.stmt]:
+        nonlocal found
+        out: list[ast.stmt] = []
+        for st in items:
+            if isinstance(st, ast.Break):
+                found = True
+                set_flag = ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                      value=ast.Constant(value=True))
+                out += [ast.copy_location(set_flag, st), st]
+            elif isinstance(st, ast.If):
+                out.append(_copy(st, body=visit(st.body), orelse=visit(st.orelse)))
+            elif isinstance(st, ast.With):
+                out.append(_copy(st, body=visit(st.body)))
+            else:  # loops and functions own their breaks
+                out.append(st)
+        return out
+
+    return visit(stmts), found
+
+
+def _copy(st: ast.stmt, **fields: object) -> ast.stmt:
+    new = type(st)(**{**{f: getattr(st, f) for f in st._fields}, **fields})
+    return ast.copy_location(new, st)

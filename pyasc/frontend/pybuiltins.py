@@ -10,6 +10,7 @@ first of equal ones) like Python, and fold on index values whose bounds decide.
 from __future__ import annotations
 
 import builtins
+import itertools
 from collections.abc import Callable
 
 from pyasc.callsite import at_caller, library_file
@@ -17,7 +18,7 @@ from pyasc.errors import ArgumentError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
 from pyasc.frontend.compile_time import REQUIRE_ERRORS, require, static
 from pyasc.frontend.elementwise import apply_ufunc
-from pyasc.frontend.iteration import Enumerate, Zip
+from pyasc.frontend.iteration import Enumerate, Product, Zip
 from pyasc.frontend.tables import TableRow
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, is_number, is_runtime
 from pyasc.ir.ops import math as m
@@ -178,6 +179,15 @@ def _zip(lw, *iterables: object, strict: bool = False) -> Zip:
     return Zip(tuple(iterables))
 
 
+def _product(lw, *iterables: object, repeat: object = 1) -> Product:
+    """``itertools.product``: a loop nest (``iteration.nested_loops``)."""
+    n = lw.static(repeat, "repeat")
+    if not iterables or not isinstance(n, int) or n < 1:
+        raise ArgumentError("itertools.product() needs iterables and a repeat >= 1",
+                            hint="loop over itertools.product(range(h), range(w))")
+    return Product(tuple(iterables) * n)
+
+
 BUILTIN_CALLS: dict[object, Callable] = {
     builtins.range: _range,
     builtins.len: _len,
@@ -191,6 +201,7 @@ BUILTIN_CALLS: dict[object, Callable] = {
     builtins.pow: _pow,
     builtins.enumerate: _enumerate,
     builtins.zip: _zip,
+    itertools.product: _product,
     static: _static,
     require: _require,
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import broadcast_dims
+from pyasc.frontend.iteration import Product
 from pyasc.frontend.npfuncs.common import (
     array_arg,
     axes_arg,
@@ -22,6 +23,7 @@ from pyasc.frontend.npfuncs.common import (
 )
 from pyasc.frontend.numpy_registry import register
 from pyasc.frontend.promotion import result_type
+from pyasc.frontend.pybuiltins import BUILTIN_CALLS
 from pyasc.frontend.slicing import transpose_view
 from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import func, mem, tensor
@@ -309,3 +311,13 @@ def take(lw, a, indices, axis=None):
     items = (slice(None),) * ax + (idx,)
     return load_index(lw, x, items, name)
 
+
+
+@register("ndindex")
+def ndindex(lw, *shape):
+    """index tuples of `shape`, only as a `for` loop's iterable: a loop nest"""
+    if len(shape) == 1 and isinstance(shape[0], tuple | list):
+        shape = tuple(shape[0])
+    if not shape:
+        raise UnsupportedNumpyError("np.ndindex() needs at least one dimension")
+    return Product(tuple(BUILTIN_CALLS[range](lw, d) for d in shape))
