@@ -131,12 +131,49 @@ def get_attribute(lw, obj: object, attr: str, node: ast.AST) -> object:
         if entry.kind == "attribute":
             return entry.handler(lw, obj)
         return BoundMethod(obj, attr)
+    if isinstance(obj, NumpyFunction):
+        raise UnsupportedNumpyError(f"{_spelled(obj.name)}.{attr} is not supported",
+                                    hint=_UFUNC_METHOD_HINTS.get(attr, "call the function "
+                                                                 "itself"))
     if isinstance(obj, np.dtype) and attr in ("itemsize", "kind", "name", "char", "type"):
         return getattr(obj, attr)
     if isinstance(obj, np.finfo | np.iinfo) and attr in _INFO_ATTRIBUTES:
         return getattr(obj, attr)
-    raise UnsupportedSyntaxError(f"attribute '.{attr}' of {type(obj).__name__} is not "
+    raise UnsupportedSyntaxError(f"attribute '.{attr}' of {_describe(obj)} is not "
                                  "supported")
+
+
+_UFUNC_METHOD_HINTS = {
+    "at": "write the scatter as a loop, which adds repeated indices each time as "
+          "np.add.at does: for k in range(len(idx)): x[idx[k]] += v[k]",
+    "reduce": "use the reduction function: np.sum, np.prod, np.max, np.min, np.all, np.any",
+    "accumulate": "use np.cumsum, or a loop",
+    "outer": "broadcast: a[:, None] * b",
+}
+"""What to write instead of a ufunc method (``np.add.at``...)."""
+
+
+def _spelled(name: str) -> str:
+    return name if name.startswith("math.") else f"np.{name}"
+
+
+def _describe(obj: object) -> str:
+    """How the user would name the kind of ``obj`` (never a pyasc class name)."""
+    if isinstance(obj, BoundMethod):
+        return f"the method '.{obj.name}'"
+    if isinstance(obj, Callee | types.FunctionType):
+        return f"the function '{getattr(obj, '__name__', '?')}'"
+    if isinstance(obj, tuple | list | str | int | float | bool | type(None)):
+        return f"a {type(obj).__name__}"
+    return _KIND_WORDS.get(type(obj).__name__, f"a {type(obj).__name__} value")
+
+
+_KIND_WORDS = {
+    "RangeValue": "a range", "TableRow": "a row of a constant table",
+    "Product": "a loop-nest iterable (np.ndindex, itertools.product)",
+    "Enumerate": "an enumerate object", "Zip": "a zip object",
+}
+"""Frontend values of the layers above, by class name, as the user knows them."""
 
 
 def _numpy_attribute(attr: str) -> object:

@@ -27,6 +27,21 @@ LOCAL_LIMIT = 4096
 the budget of the carrier arrays kept there (larger ones live in GM)."""
 
 
+RUNTIME_SIZE_CARRIES = {
+    False: ("an array of run-time size (dynamic_shape) kept from one iteration of this "
+            "loop to the next or to the code after it (a name bound to a new array in "
+            "the loop and read again before it is rebound)",
+            "allocate the array before the loop and update it in place (acc += row, "
+            "acc[:] = ...), or compile without dynamic_shape"),
+    True: ("an array of run-time size (dynamic_shape) bound to a name in this branch "
+           "and read after it",
+           "write each branch's array into one array allocated before the branch "
+           "(out[i] = ...), select with np.where, or compile without dynamic_shape"),
+}
+"""The error and hint of an array of run-time size kept across loop iterations (key
+``False``) or out of a branch (``True``): scalar AscendC has no carrier for it."""
+
+
 def reject_unsupported(low: FuncOp, private: Callable[[int], bool]) -> None:
     """Raise the coded error of the first construct in ``low`` (a region at loop level)
     that scalar AscendC cannot express; ``private(i)`` says whether argument ``i`` is a
@@ -45,9 +60,8 @@ def reject_unsupported(low: FuncOp, private: Callable[[int], bool]) -> None:
                               hint="copy the array before the loop (x.copy())")
         if isinstance(op, loop.ForOp | loop.WhileOp | loop.IfOp):
             if any(v.type.num_elements() is None for v in carried_values(op)):
-                raise unsupported("an array of run-time size carried by a loop or "
-                                  "produced by a branch", op.loc,
-                                  hint="write into a preallocated array instead")
+                what, hint = RUNTIME_SIZE_CARRIES[type(op) is loop.IfOp]
+                raise unsupported(what, op.loc, hint=hint)
 
 
 def _writes_aliased_carry(lp: Operation, private: Callable[[int], bool]) -> bool:

@@ -1,0 +1,71 @@
+"""Messages that named pyasc's internals or gave a hint that did not fit the construct."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyasc import errors, hybrid
+
+
+@hybrid
+def add_at(x, idx):
+    np.add.at(x, idx, 1.0)
+    return x
+
+
+@hybrid
+def reduce_method(x):
+    return np.maximum.reduce(x)
+
+
+@hybrid
+def range_attribute(x):
+    return x * range(3).start
+
+
+def test_ufunc_methods_are_named_as_written_with_a_hint():
+    x, idx = np.zeros(4, np.float32), np.array([1, 1])
+    with pytest.raises(errors.UnsupportedNumpyError) as info:
+        add_at.ir(x, idx)
+    assert "np.add.at is not supported" in info.value.message
+    assert "NumpyFunction" not in str(info.value)
+    assert "x[idx[k]] += v[k]" in info.value.hint
+    with pytest.raises(errors.UnsupportedNumpyError, match="np.maximum.reduce"):
+        reduce_method.ir(x)
+    with pytest.raises(errors.UnsupportedSyntaxError) as info:
+        range_attribute.ir(x)
+    assert "of a range is not supported" in info.value.message
+
+
+@hybrid(dynamic_shape=True, target="ascend-sim")
+def branch_binds_a_row(logits):
+    out = np.empty_like(logits)
+    for i in range(logits.shape[0]):
+        row = logits[i]
+        if row[0] > 0:
+            row = row * 2
+        out[i] = row
+    return out
+
+
+@hybrid(dynamic_shape=True, target="ascend-sim")
+def loop_carries_a_row(logits):
+    acc = np.zeros(logits.shape[1], logits.dtype)
+    for i in range(logits.shape[0]):
+        acc = acc + logits[i]
+    return acc
+
+
+def test_device_message_for_arrays_of_runtime_size_fits_the_construct():
+    from pyasc.backend.ascendc.unsupported import DeviceUnsupportedError
+
+    x = np.ones((3, 4), np.float32)
+    with pytest.raises(DeviceUnsupportedError) as info:
+        branch_binds_a_row(x)
+    assert "bound to a name in this branch" in info.value.message
+    assert "carried by a loop" not in info.value.message and "np.where" in info.value.hint
+    with pytest.raises(DeviceUnsupportedError) as info:
+        loop_carries_a_row(x)
+    assert "kept from one iteration of this loop" in info.value.message
+    assert "in place" in info.value.hint
