@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pyasc.callsite import library_file
 from pyasc.errors import ArgumentError, PyascError, TypeMismatchError, UnsupportedSyntaxError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.fusion import marker_name
@@ -89,8 +90,10 @@ def inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, objec
 
 
 def _called_from(lw: Lowering, exc: PyascError, hf: Callee, node: ast.Call) -> PyascError:
-    if exc.lineno is not None and (exc.filename, exc.lineno) != \
-            (lw.src.filename, lw.src.lineno(node)):
+    """``exc`` with a note naming the call of ``hf`` (not when the error is at that
+    call, nor for a call inside pyasc's own library, which the user did not write)."""
+    if exc.lineno is not None and not library_file(lw.src.filename) and \
+            (exc.filename, exc.lineno) != (lw.src.filename, lw.src.lineno(node)):
         site = lw.src.location(node)
         exc.add_context(f"in '{hf.__name__}', called at {site.file}:{site.line}:"
                         f"{site.col}: {lw.src.line_text(node).strip()}")

@@ -9,9 +9,11 @@ before the frontend runs.
 
 Captured names are found in the code object: every name the body reads as a global or
 attribute (``co_names``, a superset of the globals it uses) and every free variable, in
-nested code objects too.  Each value is digested by kind (a table, below); an inlined
-``@hybrid`` callee contributes its own digest, recursively (a cycle, which the frontend
-rejects anyway, contributes its name).  A value of a kind the frontend cannot use
+nested code objects too; of a captured module, the members named in ``co_names``
+(``mylib.helper``: a helper compiled where it is called, or a constant).  Each value
+is digested by kind (a table, below); an inlined ``@hybrid`` callee contributes its
+own digest, recursively (a cycle, which the frontend rejects anyway, contributes its
+name).  A value of a kind the frontend cannot use
 contributes only its type: using it is a compile error, so no kernel depends on it.
 """
 
@@ -88,7 +90,8 @@ def captured(fn: types.FunctionType) -> list[tuple[str, object]]:
     code = fn.__code__
     cells = dict(zip(code.co_freevars, fn.__closure__ or (), strict=False))
     out: dict[str, object] = {}
-    for name in _names(code):
+    names = _names(code)
+    for name in names:
         if name in cells:
             try:
                 out[name] = cells[name].cell_contents
@@ -96,7 +99,29 @@ def captured(fn: types.FunctionType) -> list[tuple[str, object]]:
                 out[name] = _UNBOUND
         elif name in fn.__globals__:
             out[name] = fn.__globals__[name]
+    for name, value in list(out.items()):
+        if isinstance(value, types.ModuleType):
+            out.update(_module_members(name, value, names, MODULE_DEPTH))
     return sorted(out.items())
+
+
+MODULE_DEPTH = 3
+"""How deep ``a.b.c.f`` a captured module's members are digested."""
+
+
+def _module_members(prefix: str, module: types.ModuleType, names: set[str],
+                    depth: int) -> dict[str, object]:
+    """``{"mod.attr": value}`` for the names the code reads that ``module`` defines
+    (``mylib.helper(x)``: the helper's source is in the key, as a global's is); read
+    from the module's ``__dict__``, so no lazy import or ``__getattr__`` runs."""
+    out: dict[str, object] = {}
+    members = vars(module)
+    for attr in names & members.keys():
+        value = members[attr]
+        out[f"{prefix}.{attr}"] = value
+        if isinstance(value, types.ModuleType) and depth > 1:
+            out.update(_module_members(f"{prefix}.{attr}", value, names, depth - 1))
+    return out
 
 
 def _names(code: types.CodeType) -> set[str]:

@@ -193,23 +193,20 @@ def test_an_error_in_a_nested_def_names_its_call(tmp_path):
 
 
 HELPERS_V1 = "import numpy as np\n\ndef helper(v):\n    return v * 2\n"
-KERNEL = """\
-import numpy as np
-from pyasc import hybrid
-from helpers import helper
-
-@hybrid
-def f(x):
-    return helper(x) + 1
-"""
+KERNELS = {
+    "global": "from helpers import helper\n\n@hybrid\ndef f(x):\n    return helper(x) + 1\n",
+    # a module's member: the key covers what the code reads of the module
+    "module": "import helpers\n\n@hybrid\ndef f(x):\n    return helpers.helper(x) + 1\n",
+}
 RUN = "import numpy as np, kern; print(kern.f(np.ones(2, np.float32)).tolist())"
 
 
-def test_editing_a_helper_invalidates_the_cached_kernel(tmp_path: Path):
+@pytest.mark.parametrize("style", sorted(KERNELS))
+def test_editing_a_helper_invalidates_the_cached_kernel(tmp_path: Path, style: str):
     # a fresh process per run: the second finds the first's kernel on disk unless the
     # key covers the helper's source
     (tmp_path / "helpers.py").write_text(HELPERS_V1)
-    (tmp_path / "kern.py").write_text(KERNEL)
+    (tmp_path / "kern.py").write_text("from pyasc import hybrid\n" + KERNELS[style])
     env = dict(os.environ, PYASC_CACHE_DIR=str(tmp_path / "cache"),
                PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
 
