@@ -76,7 +76,9 @@ def _plain_function(lw: Lowering, fn: types.FunctionType, node: ast.Call) -> Cal
                        "not compile", node.func,
                        hint="use a supported numpy function (pyasc.supported_numpy()), or "
                             "write the computation in a function of your own")
-    return PlainFunction(fn)
+    if fn not in lw.unit.plain:
+        lw.unit.plain[fn] = PlainFunction(fn)
+    return lw.unit.plain[fn]
 
 
 def inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, object],

@@ -91,6 +91,8 @@ class CompileUnit:
     # the call of each inlined callee of ``stack[1:]``: (the caller's lowering, node)
     sites: list[tuple[Any, ast.AST]] = field(default_factory=list)
     callees: dict[object, str] = field(default_factory=dict)
+    # the callee of each undecorated function called (its source parsed once)
+    plain: dict[object, Any] = field(default_factory=dict)
     counter: int = 0
 
     def fresh(self, stem: str) -> str:
