@@ -135,6 +135,11 @@ def join(name: str, values: Sequence[object], allow_missing: bool,
         return Same(present[0])
     if all(isinstance(v, tuple | list) for v in present):
         return _join_sequences(name, values, allow_missing, before)
+    if any(callable(getattr(v, "source_info", None)) for v in present):  # callees
+        raise TypeMismatchError(f"{_display(name)} different functions on different "
+                                "paths (a function chosen at run time)",
+                                hint="call each function inside its branch, or choose it "
+                                     "with a condition known at compile time")
     if not all(is_number(v) or isinstance(v, Scalar | Tensor | Buffer | np.generic)
                for v in present):
         raise TypeMismatchError(

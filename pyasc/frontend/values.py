@@ -134,6 +134,8 @@ def kind_name(v: object) -> str:
         t = v.type
         shape = "x".join("?" if d == DYN else str(d) for d in t.shape) or "0-d"
         return f"{_np_name(t.element)} array ({shape})"
+    if callable(getattr(v, "source_info", None)):  # a callee: @hybrid, plain or local
+        return f"function '{getattr(v, '__name__', '?')}'"
     return "None" if v is None else type(v).__name__
 
 

@@ -220,3 +220,24 @@ def test_editing_a_helper_invalidates_the_cached_kernel(tmp_path: Path, style: s
     assert run() == "[3.0, 3.0]"  # from the disk cache
     (tmp_path / "helpers.py").write_text(textwrap.dedent(HELPERS_V1).replace("* 2", "* 5"))
     assert run() == "[6.0, 6.0]"
+
+
+@hybrid
+def chosen_at_run_time(x):
+    if x[0] > 0:
+        f = lambda v: v * 2  # noqa: E731
+    else:
+        f = lambda v: v * 3  # noqa: E731
+    return f(x)
+
+
+@hybrid
+def chosen_when_compiling(x):
+    f = (lambda v: v * 2) if x.shape[0] > 2 else (lambda v: v * 3)  # noqa: E731
+    return f(x)
+
+
+def test_a_function_chosen_at_run_time_is_a_coded_error():
+    check(chosen_when_compiling, rand((3,), "float32"))
+    with pytest.raises(errors.TypeMismatchError, match="different functions"):
+        chosen_at_run_time.ir(rand((3,), "float32"))
