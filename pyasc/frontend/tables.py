@@ -26,6 +26,7 @@ import numpy as np
 
 from pyasc.errors import ShapeInferenceError, TypeMismatchError
 from pyasc.frontend.emit import Emitter
+from pyasc.frontend.environment import MAX_EMBEDDED_ELEMENTS
 from pyasc.frontend.values import Scalar, Tensor, is_runtime
 from pyasc.ir.types import index
 
@@ -57,10 +58,16 @@ class TableRow:
 
 
 def is_table(seq: object) -> bool:
-    """A non-empty (nested) tuple or list whose leaves are all compile-time numbers."""
+    """A non-empty (nested) tuple or list whose leaves are all compile-time numbers, no
+    more of them than a global array embedded as a constant (a larger one is indexed
+    as before: by compile-time values only)."""
+    return _is_table(seq) and len(_leaves(seq)) <= MAX_EMBEDDED_ELEMENTS
+
+
+def _is_table(seq: object) -> bool:
     if not isinstance(seq, tuple | list) or not seq:
         return False
-    return all(is_table(x) if isinstance(x, tuple | list) else _kind(x) is not None
+    return all(_is_table(x) if isinstance(x, tuple | list) else _kind(x) is not None
                for x in seq)
 
 

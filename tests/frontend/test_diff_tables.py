@@ -156,6 +156,20 @@ def test_mixed_kinds_ragged_rows_and_tuples_of_arrays_are_coded_errors():
         ragged.ir(x, 1)
 
 
+BIG = tuple(range(70000))
+
+
+@hybrid
+def big_table(x, k):
+    return x * BIG[k]
+
+
+def test_a_table_too_large_to_embed_is_indexed_by_compile_time_values():
+    # as before tables: the index argument is specialized by value (no huge constant)
+    check(big_table, rand((3,), "float32"), 5, runners=("ir",))
+    assert "dense<" not in big_table.ir(rand((3,), "float32"), 5, optimized=False)
+
+
 def test_a_tuple_index_that_must_be_known_has_a_syntax_error_title():
     # not "unsupported numpy call": the index into a tuple of arrays is Python syntax
     with pytest.raises(errors.UnsupportedSyntaxError) as info:
