@@ -129,8 +129,11 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   error inside a helper is reported at the helper's line, with a `note:` naming the
   call.  Functions of the standard library and of installed packages (and pyasc's
   own) are not compiled (E50010): decorate one with `@hybrid` to have it compiled.
-  The cache key covers a helper's source and what it captures: editing it recompiles
-  its callers.  Recursion is refused (E50010).
+  The disk cache's key covers a helper's source and what it captures (also a helper
+  reached as `mymodule.helper`): after an edit, a new process or a newly decorated
+  caller compiles again; a specialization already compiled in this process keeps the
+  helper it was compiled with, as it keeps a global's value (re-run the cell that
+  defines the `@hybrid` caller).  Recursion is refused (E50010).
 - **`raise`.** `raise ValueError("...")` (or `IndexError`, `RuntimeError`, `TypeError`,
   `ZeroDivisionError`, `OverflowError`, `NotImplementedError`, `AssertionError`,
   `ArithmeticError`, `FloatingPointError`, `LookupError`, `Exception`) raises that
