@@ -21,19 +21,22 @@ names and numbers blanked (``E50011: np.take() does not support _``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import re
 import signal
 import time
 import traceback
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 from diff import DEVICE_RUNNERS, Tol, compare, run
 from progen import Program
 
+from pyasc.backend.ascendc import soc as soc_table
 from pyasc.errors import (
     OutOfMemoryError,
     PyascError,
@@ -144,17 +147,44 @@ def _alarm(signum: int, frame: object) -> None:
     raise _Timeout()
 
 
-def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Outcome:
-    """Compare ``runner`` with the reference; a failure keeps its message."""
-    start, cpu = time.perf_counter(), _cpu()
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+WALL_FACTOR = 4
+"""The wall-clock limit is this many times the CPU-time limit: on a loaded machine a
+runner gets a fraction of a core, and a CPU-time limit does not count that as a hang;
+the wall limit still catches a runner blocked in a child process (a compiler)."""
+
+
+@contextmanager
+def _float64_soc(runner: str) -> Iterator[None]:
+    """Device runners compile for the default SoC as if its table allowed float64 (no
+    real SoC does: float64 device code is E50041, docs/ascendc-backend.md#float64), as
+    the AscendC unit tests do for float64 cases: otherwise every program touching
+    float64 (most of them: numpy promotes to it) would skip the device's code paths."""
+    if not is_device(runner):
+        yield
+        return
+    key = soc_table.DEFAULT_SOC
+    old = soc_table.SOCS[key]
+    soc_table.SOCS[key] = dataclasses.replace(old, float64=True)
     try:
-        with np.errstate(all="ignore"):
+        yield
+    finally:
+        soc_table.SOCS[key] = old
+
+
+def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Outcome:
+    """Compare ``runner`` with the reference; a failure keeps its message.  ``limit``
+    is CPU seconds of this process (``WALL_FACTOR`` times that in wall time)."""
+    start, cpu = time.perf_counter(), _cpu()
+    old = signal.signal(signal.SIGALRM, _alarm), signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, limit)
+    signal.setitimer(signal.ITIMER_REAL, limit * WALL_FACTOR)
+    try:
+        with np.errstate(all="ignore"), _float64_soc(runner):
             skipped = compare(program.fn, *program.args, runners=(runner,), rtol=tol)[1]
         outcome = Outcome("skip", kind_of_skip(skipped[runner])) if skipped else Outcome("ok")
     except _Timeout:
-        outcome = Outcome("fail", "timeout", f"{runner} ran longer than {limit:.0f} s")
+        outcome = Outcome("fail", "timeout", f"{runner} ran longer than {limit:.0f} CPU s "
+                          f"(or {limit * WALL_FACTOR:.0f} s)")
     except AssertionError as exc:
         if is_device(runner) and nan_dropped_by_device_max(program, runner):
             outcome = Outcome("skip", DEVICE_MAX_NAN)
@@ -170,7 +200,9 @@ def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Ou
             outcome = Outcome("skip", DEVICE_WORKSPACE)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGALRM, old[0])
+        signal.signal(signal.SIGPROF, old[1])
     outcome.seconds, outcome.cpu = time.perf_counter() - start, _cpu() - cpu
     return outcome
 
