@@ -17,6 +17,7 @@ import importlib.util
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,11 +85,29 @@ def _write_code(fn: Any, args: tuple, folder: Path) -> list[str]:
     for name, attr in (("loop.ir", "loop_ir"), ("kernel.ll", "llvm_ir")):
         (folder / name).write_text(getattr(kernel, attr) + "\n")
         written.append(name)
-    ascendc = getattr(call, "ascendc", None)
-    if ascendc is not None:
-        (folder / "kernel_ascendc.cpp").write_text(ascendc())
+    if getattr(call, "ascendc", None) is not None:
+        (folder / "kernel_ascendc.cpp").write_text(_ascendc_text(call))
         written.append("kernel_ascendc.cpp")
     return written
+
+
+def _ascendc_text(call: Any) -> str:
+    """The call's AscendC; for a function computing in float64 (numpy's rules, which no
+    AI Core computes: E50041) the float32 kernel ``device_float64="demote"`` gives,
+    headed by a comment saying so."""
+    from pyasc.backend.ascendc.fit import DeviceFloat64Error
+    from pyasc.errors import DeviceFloat64Warning
+
+    try:
+        return call.ascendc()
+    except DeviceFloat64Error as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeviceFloat64Warning)
+            source = call.ascendc(device_float64="demote")
+        first = str(exc).splitlines()[0]
+        return (f"// pyasc demo: this function computes in float64, which no AI Core does\n"
+                f"// ({first});\n// below, the float32 kernel of "
+                f"@hybrid(device_float64='demote').\n{source}")
 
 
 def _run_case(case: dict[str, Any], size: str, repeat: int, out: Path) -> dict[str, Any]:

@@ -102,3 +102,16 @@ def test_demo_runs_from_an_installed_wheel(tmp_path):
                          text=True, env={**os.environ, "PYTHONPATH": str(site)})
     assert run.returncode == 0, run.stdout + run.stderr
     assert "relu" in run.stdout and (tmp_path / "out" / "relu" / "kernel.ll").is_file()
+
+
+def test_demo_runs_every_example_and_writes_their_ascendc(tmp_path, capsys):
+    # the README's main command: every example, AscendC included; the float64 ones
+    # (bilateral_filter computes in float64 by numpy's rules) get the demoted kernel
+    status = main(["demo", "--size", "small", "--repeat", "1", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "FAILED" not in out and "WRONG" not in out
+    bilateral = (tmp_path / "bilateral_filter" / "kernel_ascendc.cpp").read_text()
+    assert bilateral.startswith("// pyasc demo: this function computes in float64")
+    assert "__global__ __aicore__" in bilateral
+    assert "float64" not in (tmp_path / "relu" / "kernel_ascendc.cpp").read_text()

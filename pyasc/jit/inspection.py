@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,15 +117,20 @@ class BoundCall:
         return self.kernel(target="cpu").asm  # type: ignore[attr-defined]
 
     @public_api
-    def ascendc(self, soc: str | None = None) -> str:
+    def ascendc(self, soc: str | None = None, device_float64: str | None = None) -> str:
         """AscendC source for ``soc`` (default: the first ``device_type``, else
-        Ascend910B1)."""
+        Ascend910B1); ``device_float64`` overrides the function's option of that name for
+        this source (``"demote"``: see the float32 kernel of a float64 function)."""
         from pyasc.backend.ascendc import generate_ascendc  # noqa: PLC0415 - lazy backend
+        from pyasc.jit.options import make_options
 
-        devices = self._hf.options.device_type
+        program, devices = self.program, self._hf.options.device_type
+        if device_float64 is not None:  # validated as the decorator's option is
+            mode = make_options({"device_float64": device_float64}).device_float64
+            program = replace(program, options={**program.options, "device_float64": mode})
         with internal_errors("generating AscendC for", self._hf.__name__,
-                             lambda: str(self.program.module)):
-            return generate_ascendc(self.program, soc or (devices[0] if devices else None))
+                             lambda: str(program.module)):
+            return generate_ascendc(program, soc or (devices[0] if devices else None))
 
 
 class Inspection:

@@ -231,3 +231,18 @@ def test_gelu_through_erf_computes_in_float64_per_element():
     with pytest.warns(DeviceFloat64Warning):
         got, _ = run_sim(demoted, x)
     np.testing.assert_allclose(got, ops.gelu.__wrapped__(x), rtol=2e-6, atol=1e-6)
+
+
+def test_a_bound_call_shows_the_demoted_kernel_on_request():
+    @hybrid
+    def twice(x):
+        return x * 2.0
+
+    call = twice.bind(np.ones(8, np.float64))
+    with pytest.raises(InvalidOptionError):
+        call.ascendc()                                  # float64 device code: E50041
+    with pytest.warns(DeviceFloat64Warning):
+        source = call.ascendc(device_float64="demote")
+    assert "__global__ __aicore__" in source and "double" not in source
+    with pytest.raises(InvalidOptionError):
+        call.ascendc(device_float64="sometimes")
