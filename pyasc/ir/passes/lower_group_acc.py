@@ -1,6 +1,12 @@
 """Accumulators of the reductions inside fused groups (``lower_group_reduce``,
 ``lower_group_windows``): per-reduction element conversion, combine and identity, the
-compensated (Kahan-Babuska-Neumaier) step and the pairwise combination of lanes."""
+compensated (Kahan-Babuska-Neumaier) step and the pairwise combination of lanes.
+
+Float sums and float ``max``/``min`` are *laned*: ``LANES`` accumulators updated by a
+unit-stride loop that LLVM vectorizes (a loop-carried NaN-propagating select chain is
+never vectorized).  ``max``/``min`` are exact whatever the order except for which of
+``-0.0``/``0.0`` or which NaN comes out; ``lower_group_reduce`` recomputes those rows
+in source order (``Acc.doubtful``)."""
 
 from __future__ import annotations
 
@@ -34,7 +40,9 @@ class Acc:
         self.acc_t: ScalarType = acc_t
         self.cls = on_bool if acc_t.is_bool else combine
         self.compensated = self.cls is arith.AddOp and acc_t.is_float
-        self.width = LANES if self.compensated else 1
+        self.laned = self.compensated or (self.cls in (arith.MaxOp, arith.MinOp)
+                                          and acc_t.is_float)
+        self.width = LANES if self.laned else 1
 
     def element(self, idx: Index) -> Value:
         x = self.ev.at(self.op.operand_values[0], idx)
@@ -46,11 +54,13 @@ class Acc:
         return self.gen.emit(self.cls.new(a, b))  # type: ignore[attr-defined]
 
     def lane_add(self, lane: Value, x: Value) -> Value:
-        """``lane + x`` in a lane loop, marked ``strict``: with ``fastmath=True`` LLVM
-        would otherwise reassociate the lanes and vectorize across blocks with gathers
-        (slower than the strict lane loop, which already runs whole vectors)."""
+        """``lane (op) x`` in a lane loop; sums are marked ``strict``: with
+        ``fastmath=True`` LLVM would otherwise reassociate the lanes and vectorize across
+        blocks with gathers (slower than the strict lane loop, which already runs whole
+        vectors)."""
         op = self.cls.new(lane, x)  # type: ignore[attr-defined]
-        op.attributes["strict"] = True
+        if self.compensated:
+            op.attributes["strict"] = True
         return self.gen.emit(op)
 
     def zero(self) -> Value:
@@ -61,10 +71,23 @@ class Acc:
         return [self.zero(), self.zero()] if self.compensated else [self.zero()]
 
     def absorb(self, state: list[Value], x: Value) -> list[Value]:
-        """Add a partial result ``x`` to the state."""
-        if not self.compensated:
-            return [x]
-        return neumaier(self.gen, state[0], state[1], x)
+        """Add a partial result ``x`` (of lanes) to the state."""
+        if self.compensated:
+            return neumaier(self.gen, state[0], state[1], x)
+        if self.laned:
+            return [self.combine(state[0], x)]
+        return [x]
+
+    def doubtful(self, value: Value) -> Value | None:
+        """For laned ``max``/``min``: ``i1`` true when ``value`` (the laned result) may
+        differ in bits from the source-order result, i.e. it is ``±0.0`` (which zero
+        wins depends on the order, ``arith.first_wins_ties``) or NaN (which payload);
+        ``None`` for the other accumulators, whose lanes are exact or compensated."""
+        if not self.laned or self.compensated:
+            return None
+        gen = self.gen
+        zero = gen.cmp("eq", value, identity(gen, "zero", self.acc_t))
+        return gen.logical(arith.OrOp, zero, gen.emit(m.IsNanOp.new(value)))
 
     def final(self, state: list[Value]) -> Value:
         gen, v = self.gen, state[0]

@@ -91,7 +91,13 @@ def reduce_phase(ev: Evaluator, reds: Sequence[Operation], kept: Sequence[Value]
         state = [v for acc in accs for v in acc.state()]
         state = gen.nest_carried(red_dims[:-1], state, row.run, prefix="r")
         row.release()
+        if row.lanes:
+            state = _source_order_ties(gen, accs, state, red_dims, element_at)
         return state
+
+    def element_at(acc: Acc, red_ivs: list[Value]) -> Value:
+        ki, ri = iter(kept), iter(red_ivs)
+        return acc.element([next(ki) if a in kept_axes else next(ri) for a in range(rank)])
 
     def columns() -> list[Value]:
         return Columns(gen, accs, red_dims[-1], elements).run(red_dims[:-1])
@@ -120,6 +126,24 @@ def reduce_phase(ev: Evaluator, reds: Sequence[Operation], kept: Sequence[Value]
         ev.remember(acc.op.result, out_idx, value)
         results.append(value)
     return results
+
+
+def _source_order_ties(gen: LoopGen, accs: Sequence[Acc], state: list[Value],
+                       red_dims: Sequence[Value],
+                       element_at: Callable[[Acc, list[Value]], Value]) -> list[Value]:
+    """Laned ``max``/``min`` results that may differ in bits from the source order
+    (``±0.0``, NaN: ``Acc.doubtful``) recomputed in source order, so the lanes change
+    no bit; a scalar pass over the row only when the result is a zero or NaN."""
+    out: list[Value] = []
+    for acc, st in zip(accs, _split(accs, state, lambda a: len(a.state())), strict=True):
+        doubt = acc.doubtful(st[0])
+        if doubt is not None:
+            def redo(acc: Acc = acc) -> list[Value]:
+                return gen.nest_carried(red_dims, acc.state(), lambda ivs, c: [
+                    acc.combine(c[0], element_at(acc, ivs))], prefix="r")
+            st = gen.if_(doubt, [acc.acc_t], redo, lambda st=st: st)
+        out += st
+    return out
 
 
 def _same(a: Value, b: Value) -> bool:
@@ -151,13 +175,13 @@ class _Row:
                  elements: Callable[[list[Value]], list[Value]], shared: bool = True) -> None:
         self.gen, self.accs, self.n, self.elements = gen, accs, n, elements
         short = isinstance(constant_of(n), int) and constant_of(n) < LANES
-        self.lanes = any(a.compensated for a in accs) and not short
+        self.lanes = any(a.laned for a in accs) and not short
         self.bufs = self._lane_buffers() if shared else {}
 
     def _lane_buffers(self) -> dict[Acc, Value]:
         size = self.gen.const(LANES)
         return {a: self.gen.alloc((LANES,), a.acc_t, [size], name="lanes")
-                for a in self.accs if a.compensated and self.lanes}
+                for a in self.accs if a.laned and self.lanes}
 
     def release(self) -> None:
         for buf in self.bufs.values():
@@ -174,6 +198,8 @@ class _Row:
                state: list[Value]) -> list[Value]:
         """Elements ``start..end`` of the row: whole blocks, then the rest."""
         gen = self.gen
+        if not any(a.compensated for a in self.accs):  # max/min lanes: no blocks needed
+            return self._chunk(outer, start, end, state, False)
         length = gen.sub(end, start)
         nb = gen.add(start, gen.sub(length, gen.rem(length, gen.const(BLOCK))))
         if not _same(nb, start):
@@ -234,7 +260,7 @@ class _Row:
         row = gen.for_(gen.const(0), self.n, body, inits, name="j",
                        names=[f"acc{k}" for k in range(len(accs))])
         return [v for a, st, r in zip(accs, states, row, strict=True)
-                for v in a.absorb(st, r)]
+                for v in (a.absorb(st, r) if a.compensated else [r])]
 
     def _chunk(self, outer: list[Value], start: Value, end: Value, state: list[Value],
                full: bool) -> list[Value]:
@@ -244,7 +270,7 @@ class _Row:
         for buf, acc in ((b, a) for a, b in self.bufs.items()):
             for k in range(LANES):
                 gen.store(acc.zero(), buf, [gen.const(k)])
-        carried = [st[0] for a, st in zip(accs, states, strict=True) if not a.compensated]
+        carried = [st[0] for a, st in zip(accs, states, strict=True) if not a.laned]
         stop = end if full else gen.sub(end, gen.rem(gen.sub(end, start), gen.const(LANES)))
         if not _same(stop, start):
             carried = gen.for_(start, stop, lambda iv, c: self._lane_step(outer, iv[0], c),
@@ -252,14 +278,14 @@ class _Row:
         rest = iter(carried)
         lanes = [v for a in accs for v in (
             [gen.load(self.bufs[a], [gen.const(k)]) for k in range(LANES)]
-            if a.compensated else [next(rest)])]
+            if a.laned else [next(rest)])]
         if not full and not _same(end, stop):
             lanes = gen.for_(stop, end, lambda iv, c: self._tail_step(outer, iv[0], c),
                              lanes, name="j")
         out: list[Value] = []
         for a, st, ls in zip(accs, states, _split(accs, lanes, lambda a: a.width),
                              strict=True):
-            out += a.absorb(st, pairwise(a, ls)) if a.compensated else ls
+            out += a.absorb(st, pairwise(a, ls)) if a.laned else ls
         return out
 
     def _lane_step(self, outer: list[Value], j: Value, carried: list[Value]) -> list[Value]:
@@ -272,7 +298,7 @@ class _Row:
             it = iter(vals)
             nxt: list[Value] = []
             for a, e in zip(self.accs, es, strict=True):
-                if a.compensated:
+                if a.laned:
                     lane = gen.load(self.bufs[a], iv)
                     gen.store(a.lane_add(lane, e), self.bufs[a], iv)
                 else:

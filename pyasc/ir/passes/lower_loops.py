@@ -56,6 +56,7 @@ from pyasc.ir.builder import Builder
 from pyasc.ir.core import Block
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes import (
+    lower_argreduce,
     lower_elementwise,
     lower_group,
     lower_matmul,
@@ -77,6 +78,7 @@ RULES: dict[type, LowerFn] = {
     **lower_elementwise.RULES,
     **lower_shapes.RULES,
     **lower_reduce.RULES,
+    **lower_argreduce.RULES,  # argmax, argmin
     **lower_matmul.RULES,
     **lower_sort.RULES,  # sort, argsort, cumsum, cumprod
     **lower_scatter.RULES,  # gather_nd, scatter

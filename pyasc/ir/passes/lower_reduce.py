@@ -1,5 +1,5 @@
-"""``lower-to-loops`` rules for reductions (``sum prod max min any all``) and
-``argmax``/``argmin``.
+"""``lower-to-loops`` rules for reductions (``sum prod max min any all``);
+``argmax``/``argmin`` are in ``lower_argreduce``.
 
 Two loop structures, chosen so the innermost loop runs over the last (unit-stride) axis:
 
@@ -20,10 +20,6 @@ type's lowest/highest value (``-inf``/``inf`` for floats), any false, all true; 
 ``i1`` sum/max are ``or`` and prod/min are ``and``.  ``arith.max``/``min`` propagate
 NaN, so max/min do too.  max/min over an empty reduced extent, and argmax/argmin of an
 empty sequence, fail a ``shape`` check (numpy's ValueError).
-
-``argmax``/``argmin`` carry (best value, best index) and take a new element when it
-compares strictly greater (less), or when it is NaN and the best is not, which gives
-numpy's first occurrence with NaN as the extreme.  Booleans compare as ``ui8``.
 """
 
 from __future__ import annotations
@@ -33,10 +29,9 @@ from dataclasses import dataclass
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, mem, tensor
-from pyasc.ir.ops import math as m
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, f32, i1, u8
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, f32, i1
 
 LANES = 8
 
@@ -226,80 +221,7 @@ def _accumulate_in_place(cx: Lowerer, op: Operation, src: Value, dims: list[Valu
     return out
 
 
-class _ArgStep:
-    """One step of argmax/argmin: carried (best value, best index)."""
-
-    def __init__(self, gen: LoopGen, elem: ScalarType, is_max: bool) -> None:
-        self.gen, self.is_max = gen, is_max
-        self.cmp_t = u8 if elem.is_bool else elem  # i1 compares as ui8 (True > False)
-
-    def init(self) -> Value:
-        return identity(self.gen, "lowest" if self.is_max else "highest", self.cmp_t)
-
-    def __call__(self, best: Value, best_idx: Value, x: Value, k: Value) -> list[Value]:
-        gen = self.gen
-        x = gen.cast(x, self.cmp_t)
-        take = gen.cmp("gt" if self.is_max else "lt", x, best)
-        if self.cmp_t.is_float:  # the first NaN wins and stays
-            fresh_nan = gen.logical(arith.AndOp, gen.emit(m.IsNanOp.new(x)),
-                                    gen.emit(arith.NotOp.new(gen.emit(m.IsNanOp.new(best)))))
-            take = gen.logical(arith.OrOp, take, fresh_nan)
-        return [gen.select(take, x, best), gen.select(take, k, best_idx)]
-
-
-def _lower_argreduce(cx: Lowerer, op: Operation) -> list[Value]:
-    gen = cx.gen
-    src = cx.get(op.operand_values[0])
-    is_max = isinstance(op, tensor.ArgMaxOp)
-    axis = op.attributes.get("axis")
-    dims = gen.dims(src)
-    extent = gen.product(dims if axis is None else [dims[axis]])
-    gen.check(gen.cmp("ne", extent, gen.const(0)),
-              f"attempt to get {'argmax' if is_max else 'argmin'} of an empty sequence", "shape")
-    step = _ArgStep(gen, src.type.element, is_max)
-    if axis is None:
-        return [_argreduce_flat(cx, op, src, dims, step)]
-    return [_argreduce_axis(cx, op, src, dims, axis, step)]
-
-
-def _argreduce_flat(cx: Lowerer, op: Operation, src: Value, dims: list[Value],
-                    step: _ArgStep) -> Value:
-    """Index into the flattened array: a C-order walk counting elements."""
-    gen, t = cx.gen, op.result.type
-    zero = gen.const(0)
-    res = gen.nest_carried(dims, [step.init(), zero, zero], lambda ivs, c: [
-        *step(c[0], c[1], gen.load(src, ivs), c[2]), gen.add(c[2], gen.const(1))],
-        names=["best", "best_idx", "flat"])
-    if not isinstance(t, TensorType):
-        return res[1]
-    out = cx.alloc(t, [gen.const(1)] * len(dims), op.result.name_hint)
-    gen.store(res[1], out, [zero] * len(dims))
-    return out
-
-
-def _argreduce_axis(cx: Lowerer, op: Operation, src: Value, dims: list[Value], axis: int,
-                    step: _ArgStep) -> Value:
-    gen, t, rank = cx.gen, op.result.type, len(dims)
-    kept_axes = [a for a in range(rank) if a != axis]
-    zero = gen.const(0)
-
-    def at_kept(kept: list[Value]) -> Value:
-        res = gen.for_(zero, dims[axis], lambda iv, c: step(
-            c[0], c[1], gen.load(src, _merge(kept_axes, kept, iv, rank)), iv[0]),
-            [step.init(), zero], name="r", names=["best", "best_idx"])
-        return res[1]
-    if not isinstance(t, TensorType):
-        return at_kept([])
-    keep = op.attributes.get("keepdims", False)
-    out = cx.alloc(t, _out_dims(gen, dims, [axis], keep), op.result.name_hint)
-    gen.nest([dims[a] for a in kept_axes], lambda kept: gen.store(
-        at_kept(kept), out, _out_index(gen, [axis], kept, rank, keep)), parallel=True)
-    return out
-
-
 RULES: dict[type[Operation], LowerFn] = {
     **{cls: _lower_reduce for cls in REDUCTIONS},
-    tensor.ArgMaxOp: _lower_argreduce,
-    tensor.ArgMinOp: _lower_argreduce,
 }
 
