@@ -5,6 +5,8 @@ and lanes really used (the loop IR), so that LLVM vectorizes the rows."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from diff import check, rand
@@ -131,3 +133,29 @@ def test_lanes_are_used() -> None:
     text = str(module)
     assert "lane_best" in text and "lane_idx" in text, text
 
+
+@hybrid
+def whole_sum_of_squares(x, y):
+    return np.sum((x - y) ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (row_extremes, (rand((4, 4096), "float32"),)),
+    (whole_extremes, (rand((64, 512), "float32"),)),
+    (whole_sum_of_squares, (rand((1 << 17,), "float32"), rand((1 << 17,), "float32", 2))),
+], ids=["rows", "whole", "sum_of_squares"])
+def test_lane_loops_are_whole_vectors_on_one_thread(fn, args) -> None:
+    """A lane loop (``lanes = 16``) is never split over threads (one vector step per
+    dispatch) and LLVM vectorizes it 16 wide instead of unrolling it into scalars that
+    SLP re-packs in 4- and 2-wide pieces (``llvm.loop`` metadata)."""
+    from pyasc.ir.passes.parallel_safe import splittable
+
+    module = parse_module(fn.kernel(*args).loop_ir)
+    lane_loops = [op for op in module.walk() if op.name == "loop.for"
+                  and op.attributes.get("lanes") == 16]
+    assert lane_loops and not any(splittable(op) for op in lane_loops)
+    widths = {int(w) for w in re.findall(
+        r"= (?:fadd|fsub|fmul|fcmp \w+)(?: \w+)* <(\d+) x float>", fn.llvm_ir(*args))}
+    # 16 wide; 2-wide pieces may combine the lanes at the end, never 4-, 7- or 8-wide
+    # pieces of the lane loop itself
+    assert 16 in widths and not widths & {4, 7, 8}, widths

@@ -187,9 +187,27 @@ def _counted(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
         k.add_incoming(b.add(k, i64(1), flags=("nuw", "nsw")), latch)
         for phi, part in zip(carried, parts, strict=True):
             phi.add_incoming(part, latch)
-        b.branch(header)
+        back = b.branch(header)
+        if op.attributes.get("lanes"):
+            back.set_metadata("llvm.loop", _lane_loop_id(fe, op.attributes["lanes"]))
     b.position_at_end(exit_)
     return carried
+
+
+def _lane_loop_id(fe: FunctionEmitter, width: int) -> ir.MDValue:
+    """A lane loop's ``llvm.loop`` id (``loop.for``'s ``lanes``): vectorize ``width``
+    wide, never unroll.  Unrolled first, the lanes became scalars that SLP re-packed as
+    4-, 2- and masked 7-wide pieces.  A loop id must refer to itself, which llvmlite's
+    uniqued ``add_metadata`` cannot express: the node is built, then closed on itself."""
+    module = fe.mc.module
+    props = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
+             module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                  ir.Constant(ir.IntType(1), 1)]),
+             module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.width"),
+                                  ir.Constant(ir.IntType(32), width)])]
+    node = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    node.operands = (node, *props)
+    return node
 
 
 def _strips(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,

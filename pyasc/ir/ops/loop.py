@@ -5,6 +5,9 @@
   negative, never 0 (a run-time error).  The body ends in ``loop.yield`` of the next
   iteration values; the results are the final ones.  ``parallel = true`` promises the
   iterations are independent (set by passes, used by the thread-pool split).
+  ``lanes = n`` marks a generated *lane loop* (``n`` independent accumulators updated
+  in a small buffer): the CPU backend asks LLVM to vectorize it ``n`` wide and never to
+  unroll it, rather than unrolling it into scalars that SLP re-packs in pieces.
 * ``poll`` on ``for`` and ``while`` (set by the ``interrupt-poll`` pass for the CPU
   backend): ``"backedge"`` polls for Ctrl-C between iterations, ``"strips"`` runs the
   loop in strips of a few thousand iterations and polls between strips, ``"counted"``
@@ -42,7 +45,8 @@ class ForOp(Operation):
     operands = ("lower", "upper", "step", "inits*")
     results = ("outputs*",)
     regions = ("body",)
-    attrs = {"parallel": attr(bool, optional=True), "poll": attr(str, optional=True)}
+    attrs = {"parallel": attr(bool, optional=True), "poll": attr(str, optional=True),
+             "lanes": attr(int, optional=True)}
     terminators = ("loop.yield",)
 
     @classmethod

@@ -108,6 +108,7 @@ def _lanes(gen: LoopGen, step: _ArgStep, stop: Value,
             gen.store(new[1], idxs, [k])
             return []
         gen.for_(gen.const(0), width, column, name="k")
+        gen.b.block.ops[gen.b.index - 1].attributes["lanes"] = LANES  # vectorize it
         return []
     gen.for_(gen.const(0), stop, chunk, step=width, name="j")
     best = [gen.load(vals, [gen.const(0)]), gen.load(idxs, [gen.const(0)])]

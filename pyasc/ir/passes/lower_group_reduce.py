@@ -304,7 +304,10 @@ class _Row:
                 else:
                     nxt.append(a.combine(next(it), e))
             return nxt
-        return gen.for_(gen.const(0), gen.const(LANES), column, carried, name="k")
+        out = gen.for_(gen.const(0), gen.const(LANES), column, carried, name="k")
+        if not carried:  # only lanes: independent iterations (``loop.for``'s ``lanes``)
+            gen.b.block.ops[gen.b.index - 1].attributes["lanes"] = LANES
+        return out
 
     def _tail_step(self, outer: list[Value], j: Value, carried: list[Value]) -> list[Value]:
         parts = _split(self.accs, carried, lambda a: a.width)

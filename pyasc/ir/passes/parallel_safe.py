@@ -79,6 +79,8 @@ def splittable(op: loop.ForOp) -> bool:
     docstring); whether a loop nested in a split one is split too is the caller's call."""
     if op.inits or not (op.attributes.get("parallel") or independent(op)):
         return False
+    if op.attributes.get("lanes"):
+        return False  # a generated lane loop: one vector step, never worth a dispatch
     if _in_accumulation(op) and (static_work(op) or INLINE_WORK) < INLINE_WORK:
         return False  # a lane loop inside a sum: dispatched per step, always inline
     if partial_writes_visible(op):
