@@ -125,7 +125,7 @@ def test_dumps_have_one_folder_per_function_and_specialization(tmp_path, monkeyp
     for name in folders:  # every pass of both pipelines, nothing overwritten
         inputs = [(root / name / s / "00-input.ir").read_text() for s in ("tensor", "loops")]
         assert len({"f32" in t for t in inputs}) == 1
-        assert (root / name / "loops" / "01-lower-to-loops.ir").exists()
+        assert (root / name / "loops" / "02-lower-to-loops.ir").exists()
     f32 = [n for n in folders if n.startswith("dump_f") and
            "f32" in (root / n / "tensor" / "00-input.ir").read_text()]
     assert len(f32) == 1  # the f32 and f64 specializations did not share a folder

@@ -23,6 +23,7 @@ from pyasc.ir.passes import (  # noqa: F401
     canonicalize,
     cse,
     dce,
+    dead_fills,
     expand_math,
     fusion,
     hoist_checks,
@@ -51,6 +52,7 @@ DEFAULT_PIPELINE: list[str] = [
 ]
 
 LOOP_PIPELINE: list[str] = [
+    "dead-fills",      # fills of fresh arrays overwritten whole before any read
     "lower-to-loops",  # tensor-level IR -> loop-level IR (the backends' input)
     "hoist-checks",    # again, for the checks lowering made (gathers, scatters); before
                        # layout/memplan, which leave a loop with checks as it is

@@ -24,7 +24,8 @@ def _loop_ir(monkeypatch, disabled: str) -> str:
 
 
 def test_pipeline_order():
-    assert LOOP_PIPELINE[0] == "lower-to-loops" and REQUIRED_PASSES == {"lower-to-loops"}
+    assert LOOP_PIPELINE[:2] == ["dead-fills", "lower-to-loops"]
+    assert REQUIRED_PASSES == {"lower-to-loops"}
     assert {"expand-math", "layout", "memplan"} <= set(LOOP_PIPELINE)
 
 
