@@ -159,6 +159,7 @@ class FunctionEmitter:
         self.allocs = AllocTracker()
         self.prealloc: dict[Operation, ir.Value] = {}  # alloc op -> runtime's buffer
         self.tracked: dict[Operation, ir.Value] = {}  # alloc op -> result slot to record it
+        self.on_stack: set[Value] = set()  # small private buffers in stack slots (emit_mem)
         self.in_parallel = False  # emitting an outlined parallel loop body (parallel.py)
         self.error_record: ir.Value | None = None  # see pyasc.runtime.abi; None: none
         self.iteration: ir.Value | None = None  # the outlined parallel loop's counter

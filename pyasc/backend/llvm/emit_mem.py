@@ -4,7 +4,14 @@
 a negative/overflowing size returns the "memory" error) unless the allocation is a
 preallocated result buffer, whose pointer the runtime stores in the result slots (see
 ``plan.py``); a *tracked* allocation (of a result chosen at run time) also records its
-pointer in its buffer's result slot.  Views only recompute the data pointer, dims and strides.
+pointer in its buffer's result slot.  A small buffer of static shape (at most
+``STACK_BYTES``) freed in the block that allocates it, and used only by element
+accesses, views and that ``mem.dealloc``, is a 64-byte aligned stack slot of the
+function instead (one slot per op, allocated on entry: each execution's lifetime ends
+before the next begins; an outlined parallel loop body is a function of its own, so
+threads never share one): the 16-lane buffers of reductions inside a parallel row loop
+cost an ``aligned_alloc``/``free`` pair per row otherwise.  Views only recompute the data
+pointer, dims and strides.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from pyasc.backend.llvm.lltypes import (
     from_storage,
     i64,
     natural_align,
+    opaque,
     storage_type,
     to_storage,
 )
@@ -29,6 +37,10 @@ from pyasc.ir.types import DYN, MemRefType
 
 ALIGNMENT = 64
 _MAX_BYTES = 1 << 62  # larger requests fail as "out of memory" without calling malloc
+STACK_BYTES = 4096
+"""Largest private buffer given a stack slot (the pool's threads have 8 MiB stacks)."""
+_STACK_USES = (mem.LoadOp, mem.StoreOp, mem.DimOp, mem.ToTensorOp, mem.WriteOp,
+               mem.FillOp, mem.CopyOp)
 
 
 def _emit_alloc(fe: FunctionEmitter, op: mem.AllocOp) -> None:
@@ -36,12 +48,40 @@ def _emit_alloc(fe: FunctionEmitter, op: mem.AllocOp) -> None:
     dyn = iter(fe.get(v) for v in op.dims)
     shape = [i64(d) if d != DYN else next(dyn) for d in t.shape]
     data = fe.prealloc.get(op)
-    if data is None:
+    if data is None and _on_stack(fe, op):
+        slot = fe.entry_builder().alloca(ir.ArrayType(ir.IntType(8), _static_bytes(t)))
+        slot.align = ALIGNMENT
+        data = opaque(slot)
+        fe.on_stack.add(op.result)
+    elif data is None:
         data = _malloc(fe, op, t, shape)
         fe.allocs.add(op.result, data)
         if op in fe.tracked:
             fe.b.store(data, fe.tracked[op], align=8)
     fe.set(op.result, MemRef.build(fe.b, t, data, shape, None))
+
+
+def _static_bytes(t: MemRefType) -> int:
+    return int(np.prod(t.shape, dtype=np.int64)) * t.element.itemsize
+
+
+def _on_stack(fe: FunctionEmitter, op: mem.AllocOp) -> bool:
+    """Whether ``op``'s buffer takes a stack slot (module docstring)."""
+    t: MemRefType = op.result.type
+    if DYN in t.shape or _static_bytes(t) > STACK_BYTES or op in fe.tracked:
+        return False
+    block = op.parent
+    if not any(isinstance(o, mem.DeallocOp) and o.buffer is op.result for o in block.ops):
+        return False
+    stack = [op.result]
+    while stack:
+        for user, idx in stack.pop().uses:
+            if user.has_trait("view") and idx == 0:
+                stack.extend(user.result_values)
+            elif not (isinstance(user, _STACK_USES) or isinstance(user, mem.DeallocOp)
+                      and user.parent is block):
+                return False
+    return True
 
 
 def _malloc(fe: FunctionEmitter, op: mem.AllocOp, t: MemRefType,
@@ -89,6 +129,8 @@ def _byte_size(fe: FunctionEmitter, t: MemRefType,
 
 
 def _emit_dealloc(fe: FunctionEmitter, op: mem.DeallocOp) -> None:
+    if op.buffer in fe.on_stack:
+        return
     free = fe.mc.function("free", ir.VoidType(), [PTR], ("nounwind",))
     fe.b.call(free, [fe.memref(op.buffer).data])
     fe.allocs.free(op.buffer)
