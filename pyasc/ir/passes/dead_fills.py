@@ -19,7 +19,8 @@ layernorm).  A ``mem.fill(v, buf)`` is removed when all of this holds:
 * the write covers every element: followed back through ``mem.subview`` views to
   ``buf``, each axis of ``buf`` is either spanned whole (offset 0, step 1, size the
   axis' size) or indexed by the induction variable of one of those loops, running from
-  0 to the axis' size by 1; and every one of those loops indexes an axis (a loop that
+  0 to the axis' size by 1 (or by the constant 0 on an axis of size 1, where
+  canonicalization removed the one-trip loop); and every one of those loops indexes an axis (a loop that
   indexes none might run zero times).
 
 Anything else keeps the fill: a partial write (``out[1:]``, ``out[::2]``,
@@ -93,7 +94,7 @@ def _covers(top: Operation, write: Operation, buf: Value, aliases: set[Value]) -
         return False
     used: set[int] = set()
     for a, (kind, value) in enumerate(axes):
-        if kind == "full":
+        if kind == "full" or buf.type.shape[a] == 1 and constant_of(value) == 0:
             continue
         match = [k for k, lp in enumerate(loops) if lp.induction_var is value]
         if len(match) != 1 or match[0] in used or not _spans(loops[match[0]], buf, a):
