@@ -31,6 +31,7 @@ from pyasc.ir.passes import (  # noqa: F401
     layout,
     lower_loops,
     memplan,
+    reduce_to_memory,
 )
 from pyasc.ir.passes.manager import (
     PASS_REGISTRY,
@@ -57,6 +58,8 @@ LOOP_PIPELINE: list[str] = [
     "hoist-checks",    # again, for the checks lowering made (gathers, scatters); before
                        # layout/memplan, which leave a loop with checks as it is
     "expand-math",     # exp/log/tanh/... as branch-free arithmetic, so loops vectorize
+    "reduce-to-memory",  # scalar accumulators stored per iteration -> out[i] += ... (for
+                         # layout's interchange)
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
     "canonicalize", "cse", "dce",

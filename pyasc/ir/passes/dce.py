@@ -117,6 +117,12 @@ def _drop_unused_carried(op: ForOp) -> bool:
     return True
 
 
+def drop_unused_carried(op: ForOp) -> bool:
+    """Rebuild ``op`` without its dead loop-carried values (for passes that leave some);
+    returns True if it did."""
+    return _drop_unused_carried(op)
+
+
 def _sweep(op: Operation) -> bool:
     """One bottom-up pass over everything nested in ``op``."""
     changed = False
