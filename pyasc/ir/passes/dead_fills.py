@@ -20,8 +20,8 @@ layernorm).  A ``mem.fill(v, buf)`` is removed when all of this holds:
   ``buf``, each axis of ``buf`` is either spanned whole (offset 0, step 1, size the
   axis' size) or indexed by the induction variable of one of those loops, running from
   0 to the axis' size by 1 (or by the constant 0 on an axis of size 1, where
-  canonicalization removed the one-trip loop); and every one of those loops indexes an axis (a loop that
-  indexes none might run zero times).
+  canonicalization removed the one-trip loop); and every one of those loops indexes an
+  axis (a loop that indexes none might run zero times).
 
 Anything else keeps the fill: a partial write (``out[1:]``, ``out[::2]``,
 ``range(n - 1)``), a conditional one, a read first (``out[i] = out[i - 1] + ...``), a
