@@ -1,0 +1,408 @@
+"""The formulation matrix (issue 17): one computation written the ordinary ways users
+write it, each timed single-threaded against numpy, Numba and hand-written C.
+
+    python benchmarks/formulations.py                  # every family, full sizes
+    python benchmarks/formulations.py --only softmax --repeat 21 --small
+
+Families: softmax, layernorm, squared-error sum, direct convolution, tanh, gelu.
+Formulations: whole-array numpy style, a per-row Python loop over slices
+(``np.empty_like`` output), explicit scalar loops with scalar accumulators (``np.empty``
+output), ``+=`` into the output, and a few variants.  Columns:
+
+* pyasc: the formulation under ``@pyasc.hybrid`` with ``PYASC_NUM_THREADS=1``;
+* numpy: the family's whole-array formulation run by numpy (scalar loops under CPython
+  would be seconds, so the numpy column is numpy's own best);
+* Numba: the same formulation under ``numba.njit`` (single thread), if Numba imports;
+* C: the family's hand-written kernel in ``benchmarks/c`` (``gcc -O3 -march=native``,
+  strict IEEE) and the same with ``-ffast-math`` (which lets gcc call libmvec).
+
+Each variant's first call (compiling) is untimed; then all variants of a family are timed
+round-robin, ``--repeat`` repetitions of enough calls to last ``--min-time``.  Reported:
+the median over repetitions of the **per-thread CPU time** of a call
+(``time.thread_time_ns``; the machine is shared and noisy, so this is the figure to
+quote) and, beside it, the median wall time (``perf_counter_ns``).  Ratios are of CPU
+times.  Every result is checked against the numpy formulation first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+os.environ["PYASC_NUM_THREADS"] = "1"  # read at every call; set before pyasc starts a pool
+
+import numpy as np  # noqa: E402
+
+import c_impl  # noqa: E402
+import kernels  # noqa: E402
+
+EPS = 1e-5
+
+
+# ---------------------------------------------------------------------- formulations
+
+
+def softmax_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        e = np.exp(x[i] - np.max(x[i]))
+        out[i] = e / np.sum(e)
+    return out
+
+
+def softmax_scalar(x):
+    n, m = x.shape
+    out = np.empty_like(x)
+    for i in range(n):
+        mx = x[i, 0]
+        for j in range(1, m):
+            if x[i, j] > mx:
+                mx = x[i, j]
+        s = np.float32(0.0)
+        for j in range(m):
+            e = np.exp(x[i, j] - mx)
+            out[i, j] = e
+            s += e
+        for j in range(m):
+            out[i, j] = out[i, j] / s
+    return out
+
+
+def layernorm_rows(x, gamma, beta):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        r = x[i]
+        mu = np.mean(r)
+        d = r - mu
+        out[i] = d / np.sqrt(np.mean(d * d) + EPS) * gamma + beta
+    return out
+
+
+def layernorm_scalar(x, gamma, beta):
+    n, m = x.shape
+    out = np.empty((n, m), np.float32)
+    for i in range(n):
+        s = np.float32(0.0)
+        for j in range(m):
+            s += x[i, j]
+        mu = s / m
+        v = np.float32(0.0)
+        for j in range(m):
+            d = x[i, j] - mu
+            v += d * d
+        inv = np.float32(1.0) / np.sqrt(v / m + np.float32(EPS))
+        for j in range(m):
+            out[i, j] = (x[i, j] - mu) * inv * gamma[j] + beta[j]
+    return out
+
+
+def layernorm_whole(x, gamma, beta):
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + EPS) * gamma + beta
+
+
+def sqdiff_whole(a, b):
+    return np.sum((a - b) ** 2)
+
+
+def sqdiff_temp(a, b):
+    d = a - b
+    return np.sum(d * d)
+
+
+def sqdiff_scalar(a, b):
+    s = np.float32(0.0)
+    for i in range(a.shape[0]):
+        d = a[i] - b[i]
+        s += d * d
+    return s
+
+
+def tanh_whole(x):
+    return np.tanh(x)
+
+
+def tanh_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.tanh(x[i])
+    return out
+
+
+def gelu_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        r = x[i]
+        out[i] = 0.5 * r * (1 + np.tanh(kernels.SQRT_2_OVER_PI * (r + 0.044715 * r * r * r)))
+    return out
+
+
+def gelu_whole(x):
+    return 0.5 * x * (1 + np.tanh(kernels.SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+
+
+TANH_C = """
+#include <math.h>
+#include <stdint.h>
+void tanh_rows(const float *restrict x, float *restrict out, int64_t rows, int64_t cols) {
+    for (int64_t i = 0; i < rows * cols; i++)
+        out[i] = tanhf(x[i]);
+}
+"""
+
+
+def conv_accumulator(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    out = np.empty((n, k, h - r + 1, wd - s + 1), np.float32)
+    for b in range(n):
+        for o in range(k):
+            for y in range(h - r + 1):
+                for xx in range(wd - s + 1):
+                    acc = np.float32(0.0)
+                    for ci in range(c):
+                        for di in range(r):
+                            for dj in range(s):
+                                acc += x[b, ci, y + di, xx + dj] * w[o, ci, di, dj]
+                    out[b, o, y, xx] = acc
+    return out
+
+
+def conv_into_output(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    out = np.zeros((n, k, h - r + 1, wd - s + 1), np.float32)
+    for b in range(n):
+        for o in range(k):
+            for y in range(h - r + 1):
+                for xx in range(wd - s + 1):
+                    for ci in range(c):
+                        for di in range(r):
+                            for dj in range(s):
+                                out[b, o, y, xx] += x[b, ci, y + di, xx + dj] * w[o, ci, di, dj]
+    return out
+
+
+def conv_slices(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    oh, ow = h - r + 1, wd - s + 1
+    out = np.zeros((n, k, oh, ow), np.float32)
+    for o in range(k):
+        for ci in range(c):
+            for dy in range(r):
+                for dx in range(s):
+                    out[:, o] += w[o, ci, dy, dx] * x[:, ci, dy:dy + oh, dx:dx + ow]
+    return out
+
+
+@dataclass
+class Family:
+    """A computation: its formulations, its numpy reference, its C kernel, its inputs."""
+
+    name: str
+    formulations: dict[str, Callable]
+    numpy: Callable
+    c_name: str | None
+    inputs: Callable[[bool], tuple]
+    rtol: float = 1e-4
+    c_call: Callable | None = None  # adapts the C kernel's signature, if needed
+
+
+def _rand(shape: tuple[int, ...], seed: int, scale: float = 1.0) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+FAMILIES = [
+    Family("softmax", {"whole array": kernels.softmax, "rows loop": softmax_rows,
+                       "scalar loops": softmax_scalar}, kernels.softmax, "softmax",
+           lambda small: (_rand((256, 512) if small else (2048, 1024), 1),)),
+    Family("layernorm", {"whole array": layernorm_whole, "rows loop, np.empty_like":
+                         layernorm_rows, "scalar loops, np.empty": layernorm_scalar},
+           layernorm_whole, "layernorm",
+           lambda small: (_rand((256, 512) if small else (2048, 1024), 2),
+                          _rand((512 if small else 1024,), 3),
+                          _rand((512 if small else 1024,), 4))),
+    Family("squared-error sum", {"whole array": sqdiff_whole, "temporary": sqdiff_temp,
+                                 "scalar loop": sqdiff_scalar}, sqdiff_whole,
+           "sq_error_loss", lambda small: (_rand((1 << 16 if small else 1 << 23,), 5),
+                                           _rand((1 << 16 if small else 1 << 23,), 6)),
+           rtol=5e-2),  # a sequential float32 sum of 8M terms is that far off
+    Family("direct convolution", {"window slices (numpy style)": conv_slices,
+                                  "scalar accumulator": conv_accumulator,
+                                  "+= into the output": conv_into_output},
+           conv_slices, "conv2d",
+           lambda small: (_rand((1, 8, 34, 34) if small else (1, 16, 128, 128), 9),
+                          _rand((16, 8, 3, 3) if small else (32, 16, 3, 3), 10, 0.1)),
+           rtol=1e-3),
+    Family("tanh", {"whole array": tanh_whole, "rows loop": tanh_rows}, tanh_whole,
+           "tanh_rows", lambda small: (_rand((64, 1024) if small else (1024, 4096), 7, 3.0),)),
+    Family("gelu (tanh)", {"whole array": gelu_whole, "rows loop": gelu_rows}, gelu_whole,
+           "gelu_tanh",
+           lambda small: (_rand((64, 1024) if small else (1024, 4096), 8, 3.0),)),
+]
+
+
+# ---------------------------------------------------------------------- timing
+
+
+@dataclass
+class Timed:
+    """Per-call medians of one variant (seconds), or why it has none."""
+
+    label: str
+    fn: Callable
+    calls: int = 1
+    cpu: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def cpu_ms(self) -> float | None:
+        return statistics.median(self.cpu) * 1e3 if self.cpu else None
+
+    @property
+    def wall_ms(self) -> float | None:
+        return statistics.median(self.wall) * 1e3 if self.wall else None
+
+
+def _prepare(t: Timed, args: tuple, want: object, rtol: float, min_time: float) -> None:
+    try:
+        got = t.fn(*args)  # compiles
+        np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                                   rtol=rtol, atol=rtol)
+        start = time.perf_counter()
+        t.fn(*args)
+        once = max(time.perf_counter() - start, 1e-7)
+        t.calls = max(1, int(min_time / once))
+    except Exception as exc:  # a variant that fails is reported, not fatal
+        t.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
+
+
+def _time(variants: list[Timed], args: tuple, repeat: int) -> None:
+    for _ in range(repeat):
+        for t in variants:
+            if t.error:
+                continue
+            c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+            for _ in range(t.calls):
+                t.fn(*args)
+            c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
+            t.cpu.append((c1 - c0) * 1e-9 / t.calls)
+            t.wall.append((w1 - w0) * 1e-9 / t.calls)
+
+
+# ---------------------------------------------------------------------- the matrix
+
+
+def _tools() -> tuple[object, object | None, tuple]:
+    import pyasc
+
+    try:
+        import numba
+    except Exception:  # an optional column
+        numba = None
+    libs = tuple(_CLibs(fast) for fast in (False, True))
+    return pyasc, numba, libs
+
+
+class _CLibs:
+    """``benchmarks/c`` (``c_impl.CLibrary``) plus this script's tanh kernel."""
+
+    def __init__(self, fastmath: bool) -> None:
+        import ctypes
+        import tempfile
+        from pathlib import Path
+
+        self.lib = c_impl.CLibrary(fastmath)
+        self._tmp = tempfile.TemporaryDirectory(prefix="pyasc-formulations-")
+        src, so = Path(self._tmp.name) / "tanh.c", Path(self._tmp.name) / "tanh.so"
+        src.write_text(TANH_C)
+        c_impl.compile_shared([src], so, self.lib.flags)
+        self.tanh = ctypes.CDLL(str(so)).tanh_rows
+        p, i64 = ctypes.c_void_p, ctypes.c_int64
+        self.tanh.restype, self.tanh.argtypes = None, [p, p, i64, i64]
+
+    def kernel(self, name: str) -> Callable:
+        if name == "tanh_rows":
+            return lambda x: c_impl.WRAPPERS["softmax"](self.tanh, x)  # (x, out, rows, cols)
+        return self.lib.kernel(name)
+
+
+def run_family(fam: Family, small: bool, repeat: int, min_time: float, tools) -> list[str]:
+    pyasc, numba, (c_strict, c_fast) = tools
+    args = fam.inputs(small)
+    want = fam.numpy(*args)
+    variants: dict[str, Timed] = {"numpy": Timed("numpy", fam.numpy)}
+    if fam.c_name:
+        variants["C"] = Timed("C", c_strict.kernel(fam.c_name))
+        variants["C fast"] = Timed("C fast", c_fast.kernel(fam.c_name))
+    for label, fn in fam.formulations.items():
+        variants[f"pyasc {label}"] = Timed(label, pyasc.hybrid(fn))
+        if numba is not None:
+            variants[f"numba {label}"] = Timed(label, numba.njit(fn))
+    if fam.c_name == "gelu_tanh":  # the C kernel is 1-D
+        for key in ("C", "C fast"):
+            flat = variants[key].fn
+            variants[key].fn = lambda x, f=flat: f(x.reshape(-1)).reshape(x.shape)
+    for t in variants.values():
+        _prepare(t, args, want, fam.rtol, min_time)
+    _time(list(variants.values()), args, repeat)
+    return _rows(fam, variants)
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:.2f}"
+
+
+def _rows(fam: Family, v: dict[str, Timed]) -> list[str]:
+    c, fast, npy = (v.get(k) for k in ("C", "C fast", "numpy"))
+    rows = []
+    for label in fam.formulations:
+        p, nb = v[f"pyasc {label}"], v.get(f"numba {label}")
+        err = "; ".join(e[:40] for e in (p.error, nb.error if nb else None) if e)
+        rows.append(
+            f"| {fam.name} | {label} | {_fmt(p.cpu_ms)} ({_fmt(p.wall_ms)}) | "
+            f"{_fmt(npy.cpu_ms)} | {_fmt(nb.cpu_ms) if nb else '-'} | "
+            f"{_fmt(c.cpu_ms) if c else '-'} | {_fmt(fast.cpu_ms) if fast else '-'} | "
+            f"{_ratio(p.cpu_ms, c.cpu_ms) if c else '-'} | {_ratio(p.cpu_ms, npy.cpu_ms)} | "
+            f"{_ratio(p.cpu_ms, nb.cpu_ms) if nb else '-'} | {err} |")
+    return rows
+
+
+HEADER = ("| family | formulation | pyasc ms CPU (wall) | numpy | Numba | C | C -ffast-math | "
+          "pyasc/C | pyasc/numpy | pyasc/Numba | errors |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated family name prefixes")
+    parser.add_argument("--small", action="store_true", help="small inputs (a quick run)")
+    parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--min-time", type=float, default=0.05)
+    args = parser.parse_args()
+    chosen = [f for f in FAMILIES if not args.only or
+              any(f.name.startswith(p) for p in args.only.split(","))]
+    tools = _tools()
+    print(f"# {platform.processor() or platform.machine()}, numpy {np.__version__}, "
+          f"{c_impl.gcc_version()}; PYASC_NUM_THREADS=1; medians of per-call CPU time "
+          f"(wall in parentheses for pyasc), ms")
+    print(HEADER)
+    for fam in chosen:
+        for row in run_family(fam, args.small, args.repeat, args.min_time, tools):
+            print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
