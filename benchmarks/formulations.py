@@ -301,9 +301,11 @@ def _time(variants: list[Timed], args: tuple, repeat: int) -> None:
 # ---------------------------------------------------------------------- the matrix
 
 
-def _tools() -> tuple[object, object | None, tuple]:
+def _tools(pyasc_only: bool) -> tuple[object, object | None, tuple]:
     import pyasc
 
+    if pyasc_only:
+        return pyasc, None, ()
     try:
         import numba
     except Exception:  # an optional column
@@ -336,11 +338,12 @@ class _CLibs:
 
 
 def run_family(fam: Family, small: bool, repeat: int, min_time: float, tools) -> list[str]:
-    pyasc, numba, (c_strict, c_fast) = tools
+    pyasc, numba, libs = tools
     args = fam.inputs(small)
     want = fam.numpy(*args)
     variants: dict[str, Timed] = {"numpy": Timed("numpy", fam.numpy)}
-    if fam.c_name:
+    if fam.c_name and libs:
+        c_strict, c_fast = libs
         variants["C"] = Timed("C", c_strict.kernel(fam.c_name))
         variants["C fast"] = Timed("C fast", c_fast.kernel(fam.c_name))
     for label, fn in fam.formulations.items():
@@ -391,13 +394,15 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="small inputs (a quick run)")
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--pyasc-only", action="store_true",
+                        help="no Numba or C columns (comparing pyasc builds)")
     args = parser.parse_args()
     chosen = [f for f in FAMILIES if not args.only or
               any(f.name.startswith(p) for p in args.only.split(","))]
-    tools = _tools()
+    tools = _tools(args.pyasc_only)
     print(f"# {platform.processor() or platform.machine()}, numpy {np.__version__}, "
           f"{c_impl.gcc_version()}; PYASC_NUM_THREADS=1; medians of per-call CPU time "
-          f"(wall in parentheses for pyasc), ms")
+          f"(wall in parentheses for pyasc), ms; pyasc from {tools[0].__file__}")
     print(HEADER)
     for fam in chosen:
         for row in run_family(fam, args.small, args.repeat, args.min_time, tools):
