@@ -350,7 +350,7 @@ def run_family(fam: Family, small: bool, repeat: int, min_time: float, tools) ->
         variants[f"pyasc {label}"] = Timed(label, pyasc.hybrid(fn))
         if numba is not None:
             variants[f"numba {label}"] = Timed(label, numba.njit(fn))
-    if fam.c_name == "gelu_tanh":  # the C kernel is 1-D
+    if fam.c_name == "gelu_tanh" and libs:  # the C kernel is 1-D
         for key in ("C", "C fast"):
             flat = variants[key].fn
             variants[key].fn = lambda x, f=flat: f(x.reshape(-1)).reshape(x.shape)
