@@ -93,6 +93,26 @@ def _pow(op: Operation, a: object, b: object) -> object:
         return as_type(np.power(a, b), op.result.type)
 
 
+def _fma(op: Operation, a: object, b: object, c: object) -> object:
+    """``a * b + c`` rounded once to float32: the product is exact in float64, the sum
+    rounded to float64 (``s``, with its exact error ``e`` by TwoSum); rounding ``s`` to
+    float32 is then right unless ``s`` is a float32 midpoint that ``e`` moves off."""
+    a64, b64, c64 = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        p = a64 * b64
+        s = p + c64
+        bv = s - p
+        e = (p - (s - bv)) + (c64 - bv)
+        r = np.asarray(s.astype(np.float32))
+        up = s > r
+        nb = np.nextafter(r, np.where(up, np.float32(np.inf), np.float32(-np.inf)))
+        mid = (r.astype(np.float64) + nb.astype(np.float64)) / 2
+        fix = np.isfinite(s) & np.isfinite(nb) & (s == mid) & (e != 0)
+        toward = np.where(up, e > 0, e < 0)  # the exact value lies beyond the midpoint
+        out = np.where(fix & toward, nb, r)
+    return as_type(out.astype(np.float32), op.result.type)
+
+
 def _erf(x: object) -> object:
     arr = np.asarray(x)
     return np.vectorize(math.erf, otypes=[np.float64])(arr.astype(np.float64)).astype(arr.dtype)
@@ -164,7 +184,7 @@ MATH: dict[type[Operation], Evaluator] = {
     m.CeilOp: _unary(np.ceil), m.RoundOp: _unary(np.rint), m.TruncOp: _unary(np.trunc),
     m.SigmoidOp: _unary(_sigmoid), m.AbsOp: _unary(np.abs), m.SignOp: _unary(np.sign),
     m.PowOp: _pow, m.IsNanOp: _unary(np.isnan), m.IsInfOp: _unary(np.isinf),
-    m.IsFiniteOp: _unary(np.isfinite),
+    m.IsFiniteOp: _unary(np.isfinite), m.FmaOp: _fma,
 }
 
 # ---------------------------------------------------------------------------- tensor / mem

@@ -71,6 +71,7 @@ def _math(s: _Sample, x: Value, t: Value) -> list[Value]:
     out = [s.val(cls.new(t)) for cls in m.UNARY_FLOAT_OPS]
     out += [s.val(m.AbsOp.new(x)), s.val(m.SignOp.new(x)), s.val(m.PowOp.new(t, x))]
     out += [s.val(cls.new(t)) for cls in (m.IsNanOp, m.IsInfOp, m.IsFiniteOp)]
+    out += [s.val(m.FmaOp.new(x, t, t))]
     return out
 
 

@@ -252,3 +252,57 @@ def test_bitcast_semantics_scalar_and_tensor():
     back = arith.BitcastOp.new(Block([TensorType((3,), i16)]).args[0], f16)
     h = np.array([0x3C00, 0x7C00, -0x4000], np.int16)
     np.testing.assert_array_equal(eval_op(back, [h])[0], h.view(np.float16))
+
+
+# ---------------------------------------------------------------------------- fma
+
+
+def _fma_op(t=f32):
+    fn = FuncOp.empty("f", [t, t, t], [t], ["a", "b", "c"])
+    a, b, c = fn.entry.args
+    return m.FmaOp.new(a, b, c)
+
+
+def _exact_fma(a: np.float32, b: np.float32, c: np.float32) -> np.float32:
+    """``a * b + c`` rounded once to float32 (ties to even), with exact fractions."""
+    from fractions import Fraction
+
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    near = np.float32(float(exact))
+    cands = [near, np.nextafter(near, np.float32(np.inf)),
+             np.nextafter(near, np.float32(-np.inf))]
+    cands = [v for v in cands if np.isfinite(v)]
+    return min(cands, key=lambda v: (abs(Fraction(float(v)) - exact),
+                                     int(np.asarray(v).view(np.uint32)) & 1))
+
+
+def test_fma_rounds_once():
+    op = _fma_op()
+    op.verify_op()
+    # c + 2^-24 - 2^-70 rounds to the float64 midpoint c + 2^-24, which ties to even
+    # (up); the exact value is below it: one rounding gives c.
+    a, b = np.float32(1 + 2.0 ** -23), np.float32(2.0 ** -24 * (1 - 2.0 ** -23))
+    c = np.float32(1 + 2.0 ** -23)
+    (y,) = eval_op(op, [a, b, c])
+    assert y == c and y == _exact_fma(a, b, c)
+    assert np.float32(np.float64(a) * np.float64(b) + np.float64(c)) != c  # double rounding
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(3000).astype(np.float32) *
+          np.float32(2.0) ** rng.integers(-30, 30, 3000).astype(np.float32)
+          for _ in range(3)]
+    (ys,) = eval_op(_fma_op(TensorType((DYN,), f32)), xs)
+    want = [_exact_fma(*t) for t in zip(*xs, strict=True)]
+    np.testing.assert_array_equal(ys, np.array(want, np.float32))
+
+
+def test_fma_is_f32_only_and_only_with_the_option():
+    with pytest.raises(Exception, match="f32"):
+        _fma_op(f64).verify_op()
+    for fma in (False, True):
+        module = ModuleOp.empty()
+        fn = FuncOp.empty("f", [f32], [f32], ["x"])
+        b = Builder.at_end(fn.entry)
+        b.insert(func.ReturnOp([b.insert(m.TanhOp.new(fn.entry.args[0])).result]))
+        module.append(fn)
+        run_pipeline(module, ["expand-math"], {"fma": fma})
+        assert ("math.fma" in _names(module)) == fma

@@ -63,13 +63,16 @@ lists those a disk-cache hit did not produce)."""
 
 
 def lower_to_loops(program: Program) -> ModuleOp:
-    """A loop-level clone of the program's module (the original is left untouched)."""
+    """A loop-level clone of the program's module (the original is left untouched);
+    ``expand-math`` uses FMA in its polynomials when the host has it."""
+    from pyasc.backend.llvm.jit import host_has_fma
     from pyasc.ir.ops.func import ModuleOp
     from pyasc.ir.passes import LOOP_PIPELINE, run_pipeline
 
     module = program.module.clone()
     assert isinstance(module, ModuleOp)
-    return run_pipeline(module, LOOP_PIPELINE, program.options,
+    options = {**program.options, "fma": host_has_fma()}
+    return run_pipeline(module, LOOP_PIPELINE, options,
                         (program.entry, program.cache_key, "loops"),
                         program.dump_site().stage_dir("cpu/loops"))
 

@@ -172,6 +172,13 @@ def _build_ipow(fn: ir.Function, ty: ir.IntType, signed: bool) -> None:
     b.ret(b.select(b.icmp_signed("==", base, minus_one), for_m1, y))
 
 
+def _emit_fma(fe: FunctionEmitter, op: m.FmaOp) -> None:
+    """``llvm.fma``: one rounding (the host has FMA: ``expand-math`` emits the op only
+    then, so this never becomes a libm call)."""
+    a, b, c = (fe.get(v) for v in op.operand_values)
+    fe.set(op.result, fe_intrinsic(fe, "llvm.fma", a.type)(a, b, c))
+
+
 MATH_EMITTERS = {
     **{cls: _unary_float for cls in m.UNARY_FLOAT_OPS},
     m.AbsOp: _emit_abs,
@@ -180,5 +187,6 @@ MATH_EMITTERS = {
     m.IsInfOp: _emit_classify,
     m.IsFiniteOp: _emit_classify,
     m.PowOp: _emit_pow,
+    m.FmaOp: _emit_fma,
 }
 """``{op class: emit function}`` for the ``math`` family."""

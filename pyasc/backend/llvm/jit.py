@@ -81,6 +81,12 @@ def host_cpu() -> tuple[str, str]:
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
+def host_has_fma() -> bool:
+    """Whether the host has fused multiply-add (``expand-math`` then emits ``math.fma``
+    in its polynomials; without it ``llvm.fma`` would be a libm call per element)."""
+    return "+fma" in host_cpu()[1].split(",")
+
+
 def target_machine() -> llvm.TargetMachine:
     """A fresh target machine for the host CPU at O3."""
     name, features = host_cpu()

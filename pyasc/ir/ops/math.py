@@ -4,6 +4,7 @@ Unary float ops: ``exp exp2 expm1 log log2 log10 log1p sqrt rsqrt tanh sin cos t
 floor ceil round trunc sigmoid``.  ``round`` rounds half to even (``np.round`` with
 ``decimals=0``); ``rsqrt(x) = 1/sqrt(x)``; ``sigmoid(x) = 1/(1+exp(-x))`` is produced by
 pattern rewrites, not by the frontend.
+``fma(a, b, c)`` is ``a * b + c`` rounded once (f32; see :class:`FmaOp`).
 ``abs`` and ``sign`` take any numeric type; ``isnan isinf isfinite`` give ``i1``;
 ``pow`` is numpy ``power`` (integer ``pow`` with a negative exponent is an error in
 numpy and gives 0 here, except 1 and -1 bases).
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pyasc.ir.core import Location, Operation, Value
 from pyasc.ir.ops.arith import BinaryOp, ElementwiseOp
 from pyasc.ir.ops.common import check_elementwise_result, elementwise_type, require
-from pyasc.ir.types import element_type, i1
+from pyasc.ir.types import element_type, f32, i1
 
 
 class UnaryFloatOp(ElementwiseOp):
@@ -56,6 +57,20 @@ class PowOp(BinaryOp):
     """numpy ``power``."""
 
     name = "math.pow"
+
+
+class FmaOp(ElementwiseOp):
+    """``a * b + c`` rounded once (IEEE ``fusedMultiplyAdd``), ``f32`` only.  Emitted by
+    ``expand-math`` inside pyasc's own polynomials when the target has FMA
+    (``PassContext.options["fma"]``); user arithmetic is never contracted into it."""
+
+    name = "math.fma"
+    operands = ("a", "b", "c")
+    allowed = "float"
+
+    def verify_op(self) -> None:
+        super().verify_op()
+        require(element_type(self.a.type) == f32, "math.fma is defined on f32 only")
 
 
 class ClassifyOp(Operation):

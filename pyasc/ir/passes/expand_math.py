@@ -14,7 +14,10 @@ at loop level alike; at tensor level each of the ~40-70 ops of an expansion beco
 loop of its own unless fusion merges them, so the place for it is after
 ``lower-to-loops`` (or after fusion).  Not in the default pipeline: each backend runs it
 where it wants it.  With ``PassContext.options["fastmath"]`` the selects that only
-matter for inf/NaN/denormal/negative-zero inputs are left out.
+matter for inf/NaN/denormal/negative-zero inputs are left out.  With
+``PassContext.options["fma"]`` (the CPU backend sets it when the host has FMA) the
+polynomials' multiply-add steps are ``math.fma`` ops; the user's own arithmetic is
+never contracted (``docs/math-accuracy.md``).
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ _NARROW_POWERS = (0, 0.5, 1, 2, -1)  # expanded without f64
 
 
 def expand_op(op: Operation, rw: Rewriter, fastmath: bool = False,
-              float64: bool = True) -> Sequence[Value] | None:
+              float64: bool = True, fma: bool = False) -> Sequence[Value] | None:
     """Rewrite function for the driver: the expansion of ``op``, or ``None``."""
     expander = EXPANDERS.get(type(op))
     if expander is None or not float64 and type(op) in WIDENING:
@@ -75,7 +78,7 @@ def expand_op(op: Operation, rw: Rewriter, fastmath: bool = False,
     if not float64 and isinstance(op, m.PowOp) and \
             power.constant_exponent(op.operand_values[1]) not in _NARROW_POWERS:
         return None
-    value = expander(op, Emitter(rw, fastmath))
+    value = expander(op, Emitter(rw, fastmath, fma))
     return None if value is None else [value]
 
 
@@ -89,4 +92,5 @@ class ExpandMath(Pass):
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
         fastmath = bool(ctx.options.get("fastmath", False))
         float64 = bool(ctx.options.get("float64", True))
-        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath, float64)])
+        fma = bool(ctx.options.get("fma", False))
+        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath, float64, fma)])

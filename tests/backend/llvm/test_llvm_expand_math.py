@@ -19,9 +19,9 @@ from pyasc.ir.passes.mathlib.accuracy import OPS, SPECIAL_VALUES, expanded, unar
 from pyasc.ir.types import DYN, MemRefType, TensorType, f16, f32, f64, i16, i32, i64
 
 
-def _expanded_kernel_module(name: str):
+def _expanded_kernel_module(name: str, fma: bool = False):
     module = elementwise([f32], lambda b, xs: [b.insert(OPS[name].new(xs[0])).result])
-    return run_pipeline(module, ["expand-math"])
+    return run_pipeline(module, ["expand-math"], {"fma": fma})
 
 
 def _inputs() -> np.ndarray:
@@ -31,11 +31,15 @@ def _inputs() -> np.ndarray:
     return np.concatenate([bits.view(np.float32), near, SPECIAL_VALUES])
 
 
+@pytest.mark.parametrize("fma", [False, True], ids=["mul-add", "fma"])
 @pytest.mark.parametrize("name", list(OPS))
-def test_compiled_expansion_matches_interpreter_bitwise(name):
+def test_compiled_expansion_matches_interpreter_bitwise(name, fma):
+    """The interpreter's ``math.fma`` (one rounding, ``semantics._fma``) is the host's."""
     x = _inputs()
-    got = both(compile_ir(_expanded_kernel_module(name)), [x])[0]
-    want = expanded(unary(OPS[name]))(x)
+    module = _expanded_kernel_module(name, fma)
+    assert ('"math.fma"' in str(module)) == fma
+    got = both(compile_ir(module), [x])[0]
+    want = expanded(unary(OPS[name]), fma=fma)(x)
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
     np.testing.assert_array_equal(got[~nan].view(np.int32), want[~nan].view(np.int32))

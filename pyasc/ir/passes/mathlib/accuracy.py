@@ -129,16 +129,18 @@ def power(n: float) -> Make:
     return make
 
 
-def expanded(make: Make, fastmath: bool = False,
-             element: ScalarType = f32) -> Callable[[np.ndarray], np.ndarray]:
-    """``make``'s op on a 1-D tensor, expanded by ``expand-math``, run by the interpreter."""
+def expanded(make: Make, fastmath: bool = False, element: ScalarType = f32,
+             fma: bool = False) -> Callable[[np.ndarray], np.ndarray]:
+    """``make``'s op on a 1-D tensor, expanded by ``expand-math`` (with ``math.fma`` in the
+    polynomials if ``fma``, as the CPU backend on an FMA host), run by the interpreter."""
     t = TensorType((DYN,), element)
     fn = func.FuncOp.empty("f", [t], [t], ["x"])
     b = Builder.at_end(fn.entry)
     b.insert(func.ReturnOp([make(b, fn.entry.args[0])]))
     module = func.ModuleOp.empty()
     module.append(fn)
-    get_pass("expand-math").run(module, PassContext(options={"fastmath": fastmath}))
+    get_pass("expand-math").run(module, PassContext(options={"fastmath": fastmath,
+                                                             "fma": fma}))
     interp = Interpreter(module)
 
     def run(x: np.ndarray) -> np.ndarray:
@@ -212,7 +214,7 @@ class Stats:
             self.beyond_domain_max_abs = max(self.beyond_domain_max_abs, float(gap.max()))
 
 
-def measure(name: str, stride: int, fastmath: bool = False) -> Stats:
+def measure(name: str, stride: int, fastmath: bool = False, fma: bool = False) -> Stats:
     """Sweep function ``name`` of :data:`SPECS` (or ``pow<n>``) over every
     ``stride``-th float32 bit pattern (see module doc)."""
     if name.startswith("pow"):
@@ -220,7 +222,7 @@ def measure(name: str, stride: int, fastmath: bool = False) -> Stats:
         spec, make = pow_spec(n), power(n)
     else:
         spec, make = SPECS[name], unary(OPS[name])
-    run = expanded(make, fastmath)
+    run = expanded(make, fastmath, fma=fma)
     stats = Stats(name)
     for x in sweep(stride):
         with np.errstate(all="ignore"):
