@@ -1,0 +1,166 @@
+"""The formulations of ``formulations.py`` (issue 17): the same computations written the
+ordinary ways users write them, as plain numpy-style Python (each is run by numpy,
+``@pyasc.hybrid`` and ``numba.njit`` unchanged), plus the C of the tanh column."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import kernels
+
+EPS = 1e-5
+
+
+def softmax_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        e = np.exp(x[i] - np.max(x[i]))
+        out[i] = e / np.sum(e)
+    return out
+
+
+def softmax_scalar(x):
+    n, m = x.shape
+    out = np.empty_like(x)
+    for i in range(n):
+        mx = x[i, 0]
+        for j in range(1, m):
+            if x[i, j] > mx:
+                mx = x[i, j]
+        s = np.float32(0.0)
+        for j in range(m):
+            e = np.exp(x[i, j] - mx)
+            out[i, j] = e
+            s += e
+        for j in range(m):
+            out[i, j] = out[i, j] / s
+    return out
+
+
+def layernorm_rows(x, gamma, beta):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        r = x[i]
+        mu = np.mean(r)
+        d = r - mu
+        out[i] = d / np.sqrt(np.mean(d * d) + EPS) * gamma + beta
+    return out
+
+
+def layernorm_scalar(x, gamma, beta):
+    n, m = x.shape
+    out = np.empty((n, m), np.float32)
+    for i in range(n):
+        s = np.float32(0.0)
+        for j in range(m):
+            s += x[i, j]
+        mu = s / m
+        v = np.float32(0.0)
+        for j in range(m):
+            d = x[i, j] - mu
+            v += d * d
+        inv = np.float32(1.0) / np.sqrt(v / m + np.float32(EPS))
+        for j in range(m):
+            out[i, j] = (x[i, j] - mu) * inv * gamma[j] + beta[j]
+    return out
+
+
+def layernorm_whole(x, gamma, beta):
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + EPS) * gamma + beta
+
+
+def sqdiff_whole(a, b):
+    return np.sum((a - b) ** 2)
+
+
+def sqdiff_temp(a, b):
+    d = a - b
+    return np.sum(d * d)
+
+
+def sqdiff_scalar(a, b):
+    s = np.float32(0.0)
+    for i in range(a.shape[0]):
+        d = a[i] - b[i]
+        s += d * d
+    return s
+
+
+def tanh_whole(x):
+    return np.tanh(x)
+
+
+def tanh_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.tanh(x[i])
+    return out
+
+
+def gelu_rows(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        r = x[i]
+        out[i] = 0.5 * r * (1 + np.tanh(kernels.SQRT_2_OVER_PI * (r + 0.044715 * r * r * r)))
+    return out
+
+
+def gelu_whole(x):
+    return 0.5 * x * (1 + np.tanh(kernels.SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+
+
+TANH_C = """
+#include <math.h>
+#include <stdint.h>
+void tanh_rows(const float *restrict x, float *restrict out, int64_t rows, int64_t cols) {
+    for (int64_t i = 0; i < rows * cols; i++)
+        out[i] = tanhf(x[i]);
+}
+"""
+
+
+def conv_accumulator(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    out = np.empty((n, k, h - r + 1, wd - s + 1), np.float32)
+    for b in range(n):
+        for o in range(k):
+            for y in range(h - r + 1):
+                for xx in range(wd - s + 1):
+                    acc = np.float32(0.0)
+                    for ci in range(c):
+                        for di in range(r):
+                            for dj in range(s):
+                                acc += x[b, ci, y + di, xx + dj] * w[o, ci, di, dj]
+                    out[b, o, y, xx] = acc
+    return out
+
+
+def conv_into_output(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    out = np.zeros((n, k, h - r + 1, wd - s + 1), np.float32)
+    for b in range(n):
+        for o in range(k):
+            for y in range(h - r + 1):
+                for xx in range(wd - s + 1):
+                    for ci in range(c):
+                        for di in range(r):
+                            for dj in range(s):
+                                out[b, o, y, xx] += x[b, ci, y + di, xx + dj] * w[o, ci, di, dj]
+    return out
+
+
+def conv_slices(x, w):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    oh, ow = h - r + 1, wd - s + 1
+    out = np.zeros((n, k, oh, ow), np.float32)
+    for o in range(k):
+        for ci in range(c):
+            for dy in range(r):
+                for dx in range(s):
+                    out[:, o] += w[o, ci, dy, dx] * x[:, ci, dy:dy + oh, dx:dx + ow]
+    return out
