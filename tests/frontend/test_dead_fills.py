@@ -211,3 +211,46 @@ def test_a_one_trip_loop_folded_away_still_covers_its_axis() -> None:
     x2 = rand((2, 3, 9, 8), "float32", 2)
     assert _fills_left(conv_direct, x2, w) == 0
     check(conv_direct, x2, w, rtol=1e-5)
+
+
+@hybrid
+def shifted_rows(x, k):
+    out = np.empty(x.shape[0] - 2, x.dtype)
+    for i in range(out.shape[0]):
+        out[i] = x[i + k] * 2  # an affine check: the loop is versioned
+    return out
+
+
+@hybrid
+def if_else_rows(x, flag):
+    out = np.empty_like(x)
+    if flag > 0:
+        for i in range(x.shape[0]):
+            out[i] = x[i]
+    else:
+        for i in range(x.shape[0]):
+            out[i] = -x[i]
+    return out
+
+
+@hybrid
+def if_without_else(x, flag):
+    out = np.zeros_like(x)
+    if flag > 0:
+        for i in range(x.shape[0]):
+            out[i] = x[i]
+    return out
+
+
+def test_both_branches_of_a_versioned_loop_or_an_if_else_cover() -> None:
+    x = rand((10,), "float32")
+    assert _fills_left(shifted_rows, x, 1) == 0
+    for k in (0, 2):
+        check(shifted_rows, x, k)
+    y = rand((4, 5), "float32")
+    assert _fills_left(if_else_rows, y, 1) == 0
+    for flag in (1, -1):
+        check(if_else_rows, y, flag)
+    assert _fills_left(if_without_else, y, 1) == 1
+    for flag in (1, -1):
+        check(if_without_else, y, flag)

@@ -10,7 +10,9 @@ layernorm).  A ``mem.fill(v, buf)`` is removed when all of this holds:
 * ``buf`` is a ``mem.alloc`` (a fresh buffer nothing else can see) and the fill covers
   all of it;
 * scanning the ops after the fill in its block, the first op that uses ``buf`` or a
-  view of it other than through pure ops (views, sizes) *covers* it: inside that op
+  view of it other than through pure ops (views, sizes) *covers* it (a ``loop.if``
+  covers it when the first such op of each branch does: the checked and unchecked
+  copies of a loop that ``hoist-checks`` versioned, an if/else): inside that op
   exactly one op writes ``buf`` (a ``mem.store``, ``mem.write``, ``mem.fill`` or
   ``mem.copy``),
   nothing else reads or writes it, and that write runs unconditionally (its ancestors
@@ -60,13 +62,22 @@ def overwritten(fill: mem.FillOp) -> bool:
     buf = fill.dest
     if not (isinstance(buf, OpResult) and isinstance(buf.op, mem.AllocOp)):
         return False
-    aliases = _views(buf)
     ops = fill.parent.ops
-    for op in ops[ops.index(fill) + 1:]:
+    return _first_use_covers(ops[ops.index(fill) + 1:], buf, _views(buf))
+
+
+def _first_use_covers(ops: list[Operation], buf: Value, aliases: set[Value]) -> bool:
+    """The first of ``ops`` that uses ``buf`` (other than through pure ops) writes all
+    of it; a ``loop.if`` does when both of its branches do (the two copies of a loop
+    ``hoist-checks`` versioned, or the user's if/else)."""
+    for op in ops:
         users = [o for o in op.walk() if any(v in aliases for v in o.operand_values)]
         effects = [o for o in users if not o.has_trait("pure")]
         if not effects:
             continue
+        if isinstance(op, loop.IfOp):
+            return all(_first_use_covers(r.blocks[0].ops, buf, aliases)
+                       for r in (op.then_region, op.else_region))
         return len(effects) == 1 and _covers(op, effects[0], buf, aliases)
     return False
 
