@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from llvmkit import compile_ir
 
@@ -87,7 +87,11 @@ def _check(name, args):
     want = Interpreter(module).call("f", *args)
     got = kernel(args)
     for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=1e-6)
+        # a whole-array sum may cancel: its error is relative to the sum of |x| (the
+        # interpreter sums pairwise, the kernel in lanes; seed 13047 of 9 x 39 float32
+        # differed by 3e-6 on a sum of -0.0757 whose |x| sum is 289)
+        atol = 1e-6 if np.ndim(w) else 1e-6 + 4 * 2**-23 * float(np.abs(args[0]).sum())
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=atol)
 
 
 @pytest.mark.parametrize("name", list(KERNELS))
@@ -103,6 +107,7 @@ def test_pipeline_matches_interpreter(name, rows, cols):
 @settings(max_examples=15, deadline=None)
 @given(rows=st.integers(1, 9), cols=st.integers(1, 40), view=st.sampled_from(
     ["plain", "reversed", "stepped"]), seed=st.integers(0, 2 ** 16))
+@example(rows=9, cols=39, view="plain", seed=13047)  # a cancelling sum (see _check)
 def test_pipeline_random_shapes(rows, cols, view, seed):
     rng = np.random.default_rng(seed)
     for name in KERNELS:
