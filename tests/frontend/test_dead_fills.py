@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from diff import check, rand
+from loop_kernels import conv_direct
 
 from pyasc import hybrid
 from pyasc.ir import parse_module
@@ -184,24 +185,6 @@ def test_a_loop_that_may_not_run_keeps_the_fill(reps: int) -> None:
     x = rand((4, 5), "float32")
     assert _fills_left(repeated_whole_write, x, reps) == 1
     check(repeated_whole_write, x, reps)
-
-
-@hybrid
-def conv_direct(x, w):
-    n, c, h, wd = x.shape
-    k, _, r, s = w.shape
-    out = np.empty((n, k, h - r + 1, wd - s + 1), np.float32)
-    for b in range(n):
-        for o in range(k):
-            for y in range(h - r + 1):
-                for xx in range(wd - s + 1):
-                    acc = np.float32(0.0)
-                    for ci in range(c):
-                        for di in range(r):
-                            for dj in range(s):
-                                acc += x[b, ci, y + di, xx + dj] * w[o, ci, di, dj]
-                    out[b, o, y, xx] = acc
-    return out
 
 
 def test_a_one_trip_loop_folded_away_still_covers_its_axis() -> None:
