@@ -162,6 +162,9 @@ UFUNCS: dict[str, Ufunc] = {
     "sin": Ufunc(np.sin, _op(m.SinOp)),
     "cos": Ufunc(np.cos, _op(m.CosOp)),
     "tan": Ufunc(np.tan, _op(m.TanOp)),
+    # numpy has no erf (``pyasc.ops.erf`` is the array function): tanh's loops give the
+    # same dtype rules (a float keeps its dtype, bool/int become float)
+    "erf": Ufunc(np.tanh, _op(m.ErfOp)),
     "floor": Ufunc(np.floor, _op(m.FloorOp), **_ROUNDING),
     "ceil": Ufunc(np.ceil, _op(m.CeilOp), **_ROUNDING),
     "trunc": Ufunc(np.trunc, _op(m.TruncOp), **_ROUNDING),

@@ -103,7 +103,11 @@ def _module_attribute(lw, module: types.ModuleType, attr: str, node: ast.AST) ->
 
 
 def _imported_function(value: object) -> NumpyFunction | None:
-    """``from numpy import exp`` / ``from math import sqrt``: the registry entry."""
+    """``from numpy import exp`` / ``from math import sqrt`` / ``pyasc.ops.erf`` (a
+    function marked ``__pyasc_intrinsic__``): the registry entry."""
+    intrinsic = getattr(value, "__pyasc_intrinsic__", None)
+    if isinstance(intrinsic, str) and find(intrinsic) is not None:
+        return NumpyFunction(intrinsic)
     name = getattr(value, "__name__", None)
     if not isinstance(name, str):
         return None
@@ -154,7 +158,7 @@ _UFUNC_METHOD_HINTS = {
 
 
 def _spelled(name: str) -> str:
-    return name if name.startswith("math.") else f"np.{name}"
+    return name if name.startswith(("math.", "pyasc.")) else f"np.{name}"
 
 
 def _describe(obj: object) -> str:

@@ -47,7 +47,7 @@ class NumpyEntry:
     def display(self) -> str:
         if self.name.startswith("ndarray."):
             base = "x." + self.name.split(".", 1)[1]
-        elif self.name.startswith("math."):
+        elif self.name.startswith(("math.", "pyasc.")):
             base = self.name
         else:
             base = "np." + self.name

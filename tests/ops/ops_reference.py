@@ -147,12 +147,11 @@ def assert_close(got, want, dtype, scale=1.0):
                                atol=tol["atol"] * scale)
 
 
-def float64_device(monkeypatch, target: str, dtype, wide: bool = False) -> None:
-    """On ascend-sim, float64 cases (``dtype`` float64, or ``wide``: an op that computes
-    in float64 itself) run on the default SoC as if its table allowed float64: no real
-    SoC does (docs/ascendc-backend.md#float64, E50041 otherwise); this keeps the
-    double code paths these cases always tested."""
-    if target != "ascend-sim" or not (wide or np.dtype(dtype) == np.float64):
+def float64_device(monkeypatch, target: str, dtype) -> None:
+    """On ascend-sim, float64 cases run on the default SoC as if its table allowed
+    float64: no real SoC does (docs/ascendc-backend.md#float64, E50041 otherwise); this
+    keeps the double code paths these cases always tested."""
+    if target != "ascend-sim" or np.dtype(dtype) != np.float64:
         return
     import dataclasses
 

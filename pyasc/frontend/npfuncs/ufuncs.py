@@ -23,6 +23,10 @@ from pyasc.ir.ops import arith
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import f64, i1, index
 
+INTRINSIC_UFUNCS = {"erf": "pyasc.ops.erf"}
+"""Elementwise functions numpy lacks: the name of the pyasc function users call (it
+carries ``__pyasc_intrinsic__``, so the compiler sees this entry; plain Python runs it)."""
+
 ALIASES = {"abs": "absolute", "divide": "true_divide", "mod": "remainder", "pow": "power"}
 
 
@@ -52,12 +56,16 @@ def _binary(name: str):
 
 def _register_ufuncs() -> None:
     for name, u in UFUNCS.items():
+        if name in INTRINSIC_UFUNCS:
+            continue
         maker = _unary if u.ufunc.nin == 1 else _binary
         names = [name] + [a for a, target in ALIASES.items() if target == name]
         register(*names)(maker(name))
 
 
 _register_ufuncs()
+for _name, _public in INTRINSIC_UFUNCS.items():
+    register(_public)(_unary(_name))
 
 
 @register("where")

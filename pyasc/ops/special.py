@@ -1,0 +1,38 @@
+"""Elementwise special functions numpy lacks, usable in plain Python and compiled code.
+
+``erf`` is an ordinary function (numpy-ufunc dtype rules, computed with ``math.erf``
+element by element) when Python runs it, and the IR's vectorized ``math.erf`` when a
+``@hybrid`` function calls it: the ``__pyasc_intrinsic__`` attribute names the compiler's
+entry for it, so one spelling works on ``interpret``, ``cpu`` and the device.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_ERF_ELEMENTS = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: object, /, out: np.ndarray | None = None, *, dtype: object = None
+        ) -> np.ndarray | np.generic:
+    """The error function of each element of ``x`` with numpy's ufunc rules (as
+    ``np.tanh``: float16/float32/float64 keep their dtype, bool and integers give a
+    float; ``dtype=`` computes in that dtype, ``out=`` receives the result under
+    ``same_kind`` casting); a scalar gives a numpy scalar.  Complex input raises
+    ``TypeError``."""
+    a = np.asarray(x) if dtype is None else np.asarray(x).astype(dtype)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"erf: unsupported dtype {a.dtype}")
+    kind = np.tanh(np.zeros((), a.dtype)).dtype
+    # math.erf is correctly rounded to within 1 ulp in float64; rounding that to a
+    # narrower dtype gives the nearest value or its neighbour
+    result = np.array(_ERF_ELEMENTS(a.astype(np.float64)), dtype=np.float64).astype(kind)
+    if out is not None:
+        np.copyto(out, result, casting="same_kind")
+        return out
+    return result[()] if result.ndim == 0 else result
+
+
+erf.__pyasc_intrinsic__ = "pyasc.ops.erf"  # type: ignore[attr-defined]
