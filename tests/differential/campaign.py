@@ -192,7 +192,7 @@ def replay(case_dir: str) -> None:
 
     from campaign_worker import load_case
     from diff import compare
-    from judge import budget, reference
+    from judge import budget, device_soc, reference
 
     case, program = load_case(Path(case_dir))
     print(program.source)
@@ -200,8 +200,9 @@ def replay(case_dir: str) -> None:
     runner = case["runner"]
     runners = (runner,) if runner not in ("frontend", "worker") else ("ir",)
     try:
-        compare(program.fn, *program.args, runners=runners,
-                rtol=budget(program, reference(program)))
+        with device_soc(runner):  # as the judge compiled it
+            compare(program.fn, *program.args, runners=runners,
+                    rtol=budget(program, reference(program)))
         print(f"{runners[0]}: ok now")
     except BaseException:
         traceback.print_exc()

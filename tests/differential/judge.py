@@ -154,7 +154,7 @@ the wall limit still catches a runner blocked in a child process (a compiler).""
 
 
 @contextmanager
-def _float64_soc(runner: str) -> Iterator[None]:
+def device_soc(runner: str) -> Iterator[None]:
     """Device runners compile for the default SoC as if its table allowed float64 (no
     real SoC does: float64 device code is E50041, docs/ascendc-backend.md#float64), as
     the AscendC unit tests do for float64 cases: otherwise every program touching
@@ -179,7 +179,7 @@ def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Ou
     signal.setitimer(signal.ITIMER_PROF, limit)
     signal.setitimer(signal.ITIMER_REAL, limit * WALL_FACTOR)
     try:
-        with np.errstate(all="ignore"), _float64_soc(runner):
+        with np.errstate(all="ignore"), device_soc(runner):
             skipped = compare(program.fn, *program.args, runners=(runner,), rtol=tol)[1]
         outcome = Outcome("skip", kind_of_skip(skipped[runner])) if skipped else Outcome("ok")
     except _Timeout:
@@ -267,8 +267,8 @@ def nan_dropped_by_device_max(program: Program, runner: str) -> bool:
     if not _MAX_MIN.search(program.source):
         return False
     expected = reference(program)
-    try:
-        with np.errstate(all="ignore"):
+    try:  # compiled as the comparison was: for the float64 SoC
+        with np.errstate(all="ignore"), device_soc(runner):
             got = run(program.fn, runner, copy.deepcopy(program.args), {})
     except Exception:  # noqa: BLE001 - not this difference
         return False

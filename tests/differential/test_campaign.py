@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from campaign_worker import load_case, save_case
 from diff import EXACT, MATH
 from judge import (
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SOURCE = """\
 import numpy as np
+import pytest
 from pyasc import hybrid
 
 
@@ -89,6 +91,7 @@ def test_a_small_campaign_end_to_end(tmp_path):
 
 NOISY = """\
 import numpy as np
+import pytest
 from pyasc import hybrid
 
 
@@ -117,6 +120,7 @@ def test_a_failing_program_is_reduced_to_what_its_failure_needs():
 
 ROW_MAX = """\
 import numpy as np
+import pytest
 from pyasc import hybrid
 
 
@@ -126,11 +130,17 @@ def prog(a, b, s):
 """
 
 
-def test_a_stated_device_difference_is_a_skip_of_its_own_kind():
-    # the vector unit's ReduceMax skips a NaN that numpy propagates (docs/ascendc-backend.md)
+ROW_MAX_AND_FLOAT64 = ROW_MAX.replace("* s, b", "* s, b.astype(np.float64) * 3")
+
+
+@pytest.mark.parametrize("source", [ROW_MAX, ROW_MAX_AND_FLOAT64])
+def test_a_stated_device_difference_is_a_skip_of_its_own_kind(source):
+    # the vector unit's ReduceMax skips a NaN that numpy propagates (docs/ascendc-backend.md);
+    # a program with float64 code compiles for the float64 SoC in the check too (campaign
+    # case 1123 of seed 8 failed when only the comparison did)
     a = np.arange(48, dtype=np.float32).reshape(3, 16)
     a[1, 5] = np.nan
-    program = Program(ROW_MAX, load(ROW_MAX), (a, np.ones(3, np.float32), 2.0), EXACT)
+    program = Program(source, load(source), (a, np.ones(3, np.float32), 2.0), EXACT)
     outcome = judge(program, ("ascend-sim",)).outcomes["ascend-sim"]
     assert (outcome.status, outcome.kind) == ("skip", DEVICE_MAX_NAN)
     a[1, 5] = 3.0  # without a NaN the results agree
@@ -139,6 +149,7 @@ def test_a_stated_device_difference_is_a_skip_of_its_own_kind():
 
 GATHER_IN_A_LOOP = """\
 import numpy as np
+import pytest
 from pyasc import hybrid
 
 
