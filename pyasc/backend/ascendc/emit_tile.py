@@ -11,6 +11,8 @@ UB -> UB ``DataCopy`` counts to whole 32-byte blocks (``tile32``/``col32``).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from pyasc.backend.ascendc.analysis import COL, FULL
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.tiles import ColElem, Instr, Ref, storage_type
@@ -29,6 +31,12 @@ def _count(ins: Instr) -> str:
         return f"({n} + {per - 1}) / {per} * {per}"
     return {"tile": "n", "col": "rows", "cols": "cols", "pitch": "pitch", "one": "1"}[
         ins.count or "tile"]
+
+
+# A row reduction over zero columns: numpy's identity (a sum of nothing is 0; max/min of
+# nothing fail a check before the kernel runs).  ReduceSum/Max/Min take no count of 0:
+# they would write whatever the scratch holds.
+_EMPTY_ROW = {"ReduceSum": "0", "ReduceMax": "0", "ReduceMin": "0"}
 
 
 def render(ins: Instr) -> str:
@@ -129,10 +137,25 @@ def _instructions(w: CWriter, instrs: list[Instr]) -> None:
         if any(x.needs_scalar_sync() for x in run):
             w.line("SetFlag<HardEvent::V_S>(EVENT_ID0);")
             w.line("WaitFlag<HardEvent::V_S>(EVENT_ID0);")
-        with w.block("for (int32_t r = 0; r < rows; ++r)", run[0].loc, directive=False):
-            for x in run:
-                w.line(render(x), x.loc)
+        _row_loop(w, run)
         i = j
+
+
+def _row_loop(w: CWriter, run: list[Instr]) -> None:
+    """One loop over the tile's rows; rows of no columns (``cols == 0``) skip it, and
+    the row reductions in it give their identity for every row instead."""
+    empty = [x for x in run if x.api in _EMPTY_ROW and x.count == "cols"
+             and isinstance(x.dst, Ref)]
+    guard = w.block("if (cols > 0)", run[0].loc, directive=False) if empty else nullcontext()
+    with guard, w.block("for (int32_t r = 0; r < rows; ++r)", run[0].loc, directive=False):
+        for x in run:
+            w.line(render(x), x.loc)
+    if empty:
+        with w.block("else", run[0].loc, directive=False):
+            for x in empty:
+                t = storage_type(x.dst.buf.dtype)
+                w.line(f"Duplicate({x.dst.buf.name}, static_cast<{t}>({_EMPTY_ROW[x.api]}), "
+                       "rows);", x.loc)
 
 
 def render_operand(op: Ref | ColElem | str) -> str:

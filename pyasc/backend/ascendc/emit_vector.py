@@ -11,6 +11,7 @@ results of whole-array reductions.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW
 from pyasc.backend.ascendc.cwriter import CWriter
@@ -78,8 +79,10 @@ class VectorEmitter:
         with w.block(f"__aicore__ inline void Init({self._params()})"):
             if self.rows:
                 w.line("cols_ = cols;")
-                w.line(f"pitch_ = (cols + {k.unit - 1}) / {k.unit} * {k.unit};  "
-                       "// UB row stride: whole 32-byte blocks")
+                # rows of no columns still have row results (a sum of nothing is 0):
+                # one block of pitch keeps the tiling defined, and no row data moves
+                w.line(f"pitch_ = cols > 0 ? (cols + {k.unit - 1}) / {k.unit} * {k.unit} : "
+                       f"{k.unit};  // UB row stride: whole 32-byte blocks")
                 w.line("tileRows_ = TILE / pitch_ < MAX_TILE_ROWS ? TILE / pitch_ : MAX_TILE_ROWS;")
                 w.line("const int64_t first = GetBlockIdx() * rowsPerBlock;")
                 w.line("blockRows_ = rows - first < rowsPerBlock ? rows - first : rowsPerBlock;")
@@ -233,10 +236,13 @@ class VectorEmitter:
             params = f"DataCopyExtParams(1, static_cast<uint32_t>({n} * sizeof({t})), 0, 0, 0)"
         dst, src = (gm, name) if to_gm else (name, gm)
         pad = "" if to_gm else f", DataCopyPadExtParams<{t}>(false, 0, 0, static_cast<{t}>(0))"
-        with w.block(f"if ({cond})"):
-            w.line(f"DataCopy({dst}, {src}, static_cast<uint32_t>({count}));", self.loc)
-        with w.block("else"):
-            w.line(f"DataCopyPad({dst}, {src}, {params}{pad});", self.loc)
+        # rows of no columns move no row data (their row results are still written)
+        empty = self.rows and cls == FULL
+        with w.block("if (cols_ > 0)") if empty else nullcontext():
+            with w.block(f"if ({cond})"):
+                w.line(f"DataCopy({dst}, {src}, static_cast<uint32_t>({count}));", self.loc)
+            with w.block("else"):
+                w.line(f"DataCopyPad({dst}, {src}, {params}{pad});", self.loc)
 
     def _finish(self) -> None:
         w = self.w

@@ -242,9 +242,9 @@ def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
                                 loc=k.group.loc))
         min_rows = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(cols, 1))
         per = hb.round_up(hb.max(hb.ceil_div(rows, cores), min_rows), 8)
-        empty = hb.insert(arith.CmpOp.new("eq", cols, hb.const(0))).result
-        blocks = hb.insert(arith.SelectOp.new(empty, hb.const(0), hb.ceil_div(rows, per))).result
-        return [rows, cols, per], blocks
+        # rows of no columns still launch: their row results (reductions of nothing)
+        # are written; the kernel moves no row data then
+        return [rows, cols, per], hb.ceil_div(rows, per)
     n = hb.product(dims)
     unit = 32 // min(_gm_itemsizes(k))
     per = hb.round_up(hb.max(hb.ceil_div(n, cores), MIN_BLOCK_ELEMENTS), unit)

@@ -162,3 +162,24 @@ def test_narrow_integer_scalars_wrap_as_in_numpy(dtype, s, t):
     with np.errstate(over="ignore"):
         check(narrow_scalar_arithmetic, a, s, t, rtol=0, atol=0)
         check(narrow_scalar_loop, np.arange(7, dtype=np.int64), s, t, rtol=0, atol=0)
+
+
+@hybrid
+def sums_of_empty_rows(x):
+    # campaign seed 8 case 2176: tanh(a[1::2]).sum(axis=-1, keepdims=True) of a (1,) array
+    # was NaN: the host launched nothing for rows of no columns, leaving the row results
+    # unwritten (and the kernel's pitch would have divided by zero)
+    return (np.tanh(x[..., 1::2]).sum(axis=-1, keepdims=True), x.sum(axis=-1) * 2 + 1,
+            np.exp(x).sum(axis=-1))
+
+
+@hybrid(dynamic_shape=True)
+def sums_of_empty_rows_dynamic(x):
+    return x.sum(axis=-1) * 2 + 1, np.tanh(x).sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(1,), (0,), (3, 0), (3, 1), (2, 4, 0), (5, 7)])
+def test_row_sums_over_no_columns_are_zero(shape):
+    x = np.full(shape, 2.0, np.float32)
+    check(sums_of_empty_rows, x, rtol=1e-6, atol=1e-6)
+    check(sums_of_empty_rows_dynamic, x, rtol=1e-6, atol=1e-6)

@@ -64,7 +64,7 @@ class KernelLayernorm0 {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR beta, GM_ADDR out, int64_t x_d1, int64_t rows, int64_t cols, int64_t rowsPerBlock) {
     cols_ = cols;
-    pitch_ = (cols + 7) / 8 * 8;  // UB row stride: whole 32-byte blocks
+    pitch_ = cols > 0 ? (cols + 7) / 8 * 8 : 8;  // UB row stride: whole 32-byte blocks
     tileRows_ = TILE / pitch_ < MAX_TILE_ROWS ? TILE / pitch_ : MAX_TILE_ROWS;
     const int64_t first = GetBlockIdx() * rowsPerBlock;
     blockRows_ = rows - first < rowsPerBlock ? rows - first : rowsPerBlock;
@@ -129,15 +129,17 @@ class KernelLayernorm0 {
   static constexpr int32_t REDUCE_TMP = 200;  // ReduceMax docs formula
   __aicore__ inline void CopyIn(int64_t row, int32_t rows) {
     LocalTensor<float> x = xQue_.AllocTensor<float>();
-    if (pitch_ == cols_) {
+    if (cols_ > 0) {
+      if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
-      DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
-#line 136 "layernorm.cpp"
-    }
-    else {
+        DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
+#line 137 "layernorm.cpp"
+      }
+      else {
 #line 49 "ascendc_cases.py"
-      DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 141 "layernorm.cpp"
+        DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 142 "layernorm.cpp"
+      }
     }
     xQue_.EnQue(x);
   }
@@ -163,31 +165,45 @@ class KernelLayernorm0 {
     LocalTensor<float> divisor_2 = tmpTile0_.Get<float>();
     LocalTensor<float> mul_1 = x;
     LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
-    for (int32_t r = 0; r < rows; ++r) {
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 49 "ascendc_cases.py"
-      ReduceSum(sum[r], x[r * pitch], reduceTmp_f32, cols);
-#line 170 "layernorm.cpp"
+        ReduceSum(sum[r], x[r * pitch], reduceTmp_f32, cols);
+#line 173 "layernorm.cpp"
+      }
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      Duplicate(sum, static_cast<float>(0), rows);
+#line 179 "layernorm.cpp"
     }
 #line 49 "ascendc_cases.py"
     Duplicate(divisor, static_cast<float>(x_d1_), rows);
 #line 49 "ascendc_cases.py"
     Div(div, sum, divisor, rows);
-#line 176 "layernorm.cpp"
+#line 185 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     // ascendc_cases.py:50
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
       Adds(sub[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
-#line 183 "layernorm.cpp"
+#line 192 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Mul(mul, sub, sub, n);
-#line 187 "layernorm.cpp"
-    for (int32_t r = 0; r < rows; ++r) {
+#line 196 "layernorm.cpp"
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
-      ReduceSum(sum_1[r], mul[r * pitch], reduceTmp_f32, cols);
-#line 191 "layernorm.cpp"
+        ReduceSum(sum_1[r], mul[r * pitch], reduceTmp_f32, cols);
+#line 201 "layernorm.cpp"
+      }
+    }
+    else {
+#line 50 "ascendc_cases.py"
+      Duplicate(sum_1, static_cast<float>(0), rows);
+#line 207 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Duplicate(divisor_1, static_cast<float>(x_d1_), rows);
@@ -197,38 +213,40 @@ class KernelLayernorm0 {
     Adds(add, div_1, 1e-05f, rows);
 #line 51 "ascendc_cases.py"
     Sqrt(sqrt_1, add, rows);
-#line 201 "layernorm.cpp"
+#line 217 "layernorm.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
-#line 207 "layernorm.cpp"
+#line 223 "layernorm.cpp"
     }
 #line 51 "ascendc_cases.py"
     Div(div_2, sub, divisor_2, n);
-#line 211 "layernorm.cpp"
+#line 227 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Mul(mul_1[r * pitch], div_2[r * pitch], gamma, cols);
 #line 51 "ascendc_cases.py"
       Add(out[r * pitch], mul_1[r * pitch], beta, cols);
-#line 217 "layernorm.cpp"
+#line 233 "layernorm.cpp"
     }
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
   }
   __aicore__ inline void CopyOut(int64_t row, int32_t rows) {
     LocalTensor<float> out = outQue_.DeQue<float>();
-    if (pitch_ == cols_) {
+    if (cols_ > 0) {
+      if (pitch_ == cols_) {
 #line 49 "ascendc_cases.py"
-      DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
-#line 227 "layernorm.cpp"
-    }
-    else {
+        DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
+#line 244 "layernorm.cpp"
+      }
+      else {
 #line 49 "ascendc_cases.py"
-      DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
-#line 232 "layernorm.cpp"
+        DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
+#line 249 "layernorm.cpp"
+      }
     }
     outQue_.FreeTensor(out);
   }
@@ -271,7 +289,7 @@ class KernelLayernorm0Long {
     betaGm_.SetGlobalBuffer((__gm__ float*)beta, cols);
 #line 49 "ascendc_cases.py"
     outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
-#line 275 "layernorm.cpp"
+#line 293 "layernorm.cpp"
     pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(gammaQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(betaQue_, 2, TILE * sizeof(float));
@@ -316,19 +334,19 @@ class KernelLayernorm0Long {
     LocalTensor<float> redAcc = tmpCol0_.Get<float>();
 #line 49 "ascendc_cases.py"
     Duplicate(redAcc, 0.0f, rows);
-#line 320 "layernorm.cpp"
+#line 338 "layernorm.cpp"
   }
   __aicore__ inline void CopyIn1(int64_t row, int64_t c, int32_t len) {
     LocalTensor<float> x = xQue_.AllocTensor<float>();
     if (len * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 327 "layernorm.cpp"
+#line 345 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 332 "layernorm.cpp"
+#line 350 "layernorm.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -341,14 +359,21 @@ class KernelLayernorm0Long {
     LocalTensor<float> redAcc = tmpCol0_.Get<float>();
     LocalTensor<float> part = tmpCol1_.Get<float>();
     LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
-    for (int32_t r = 0; r < rows; ++r) {
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 49 "ascendc_cases.py"
-      ReduceSum(part[r], x[r * pitch], reduceTmp_f32, cols);
-#line 348 "layernorm.cpp"
+        ReduceSum(part[r], x[r * pitch], reduceTmp_f32, cols);
+#line 367 "layernorm.cpp"
+      }
+    }
+    else {
+#line 49 "ascendc_cases.py"
+      Duplicate(part, static_cast<float>(0), rows);
+#line 373 "layernorm.cpp"
     }
 #line 49 "ascendc_cases.py"
     Add(redAcc, redAcc, part, rows);
-#line 352 "layernorm.cpp"
+#line 377 "layernorm.cpp"
     xQue_.FreeTensor(x);
   }
   __aicore__ inline void Stage2() {
@@ -363,19 +388,19 @@ class KernelLayernorm0Long {
     Div(div, redAcc, divisor, rows);
 #line 50 "ascendc_cases.py"
     Duplicate(redAcc_1, 0.0f, rows);
-#line 367 "layernorm.cpp"
+#line 392 "layernorm.cpp"
   }
   __aicore__ inline void CopyIn3(int64_t row, int64_t c, int32_t len) {
     LocalTensor<float> x = xQue_.AllocTensor<float>();
     if (len * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 374 "layernorm.cpp"
+#line 399 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 379 "layernorm.cpp"
+#line 404 "layernorm.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -397,19 +422,26 @@ class KernelLayernorm0Long {
     for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
       Adds(sub[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
-#line 401 "layernorm.cpp"
+#line 426 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Mul(mul, sub, sub, n);
-#line 405 "layernorm.cpp"
-    for (int32_t r = 0; r < rows; ++r) {
+#line 430 "layernorm.cpp"
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 50 "ascendc_cases.py"
-      ReduceSum(part_1[r], mul[r * pitch], reduceTmp_f32, cols);
-#line 409 "layernorm.cpp"
+        ReduceSum(part_1[r], mul[r * pitch], reduceTmp_f32, cols);
+#line 435 "layernorm.cpp"
+      }
+    }
+    else {
+#line 50 "ascendc_cases.py"
+      Duplicate(part_1, static_cast<float>(0), rows);
+#line 441 "layernorm.cpp"
     }
 #line 50 "ascendc_cases.py"
     Add(redAcc_1, redAcc_1, part_1, rows);
-#line 413 "layernorm.cpp"
+#line 445 "layernorm.cpp"
     xQue_.FreeTensor(x);
   }
   __aicore__ inline void Stage4() {
@@ -427,43 +459,43 @@ class KernelLayernorm0Long {
     Adds(add, div_1, 1e-05f, rows);
 #line 51 "ascendc_cases.py"
     Sqrt(sqrt_1, add, rows);
-#line 431 "layernorm.cpp"
+#line 463 "layernorm.cpp"
   }
   __aicore__ inline void CopyIn5(int64_t row, int64_t c, int32_t len) {
     LocalTensor<float> x = xQue_.AllocTensor<float>();
     if (len * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 438 "layernorm.cpp"
+#line 470 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 443 "layernorm.cpp"
+#line 475 "layernorm.cpp"
     }
     xQue_.EnQue(x);
     LocalTensor<float> gamma = gammaQue_.AllocTensor<float>();
     if (len * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(gamma, gammaGm_[c], static_cast<uint32_t>(len));
-#line 450 "layernorm.cpp"
+#line 482 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(gamma, gammaGm_[c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 455 "layernorm.cpp"
+#line 487 "layernorm.cpp"
     }
     gammaQue_.EnQue(gamma);
     LocalTensor<float> beta = betaQue_.AllocTensor<float>();
     if (len * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(beta, betaGm_[c], static_cast<uint32_t>(len));
-#line 462 "layernorm.cpp"
+#line 494 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(beta, betaGm_[c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 467 "layernorm.cpp"
+#line 499 "layernorm.cpp"
     }
     betaQue_.EnQue(beta);
   }
@@ -490,17 +522,17 @@ class KernelLayernorm0Long {
       Adds(sub_1[r * pitch], x[r * pitch], (-(div.GetValue(r))), cols);
 #line 51 "ascendc_cases.py"
       Duplicate(divisor_2[r * pitch], sqrt_1.GetValue(r), cols);
-#line 494 "layernorm.cpp"
+#line 526 "layernorm.cpp"
     }
 #line 51 "ascendc_cases.py"
     Div(div_2, sub_1, divisor_2, n);
-#line 498 "layernorm.cpp"
+#line 530 "layernorm.cpp"
     for (int32_t r = 0; r < rows; ++r) {
 #line 51 "ascendc_cases.py"
       Mul(mul_1[r * pitch], div_2[r * pitch], gamma, cols);
 #line 51 "ascendc_cases.py"
       Add(out[r * pitch], mul_1[r * pitch], beta, cols);
-#line 504 "layernorm.cpp"
+#line 536 "layernorm.cpp"
     }
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
@@ -512,12 +544,12 @@ class KernelLayernorm0Long {
     if (len * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(outGm_[row * cols_ + c], out, static_cast<uint32_t>(len));
-#line 516 "layernorm.cpp"
+#line 548 "layernorm.cpp"
     }
     else {
 #line 49 "ascendc_cases.py"
       DataCopyPad(outGm_[row * cols_ + c], out, DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0));
-#line 521 "layernorm.cpp"
+#line 553 "layernorm.cpp"
     }
     outQue_.FreeTensor(out);
   }
@@ -583,42 +615,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_1 = 0; j_1 < sub; j_1 += 8) {
 #line 49 "ascendc_cases.py"
       const float x_1 = xGm.GetValue(i0 * x_d1 + j_1);
-#line 587 "layernorm.cpp"
+#line 619 "layernorm.cpp"
       const float add = (acc0 + x_1);
       const int64_t add_1 = (j_1 + 1);
 #line 49 "ascendc_cases.py"
       const float x_2 = xGm.GetValue(i0 * x_d1 + add_1);
-#line 592 "layernorm.cpp"
+#line 624 "layernorm.cpp"
       const float add_2 = (acc1 + x_2);
       const int64_t add_3 = (j_1 + 2);
 #line 49 "ascendc_cases.py"
       const float x_3 = xGm.GetValue(i0 * x_d1 + add_3);
-#line 597 "layernorm.cpp"
+#line 629 "layernorm.cpp"
       const float add_4 = (acc2 + x_3);
       const int64_t add_5 = (j_1 + 3);
 #line 49 "ascendc_cases.py"
       const float x_4 = xGm.GetValue(i0 * x_d1 + add_5);
-#line 602 "layernorm.cpp"
+#line 634 "layernorm.cpp"
       const float add_6 = (acc3 + x_4);
       const int64_t add_7 = (j_1 + 4);
 #line 49 "ascendc_cases.py"
       const float x_5 = xGm.GetValue(i0 * x_d1 + add_7);
-#line 607 "layernorm.cpp"
+#line 639 "layernorm.cpp"
       const float add_8 = (acc4 + x_5);
       const int64_t add_9 = (j_1 + 5);
 #line 49 "ascendc_cases.py"
       const float x_6 = xGm.GetValue(i0 * x_d1 + add_9);
-#line 612 "layernorm.cpp"
+#line 644 "layernorm.cpp"
       const float add_10 = (acc5 + x_6);
       const int64_t add_11 = (j_1 + 6);
 #line 49 "ascendc_cases.py"
       const float x_7 = xGm.GetValue(i0 * x_d1 + add_11);
-#line 617 "layernorm.cpp"
+#line 649 "layernorm.cpp"
       const float add_12 = (acc6 + x_7);
       const int64_t add_13 = (j_1 + 7);
 #line 49 "ascendc_cases.py"
       const float x_8 = xGm.GetValue(i0 * x_d1 + add_13);
-#line 622 "layernorm.cpp"
+#line 654 "layernorm.cpp"
       const float add_14 = (acc7 + x_8);
       acc0 = add;
       acc1 = add_2;
@@ -633,7 +665,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_2 = sub; j_2 < x_d1; j_2 += 1) {
 #line 49 "ascendc_cases.py"
       const float x_9 = xGm.GetValue(i0 * x_d1 + j_2);
-#line 637 "layernorm.cpp"
+#line 669 "layernorm.cpp"
       const float add_15 = (acc0_1 + x_9);
       acc0_1 = add_15;
     }
@@ -646,18 +678,18 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_22 = (add_20 + add_21);
 #line 49 "ascendc_cases.py"
     workGm.SetValue(i0, add_22);
-#line 650 "layernorm.cpp"
+#line 682 "layernorm.cpp"
   }
   const float cast = static_cast<float>(x_d1_1);
   work_1Gm.SetGlobalBuffer((__gm__ float*)work_1, x_d0);
   for (int64_t i0_1 = 0; i0_1 < x_d0; i0_1 += 1) {
 #line 49 "ascendc_cases.py"
     const float x_10 = workGm.GetValue(i0_1);
-#line 657 "layernorm.cpp"
+#line 689 "layernorm.cpp"
     const float div = (x_10 / cast);
 #line 49 "ascendc_cases.py"
     work_1Gm.SetValue(i0_1, div);
-#line 661 "layernorm.cpp"
+#line 693 "layernorm.cpp"
   }
   work_2Gm.SetGlobalBuffer((__gm__ float*)work_2, x_d0 * x_d1);
   // ascendc_cases.py:50
@@ -667,11 +699,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_11 = xGm.GetValue(i0_2 * x_d1 + i1);
 #line 50 "ascendc_cases.py"
       const float x_12 = work_1Gm.GetValue(i0_2);
-#line 671 "layernorm.cpp"
+#line 703 "layernorm.cpp"
       const float sub_1 = (x_11 - x_12);
 #line 50 "ascendc_cases.py"
       work_2Gm.SetValue(i0_2 * x_d1 + i1, sub_1);
-#line 675 "layernorm.cpp"
+#line 707 "layernorm.cpp"
     }
   }
   work_3Gm.SetGlobalBuffer((__gm__ float*)work_3, x_d0 * x_d1);
@@ -681,11 +713,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_13 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
 #line 50 "ascendc_cases.py"
       const float x_14 = work_2Gm.GetValue(i0_3 * x_d1 + i1_1);
-#line 685 "layernorm.cpp"
+#line 717 "layernorm.cpp"
       const float mul = (x_13 * x_14);
 #line 50 "ascendc_cases.py"
       work_3Gm.SetValue(i0_3 * x_d1 + i1_1, mul);
-#line 689 "layernorm.cpp"
+#line 721 "layernorm.cpp"
     }
   }
   work_4Gm.SetGlobalBuffer((__gm__ float*)work_4, x_d0);
@@ -703,42 +735,42 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_3 = 0; j_3 < sub_2; j_3 += 8) {
 #line 50 "ascendc_cases.py"
       const float x_15 = work_3Gm.GetValue(i0_4 * x_d1 + j_3);
-#line 707 "layernorm.cpp"
+#line 739 "layernorm.cpp"
       const float add_23 = (acc0_2 + x_15);
       const int64_t add_24 = (j_3 + 1);
 #line 50 "ascendc_cases.py"
       const float x_16 = work_3Gm.GetValue(i0_4 * x_d1 + add_24);
-#line 712 "layernorm.cpp"
+#line 744 "layernorm.cpp"
       const float add_25 = (acc1_1 + x_16);
       const int64_t add_26 = (j_3 + 2);
 #line 50 "ascendc_cases.py"
       const float x_17 = work_3Gm.GetValue(i0_4 * x_d1 + add_26);
-#line 717 "layernorm.cpp"
+#line 749 "layernorm.cpp"
       const float add_27 = (acc2_1 + x_17);
       const int64_t add_28 = (j_3 + 3);
 #line 50 "ascendc_cases.py"
       const float x_18 = work_3Gm.GetValue(i0_4 * x_d1 + add_28);
-#line 722 "layernorm.cpp"
+#line 754 "layernorm.cpp"
       const float add_29 = (acc3_1 + x_18);
       const int64_t add_30 = (j_3 + 4);
 #line 50 "ascendc_cases.py"
       const float x_19 = work_3Gm.GetValue(i0_4 * x_d1 + add_30);
-#line 727 "layernorm.cpp"
+#line 759 "layernorm.cpp"
       const float add_31 = (acc4_1 + x_19);
       const int64_t add_32 = (j_3 + 5);
 #line 50 "ascendc_cases.py"
       const float x_20 = work_3Gm.GetValue(i0_4 * x_d1 + add_32);
-#line 732 "layernorm.cpp"
+#line 764 "layernorm.cpp"
       const float add_33 = (acc5_1 + x_20);
       const int64_t add_34 = (j_3 + 6);
 #line 50 "ascendc_cases.py"
       const float x_21 = work_3Gm.GetValue(i0_4 * x_d1 + add_34);
-#line 737 "layernorm.cpp"
+#line 769 "layernorm.cpp"
       const float add_35 = (acc6_1 + x_21);
       const int64_t add_36 = (j_3 + 7);
 #line 50 "ascendc_cases.py"
       const float x_22 = work_3Gm.GetValue(i0_4 * x_d1 + add_36);
-#line 742 "layernorm.cpp"
+#line 774 "layernorm.cpp"
       const float add_37 = (acc7_1 + x_22);
       acc0_2 = add_23;
       acc1_1 = add_25;
@@ -753,7 +785,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     for (int64_t j_4 = sub_2; j_4 < x_d1; j_4 += 1) {
 #line 50 "ascendc_cases.py"
       const float x_23 = work_3Gm.GetValue(i0_4 * x_d1 + j_4);
-#line 757 "layernorm.cpp"
+#line 789 "layernorm.cpp"
       const float add_38 = (acc0_3 + x_23);
       acc0_3 = add_38;
     }
@@ -766,38 +798,38 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     const float add_45 = (add_43 + add_44);
 #line 50 "ascendc_cases.py"
     work_4Gm.SetValue(i0_4, add_45);
-#line 770 "layernorm.cpp"
+#line 802 "layernorm.cpp"
   }
   work_5Gm.SetGlobalBuffer((__gm__ float*)work_5, x_d0);
   for (int64_t i0_5 = 0; i0_5 < x_d0; i0_5 += 1) {
 #line 50 "ascendc_cases.py"
     const float x_24 = work_4Gm.GetValue(i0_5);
-#line 776 "layernorm.cpp"
+#line 808 "layernorm.cpp"
     const float div_1 = (x_24 / cast);
 #line 50 "ascendc_cases.py"
     work_5Gm.SetValue(i0_5, div_1);
-#line 780 "layernorm.cpp"
+#line 812 "layernorm.cpp"
   }
   work_6Gm.SetGlobalBuffer((__gm__ float*)work_6, x_d0);
   // ascendc_cases.py:51
   for (int64_t i0_6 = 0; i0_6 < x_d0; i0_6 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_25 = work_5Gm.GetValue(i0_6);
-#line 787 "layernorm.cpp"
+#line 819 "layernorm.cpp"
     const float add_46 = (x_25 + 1e-05f);
 #line 51 "ascendc_cases.py"
     work_6Gm.SetValue(i0_6, add_46);
-#line 791 "layernorm.cpp"
+#line 823 "layernorm.cpp"
   }
   work_7Gm.SetGlobalBuffer((__gm__ float*)work_7, x_d0);
   for (int64_t i0_7 = 0; i0_7 < x_d0; i0_7 += 1) {
 #line 51 "ascendc_cases.py"
     const float x_26 = work_6Gm.GetValue(i0_7);
-#line 797 "layernorm.cpp"
+#line 829 "layernorm.cpp"
     const float sqrt_1 = static_cast<float>(PyascSqrtF(static_cast<float>(x_26)));
 #line 51 "ascendc_cases.py"
     work_7Gm.SetValue(i0_7, sqrt_1);
-#line 801 "layernorm.cpp"
+#line 833 "layernorm.cpp"
   }
   work_8Gm.SetGlobalBuffer((__gm__ float*)work_8, x_d0 * x_d1);
   for (int64_t i0_8 = 0; i0_8 < x_d0; i0_8 += 1) {
@@ -806,11 +838,11 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const float x_27 = work_2Gm.GetValue(i0_8 * x_d1 + i1_2);
 #line 51 "ascendc_cases.py"
       const float x_28 = work_7Gm.GetValue(i0_8);
-#line 810 "layernorm.cpp"
+#line 842 "layernorm.cpp"
       const float div_2 = (x_27 / x_28);
 #line 51 "ascendc_cases.py"
       work_8Gm.SetValue(i0_8 * x_d1 + i1_2, div_2);
-#line 814 "layernorm.cpp"
+#line 846 "layernorm.cpp"
     }
   }
   const bool cmp = (x_d1 == 1);
@@ -831,7 +863,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     status_1Gm.SetValue(GetBlockIdx() * 8 + 2, static_cast<int64_t>(x_d1));
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx() * 8 + 3, static_cast<int64_t>(gamma_d0));
-#line 835 "layernorm.cpp"
+#line 867 "layernorm.cpp"
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
@@ -841,15 +873,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_1 = (cmp ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_29 = work_8Gm.GetValue(i0_9 * x_d1 + select_1);
-#line 845 "layernorm.cpp"
+#line 877 "layernorm.cpp"
       const int64_t select_2 = (cmp_2 ? 0 : i1_3);
 #line 51 "ascendc_cases.py"
       const float x_30 = gammaGm.GetValue(select_2);
-#line 849 "layernorm.cpp"
+#line 881 "layernorm.cpp"
       const float mul_1 = (x_29 * x_30);
 #line 51 "ascendc_cases.py"
       work_9Gm.SetValue(i0_9 * select + i1_3, mul_1);
-#line 853 "layernorm.cpp"
+#line 885 "layernorm.cpp"
     }
   }
   const bool cmp_4 = (select == 1);
@@ -870,7 +902,7 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
     status_1Gm.SetValue(GetBlockIdx() * 8 + 2, static_cast<int64_t>(select));
 #line 51 "ascendc_cases.py"
     status_1Gm.SetValue(GetBlockIdx() * 8 + 3, static_cast<int64_t>(beta_d0));
-#line 874 "layernorm.cpp"
+#line 906 "layernorm.cpp"
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
     return;
   }
@@ -880,15 +912,15 @@ extern "C" __global__ __aicore__ void layernorm_1(GM_ADDR x, GM_ADDR gamma, GM_A
       const int64_t select_4 = (cmp_4 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_31 = work_9Gm.GetValue(i0_10 * select + select_4);
-#line 884 "layernorm.cpp"
+#line 916 "layernorm.cpp"
       const int64_t select_5 = (cmp_6 ? 0 : i1_4);
 #line 51 "ascendc_cases.py"
       const float x_32 = betaGm.GetValue(select_5);
-#line 888 "layernorm.cpp"
+#line 920 "layernorm.cpp"
       const float add_47 = (x_31 + x_32);
 #line 51 "ascendc_cases.py"
       out0Gm.SetValue(i0_10 * select_3 + i1_4, add_47);
-#line 892 "layernorm.cpp"
+#line 924 "layernorm.cpp"
     }
   }
   DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache

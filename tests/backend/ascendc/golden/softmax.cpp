@@ -18,7 +18,7 @@ class KernelSoftmax0 {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR out, int64_t rows, int64_t cols, int64_t rowsPerBlock) {
     cols_ = cols;
-    pitch_ = (cols + 7) / 8 * 8;  // UB row stride: whole 32-byte blocks
+    pitch_ = cols > 0 ? (cols + 7) / 8 * 8 : 8;  // UB row stride: whole 32-byte blocks
     tileRows_ = TILE / pitch_ < MAX_TILE_ROWS ? TILE / pitch_ : MAX_TILE_ROWS;
     const int64_t first = GetBlockIdx() * rowsPerBlock;
     blockRows_ = rows - first < rowsPerBlock ? rows - first : rowsPerBlock;
@@ -49,15 +49,17 @@ class KernelSoftmax0 {
   static constexpr int32_t REDUCE_TMP = 280;  // ReduceMax docs formula
   __aicore__ inline void CopyIn(int64_t row, int32_t rows) {
     LocalTensor<float> x = xQue_.AllocTensor<float>();
-    if (pitch_ == cols_) {
+    if (cols_ > 0) {
+      if (pitch_ == cols_) {
 #line 44 "ascendc_cases.py"
-      DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
-#line 56 "softmax.cpp"
-    }
-    else {
+        DataCopy(x, xGm_[row * cols_], static_cast<uint32_t>(rows * cols_));
+#line 57 "softmax.cpp"
+      }
+      else {
 #line 44 "ascendc_cases.py"
-      DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 61 "softmax.cpp"
+        DataCopyPad(x, xGm_[row * cols_], PyascRows<float>(rows, cols_, pitch_, false), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 62 "softmax.cpp"
+      }
     }
     xQue_.EnQue(x);
   }
@@ -74,51 +76,67 @@ class KernelSoftmax0 {
     LocalTensor<float> divisor = tmpTile0_.Get<float>();
     LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
     // ascendc_cases.py:43
-    for (int32_t r = 0; r < rows; ++r) {
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 43 "ascendc_cases.py"
-      ReduceMax(max_1[r], x[r * pitch], reduceTmp_f32, cols);
-#line 81 "softmax.cpp"
+        ReduceMax(max_1[r], x[r * pitch], reduceTmp_f32, cols);
+#line 84 "softmax.cpp"
+      }
+    }
+    else {
+#line 43 "ascendc_cases.py"
+      Duplicate(max_1, static_cast<float>(0), rows);
+#line 90 "softmax.cpp"
     }
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 43 "ascendc_cases.py"
       Adds(sub[r * pitch], x[r * pitch], (-(max_1.GetValue(r))), cols);
-#line 88 "softmax.cpp"
+#line 97 "softmax.cpp"
     }
 #line 43 "ascendc_cases.py"
     Exp(exp_1, sub, n);
-#line 92 "softmax.cpp"
+#line 101 "softmax.cpp"
     // ascendc_cases.py:44
-    for (int32_t r = 0; r < rows; ++r) {
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 44 "ascendc_cases.py"
-      ReduceSum(sum[r], exp_1[r * pitch], reduceTmp_f32, cols);
-#line 97 "softmax.cpp"
+        ReduceSum(sum[r], exp_1[r * pitch], reduceTmp_f32, cols);
+#line 107 "softmax.cpp"
+      }
+    }
+    else {
+#line 44 "ascendc_cases.py"
+      Duplicate(sum, static_cast<float>(0), rows);
+#line 113 "softmax.cpp"
     }
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 44 "ascendc_cases.py"
       Duplicate(divisor[r * pitch], sum.GetValue(r), cols);
-#line 104 "softmax.cpp"
+#line 120 "softmax.cpp"
     }
 #line 44 "ascendc_cases.py"
     Div(out, exp_1, divisor, n);
-#line 108 "softmax.cpp"
+#line 124 "softmax.cpp"
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
   }
   __aicore__ inline void CopyOut(int64_t row, int32_t rows) {
     LocalTensor<float> out = outQue_.DeQue<float>();
-    if (pitch_ == cols_) {
+    if (cols_ > 0) {
+      if (pitch_ == cols_) {
 #line 44 "ascendc_cases.py"
-      DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
-#line 117 "softmax.cpp"
-    }
-    else {
+        DataCopy(outGm_[row * cols_], out, static_cast<uint32_t>(rows * cols_));
+#line 134 "softmax.cpp"
+      }
+      else {
 #line 44 "ascendc_cases.py"
-      DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
-#line 122 "softmax.cpp"
+        DataCopyPad(outGm_[row * cols_], out, PyascRows<float>(rows, cols_, pitch_, true));
+#line 139 "softmax.cpp"
+      }
     }
     outQue_.FreeTensor(out);
   }
@@ -150,7 +168,7 @@ class KernelSoftmax0Long {
     xGm_.SetGlobalBuffer((__gm__ float*)x + first * cols, blockRows_ * cols);
 #line 44 "ascendc_cases.py"
     outGm_.SetGlobalBuffer((__gm__ float*)out + first * cols, blockRows_ * cols);
-#line 154 "softmax.cpp"
+#line 172 "softmax.cpp"
     pipe_.InitBuffer(xQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(outQue_, 2, TILE * sizeof(float));
     pipe_.InitBuffer(tmpCol0_, COL_CAP * sizeof(float));
@@ -191,19 +209,19 @@ class KernelSoftmax0Long {
     Duplicate(redAcc, -__builtin_inff(), rows);
 #line 44 "ascendc_cases.py"
     Duplicate(redAcc_1, 0.0f, rows);
-#line 195 "softmax.cpp"
+#line 213 "softmax.cpp"
   }
   __aicore__ inline void CopyIn1(int64_t row, int64_t c, int32_t len) {
     LocalTensor<float> x = xQue_.AllocTensor<float>();
     if (len * sizeof(float) % 32 == 0) {
 #line 44 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 202 "softmax.cpp"
+#line 220 "softmax.cpp"
     }
     else {
 #line 44 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 207 "softmax.cpp"
+#line 225 "softmax.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -224,29 +242,43 @@ class KernelSoftmax0Long {
     LocalTensor<float> rescale = tmpCol4_.Get<float>();
     LocalTensor<float> reduceTmp_f32 = reduceTmpBuf_.Get<float>();
     // ascendc_cases.py:43
-    for (int32_t r = 0; r < rows; ++r) {
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 43 "ascendc_cases.py"
-      ReduceMax(part[r], x[r * pitch], reduceTmp_f32, cols);
-#line 231 "softmax.cpp"
+        ReduceMax(part[r], x[r * pitch], reduceTmp_f32, cols);
+#line 250 "softmax.cpp"
+      }
+    }
+    else {
+#line 43 "ascendc_cases.py"
+      Duplicate(part, static_cast<float>(0), rows);
+#line 256 "softmax.cpp"
     }
 #line 43 "ascendc_cases.py"
     Max(mNew, redAcc, part, rows);
-#line 235 "softmax.cpp"
+#line 260 "softmax.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     for (int32_t r = 0; r < rows; ++r) {
 #line 43 "ascendc_cases.py"
       Adds(sub[r * pitch], x[r * pitch], (-(mNew.GetValue(r))), cols);
-#line 241 "softmax.cpp"
+#line 266 "softmax.cpp"
     }
 #line 43 "ascendc_cases.py"
     Exp(exp_1, sub, n);
-#line 245 "softmax.cpp"
+#line 270 "softmax.cpp"
     // ascendc_cases.py:44
-    for (int32_t r = 0; r < rows; ++r) {
+    if (cols > 0) {
+      for (int32_t r = 0; r < rows; ++r) {
 #line 44 "ascendc_cases.py"
-      ReduceSum(part_1[r], exp_1[r * pitch], reduceTmp_f32, cols);
-#line 250 "softmax.cpp"
+        ReduceSum(part_1[r], exp_1[r * pitch], reduceTmp_f32, cols);
+#line 276 "softmax.cpp"
+      }
+    }
+    else {
+#line 44 "ascendc_cases.py"
+      Duplicate(part_1, static_cast<float>(0), rows);
+#line 282 "softmax.cpp"
     }
 #line 44 "ascendc_cases.py"
     Sub(shift, redAcc, mNew, rows);
@@ -258,7 +290,7 @@ class KernelSoftmax0Long {
     Add(redAcc_1, redAcc_1, part_1, rows);
 #line 44 "ascendc_cases.py"
     Max(redAcc, redAcc, mNew, rows);
-#line 262 "softmax.cpp"
+#line 294 "softmax.cpp"
     xQue_.FreeTensor(x);
   }
   __aicore__ inline void CopyIn3(int64_t row, int64_t c, int32_t len) {
@@ -266,12 +298,12 @@ class KernelSoftmax0Long {
     if (len * sizeof(float) % 32 == 0) {
 #line 44 "ascendc_cases.py"
       DataCopy(x, xGm_[row * cols_ + c], static_cast<uint32_t>(len));
-#line 270 "softmax.cpp"
+#line 302 "softmax.cpp"
     }
     else {
 #line 44 "ascendc_cases.py"
       DataCopyPad(x, xGm_[row * cols_ + c], DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 275 "softmax.cpp"
+#line 307 "softmax.cpp"
     }
     xQue_.EnQue(x);
   }
@@ -293,22 +325,22 @@ class KernelSoftmax0Long {
     for (int32_t r = 0; r < rows; ++r) {
 #line 43 "ascendc_cases.py"
       Adds(sub_1[r * pitch], x[r * pitch], (-(redAcc.GetValue(r))), cols);
-#line 297 "softmax.cpp"
+#line 329 "softmax.cpp"
     }
 #line 43 "ascendc_cases.py"
     Exp(exp_2, sub_1, n);
-#line 301 "softmax.cpp"
+#line 333 "softmax.cpp"
     SetFlag<HardEvent::V_S>(EVENT_ID0);
     WaitFlag<HardEvent::V_S>(EVENT_ID0);
     // ascendc_cases.py:44
     for (int32_t r = 0; r < rows; ++r) {
 #line 44 "ascendc_cases.py"
       Duplicate(divisor[r * pitch], redAcc_1.GetValue(r), cols);
-#line 308 "softmax.cpp"
+#line 340 "softmax.cpp"
     }
 #line 44 "ascendc_cases.py"
     Div(out, exp_2, divisor, n);
-#line 312 "softmax.cpp"
+#line 344 "softmax.cpp"
     outQue_.EnQue(out);
     xQue_.FreeTensor(x);
   }
@@ -317,12 +349,12 @@ class KernelSoftmax0Long {
     if (len * sizeof(float) % 32 == 0) {
 #line 44 "ascendc_cases.py"
       DataCopy(outGm_[row * cols_ + c], out, static_cast<uint32_t>(len));
-#line 321 "softmax.cpp"
+#line 353 "softmax.cpp"
     }
     else {
 #line 44 "ascendc_cases.py"
       DataCopyPad(outGm_[row * cols_ + c], out, DataCopyExtParams(1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0));
-#line 326 "softmax.cpp"
+#line 358 "softmax.cpp"
     }
     outQue_.FreeTensor(out);
   }
