@@ -16,12 +16,21 @@ from __future__ import annotations
 from types import ModuleType
 
 from pyasc.frontend import exprs, flow, numpy_registry, raising, stmts
-from pyasc.frontend.npfuncs import creation, linalg, reductions, shapes, sorting, ufuncs
+from pyasc.frontend.npfuncs import (
+    arrange,
+    creation,
+    linalg,
+    reductions,
+    shapes,
+    sorting,
+    ufuncs,
+)
 
 SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 """Rules by AST node class: expressions, simple statements, control flow, ``raise``."""
 
-NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting)
+NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
+                                       arrange)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()

@@ -242,3 +242,47 @@ def fill(lw, x, value, /):
     t = x.type.element
     lw.em.write(lw.em.cast(s if isinstance(s, Scalar) else lw.em.scalar(s, t), t), x)
 
+
+
+@register("linspace")
+def linspace(lw, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """`num` (static) evenly spaced scalars from `start` to `stop`, numpy's arithmetic"""
+    from pyasc.frontend.elementwise import apply_ufunc
+
+    em, n = lw.em, lw.static(num, "num")
+    ends = [em.operand(v) for v in (start, stop)]
+    if any(isinstance(v, Tensor) for v in ends) or isinstance(n, bool) or \
+            not isinstance(n, int | np.integer) or n < 0:
+        raise TypeMismatchError("np.linspace needs scalar start and stop and a "
+                                "non-negative integer num known at compile time")
+    t, _ = result_type(ends)
+    t = t if t.is_float else f64  # numpy's ensure_inexact
+    a, b = (em.cast(v if isinstance(v, Scalar) else em.scalar(v, t), t) for v in ends)
+    div = n - 1 if lw.static(endpoint, "endpoint") else n
+    y = em.constant_array(np.arange(n, dtype=t.to_numpy()))
+    delta = apply_ufunc(em, "subtract", [b, a])
+    step: object = float("nan")
+    if div > 0:
+        step = apply_ufunc(em, "true_divide", [delta, div])
+        scaled = apply_ufunc(em, "multiply", [apply_ufunc(em, "true_divide", [y, div]),
+                                              delta])
+        y = call_where(lw, apply_ufunc(em, "equal", [step, 0]), scaled,
+                       apply_ufunc(em, "multiply", [y, step]))
+    else:
+        y = apply_ufunc(em, "multiply", [y, delta])
+    y = apply_ufunc(em, "add", [y, a])
+    if div == n - 1 and n > 1:  # endpoint: the last value is `stop` exactly
+        y = call_where(lw, em.constant_array(np.arange(n) == n - 1), b, y)
+    out_t = as_dtype(lw, dtype) or t
+    if out_t.is_int:
+        y = apply_ufunc(em, "floor", [y])
+    y = em.cast(y, out_t)  # type: ignore[arg-type]
+    if lw.static(axis, "axis") not in (0, -1):
+        raise TypeMismatchError("np.linspace of scalars has one axis: axis must be 0")
+    return (y, step) if lw.static(retstep, "retstep") else y
+
+
+def call_where(lw, cond: object, x: object, y: object) -> object:
+    from pyasc.frontend.numpy_registry import call_numpy
+
+    return call_numpy(lw, "where", [cond, x, y], {})
