@@ -113,6 +113,8 @@ def _imported_function(value: object) -> NumpyFunction | None:
         return None
     if getattr(np, name, None) is value and find(name) is not None:
         return NumpyFunction(name)
+    if getattr(np.linalg, name, None) is value and find(f"linalg.{name}") is not None:
+        return NumpyFunction(f"linalg.{name}")
     if getattr(math, name, None) is value and find(f"math.{name}") is not None:
         return NumpyFunction(f"math.{name}")
     return None
@@ -122,6 +124,8 @@ def get_attribute(lw, obj: object, attr: str, node: ast.AST) -> object:
     """``obj.attr`` at compile time (``node``: the attribute expression)."""
     if obj is np:
         return _numpy_attribute(attr)
+    if obj is np.linalg:
+        return _submodule_attribute("linalg", attr)
     if obj is math:
         return _math_attribute(attr)
     if isinstance(obj, types.ModuleType):
@@ -135,6 +139,8 @@ def get_attribute(lw, obj: object, attr: str, node: ast.AST) -> object:
         if entry.kind == "attribute":
             return entry.handler(lw, obj)
         return BoundMethod(obj, attr)
+    if isinstance(obj, NumpyFunction) and find(f"{obj.name}.{attr}") is not None:
+        return NumpyFunction(f"{obj.name}.{attr}")  # a ufunc method: np.add.at
     if isinstance(obj, NumpyFunction):
         raise UnsupportedNumpyError(f"{_spelled(obj.name)}.{attr} is not supported",
                                     hint=_UFUNC_METHOD_HINTS.get(attr, "call the function "
@@ -184,6 +190,8 @@ def _numpy_attribute(attr: str) -> object:
     value = getattr(np, attr, None)
     if attr == "newaxis":
         return None
+    if attr == "linalg":
+        return np.linalg
     if isinstance(value, type) and issubclass(value, np.generic):
         return value  # a scalar type: a dtype, and callable as a conversion
     if find(attr) is not None:
@@ -191,6 +199,13 @@ def _numpy_attribute(attr: str) -> object:
     if isinstance(value, float | int) and not isinstance(value, bool):
         return value
     raise UnsupportedNumpyError(f"np.{attr} is not supported")
+
+
+def _submodule_attribute(module: str, attr: str) -> object:
+    """``np.linalg.norm``: the registry entry ``linalg.norm``."""
+    if find(f"{module}.{attr}") is not None:
+        return NumpyFunction(f"{module}.{attr}")
+    raise UnsupportedNumpyError(f"np.{module}.{attr} is not supported")
 
 
 def _math_attribute(attr: str) -> object:

@@ -19,7 +19,9 @@ from pyasc.frontend import exprs, flow, numpy_registry, raising, stmts
 from pyasc.frontend.npfuncs import (
     arrange,
     creation,
+    indices,
     linalg,
+    nanfuncs,
     reductions,
     shapes,
     sorting,
@@ -30,7 +32,7 @@ SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 """Rules by AST node class: expressions, simple statements, control flow, ``raise``."""
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
-                                       arrange)
+                                       arrange, nanfuncs, indices)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()

@@ -1,4 +1,4 @@
-"""Products: ``matmul`` (and ``@``), ``dot`` and ``outer``.
+"""Products: ``matmul`` (and ``@``), ``dot`` and ``outer``; ``linalg.norm``.
 
 Operands are promoted to their common dtype (``np.result_type``) before
 ``tensor.matmul``; shapes are checked at compile time (E50002 when the contracted
@@ -7,21 +7,27 @@ operand are ``matmul``; for N-D arrays it sums over the last axis of ``a`` and t
 second-to-last of ``b`` (``dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])``),
 computed as one 2-D ``matmul`` of ``a`` reshaped to ``(-1, K)`` and ``b`` with its
 contracted axis moved first and reshaped to ``(K, -1)``.
+
+``np.linalg.norm`` is numpy's own composition of these and the reductions (the default
+norm of a whole array is ``sqrt(dot(x, x))`` of the flattened array, as numpy computes
+it); the matrix norms that need singular values (``ord=2, -2, 'nuc'``) are refused.
 """
 
 from __future__ import annotations
 
-from pyasc.errors import ShapeInferenceError, TypeMismatchError
+import math
+
+from pyasc.errors import ArgumentError, ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import apply_ufunc, broadcast_dims
-from pyasc.frontend.npfuncs.common import array_arg, finish
+from pyasc.frontend.npfuncs.common import array_arg, finish, normalize_axis, static_int
 from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.promotion import result_type
 from pyasc.frontend.slicing import transpose_view
 from pyasc.frontend.values import Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import tensor
 from pyasc.ir.ops.tensor import matmul_shape
-from pyasc.ir.types import TensorType
+from pyasc.ir.types import TensorType, f64
 
 
 def _matmul_dims(em, a: Tensor, b: Tensor) -> tuple[Dim, ...]:
@@ -102,3 +108,81 @@ def outer(lw, a, b, out=None):
     row = lw.em.reshape(lw.em.value(y), (1, *dy))  # type: ignore[arg-type]
     return finish(lw, apply_ufunc(lw.em, "multiply", [col, row]), out, "outer")
 
+
+
+def _abs(lw, x: Tensor) -> object:
+    return apply_ufunc(lw.em, "absolute", [x])
+
+
+def _vector_norm(lw, x: Tensor, o: object, axis: int, keep: bool) -> object:
+    kw = {"axis": axis, "keepdims": keep}
+    if o in (None, 2):
+        return apply_ufunc(lw.em, "sqrt", [call_numpy(
+            lw, "sum", [apply_ufunc(lw.em, "multiply", [x, x])], kw)])
+    if o == math.inf:
+        return call_numpy(lw, "max", [_abs(lw, x)], kw)
+    if o == -math.inf:
+        return call_numpy(lw, "min", [_abs(lw, x)], kw)
+    if o == 0:
+        nonzero = lw.em.cast(array_arg(lw, apply_ufunc(lw.em, "not_equal", [x, 0])),
+                             x.type.element)
+        return call_numpy(lw, "sum", [nonzero], kw)
+    if o == 1:
+        return call_numpy(lw, "sum", [_abs(lw, x)], kw)
+    if isinstance(o, str):
+        raise ArgumentError(f"Invalid norm order '{o}' for vectors")
+    t = x.type.element
+    total = call_numpy(lw, "sum", [apply_ufunc(lw.em, "power", [_abs(lw, x),
+                                                                lw.em.scalar(o, t)])], kw)
+    return apply_ufunc(lw.em, "power", [total, lw.em.scalar(1.0 / o, t)])
+
+
+_MATRIX = {1: ("max", 0), math.inf: ("max", 1), -1: ("min", 0), -math.inf: ("min", 1)}
+"""Matrix norms: the extreme (over the other axis) of absolute sums over an axis."""
+
+
+def _matrix_norm(lw, x: Tensor, o: object, axes: tuple[int, int], keep: bool) -> object:
+    if o in (None, "fro", "f"):
+        ret = apply_ufunc(lw.em, "sqrt", [call_numpy(
+            lw, "sum", [apply_ufunc(lw.em, "multiply", [x, x])], {"axis": axes})])
+    elif o in _MATRIX:
+        extreme, summed = _MATRIX[o]
+        sums = call_numpy(lw, "sum", [_abs(lw, x)], {"axis": axes[summed]})
+        other = axes[1 - summed] - (axes[1 - summed] > axes[summed])
+        ret = call_numpy(lw, extreme, [sums], {"axis": other})
+    elif o in (2, -2, "nuc"):
+        raise UnsupportedNumpyError(f"np.linalg.norm(ord={o!r}) of a matrix needs its "
+                                    "singular values (an SVD), which pyasc does not compute",
+                                    hint="ord=None ('fro'), 1, -1, inf or -inf")
+    else:
+        raise ArgumentError("Invalid norm order for matrices.")
+    if keep:
+        dims = [1 if a in axes else d for a, d in enumerate(lw.em.dims(x))]
+        ret = lw.em.reshape(array_arg(lw, ret), dims)
+    return ret
+
+
+@register("linalg.norm")
+def norm(lw, x, ord=None, axis=None, keepdims=False):
+    """vector norms (ord None/2, 1, inf, -inf, 0, p) and matrix norms (None/'fro', 1,
+    inf, -1, -inf) over `axis`, with `keepdims`"""
+    v = array_arg(lw, x)
+    if not v.type.element.is_float:
+        v = lw.em.cast(v, f64)  # type: ignore[assignment]
+    o, keep, rank = lw.static(ord, "ord"), bool(lw.static(keepdims, "keepdims")), v.type.rank
+    if axis is None:
+        if o is None or (o in ("f", "fro") and rank == 2) or (o == 2 and rank == 1):
+            flat = call_numpy(lw, "ravel", [v], {})
+            ret = apply_ufunc(lw.em, "sqrt", [dot(lw, flat, flat)])
+            return lw.em.reshape(array_arg(lw, ret), [1] * rank) if keep else ret
+        axes = tuple(range(rank))
+    else:
+        items = lw.static(axis, "axis")
+        items = items if isinstance(items, tuple) else (items,)
+        axes = tuple(normalize_axis(static_int(lw, a, "axis"), rank) for a in items)
+    if len(axes) == 1:
+        return _vector_norm(lw, v, o, axes[0], keep)
+    if len(axes) == 2 and axes[0] != axes[1]:
+        return _matrix_norm(lw, v, o, axes, keep)  # type: ignore[arg-type]
+    raise ShapeInferenceError("Improper number of dimensions to norm." if len(axes) != 2
+                              else "Duplicate axes given.")
