@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import math
 
-from pyasc.errors import ArgumentError, ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.errors import (
+    ArgumentError,
+    ShapeInferenceError,
+    TypeMismatchError,
+    UnsupportedNumpyError,
+)
 from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import apply_ufunc, broadcast_dims
 from pyasc.frontend.npfuncs.common import array_arg, finish, normalize_axis, static_int
