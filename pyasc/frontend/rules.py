@@ -19,6 +19,7 @@ from pyasc.frontend import exprs, flow, numpy_registry, raising, stmts
 from pyasc.frontend.npfuncs import (
     arrange,
     creation,
+    einsum,
     indices,
     linalg,
     nanfuncs,
@@ -32,7 +33,7 @@ SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 """Rules by AST node class: expressions, simple statements, control flow, ``raise``."""
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
-                                       arrange, nanfuncs, indices)
+                                       arrange, nanfuncs, indices, einsum)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()
