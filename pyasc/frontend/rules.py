@@ -26,6 +26,7 @@ from pyasc.frontend.npfuncs import (
     reductions,
     shapes,
     sorting,
+    statistics,
     ufuncs,
 )
 
@@ -33,7 +34,8 @@ SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 """Rules by AST node class: expressions, simple statements, control flow, ``raise``."""
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
-                                       arrange, nanfuncs, indices, einsum)
+                                       arrange, nanfuncs, indices, einsum,
+                                       statistics)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()
