@@ -124,7 +124,7 @@ def _inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, obje
         child.scope[name] = lw.lookup(name, node)
     for name, value in bound.arguments.items():
         if isinstance(value, Tensor) and name in child.storage:
-            value = _make_writable(lw, value)
+            value = make_writable(lw, value)
         child.scope[name] = value
     lw.unit.stack.append(hf)
     lw.unit.sites.append((lw, node))
@@ -135,7 +135,7 @@ def _inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, obje
         lw.unit.sites.pop()
 
 
-def _make_writable(lw: Lowering, value: Tensor) -> Buffer:
+def make_writable(lw: Lowering, value: Tensor) -> Buffer:
     """A callee writes into an array the caller holds as a value: give the array a
     buffer and rebind every caller name holding it, so they all see the writes (they
     are one numpy object)."""

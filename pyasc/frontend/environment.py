@@ -154,8 +154,9 @@ def get_attribute(lw, obj: object, attr: str, node: ast.AST) -> object:
 
 
 _UFUNC_METHOD_HINTS = {
-    "at": "write the scatter as a loop, which adds repeated indices each time as "
-          "np.add.at does: for k in range(len(idx)): x[idx[k]] += v[k]",
+    "at": "np.add, subtract, multiply, maximum and minimum have .at; for another "
+          "ufunc write the loop, which applies it at repeated indices each time as .at "
+          "does: for k in range(len(idx)): x[idx[k]] = f(x[idx[k]], v[k])",
     "reduce": "use the reduction function: np.sum, np.prod, np.max, np.min, np.all, np.any",
     "accumulate": "use np.cumsum, or a loop",
     "outer": "broadcast: a[:, None] * b",

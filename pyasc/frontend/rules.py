@@ -17,6 +17,7 @@ from types import ModuleType
 
 from pyasc.frontend import exprs, flow, numpy_registry, raising, stmts
 from pyasc.frontend.npfuncs import (
+    accumulate,
     arrange,
     creation,
     einsum,
@@ -35,7 +36,7 @@ SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
                                        arrange, nanfuncs, indices, einsum,
-                                       statistics)
+                                       statistics, accumulate)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()
