@@ -24,6 +24,7 @@ from pyasc.frontend.lowering import RET, RV, Lowering
 from pyasc.frontend.numpy_registry import call_method, call_numpy
 from pyasc.frontend.plainfuncs import PlainFunction, library_of
 from pyasc.frontend.pybuiltins import BUILTIN_CALLS
+from pyasc.frontend.sequences import LIST_METHODS
 from pyasc.frontend.values import BoundMethod, Buffer, NumpyFunction, Tensor
 
 
@@ -48,6 +49,8 @@ def _dispatch(lw: Lowering, callee: object, args: list[object], kwargs: dict[str
               node: ast.Call) -> object:
     if isinstance(callee, NumpyFunction):
         return call_numpy(lw, callee.name, args, kwargs)
+    if isinstance(callee, BoundMethod) and isinstance(callee.obj, list):
+        return LIST_METHODS[callee.name](lw, callee.obj, *args, **kwargs)
     if isinstance(callee, BoundMethod):
         return call_method(lw, callee.obj, callee.name, args, kwargs)
     if isinstance(callee, Callee):

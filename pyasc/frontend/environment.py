@@ -145,6 +145,8 @@ def get_attribute(lw, obj: object, attr: str, node: ast.AST) -> object:
         raise UnsupportedNumpyError(f"{_spelled(obj.name)}.{attr} is not supported",
                                     hint=_UFUNC_METHOD_HINTS.get(attr, "call the function "
                                                                  "itself"))
+    if isinstance(obj, list) and attr in ("append", "extend"):
+        return BoundMethod(obj, attr)  # called through sequences.LIST_METHODS
     if isinstance(obj, np.dtype) and attr in ("itemsize", "kind", "name", "char", "type"):
         return getattr(obj, attr)
     if isinstance(obj, np.finfo | np.iinfo) and attr in _INFO_ATTRIBUTES:

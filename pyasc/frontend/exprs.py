@@ -13,10 +13,11 @@ import ast
 import operator
 
 from pyasc.errors import TypeMismatchError, UnsupportedSyntaxError
-from pyasc.frontend import calls
+from pyasc.frontend import calls, sequences
 from pyasc.frontend.control import select_value
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.indexing import load_subscript
+from pyasc.frontend.iteration import iteration
 from pyasc.frontend.lowering import Lowering, expr_rule
 from pyasc.frontend.operators import binary
 from pyasc.frontend.plainfuncs import lambda_def, local_function
@@ -212,7 +213,24 @@ def lower_display(lw: Lowering, node: ast.Tuple | ast.List) -> object:
             items.extend(calls.starred_items(lw, elt))
         else:
             items.append(lw.expr(elt))
-    return tuple(items) if isinstance(node, ast.Tuple) else items
+    return tuple(items) if isinstance(node, ast.Tuple) else sequences.record(lw, items)
+
+
+@expr_rule(ast.ListComp)
+def lower_list_comprehension(lw: Lowering, node: ast.ListComp) -> list:
+    """``[f(x, k) for k in range(3)]`` over a compile-time range or sequence."""
+    return sequences.comprehension(lw, node, lambda value: static_items(lw, value))
+
+
+def static_items(lw: Lowering, value: object) -> list | None:
+    """The items of an iterable known at compile time, else None."""
+    it = iteration(lw, value)
+    if isinstance(it, list):
+        return it
+    rng, item = it
+    if not all(isinstance(b, int) for b in (rng.start, rng.stop, rng.step)):
+        return None
+    return [item(k) for k in range(rng.start, rng.stop, rng.step)]
 
 
 @expr_rule(ast.Slice)

@@ -56,6 +56,7 @@ from pyasc.frontend.merge import (
     rebuild,
 )
 from pyasc.frontend.names import assigned_before_jumps, jumps
+from pyasc.frontend.sequences import unrolled
 from pyasc.frontend.truth import condition, logical_not
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, Undefined
 from pyasc.ir.core import Block, Region, Value
@@ -113,7 +114,10 @@ def lower_for(lw: Lowering, node: ast.For) -> None:
         return
     rng, item = it
     bind = _binder(lw, node.target, item)
-    if jumps(node.body):
+    values = unrolled(lw, node, rng)  # a loop growing a list or indexing one of arrays
+    if values is not None:
+        _unroll(lw, node, values, bind)
+    elif jumps(node.body):
         _for_as_while(lw, node, rng, bind)
     else:
         _counted_for(lw, node, rng, bind)

@@ -34,6 +34,7 @@ from pyasc.frontend.names import Loads, local_names, storage_names
 from pyasc.frontend.source import SourceInfo
 from pyasc.frontend.values import Buffer, Scalar, Tensor, Undefined
 from pyasc.ir.core import BlockArgument, OpResult, Value
+from pyasc.ir.types import ScalarType
 
 EXPR_RULES: dict[type, Callable[[Lowering, Any], object]] = {}
 STMT_RULES: dict[type, Callable[[Lowering, Any], None]] = {}
@@ -93,6 +94,8 @@ class CompileUnit:
     callees: dict[object, str] = field(default_factory=dict)
     # the callee of each undecorated function called (its source parsed once)
     plain: dict[object, Any] = field(default_factory=dict)
+    # the lists made by a display and the block each may grow in (``sequences``)
+    list_homes: dict[int, tuple[list, Any]] = field(default_factory=dict)
     counter: int = 0
 
     def fresh(self, stem: str) -> str:
@@ -109,7 +112,10 @@ class CompileUnit:
         seen.add(id(v))
         if isinstance(v, BlockArgument):
             idx = self.param_index.get(v)
-            return None if idx is None else frozenset({idx})
+            # only a scalar argument can be specialized by value: an array's run-time
+            # size (dynamic_shape) stays run-time
+            scalar = isinstance(v.type, ScalarType)
+            return None if idx is None or not scalar else frozenset({idx})
         assert isinstance(v, OpResult)
         if not v.op.has_trait("pure") or v.op.region_list:
             return None

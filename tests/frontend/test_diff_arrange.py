@@ -114,3 +114,14 @@ def test_pad_of_an_empty_axis_raises_like_numpy():
     def edge(x):
         return np.pad(x, 1, mode="edge")
     assert isinstance(check(edge, np.zeros((0,), np.float32), runners=("ir",)), ValueError)
+
+
+def test_a_runtime_size_where_a_constant_is_needed_is_a_coded_error():
+    # a dim of a dynamic_shape array is no scalar argument to specialize on: it was
+    # taken for one ("value specialization did not converge", E50050)
+    @hybrid(dynamic_shape=True)
+    def spaced_by_size(x):
+        return np.linspace(0, 1, x.shape[0])
+
+    with pytest.raises(errors.UnsupportedNumpyError, match="compile time"):
+        spaced_by_size(np.ones(3))
