@@ -148,6 +148,31 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   target) and `for a, b in itertools.product(range(h), xs, ...)` (`repeat=` included)
   compile to one nested loop per factor, the last varying fastest; `break` leaves the
   whole nest, `continue` goes to the next tuple and `else` runs after it, as in Python.
+- **Lists and tuples of arrays.** `parts = []; for k in range(3):
+  parts.append(f(x, k))` then `np.stack(parts)`/`np.concatenate(parts)`, a list
+  comprehension `[f(x, k) for k in range(3)]`, and a list or tuple of arrays passed as
+  one argument and indexed by a loop variable (`for k in range(len(xs)): acc +=
+  xs[k]`) work when the length is known at compile time: such a loop is unrolled (at
+  most 256 iterations; a bound computed from a scalar argument specializes on its
+  value).  A list grows only where it was made or in such a loop; `append` under a
+  run-time `if` or loop is refused (E50010), since the number of items would be a
+  run-time value.
+- **Composed functions.** `np.einsum` is transposes, sums and one `matmul` per pair of
+  operands (the cube unit's `Mmad` on the device); `np.add.at` (and `subtract`,
+  `multiply`, `maximum`, `minimum` `.at`) and `np.bincount` are the loop one would
+  write (repeated indices apply again; the device runs it on its scalar unit);
+  `median`/`quantile`/`percentile` sort along the axis (its length and `q` known at
+  compile time) and use numpy's own indices and weights; `searchsorted` and `interp`
+  count with a broadcast comparison (`O(len(a) * len(v))`); `interp` and an array `q`
+  compute in float64 as numpy does, which the device does not have (E50041 there).
+- **Not supported yet** (E50011 naming the argument): `np.einsum` with `...`;
+  `np.repeat` with an array of counts (its size depends on the data); `np.pad` modes
+  other than `constant`, `edge` and `reflect` (`reflect_type="even"`);
+  `np.linalg.norm` of a matrix with `ord=2, -2, 'nuc'` (singular values);
+  `np.interp(period=)`; quantile methods other than `linear`, and `weights`;
+  `np.linspace` of array `start`/`stop`; `ufunc.at` with slices in the indices;
+  `nanargmax`, `nanargmin`, `nanvar`, `nanstd`, `nanmedian`, `nanquantile`,
+  `nanpercentile`, `nancumsum`, `nancumprod`.
 """
 
 

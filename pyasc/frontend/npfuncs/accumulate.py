@@ -85,7 +85,7 @@ def _flat_indices(lw, indices: object) -> tuple[list[Tensor], tuple[Dim, ...]]:
 
 
 def _at(ufunc: str):
-    def handler(lw, a, indices, b=None, /):
+    def handler(lw, a, indices, b, /):
         if isinstance(a, Tensor):  # an array value: its names now share one buffer
             a = make_writable(lw, a)
         if not isinstance(a, Buffer):
@@ -93,8 +93,6 @@ def _at(ufunc: str):
         idx, shape = _flat_indices(lw, indices)
         rest = lw.em.dims(a)[len(idx):]
         m = idx[0].dims[0] if idx else 1
-        if b is None:
-            raise TypeMismatchError(f"np.{ufunc}.at needs the second operand b")
         vals = lw.em.operand(b)
         if isinstance(vals, Tensor):  # one row of b per index; a number stays weak
             if vals.type.rank > len(shape) + len(rest):

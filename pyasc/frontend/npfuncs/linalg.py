@@ -169,8 +169,9 @@ def _matrix_norm(lw, x: Tensor, o: object, axes: tuple[int, int], keep: bool) ->
 
 @register("linalg.norm")
 def norm(lw, x, ord=None, axis=None, keepdims=False):
-    """vector norms (ord None/2, 1, inf, -inf, 0, p) and matrix norms (None/'fro', 1,
-    inf, -1, -inf) over `axis`, with `keepdims`"""
+    """vector (ord None/2, 1, inf, -inf, 0, p) or matrix (None/fro, 1, -1, inf, -inf) norm
+
+    over `axis`, with `keepdims` (numpy's own composition of the reductions)."""
     v = array_arg(lw, x)
     if not v.type.element.is_float:
         v = lw.em.cast(v, f64)  # type: ignore[assignment]
