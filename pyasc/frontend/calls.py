@@ -141,12 +141,25 @@ def _inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, obje
 def make_writable(lw: Lowering, value: Tensor) -> Buffer:
     """A callee writes into an array the caller holds as a value: give the array a
     buffer and rebind every caller name holding it, so they all see the writes (they
-    are one numpy object)."""
+    are one numpy object), also as an item of a list or tuple a name holds."""
     buf = lw.em.store_new(value)
     for name, bound in list(lw.scope.items()):
-        if isinstance(bound, Tensor) and bound.value is value.value:
-            lw.scope[name] = buf
+        lw.scope[name] = _rebound(bound, value, buf)
     return buf
+
+
+def _rebound(bound: object, value: Tensor, buf: Buffer) -> object:
+    """``bound`` with ``value`` replaced by ``buf`` (lists in place: other names and
+    lists may hold the same list object)."""
+    if isinstance(bound, Tensor):
+        return buf if bound.value is value.value else bound
+    if isinstance(bound, list):
+        bound[:] = [_rebound(x, value, buf) for x in bound]
+        return bound
+    if isinstance(bound, tuple):
+        items = tuple(_rebound(x, value, buf) for x in bound)
+        return bound if all(a is b for a, b in zip(items, bound, strict=True)) else items
+    return bound
 
 
 def run_body(lw: Lowering) -> object:

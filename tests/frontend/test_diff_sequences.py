@@ -95,3 +95,23 @@ def test_unrolling_is_bounded():
 
     with pytest.raises(errors.UnsupportedSyntaxError, match="more than 256"):
         long(np.ones(2))
+
+
+def bump(a):
+    a[0] = 7
+
+
+@hybrid
+def written_while_listed(x):
+    y = x + 1
+    parts = [y, x]
+    np.add.at(y, [0, 0], 5)  # y gets a buffer: the list holds the same array
+    z = x * 2
+    pair, more = (z, 2), [[z]]
+    bump(z)  # a helper writes into z: the tuple and the nested list see it
+    return parts[0], pair[0], more[0][0], y
+
+
+def test_writes_are_seen_through_lists_and_tuples():
+    # the list kept the array's value from before the write (a silent wrong result)
+    check(written_while_listed, rand((3,), "float32"))
