@@ -165,7 +165,7 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   compile time) and use numpy's own indices and weights; `searchsorted` and `interp`
   count with a broadcast comparison (`O(len(a) * len(v))`); `interp` and an array `q`
   compute in float64 as numpy does, which the device does not have (E50041 there).
-- **Not supported yet** (E50011 naming the argument): `np.einsum` with `...`;
+- **Not supported yet** (E50011 naming the argument):
   `np.repeat` with an array of counts (its size depends on the data); `np.pad` modes
   other than `constant`, `edge` and `reflect` (`reflect_type="even"`);
   `np.linalg.norm` of a matrix with `ord=2, -2, 'nuc'` (singular values);

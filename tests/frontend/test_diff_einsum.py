@@ -1,5 +1,5 @@
 """Differential tests of ``np.einsum``: contractions, transposes, traces, diagonals,
-batch letters, chains of three operands and implicit output, on the interpreter, the
+batch letters, chains of three operands, implicit output and ``...`` (broadcast), on the interpreter, the
 CPU backend and ascend-sim; a contraction is a ``tensor.matmul`` (the cube unit's
 ``Mmad`` on the device)."""
 
@@ -23,7 +23,10 @@ def products(a, b, c, v):
             np.einsum("ij,ij->i", a, a), np.einsum("ij,jk,kl->il", a, b, c),
             np.einsum("ii", c), np.einsum("bij->jbi", v), np.einsum("bij,jk->bki", v, c),
             np.einsum("ijk->k", v), np.einsum("iji->ij", v[:, :2, :2]),
-            np.einsum("ij,kj->ikj", a, a), np.einsum("ba,ca->bc", b, c))
+            np.einsum("ij,kj->ikj", a, a), np.einsum("ba,ca->bc", b, c),
+            np.einsum("...ij,jk->...ik", v, c), np.einsum("...ij,jk", v, c),
+            np.einsum("i...,i...->...", a[:3], c), np.einsum("...j,j", v[:, :1], c[0]),
+            np.einsum("...", a), np.einsum("b...j,...jk->b...k", v, c))
 
 
 def operands(dtype: str, layout: str) -> tuple[np.ndarray, ...]:
@@ -64,7 +67,7 @@ def test_einsum_on_the_cube_unit():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("...ij->ij", "'...'"), ("ij,jk->ik,", "subscripts"), ("ij->ii", "output"),
+    ("...->", "no '...' ellipsis"), ("ij,jk->ik,", "subscripts"), ("ij->ii", "output"),
     ("ijk->i", "operand of 2 dimensions"), ("ij,ij->ij", "2 subscripts for 1 operands")])
 def test_einsum_errors(spec, message):
     @hybrid

@@ -12,12 +12,15 @@ has, so a contraction reaches the matrix unit wherever ``matmul`` does:
 4. the result is summed over letters the output does not keep and transposed to the
    output's order.
 
-The result dtype is ``np.result_type`` of the operands (numpy's einsum keeps small
-integer types: no accumulator promotion).  ``...`` (ellipsis) subscripts and
-``out=`` are not supported.
+``...`` stands for the same fresh letters in every operand, right-aligned and
+broadcast (a size-1 axis takes the other operands' size).  The result dtype is
+``np.result_type`` of the operands (numpy's einsum keeps small integer types: no
+accumulator promotion).  ``out=`` is not supported.
 """
 
 from __future__ import annotations
+
+from string import ascii_letters
 
 from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend import indexmath
@@ -30,27 +33,41 @@ from pyasc.frontend.values import Dim, Tensor
 Term = tuple[Tensor, str]  # an operand and the letter of each of its axes
 
 
-def parse(spec: str, count: int) -> tuple[list[str], str]:
-    """The input letter strings and the output letters of ``spec``."""
+def parse(spec: str, ranks: list[int]) -> tuple[list[str], str, str]:
+    """The input letter strings, the output letters and the letters standing for
+    ``...`` (right-aligned across operands, as numpy broadcasts them)."""
     spec = spec.replace(" ", "")
-    if "." in spec:
-        raise UnsupportedNumpyError("np.einsum with '...' subscripts is not supported",
-                                    hint="name every axis with a letter")
     inputs, arrow, output = spec.partition("->")
     terms = inputs.split(",")
-    if len(terms) != count:
-        raise TypeMismatchError(f"np.einsum: {len(terms)} subscripts for {count} operands")
-    if not all(t.isalpha() or t == "" for t in [*terms, output]):
+    if len(terms) != len(ranks):
+        raise TypeMismatchError(f"np.einsum: {len(terms)} subscripts for {len(ranks)} "
+                                "operands")
+    if not all(t.replace("...", "").isalpha() or t.replace("...", "") == ""
+               for t in [*terms, output]) or any(t.count("...") > 1 for t in terms):
         raise TypeMismatchError(f"np.einsum: invalid subscripts {spec!r}")
-    if not arrow:  # implicit mode: the letters seen once, in alphabetical order
+    spare = [c for c in ascii_letters if c not in spec]
+    widths = [r - len(t.replace("...", "")) if "..." in t else 0
+              for t, r in zip(terms, ranks, strict=True)]
+    ellipsis = "".join(spare[:max(widths, default=0)])
+    terms = [t.replace("...", ellipsis[len(ellipsis) - w:]) for t, w in zip(terms, widths,
+                                                                           strict=True)]
+    if not arrow:  # implicit mode: ... first, then the letters seen once, sorted
         letters = "".join(terms)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        output = ellipsis + "".join(sorted(c for c in set(letters) - set(ellipsis)
+                                           if letters.count(c) == 1))
+    elif "..." in output:
+        output = output.replace("...", ellipsis)
+    elif ellipsis:
+        raise ShapeInferenceError("output has more dimensions than subscripts given in "
+                                  "einstein sum, but no '...' ellipsis provided to "
+                                  "broadcast the extra dimensions.")
     if len(set(output)) != len(output) or not set(output) <= set("".join(terms)):
         raise TypeMismatchError(f"np.einsum: invalid output subscripts {output!r}")
-    return terms, output
+    return terms, output, ellipsis
 
 
-def _sizes(lw, terms: list[Term]) -> dict[str, Dim]:
+def _sizes(lw, terms: list[Term], ellipsis: str) -> dict[str, Dim]:
+    """The size of each letter; a ``...`` axis of size 1 broadcasts, as in numpy."""
     sizes: dict[str, Dim] = {}
     for x, letters in terms:
         if len(letters) != x.type.rank:
@@ -58,12 +75,23 @@ def _sizes(lw, terms: list[Term]) -> dict[str, Dim]:
                                       f"of {x.type.rank} dimensions")
         for c, d in zip(letters, lw.em.dims(x), strict=True):
             old = sizes.get(c)
-            if isinstance(old, int) and isinstance(d, int) and old != d:
+            if c in ellipsis and (old == 1 or d == 1):
+                sizes[c] = d if old in (None, 1) else old
+            elif isinstance(old, int) and isinstance(d, int) and old != d:
                 raise ShapeInferenceError(f"np.einsum: size of label '{c}' is {old} in one "
                                           f"place and {d} in another")
-            if old is None or not isinstance(old, int):
+            elif old is None or not isinstance(old, int):
                 sizes[c] = d
     return sizes
+
+
+def _broadcast(lw, term: Term, sizes: dict[str, Dim]) -> Term:
+    """A ``...`` axis of size 1 broadcast to the other operands' size."""
+    x, letters = term
+    want = [sizes[c] for c in letters]
+    if all(a == b for a, b in zip(lw.em.dims(x), want, strict=True)):
+        return term
+    return lw.em.broadcast(x, want), letters
 
 
 def _transpose(lw, term: Term, order: str) -> Tensor:
@@ -135,13 +163,14 @@ def einsum(lw, subscripts, /, *operands, dtype=None, optimize=False):
     spec = lw.static(subscripts, "subscripts")
     if not isinstance(spec, str):
         raise UnsupportedNumpyError("np.einsum needs its subscripts as a string")
-    letters, output = parse(spec, len(operands))
     xs = [array_arg(lw, v) for v in operands]
+    letters, output, ellipsis = parse(spec, [x.type.rank for x in xs])
     t, _ = result_type(xs)
     t = as_dtype(lw, dtype) or t
     terms = [(lw.em.cast(x, t), s) for x, s in zip(xs, letters, strict=True)]
-    sizes = _sizes(lw, terms)  # type: ignore[arg-type]
-    terms = [_diagonal(lw, term, sizes) for term in terms]  # type: ignore[arg-type]
+    sizes = _sizes(lw, terms, ellipsis)  # type: ignore[arg-type]
+    terms = [_diagonal(lw, _broadcast(lw, term, sizes), sizes)  # type: ignore[arg-type]
+             for term in terms]
     for i, term in enumerate(terms):
         elsewhere = set(output).union(*(s for j, (_, s) in enumerate(terms) if j != i))
         terms[i] = _sum_out(lw, term, set(term[1]) - elsewhere)
