@@ -90,3 +90,16 @@ def test_interp_follows_numpys_loop(dtype):
     x = np.array([-1, 0, 0.5, 1.0, 1.7, 2.5, 3.0, 4.0, 5.0, np.nan])
     check(lerp, x, xp, fp)
     check(lerp, x[::-2].copy(), xp, rand((5,), "float32"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int16"])
+@pytest.mark.parametrize("shape", [(4, 5), (3, 6), (1, 1), (2, 7)])
+def test_median_and_quantiles_of_runtime_lengths(dtype, shape):
+    # the float64 index (n - 1) * q, its bounds and weight computed by the kernel
+    x = rand(shape, dtype, seed=5)
+    for fn in (order_statistics, array_quantiles):
+        dynamic = hybrid(dynamic_shape=True)(fn.__wrapped__)
+        check(dynamic, x, runners=("ir", "cpu"))
+        if x.dtype.kind == "f":
+            x[-1, 0] = np.nan
+            check(dynamic, x, runners=("ir", "cpu"))

@@ -2,10 +2,11 @@
 interp``.
 
 * ``median``/``quantile``/``percentile`` (method ``linear``) sort along the axis
-  (``tensor.sort``: NaN last) and take the elements numpy's partition would.  The
-  length along the axis and ``q`` are compile-time values, so numpy's virtual indices
-  and weights (``(n - 1) * q``, ``_get_indexes``, ``_get_gamma``) are computed
-  by numpy's own expressions at compile time and only the values are run-time; the
+  (``tensor.sort``: NaN last) and take the elements numpy's partition would.  ``q``
+  is a compile-time value; for a static length numpy's virtual indices and weights
+  (``(n - 1) * q``, ``_get_indexes``, ``_get_gamma``) are computed by numpy's own
+  expressions at compile time, for a run-time length (``dynamic_shape``) the kernel
+  computes the same float64 expressions; the
   interpolation is numpy's ``_lerp`` (``a + d*t``, or ``b - d*(1-t)`` from ``t >= 0.5``)
   in numpy's dtypes (a Python-number ``q`` is weak, an array ``q`` is float64).  A
   slice holding NaN gives NaN, as in numpy.  ``median`` is the ``mean`` of the one or
@@ -23,18 +24,19 @@ from __future__ import annotations
 import numpy as np
 
 from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNumpyError
+from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.npfuncs.common import array_arg, normalize_axis, static_int
 from pyasc.frontend.numpy_registry import call_numpy, register
-from pyasc.frontend.values import Scalar, Tensor
-from pyasc.ir.types import f64, i64
+from pyasc.frontend.values import Dim, Scalar, Tensor
+from pyasc.ir.types import f64, i64, index
 
 
 def _u(lw, name: str, *operands: object) -> object:
     return apply_ufunc(lw.em, name, list(operands))
 
 
-def _sorted_along(lw, a: object, axis: object) -> tuple[Tensor, int, int]:
+def _sorted_along(lw, a: object, axis: object) -> tuple[Tensor, int, Dim]:
     """The array sorted along the axis (flattened when None), the axis, its length."""
     x = array_arg(lw, a)
     if axis is None:
@@ -42,23 +44,20 @@ def _sorted_along(lw, a: object, axis: object) -> tuple[Tensor, int, int]:
     else:
         ax = normalize_axis(static_int(lw, axis, "axis"), x.type.rank)
     n = lw.em.dims(x)[ax]
-    if not isinstance(n, int):
-        raise UnsupportedNumpyError("median and quantiles need the length along the axis "
-                                    "at compile time", hint="drop dynamic_shape=True")
     if n == 0:
         raise ShapeInferenceError("cannot take a median or quantile of an empty axis")
     return array_arg(lw, call_numpy(lw, "sort", [x], {"axis": ax})), ax, n
 
 
-def _at(lw, s: Tensor, ax: int, i: int) -> object:
-    return call_numpy(lw, "take", [s, int(i)], {"axis": ax})
+def _at(lw, s: Tensor, ax: int, i: Dim) -> object:
+    return call_numpy(lw, "take", [s, i if isinstance(i, Scalar) else int(i)], {"axis": ax})
 
 
-def _nan_last(lw, s: Tensor, ax: int, n: int, r: object) -> object:
+def _nan_last(lw, s: Tensor, ax: int, n: Dim, r: object) -> object:
     """numpy's ``_median_nancheck``: a slice whose last sorted element is NaN is NaN."""
     if not s.type.element.is_float:
         return r
-    last = _at(lw, s, ax, n - 1)
+    last = _at(lw, s, ax, indexmath.sub(lw.em, n, 1))
     return call_numpy(lw, "where", [_u(lw, "isnan", last), last, r], {})
 
 
@@ -74,13 +73,31 @@ def median(lw, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if out is not None:
         raise UnsupportedNumpyError("np.median(out=...) is not supported")
     s, ax, n = _sorted_along(lw, a, axis)
-    h = n // 2
-    mid = call_numpy(lw, "take", [s, lw.em.constant_array(np.arange(h - 1 + n % 2, h + 1))],
-                     {"axis": ax})
-    r = _nan_last(lw, s, ax, n, call_numpy(lw, "mean", [mid], {"axis": ax}))
+    if isinstance(n, int):
+        h = n // 2
+        mid = call_numpy(lw, "take", [s, lw.em.constant_array(np.arange(h - 1 + n % 2,
+                                                                        h + 1))], {"axis": ax})
+        middle = call_numpy(lw, "mean", [mid], {"axis": ax})
+    else:
+        middle = _runtime_middle(lw, s, ax, n)
+    r = _nan_last(lw, s, ax, n, middle)
     if axis is None:
         return _keep_all(lw, r, a, 0) if lw.static(keepdims, "keepdims") else r
     return _keep(lw, r, ax, keepdims)
+
+
+def _runtime_middle(lw, s: Tensor, ax: int, n: Scalar) -> object:
+    """The median of a run-time length: the mean of one or of the two middle elements,
+    chosen by the length's parity (both are numpy's ``mean``)."""
+    em = lw.em
+    lo = _at(lw, s, ax, indexmath.floordiv(em, indexmath.sub(em, n, 1), 2))
+    hi = _at(lw, s, ax, indexmath.floordiv(em, n, 2))
+    one = call_numpy(lw, "mean", [call_numpy(lw, "stack", [[lo]], {"axis": ax})],
+                     {"axis": ax})
+    two = call_numpy(lw, "mean", [call_numpy(lw, "stack", [[lo, hi]], {"axis": ax})],
+                     {"axis": ax})
+    odd = Scalar(indexmath.cmp(em, "eq", indexmath.mod(em, n, 2), 1))
+    return call_numpy(lw, "where", [odd, one, two], {})
 
 
 def _keep_all(lw, r: object, a: object, lead: int) -> object:
@@ -112,18 +129,48 @@ def _lerp(lw, lo: object, hi: object, gamma: float, weak: bool) -> object:
     return _u(lw, "add", lo, _u(lw, "multiply", diff, t))
 
 
+def _runtime_quantile(lw, s: Tensor, ax: int, n: Scalar, q: np.generic,
+                      weak: bool) -> object:
+    """numpy's linear quantile for a run-time length: the same float64 index
+    ``(n - 1) * q``, bounds and weight as :func:`_virtual`, computed by the kernel."""
+    em = lw.em
+    last = indexmath.sub(em, n, 1)
+    if q.dtype.kind in "iu":
+        return _at(lw, s, ax, indexmath.mul(em, last, int(q)))
+    virtual = _u(lw, "multiply", em.cast_scalar(last, f64), np.float64(q))
+    floor = _u(lw, "floor", virtual)
+    above = Scalar(_u(lw, "greater_equal", virtual, em.cast_scalar(last, f64)).value)
+    lower = em.cast_scalar(floor, index)  # type: ignore[arg-type]
+    prev = indexmath.select(em, above.value, last, lower)
+    nxt = indexmath.select(em, above.value, last, indexmath.add(em, lower, 1))
+    base = call_numpy(lw, "where", [above, -1.0, floor], {})
+    t = _u(lw, "subtract", virtual, base)
+    t = Scalar(t.value, weak=weak)  # type: ignore[union-attr]
+    lo, hi = _at(lw, s, ax, prev), _at(lw, s, ax, nxt)
+    diff = _u(lw, "subtract", hi, lo)
+    low = _u(lw, "add", lo, _u(lw, "multiply", diff, t))
+    rest = Scalar(_u(lw, "subtract", 1.0, t).value, weak=weak)  # type: ignore[union-attr]
+    high = _u(lw, "subtract", hi, _u(lw, "multiply", diff, rest))
+    return call_numpy(lw, "where", [_u(lw, "greater_equal", t, 0.5), high, low], {})
+
+
 def _quantile(lw, a, q_user: object, q: np.ndarray, axis, keepdims) -> object:
     if not ((q >= 0) & (q <= 1)).all():
         raise TypeMismatchError("Quantiles must be in the range [0, 1]")
     weak = type(q_user) in (int, float)
     s, ax, n = _sorted_along(lw, a, axis)
-    prev, nxt, gamma = _virtual(n, np.asarray(q))
     results = []
-    for k in np.ndindex(*np.shape(q)):
-        lo = _at(lw, s, ax, prev[k] % n)
-        r = lo if gamma is None else _lerp(lw, lo, _at(lw, s, ax, nxt[k] % n),
-                                           gamma[k], weak)
-        results.append(_nan_last(lw, s, ax, n, r))
+    if isinstance(n, int):
+        prev, nxt, gamma = _virtual(n, np.asarray(q))
+        for k in np.ndindex(*np.shape(q)):
+            lo = _at(lw, s, ax, prev[k] % n)
+            r = lo if gamma is None else _lerp(lw, lo, _at(lw, s, ax, nxt[k] % n),
+                                               gamma[k], weak)
+            results.append(_nan_last(lw, s, ax, n, r))
+    else:
+        for k in np.ndindex(*np.shape(q)):
+            r = _runtime_quantile(lw, s, ax, n, np.asarray(q)[k], weak)
+            results.append(_nan_last(lw, s, ax, n, r))
     if np.ndim(q) == 0:
         r = results[0]
     else:
