@@ -161,8 +161,8 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   operands (the cube unit's `Mmad` on the device); `np.add.at` (and `subtract`,
   `multiply`, `maximum`, `minimum` `.at`) and `np.bincount` are the loop one would
   write (repeated indices apply again; the device runs it on its scalar unit);
-  `median`/`quantile`/`percentile` sort along the axis (its length and `q` known at
-  compile time) and use numpy's own indices and weights; `searchsorted` and `interp`
+  `median`/`quantile`/`percentile` sort along the axis (`q` known at compile time)
+  and use numpy's own indices and weights; `searchsorted` and `interp`
   count with a broadcast comparison (`O(len(a) * len(v))`); `interp` and an array `q`
   compute in float64 as numpy does, which the device does not have (E50041 there).
 - **Not supported yet** (E50011 naming the argument):
@@ -171,8 +171,8 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   `np.linalg.norm` of a matrix with `ord=2, -2, 'nuc'` (singular values);
   `np.interp(period=)`; quantile methods other than `linear`, and `weights`;
   `np.linspace` of array `start`/`stop`; `ufunc.at` with slices in the indices;
-  `nanargmax`, `nanargmin`, `nanvar`, `nanstd`, `nanmedian`, `nanquantile`,
-  `nanpercentile`, `nancumsum`, `nancumprod`.
+  `nanvar`, `nanstd`, `nanmedian`, `nanquantile`, `nanpercentile`, `nancumsum`,
+  `nancumprod`.
 """
 
 

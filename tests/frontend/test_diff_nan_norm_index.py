@@ -21,7 +21,13 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # all-NaN sli
 def nans(x):
     return (np.nansum(x), np.nansum(x, axis=0), np.nanprod(x, axis=1, keepdims=True),
             np.nanmax(x), np.nanmax(x, axis=1), np.nanmin(x, axis=0, keepdims=True),
-            np.nanmean(x), np.nanmean(x, axis=1), np.nanmin(x), np.nanmean(x, axis=0))
+            np.nanmean(x), np.nanmean(x, axis=1), np.nanmin(x), np.nanmean(x, axis=0),
+            np.nanargmax(x), np.nanargmin(x, axis=1), np.nanargmax(x, axis=1, keepdims=True))
+
+
+@hybrid
+def nan_positions(x):
+    return np.nanargmax(x, axis=0), np.nanargmin(x, axis=0, keepdims=True)
 
 
 def with_nans(dtype: str, layout: str) -> np.ndarray:
@@ -37,7 +43,13 @@ def with_nans(dtype: str, layout: str) -> np.ndarray:
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_nan_reductions(dtype, layout):
     runners = RUNNERS if dtype != "float64" and layout != "transposed" else DEFAULT_RUNNERS
-    check(nans, with_nans(dtype, layout), runners=runners, rtol=SUM(5))
+    x = with_nans(dtype, layout)
+    if x.dtype.kind == "f":
+        x[2] = 1.0  # nanargmin/nanargmax along axis 1 need a non-NaN in every row
+    check(nans, x, runners=runners, rtol=SUM(5))
+    # a column of NaN: numpy's ValueError, on every runner
+    result = check(nan_positions, with_nans(dtype, layout), runners=runners)
+    assert isinstance(result, ValueError) == (dtype != "int16")
 
 
 @hybrid

@@ -1,4 +1,5 @@
-"""Reductions that ignore NaN: ``nansum nanprod nanmax nanmin nanmean``.
+"""Reductions that ignore NaN: ``nansum nanprod nanmax nanmin nanmean nanargmax
+nanargmin``.
 
 Each is numpy's own recipe on top of the plain reductions: NaN is replaced by the
 reduction's identity (``0`` for sums, ``1`` for products, ``-inf``/``inf`` for the
@@ -8,15 +9,18 @@ sum by the count of the others as numpy's ``_divide_by_count`` does, in float64 
 rounded to the sum's dtype; for ``float16``/``float32`` sums the division is done in
 ``float32``, which rounds to the same value (a quotient rounded first to 53 or 24 bits
 and then to 24 or 11 rounds as if rounded once) and so also runs on the device.
-Integer and boolean inputs have no NaN: the plain reduction.
+``nanargmax``/``nanargmin`` raise numpy's ``ValueError`` for a slice of NaN.  Integer
+and boolean inputs have no NaN: the plain reduction.
 """
 
 from __future__ import annotations
 
+from pyasc.failures import raise_kind
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.npfuncs.common import array_arg, finish
 from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.values import Tensor
+from pyasc.ir.ops import func
 from pyasc.ir.types import f32, f64
 
 
@@ -78,3 +82,23 @@ def nanmean(lw, a, axis=None, dtype=None, out=None, keepdims=False):
     quotient = apply_ufunc(lw.em, "true_divide", [lw.em.cast(total, work),
                                                   lw.em.cast(count, work)])
     return finish(lw, lw.em.cast(quotient, elem), out, "nanmean")
+
+
+def _nan_arg(name: str, identity: float):
+    def handler(lw, a, axis=None, out=None, *, keepdims=False):
+        x = array_arg(lw, a)
+        kw = {"axis": axis, "out": out, "keepdims": keepdims}
+        if not x.type.element.is_float:
+            return call_numpy(lw, name, [x], kw)
+        empty = call_numpy(lw, "any", [call_numpy(lw, "all", [_isnan(lw, x)],
+                                                  {"axis": axis})], {})
+        ok = apply_ufunc(lw.em, "logical_not", [empty])
+        lw.em.op(func.AssertOp([ok.value], [], {  # type: ignore[union-attr]
+            "message": "All-NaN slice encountered", "kind": raise_kind("ValueError")}))
+        return call_numpy(lw, name, [_replaced(lw, x, identity)], kw)
+    handler.__doc__ = f"`np.{name}` ignoring NaN (`ValueError` for a slice of NaN)"
+    return handler
+
+
+register("nanargmax")(_nan_arg("argmax", float("-inf")))
+register("nanargmin")(_nan_arg("argmin", float("inf")))
