@@ -1,11 +1,13 @@
-"""Array creation and conversion: ``zeros ones empty full *_like arange asarray array
-copy ascontiguousarray astype``, scalar-type calls (``np.float32(x)``), ``x.item()``
+"""Array creation and conversion: ``zeros ones empty full *_like arange linspace asarray
+array copy ascontiguousarray astype``, scalar-type calls (``np.float32(x)``), ``x.item()``
 and ``x.fill(v)``.
 
 New arrays are tensor values; bound to a name the function writes into, they get a
 buffer (``mem.alloc``) at the assignment.  ``np.empty`` is filled with zeros (its
 contents are unspecified anyway).  ``np.ascontiguousarray`` of a contiguous buffer is
-that same buffer, as numpy returns the same object.
+that same buffer, as numpy returns the same object.  ``np.linspace`` repeats numpy's
+own arithmetic (``arange * step + start``, ``arange / div * delta`` when the step is
+0, the last value set to ``stop``), so its values are numpy's bit for bit.
 """
 
 from __future__ import annotations
@@ -283,6 +285,7 @@ def linspace(lw, start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
 
 
 def call_where(lw, cond: object, x: object, y: object) -> object:
+    """``np.where(cond, x, y)`` through the registry."""
     from pyasc.frontend.numpy_registry import call_numpy
 
     return call_numpy(lw, "where", [cond, x, y], {})
