@@ -130,8 +130,9 @@ def _binder(lw: Lowering, target: ast.expr, item: Callable[[object], object]
 
 def _unroll(lw: Lowering, node: ast.For, items: list, bind: Callable) -> None:
     if jumps(node.body) or any(isinstance(n, ast.Continue) for n in ast.walk(node)):
-        raise lw.error(UnsupportedSyntaxError, "break/continue/return in a loop over a "
-                       "tuple", node, hint="loop over range(len(...)) instead")
+        raise lw.error(UnsupportedSyntaxError, "break/continue/return in a loop that is "
+                       "unrolled (over a tuple, or growing or indexing a list of arrays)",
+                       node, hint="loop over range(len(...)) into a preallocated array")
     for item in items:
         bind(item)
         lw.body(node.body)

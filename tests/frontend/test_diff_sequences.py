@@ -115,3 +115,17 @@ def written_while_listed(x):
 def test_writes_are_seen_through_lists_and_tuples():
     # the list kept the array's value from before the write (a silent wrong result)
     check(written_while_listed, rand((3,), "float32"))
+
+
+def test_jumps_in_an_unrolled_loop_are_refused():
+    @hybrid
+    def early(xs):
+        acc = xs[0] * 0
+        for k in range(len(xs)):
+            if k == 1:
+                break
+            acc += xs[k]
+        return acc
+
+    with pytest.raises(errors.UnsupportedSyntaxError, match="loop that is unrolled"):
+        early((np.ones(2), np.ones(2)))

@@ -53,7 +53,7 @@ SYNTAX_CASES = [
     ("with", "    with open('x') as f:\n        pass\n", (6, 4)),
     ("try", "    try:\n        y = x\n    except Exception:\n        pass\n", (6, 4)),
     ("set", "    g = {1, 2}\n", (6, 8)),
-    ("listcomp", "    y = [v for v in range(3)]\n", (6, 8)),
+    ("listcomp", "    y = [v for v in range(3) for w in range(2)]\n", (6, 8)),
     ("global", "    global q\n", (6, 4)),
     ("del", "    y = x\n    del y\n", (7, 4)),
     ("class", "    class K:\n        pass\n", (6, 4)),
