@@ -27,6 +27,7 @@ from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
+from pyasc.backend.ascendc.emit_stencil import StencilEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
 from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
@@ -34,6 +35,7 @@ from pyasc.backend.ascendc.grouping import form_groups
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_cube import launch_cube
 from pyasc.backend.ascendc.host_scalar import launch_scalar
+from pyasc.backend.ascendc.host_stencil import launch_stencil
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.partition import (
     CubeItem,
@@ -52,6 +54,7 @@ from pyasc.backend.ascendc.scalar_plan import (
     plan_scalar_kernel,
 )
 from pyasc.backend.ascendc.soc import SoC, get_soc
+from pyasc.backend.ascendc.stencil_kernel import StencilKernel, plan_stencil_kernel
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
@@ -70,7 +73,7 @@ class PyascPerformanceWarning(UserWarning):
     """Code that runs on the AI Core's scalar unit instead of its vector unit."""
 
 
-Kernel = VectorKernel | ScalarKernel | CubeKernel
+Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,8 @@ class _Lowering:
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
         if not self.soc.float64:
             hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
+        # groups whose inputs are windows of one array become stencil kernels
+        run_pipeline(self.module, ["stencil-windows"])
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp)):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
@@ -165,6 +170,8 @@ class _Lowering:
             self._launch_scalar(fn, list(group.inputs), list(group.result_values),
                                 exc.reason, exc.loc or group.loc)
             return
+        if self._stencil(group):
+            return
         self.kernels.append(k)
         if k.alt is not None:  # the long-rows twin of a run-time row length
             self.kernels.append(k.alt)
@@ -178,6 +185,19 @@ class _Lowering:
         else:
             results = self._with_twin(group, k, fits, inputs, dims)
         self.env.update(zip(group.result_values, results, strict=True))
+
+    def _stencil(self, group: FusionGroupOp) -> bool:
+        """``group`` as a stencil kernel (windows of one array loaded once per tile) when
+        it is one (marked by ``stencil-windows``); False leaves it to the vector kernel."""
+        k = plan_stencil_kernel(group, self.soc, self._name())
+        if k is None:
+            return False
+        self.kernels.append(k)
+        self.hb.b.loc = group.loc
+        inputs = [self.env[v] for v in group.inputs]
+        results = launch_stencil(self.hb, k, self.env, inputs)
+        self.env.update(zip(group.result_values, results, strict=True))
+        return True
 
     def _cube(self, op: Operation) -> None:
         assert isinstance(op, CubeMatmulOp)
@@ -293,7 +313,9 @@ def _render(kernels: list[Kernel], filename: str,
         w.raw(line)
     helpers: set[str] = set()
     for k in kernels:
-        if isinstance(k, VectorKernel):
+        if isinstance(k, StencilKernel):
+            StencilEmitter(w, k).emit()
+        elif isinstance(k, VectorKernel):
             (LongRowsEmitter if k.long is not None else VectorEmitter)(w, k).emit()
         elif isinstance(k, CubeKernel):
             CubeEmitter(w, k).emit()

@@ -106,7 +106,7 @@ def emit_compute(w: CWriter, k: VectorKernel, rows: bool) -> None:
         reduce_tmp_views(w, k)
         for decl, _name, loc in k.prog.scalars:
             w.line(decl, loc)
-        _instructions(w, k.prog.instrs)
+        emit_instructions(w, k.prog.instrs)
         for o in k.written:
             if o.buf is not None:
                 w.line(f"{o.buf.phys}.EnQue({o.buf.name});")
@@ -117,7 +117,8 @@ def emit_compute(w: CWriter, k: VectorKernel, rows: bool) -> None:
                 w.line(f"{b.phys}.FreeTensor({b.name});")
 
 
-def _instructions(w: CWriter, instrs: list[Instr]) -> None:
+def emit_instructions(w: CWriter, instrs: list[Instr]) -> None:
+    """The calls of a tile program (per-row runs in one loop over the tile's rows)."""
     i = 0
     while i < len(instrs):
         ins = instrs[i]
@@ -156,6 +157,9 @@ def _row_loop(w: CWriter, run: list[Instr]) -> None:
                 t = storage_type(x.dst.buf.dtype)
                 w.line(f"Duplicate({x.dst.buf.name}, static_cast<{t}>({_EMPTY_ROW[x.api]}), "
                        "rows);", x.loc)
+
+
+_instructions = emit_instructions  # the long-rows emitter's name for it
 
 
 def render_operand(op: Ref | ColElem | str) -> str:

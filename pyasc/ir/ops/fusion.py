@@ -58,7 +58,9 @@ class FusionGroupOp(Operation):
     operands = ("inputs*",)
     results = ("outputs*",)
     regions = ("body",)
-    attrs = {"kind": attr(str), "scope": attr(int, optional=True)}
+    # ``stencil``: the inputs are windows of one array (``stencil-windows``)
+    attrs = {"kind": attr(str), "scope": attr(int, optional=True),
+             "stencil": attr(bool, optional=True)}
     terminators = ("fusion.yield",)
     traits = frozenset({"isolated", "pure"})
 

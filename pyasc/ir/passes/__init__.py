@@ -32,6 +32,7 @@ from pyasc.ir.passes import (  # noqa: F401
     lower_loops,
     memplan,
     reduce_to_memory,
+    stencil_windows,
 )
 from pyasc.ir.passes.manager import (
     PASS_REGISTRY,

@@ -16,4 +16,5 @@
 #include "sim_vec.h"     // elementwise count-form APIs, Duplicate
 #include "sim_cast.h"    // Cast
 #include "sim_cmpsel.h"  // Compare, Select, reductions, Sigmoid
+#include "sim_gather.h"  // Gather, CreateVecIndex (in-UB shifts of the stencil kernels)
 #include "sim_cube.h"    // Nd2Nz DataCopy, LoadData, Mmad, Fixpipe (cube unit)

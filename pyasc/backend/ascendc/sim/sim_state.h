@@ -41,7 +41,8 @@ namespace pyasc_sim {
   X(gm_to_l1_bytes, SUM) X(l1_to_l0a_bytes, SUM) X(l1_to_l0b_bytes, SUM)              \
   X(l0c_to_gm_bytes, SUM) X(cube_macs, SUM) X(cube_padded_macs, SUM)                  \
   X(Mmad_calls, SUM) X(l1_peak_bytes, MAX) X(l0a_peak_bytes, MAX)                     \
-  X(l0b_peak_bytes, MAX) X(l0c_peak_bytes, MAX) X(dcache_flush_calls, SUM)
+  X(l0b_peak_bytes, MAX) X(l0c_peak_bytes, MAX) X(dcache_flush_calls, SUM)         \
+  X(Gather_calls, SUM) X(CreateVecIndex_calls, SUM)
 
 enum class Ctr : int {
 #define PYASC_SIM_X(name, kind) name,

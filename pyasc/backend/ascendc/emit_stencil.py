@@ -1,0 +1,237 @@
+"""C++ text of a stencil kernel (``stencil_kernel``): halo rows in, shifted views, rows out.
+
+``Init`` binds the base arrays and outputs, sizes the buffers and builds the byte-offset
+table of a tile (``CreateVecIndex`` + ``Muls``: no scalar loop).  ``Process`` walks the
+block's ``(plane, row tile)`` units: ``CopyIn`` copies each base's rows of the tile,
+halo included, with one ``DataCopyPad`` (``TQue<VECIN, 2>``: the next tile's copy
+overlaps this tile's compute); ``Compute`` runs the tile program, each window a
+``Gather`` from its base's halo buffer; ``CopyOut`` writes ``cols`` of every output row
+(``TQue<VECOUT, 2>``).
+"""
+
+from __future__ import annotations
+
+from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_tile import emit_instructions
+from pyasc.backend.ascendc.emit_vector import class_name
+from pyasc.backend.ascendc.stencil_kernel import StencilKernel
+from pyasc.backend.ascendc.tiles import ctype, storage_type
+
+
+class StencilEmitter:
+    """Writes one :class:`StencilKernel` into a :class:`CWriter`."""
+
+    def __init__(self, w: CWriter, k: StencilKernel) -> None:
+        self.w, self.k = w, k
+        self.loc = k.group.loc
+
+    def emit(self) -> None:
+        k, w = self.k, self.w
+        w.raw(f"// {k.name}: the stencil group at line {self.loc.line} as one vector kernel "
+              f"({len(k.gathers)} windows of {len(k.base_names)} array(s); tiles of "
+              f"{k.tile_rows} rows x pitch {k.pitch})")
+        with w.block(f"class {class_name(k.name)}", tail="};"):
+            w.raw(" public:")
+            self._init()
+            self._process()
+            w.raw("")
+            w.raw(" private:")
+            self._constants()
+            self._copy_in()
+            self._compute()
+            self._copy_out()
+            self._members()
+        self._entry()
+        w.raw("")
+
+    # ---------------------------------------------------------------- signature
+    def _params(self) -> list[tuple[str, str]]:
+        k = self.k
+        ps = [("GM_ADDR", n) for n in k.base_names]
+        ps += [("GM_ADDR", p.name) for p in k.planes_in]
+        ps += [("GM_ADDR", o.buf.name) for o in k.written if o.buf is not None]
+        ps += [(ctype(i.vv.dtype), i.vv.expr.rstrip("_")) for i in k.scalar_inputs]
+        return ps
+
+    def param_names(self) -> list[str]:
+        return [n for _, n in self._params()]
+
+    def _sig(self) -> str:
+        return ", ".join(f"{t} {n}" for t, n in self._params())
+
+    # ---------------------------------------------------------------- Init / Process
+    def _init(self) -> None:
+        k, w = self.k, self.w
+        with w.block(f"__aicore__ inline void Init({self._sig()})"):
+            for i in k.scalar_inputs:
+                w.line(f"{i.vv.expr} = {i.vv.expr.rstrip('_')};")
+            for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
+                size = 1
+                for d in b.shape:
+                    size *= d
+                w.line(f"{n}Gm_.SetGlobalBuffer((__gm__ {ctype(t)}*){n}, {size});", self.loc)
+            for p in k.planes_in:
+                w.line(f"{p.name}Gm_.SetGlobalBuffer((__gm__ {ctype(p.dtype)}*){p.name}, "
+                       f"{p.count});", self.loc)
+            out_size = k.match.space[0] * k.rows * k.cols
+            for o in k.written:
+                assert o.buf is not None
+                t = storage_type(o.buf.dtype)
+                w.line(f"{o.buf.name}Gm_.SetGlobalBuffer((__gm__ {t}*){o.buf.name}, "
+                       f"{out_size});", self.loc)
+            for n, t, b in zip(k.base_names, k.base_types, range(len(k.base_names)), strict=True):
+                w.line(f"pipe_.InitBuffer({n}Que_, 2, {k.halo_elements(b)} * "
+                       f"sizeof({ctype(t)}));")
+            w.line("pipe_.InitBuffer(idxBuf_, TILE * sizeof(int32_t));")
+            for p in k.phys:
+                w.line(self._init_buffer(p))
+            self._load_planes()
+            w.line("// byte offsets 0, s, 2s, ... of a tile's elements: each window is one "
+                   "Gather from its halo")
+            w.line("LocalTensor<int32_t> idx = idxBuf_.Get<int32_t>();")
+            w.line("CreateVecIndex(idx, static_cast<int32_t>(0), TILE);", self.loc)
+            size = k.base_types[0].itemsize
+            w.line(f"Muls(idx, idx, static_cast<int32_t>({size}), TILE);", self.loc)
+
+    def _load_planes(self) -> None:
+        """Each per-plane input's values into UB once, for scalar reads per plane."""
+        k, w = self.k, self.w
+        for p in k.planes_in:
+            c = ctype(p.dtype)
+            size = -(-(p.count * p.dtype.itemsize) // 32) * 32
+            w.line(f"pipe_.InitBuffer({p.name}Buf_, {size});")
+            w.line(f"LocalTensor<{c}> {p.name}Vals = {p.name}Buf_.Get<{c}>();")
+            w.line(f"DataCopyPad({p.name}Vals, {p.name}Gm_, DataCopyExtParams(1, "
+                   f"{p.count * p.dtype.itemsize}, 0, 0, 0), DataCopyPadExtParams<{c}>(false, 0, "
+                   f"0, static_cast<{c}>(0)));", self.loc)
+        if k.planes_in:
+            w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them")
+            w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
+
+    def _init_buffer(self, p) -> str:  # noqa: ANN001
+        t = {2: "half", 4: "float", 1: "uint8_t"}.get(p.itemsize, f"int{8 * p.itemsize}_t")
+        length = {"tile": f"TILE * sizeof({t})", "mask": "TILE / 8"}[p.kind]
+        if p.role == "out":
+            return f"pipe_.InitBuffer({p.name}, 2, {length});"
+        return f"pipe_.InitBuffer({p.name}, {length});"
+
+    def _process(self) -> None:
+        w = self.w
+        with w.block("__aicore__ inline void Process()"):
+            w.line("const int64_t first = GetBlockIdx() * PER_BLOCK;")
+            w.line("const int64_t last = first + PER_BLOCK < UNITS ? first + PER_BLOCK : UNITS;")
+            with w.block("for (int64_t u = first; u < last; ++u)"):
+                w.line("const int64_t plane = u / TILES_PER_PLANE;")
+                w.line("const int64_t row = u % TILES_PER_PLANE * TILE_ROWS;")
+                w.line("const int32_t rows = static_cast<int32_t>(ROWS - row < TILE_ROWS ? "
+                       "ROWS - row : TILE_ROWS);")
+                w.line("CopyIn(plane, row, rows);")
+                w.line("Compute(plane, rows);")
+                w.line("CopyOut(plane, row, rows);")
+
+    def _constants(self) -> None:
+        k, w = self.k, self.w
+        w.line(f"static constexpr int32_t TILE = {k.tile};  // elements per tile buffer")
+        w.line(f"static constexpr int32_t PITCH = {k.pitch};  // UB row stride (32-byte blocks)")
+        w.line(f"static constexpr int64_t ROWS = {k.rows}, COLS = {k.cols};")
+        w.line(f"static constexpr int64_t TILE_ROWS = {k.tile_rows}, TILES_PER_PLANE = "
+               f"{k.tiles_per_plane};")
+        w.line(f"static constexpr int64_t UNITS = {k.units}, PER_BLOCK = {k.per_block};")
+
+    # ---------------------------------------------------------------- copies
+    def _copy_in(self) -> None:
+        k, w = self.k, self.w
+        with w.block("__aicore__ inline void CopyIn(int64_t plane, int64_t row, int32_t rows)"):
+            for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
+                c = ctype(t)
+                height, width = b.shape[-2], b.shape[-1]
+                gap = (k.pitch * t.itemsize - -(-width * t.itemsize // 32) * 32) // 32
+                start = f"((plane + {b.plane}) * {height} + row + {b.rows[0]}) * {width}"
+                w.line(f"LocalTensor<{c}> {n}Halo = {n}Que_.AllocTensor<{c}>();")
+                w.line(f"DataCopyPad({n}Halo, {n}Gm_[{start}], DataCopyExtParams(static_cast"
+                       f"<uint16_t>(rows + {b.halo}), {width * t.itemsize}, 0, {gap}, 0), "
+                       f"DataCopyPadExtParams<{c}>(false, 0, 0, static_cast<{c}>(0)));",
+                       self.loc)
+                w.line(f"{n}Que_.EnQue({n}Halo);")
+
+    def _copy_out(self) -> None:
+        k, w = self.k, self.w
+        with w.block("__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows)"):
+            for o in k.written:
+                assert o.buf is not None
+                b, t = o.buf, storage_type(o.buf.dtype)
+                size = o.buf.itemsize
+                gap = (k.pitch * size - -(-k.cols * size // 32) * 32) // 32
+                w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.DeQue<{t}>();")
+                w.line(f"DataCopyPad({b.name}Gm_[(plane * ROWS + row) * COLS], {b.name}, "
+                       f"DataCopyExtParams(static_cast<uint16_t>(rows), {k.cols * size}, {gap}, "
+                       "0, 0));", self.loc)
+                w.line(f"{b.phys}.FreeTensor({b.name});")
+
+    # ---------------------------------------------------------------- compute
+    def _compute(self) -> None:
+        k, w = self.k, self.w
+        with w.block("__aicore__ inline void Compute(int64_t plane, int32_t rows)"):
+            w.line("const int32_t n = rows * PITCH;")
+            for p in k.planes_in:
+                c = ctype(p.dtype)
+                w.line(f"LocalTensor<{c}> {p.name}Vals = {p.name}Buf_.Get<{c}>();")
+            for n, t in zip(k.base_names, k.base_types, strict=True):
+                w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
+            w.line("LocalTensor<uint32_t> idx = idxBuf_.Get<uint32_t>();")
+            self._views()
+            for decl, _name, loc in k.prog.scalars:
+                w.line(decl, loc)
+            emit_instructions(w, k.prog.instrs)
+            for o in k.written:
+                assert o.buf is not None
+                w.line(f"{o.buf.phys}.EnQue({o.buf.name});")
+            for n in k.base_names:
+                w.line(f"{n}Que_.FreeTensor({n}Halo);")
+
+    def _views(self) -> None:
+        k, w = self.k, self.w
+        out_bufs = {o.buf for o in k.written}
+        used = {id(i.dst.buf) for i in k.prog.instrs if i.dst is not None}
+        used.update(id(b) for i in k.prog.instrs for b in i.reads())
+        for b in k.prog.buffers:
+            t = storage_type(b.dtype)
+            if b in out_bufs:
+                w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.AllocTensor<{t}>();")
+            elif id(b) in used:
+                w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
+
+    def _members(self) -> None:
+        k, w = self.k, self.w
+        w.line("TPipe pipe_;")
+        for n, t in zip(k.base_names, k.base_types, strict=True):
+            w.line(f"TQue<QuePosition::VECIN, 2> {n}Que_;")
+            w.line(f"GlobalTensor<{ctype(t)}> {n}Gm_;")
+        w.line("TBuf<TPosition::VECCALC> idxBuf_;")
+        for p in k.planes_in:
+            w.line(f"TBuf<TPosition::VECCALC> {p.name}Buf_;")
+            w.line(f"GlobalTensor<{ctype(p.dtype)}> {p.name}Gm_;")
+        for p in k.phys:
+            if p.role == "out":
+                w.line(f"TQue<QuePosition::VECOUT, 2> {p.name};")
+            else:
+                w.line(f"TBuf<TPosition::VECCALC> {p.name};")
+        for o in k.written:
+            assert o.buf is not None
+            w.line(f"GlobalTensor<{storage_type(o.buf.dtype)}> {o.buf.name}Gm_;")
+        for i in k.scalar_inputs:
+            w.line(f"{ctype(i.vv.dtype)} {i.vv.expr};")
+
+    def _entry(self) -> None:
+        k, w = self.k, self.w
+        w.raw(f'extern "C" __global__ __aicore__ void {k.name}({self._sig()})')
+        w.raw("{")
+        w.depth += 1
+        w.line(f"{class_name(k.name)} op;")
+        w.line(f"op.Init({', '.join(self.param_names())});")
+        w.line("op.Process();")
+        w.depth -= 1
+        w.raw("}")
+
+
+__all__ = ["StencilEmitter"]

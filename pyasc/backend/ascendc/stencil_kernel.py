@@ -1,0 +1,247 @@
+"""Planning a stencil kernel: each window's rows loaded once per tile, views shifted in UB.
+
+A group ``stencil-windows`` marked (several inputs are windows of one array) would be
+a ``flat`` kernel reading every window as its own input.  The stencil kernel instead
+walks tiles of ``T`` output rows (within one plane); per tile it copies, for each base
+array, the ``T + halo`` input rows the tile's windows cover into UB with one
+``DataCopyPad`` (rows padded to a pitch ``P`` of whole 32-byte blocks, the same pitch as
+the output tile), so every input element is read from GM once per tile.  A window at
+row/column offset ``(r, c)`` is then the halo buffer shifted by ``(r - r_min) * P + c``
+elements, the same shift for every element of the tile: one vector ``Gather`` with a
+byte-offset table ``0, s, 2s, ...`` (built once per block with ``CreateVecIndex`` and
+``Muls``) and ``srcBaseAddr`` = the shift in bytes makes it an aligned tile buffer.
+Why ``Gather``: vector operands must start 32-byte aligned (reference 1.3, and the sim
+checks it), so a view one element to the right cannot be a UB offset, and a
+``DataCopy`` UB -> UB moves whole aligned blocks only.  ``Gather`` reads any
+element-aligned byte offset (asc-devkit ``dav_c220/kernel_operator_vec_gather_impl.h``:
+the source address is ``src + srcBaseAddr``, the per-element offsets are bytes; tagged
+[V] in the reference).  Each window's ``Gather`` is placed right before the first
+instruction that reads it, so windows take UB only while they are live.
+
+The compute stage is the group's own tile program (``VecLowering``), over ``T * P``
+elements; the ``P - cols`` pad columns of each row hold don't-care values and are not
+written back (``DataCopyPad`` UB -> GM of ``cols`` elements per row).  Shapes are
+static, so the tile, the pitch, the block split and every offset are constants of the
+kernel; the host passes the base arrays, the outputs and the scalar inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from pyasc.backend.ascendc.analysis import FULL, SCALAR, analyze
+from pyasc.backend.ascendc.cores import VECTOR
+from pyasc.backend.ascendc.grouping import value_name
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.tiles import Instr, Ref
+from pyasc.backend.ascendc.vec_alloc import TILE_QUANTUM, PhysBuf, assign, colcap
+from pyasc.backend.ascendc.vec_kernel import (
+    RULES,
+    KernelInput,
+    KernelOutput,
+    _outputs,
+)
+from pyasc.backend.ascendc.vec_lower import VecLowering
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
+from pyasc.ir.types import ScalarType
+
+GATHER_TYPES = frozenset({"f16", "bf16", "i16", "ui16", "f32", "i32", "ui32"})  # c220
+MAX_ROWS = 4095       # DataCopyPad blockCount limit (rows of one copy)
+MIN_TILE_HALO = 8     # a tile spans at least 8x its halo rows: <= 1/8 extra GM reads
+
+
+@dataclass
+class Gathered:
+    """Window input ``index`` is base ``base`` shifted by ``shift`` UB elements."""
+
+    index: int
+    base: int
+    shift: int
+
+
+@dataclass
+class PlaneInput:
+    """Group input ``index``: one value per plane (``count`` of them), read from UB."""
+
+    index: int
+    name: str
+    dtype: ScalarType
+    count: int
+
+
+@dataclass
+class StencilKernel:
+    """A stencil kernel: the shared parts of a vector kernel plus the tiling."""
+
+    core: ClassVar[str] = VECTOR
+    name: str
+    group: FusionGroupOp
+    match: StencilMatch
+    prog: object                     # the TileProgram (compute stage)
+    inputs: list[KernelInput]
+    outputs: list[KernelOutput]
+    gathers: list[Gathered]
+    base_names: list[str]
+    base_types: list[ScalarType]
+    planes_in: list[PlaneInput] = field(default_factory=list)
+    phys: list[PhysBuf] = field(default_factory=list)
+    pitch: int = 0                   # UB row stride of every tile, elements
+    tile_rows: int = 0               # output rows per tile
+    tile: int = 0                    # elements of a tile buffer (>= tile_rows * pitch)
+    units: int = 0                   # (plane, row tile) pairs
+    per_block: int = 0
+    blocks: int = 0
+
+    @property
+    def schedule(self) -> str:
+        return "stencil"
+
+    @property
+    def rows(self) -> int:
+        return self.match.space[1]
+
+    @property
+    def cols(self) -> int:
+        return self.match.space[2]
+
+    @property
+    def tiles_per_plane(self) -> int:
+        return -(-self.rows // self.tile_rows)
+
+    @property
+    def scalar_inputs(self) -> list[KernelInput]:
+        return [i for i in self.inputs if i.vv.cls == SCALAR]
+
+    @property
+    def written(self) -> list[KernelOutput]:
+        return [o for o in self.outputs if o.kind == FULL]
+
+    def halo_elements(self, k: int) -> int:
+        """UB elements of base ``k``'s halo buffer: its rows plus one row of slack (a
+        shifted read of a pad column may run one row past the copied ones)."""
+        return (self.tile_rows + self.match.bases[k].halo + 1) * self.pitch
+
+
+def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str) -> StencilKernel | None:
+    """``group`` as a stencil kernel, or None when it is not one (not marked by the
+    ``stencil-windows`` pass) or
+    its compute stage is not a plain elementwise tile program."""
+    m = match_stencil(group) if group.attributes.get("stencil") else None
+    if m is None:
+        return None
+    info = analyze(group)
+    if info.schedule != "flat":
+        return None
+    for arg, outer in zip(group.body.blocks[0].args, group.inputs, strict=True):
+        arg.name_hint = arg.name_hint or value_name(outer)
+    low = VecLowering(group, info, soc, RULES)
+    low.run()
+    inputs = [KernelInput(a, low.get(a)) for a in group.body.blocks[0].args]
+    outputs = _outputs(low, group)
+    if any(o.kind != FULL for o in outputs) or \
+            any(i.vv.cls not in (FULL, SCALAR) for i in inputs):
+        return None
+    base_types = [b.value.type.element for b in m.bases]  # type: ignore[attr-defined]
+    if any(t.name not in GATHER_TYPES for t in base_types) or \
+            len({t.itemsize for t in base_types}) != 1:
+        return None
+    names = [low.prog.unique(value_name(b.value) or "src") for b in m.bases]
+    k = StencilKernel(name, group, m, low.prog, inputs, outputs, [], names, base_types)
+    for index, v in m.per_plane.items():
+        t = v.type
+        if t.element.name not in GATHER_TYPES:  # type: ignore[attr-defined]
+            return None
+        k.planes_in.append(PlaneInput(index, low.prog.unique(value_name(v) or "perPlane"),
+                                      t.element, t.shape[0]))  # type: ignore[attr-defined]
+    _set_pitch(k)
+    k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col)
+                 for w in m.windows]
+    _place_gathers(k)
+    _place_duplicates(k)
+    k.phys = assign(low.prog)  # type: ignore[arg-type]
+    return k if _size(k, soc) else None
+
+
+def _set_pitch(k: StencilKernel) -> None:
+    sizes = [b.itemsize for b in k.prog.buffers if b.kind == "tile"]  # type: ignore[attr-defined]
+    unit = 32 // min(sizes + [t.itemsize for t in k.base_types])
+    widest = max([k.cols] + [b.shape[-1] for b in k.match.bases])
+    k.pitch = -(-widest // unit) * unit
+
+
+def _place_gathers(k: StencilKernel) -> None:
+    """Each window's ``Gather`` right before the first instruction reading it; the window
+    buffers become temporaries (they live from their ``Gather`` on)."""
+    itemsize = k.base_types[0].itemsize
+    first = {g.index: _first_reads(k, g.index) for g in k.gathers}
+    for g in sorted(k.gathers, key=lambda g: -(first[g.index] or 0)):
+        at = first[g.index]
+        if at is None:
+            continue
+        buf = k.inputs[g.index].vv.buf
+        assert buf is not None
+        ins = Instr("Gather", Ref(buf), (k.base_names[g.base] + "Halo", "idx"),
+                    (f"static_cast<uint32_t>({g.shift * itemsize})",), "tile",
+                    loc=k.group.loc)
+        k.prog.instrs.insert(at, ins)  # type: ignore[attr-defined]
+
+
+def _first_reads(k: StencilKernel, index: int) -> int | None:
+    buf = k.inputs[index].vv.buf
+    assert buf is not None
+    buf.role = "calc"
+    reads = [i for i, ins in enumerate(k.prog.instrs) if buf in ins.reads()]  # type: ignore[attr-defined]
+    return reads[0] if reads else None
+
+
+def _place_duplicates(k: StencilKernel) -> None:
+    """A per-plane input is the plane's value filled over the tile (``Duplicate`` of a
+    scalar read from UB) right before its first use."""
+    for p in k.planes_in:
+        at = _first_reads(k, p.index)
+        if at is None:
+            continue
+        buf = k.inputs[p.index].vv.buf
+        assert buf is not None
+        plane = "plane" if p.count > 1 else "0"
+        ins = Instr("Duplicate", Ref(buf), (f"{p.name}Vals.GetValue({plane})",), (), "tile",
+                    loc=k.group.loc)
+        k.prog.instrs.insert(at, ins)  # type: ignore[attr-defined]
+
+
+def _bytes(k: StencilKernel, rows: int) -> int:
+    """UB bytes for tiles of ``rows`` output rows: the program's buffers (outputs double
+    buffered), the offset table and each base's double-buffered halo."""
+    k.tile_rows = rows
+    tile = -(-(rows * k.pitch) // TILE_QUANTUM) * TILE_QUANTUM
+    cap = colcap(tile, 8)
+    total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
+    for b, t in enumerate(k.base_types):
+        total += 2 * (-(-(k.halo_elements(b) * t.itemsize) // 32) * 32)
+    return total + sum(-(-(p.count * p.dtype.itemsize) // 32) * 32 for p in k.planes_in)
+
+
+def _size(k: StencilKernel, soc: SoC) -> bool:
+    """Pick the tile rows (the most that fit, no fewer than ``MIN_TILE_HALO`` halos
+    when the rows allow, spread over the blocks) and the block split; False when not
+    even one row fits."""
+    halo = max(b.halo for b in k.match.bases)
+    most = min(k.rows, MAX_ROWS - halo - 1)
+    fits = [r for r in range(1, most + 1) if _bytes(k, r) <= soc.init_buffer_bytes]
+    if not fits:
+        return False
+    planes = k.match.space[0]
+    spread = -(-planes * k.rows // soc.vector_blocks)
+    rows = min(fits[-1], max(spread, MIN_TILE_HALO * halo, 1))
+    rows = -(-k.rows // -(-k.rows // rows))  # equal tiles per plane
+    _bytes(k, rows)
+    k.tile = -(-(rows * k.pitch) // TILE_QUANTUM) * TILE_QUANTUM
+    k.units = planes * k.tiles_per_plane
+    k.per_block = -(-k.units // soc.vector_blocks)
+    k.blocks = -(-k.units // k.per_block)
+    return True
+
+
+__all__ = ["StencilKernel", "plan_stencil_kernel"]

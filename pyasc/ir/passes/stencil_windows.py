@@ -1,0 +1,216 @@
+"""``stencil-windows``: mark the fused groups that are stencils (inputs that are windows
+of one array).
+
+A stencil written with loops (``for i: for j: acc += img[i + di, j + dj]``) reaches the
+backend, after ``batch-loops``, as a group whose array inputs are snapshots of shifted
+views of the same array: ``mem.to_tensor(mem.subview(img, [a + di, b + dj], [Ho, Wo],
+[1, 1]))`` per window offset.  As a ``flat`` kernel each view is a separate kernel
+input that the host copies first: a 3x3 blur moves its image nine times.
+:func:`match_stencil` recognizes the shape generally, from the IR alone (any number of
+bases, any static offsets, any elementwise body the vector planner accepts), and the
+pass marks the group (``stencil = true``), so that the AscendC backend's stencil kernel
+(``backend/ascendc/stencil_kernel.py``) can load each base's rows once per tile (halo
+included) and read every view as a shift inside the Unified Buffer.  It runs in the
+AscendC pipeline only, after grouping; ``PYASC_DISABLE_PASSES=stencil-windows`` keeps
+the ``flat`` kernels.
+
+Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
+
+* the group's space is static of rank 2 or 3 (``(rows, cols)`` or ``(planes, rows,
+  cols)``) and every result is an array of that shape;
+* every other array input is a window: a snapshot of a static, unit-step, full-rank view of a
+  C-contiguous static buffer of the group's rank, with constant offsets, whose snapshot
+  and view are in the group's block with nothing written in between (the kernel reads
+  the buffer when the snapshot would have been taken);
+* the windows of one buffer agree on the plane offset (they differ in rows and
+  columns), and at least one buffer is read through two or more windows;
+* other array inputs are arrays of the space's shape (a window of themselves at offset
+  0, e.g. the result of an earlier kernel) or one value per plane broadcast over it
+  (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.ops import arith, mem, tensor
+from pyasc.ir.ops.func import ModuleOp
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes.batch_nest import constant_int
+from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
+
+
+@dataclass
+class StencilBase:
+    """One array the stencil reads through windows, and the rows/columns they span."""
+
+    value: Value                     # the buffer (kernel IR value) the host passes
+    shape: tuple[int, ...]
+    plane: int = 0                   # plane offset of every window (rank 3), else 0
+    rows: tuple[int, int] = (0, 0)   # smallest and largest row offset of its windows
+    cols: tuple[int, int] = (0, 0)   # smallest and largest column offset
+    views: int = 0
+
+    @property
+    def halo(self) -> int:
+        """Rows a tile of output rows needs beyond its own count."""
+        return self.rows[1] - self.rows[0]
+
+
+@dataclass
+class Window:
+    """Group input ``index`` is base ``base`` at row/column offset ``(row, col)``."""
+
+    index: int
+    base: int
+    row: int
+    col: int
+
+
+@dataclass
+class StencilMatch:
+    space: tuple[int, ...]           # (planes, rows, cols): rank 2 gets planes = 1
+    bases: list[StencilBase] = field(default_factory=list)
+    windows: list[Window] = field(default_factory=list)
+    # inputs that are one value per plane broadcast over the plane (a depthwise conv's
+    # weights): group input index -> the ``(planes, 1, 1)`` (or all-ones) array
+    per_plane: dict[int, Value] = field(default_factory=dict)
+
+
+def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
+    """The ``(planes, 1, 1)`` (rank 3) or all-ones array ``v`` broadcasts, else None."""
+    if not (isinstance(v, OpResult) and isinstance(v.op, tensor.BroadcastOp)):
+        return None
+    src = v.op.operand_values[0]
+    t = src.type
+    if not isinstance(t, TensorType) or t.rank != len(space) or DYN in t.shape:
+        return None
+    ones = all(d == 1 for d in t.shape[1:]) if len(space) == 3 else all(d == 1 for d in t.shape)
+    return src if ones and t.shape[0] in (1, space[0]) else None
+
+
+def _window_view(v: Value) -> tuple[Operation, mem.SubviewOp] | None:
+    """``(snapshot, view)`` when ``v`` is a snapshot of a subview, else None."""
+    if not (isinstance(v, OpResult) and isinstance(v.op, mem.ToTensorOp)):
+        return None
+    src = v.op.operand_values[0]
+    if not (isinstance(src, OpResult) and isinstance(src.op, mem.SubviewOp)):
+        return None
+    return v.op, src.op
+
+
+_FOLD = {arith.AddOp: lambda a, b: a + b, arith.SubOp: lambda a, b: a - b,
+         arith.MulOp: lambda a, b: a * b}
+
+
+def static_int(v: Value, depth: int = 8) -> int | None:
+    """``v``'s value when it is an integer constant or ``+ - *`` of such (the nest's
+    ``lo + di`` offsets are not folded yet when the backend runs), else None."""
+    c = constant_int(v)
+    if c is not None or depth == 0 or not isinstance(v, OpResult):
+        return c
+    fold = _FOLD.get(type(v.op))  # type: ignore[arg-type]
+    if fold is None:
+        return None
+    a, b = (static_int(x, depth - 1) for x in v.op.operand_values)
+    return None if a is None or b is None else fold(a, b)
+
+
+def _offsets(view: mem.SubviewOp, space: tuple[int, ...]) -> list[int] | None:
+    """The view's constant offsets when it is a full-rank, unit-step window of ``space``'s
+    shape into a contiguous static buffer, else None."""
+    src = view.source.type
+    if not isinstance(src, MemRefType) or not src.is_contiguous or DYN in src.shape or \
+            view.attributes.get("drop") or src.rank != len(space):
+        return None
+    offsets, sizes, steps = view.parts()
+    offs = [static_int(o) for o in offsets]
+    if any(o is None for o in offs) or [static_int(s) for s in sizes] != list(space) or \
+            any(static_int(s) != 1 for s in steps):
+        return None
+    return offs  # type: ignore[return-value]
+
+
+def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
+    """Nothing between ``first`` and ``group`` (one block) writes memory (an op with
+    regions might: refused too)."""
+    block = group.parent
+    if block is None or first.parent is not block:
+        return False
+    ops = block.ops
+    start, end = ops.index(first), ops.index(group)
+    return start < end and not any(op.has_trait("writes") or op.region_list
+                                   for op in ops[start + 1:end])
+
+
+def _base(bases: list[StencilBase], value: Value, shape: tuple[int, ...]) -> int:
+    for k, b in enumerate(bases):
+        if b.value is value:
+            return k
+    bases.append(StencilBase(value, shape))
+    return len(bases) - 1
+
+
+def _add_window(m: StencilMatch, index: int, source: Value, offs: list[int]) -> bool:
+    shape = source.type.shape  # type: ignore[attr-defined]
+    k = _base(m.bases, source, shape)
+    b = m.bases[k]
+    plane = offs[0] if len(offs) == 3 else 0
+    row, col = offs[-2], offs[-1]
+    if b.views and plane != b.plane:
+        return False
+    b.plane = plane
+    b.rows = (row, row) if not b.views else (min(b.rows[0], row), max(b.rows[1], row))
+    b.cols = (col, col) if not b.views else (min(b.cols[0], col), max(b.cols[1], col))
+    b.views += 1
+    m.windows.append(Window(index, k, row, col))
+    return True
+
+
+def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
+    """The windows of ``group``'s inputs when it is a stencil (module docstring)."""
+    types = [r.type for r in group.result_values]
+    if not types or not all(isinstance(t, TensorType) for t in types):
+        return None
+    space = types[0].shape  # type: ignore[union-attr]
+    if len(space) not in (2, 3) or DYN in space or \
+            any(t.shape != space for t in types):  # type: ignore[union-attr]
+        return None
+    m = StencilMatch((1, *space) if len(space) == 2 else tuple(space))
+    for index, v in enumerate(group.inputs):
+        if isinstance(v.type, ScalarType):
+            continue
+        plane = _per_plane(v, space)
+        if plane is not None:
+            m.per_plane[index] = plane
+            continue
+        found = _window_view(v)
+        if found is None and isinstance(v.type, TensorType) and v.type.shape == space:
+            _add_window(m, index, v, [0] * len(space))  # an array of the space itself
+            continue
+        offs = _offsets(found[1], space) if found is not None else None
+        if found is None or offs is None or not _unwritten_between(found[0], group) or \
+                not _add_window(m, index, found[1].source, offs):
+            return None
+    if not any(b.views >= 2 for b in m.bases):
+        return None
+    return m
+
+
+@register_pass
+class StencilWindows(Pass):
+    """Mark stencil groups (``stencil = true``) for the AscendC stencil kernel."""
+
+    name = "stencil-windows"
+    description = __doc__ or ""
+
+    def run(self, module: ModuleOp, ctx: PassContext) -> None:
+        for fn in module.functions:
+            for op in fn.entry.ops:
+                if isinstance(op, FusionGroupOp) and match_stencil(op) is not None:
+                    op.attributes["stencil"] = True
+
+
+__all__ = ["StencilBase", "StencilMatch", "StencilWindows", "Window", "match_stencil"]
