@@ -21,8 +21,7 @@ def launch_stencil(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
     are kernel-IR buffers), ``operands`` are the group's inputs on the host.  Returns the
     group's results."""
     bases = [env[b.value] for b in k.match.bases]
-    bases += [operands[p.index].op.operand_values[0]  # type: ignore[attr-defined]
-              for p in k.planes_in]  # the broadcast's (planes, 1, 1) source
+    bases += [env[k.match.per_plane[p.index]] for p in k.planes_in]  # (planes, 1, 1)
     scalars = [hb.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
                if i.vv.cls == SCALAR]
     outs: list[Value] = []

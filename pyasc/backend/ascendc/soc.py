@@ -70,6 +70,9 @@ C220_DTYPES: dict[str, frozenset[str]] = {
     "copy": frozenset({"i8", "ui8", "i16", "ui16", "f16", "bf16", "i32", "ui32", "f32",
                        "i64", "ui64", "f64"}),             # DataCopy, DataCopyPad
     "compare_eq": frozenset({"f16", "f32", "i32"}),        # Compare with CMPMODE::EQ
+    # Gather (count form; asc-devkit dav_c220/kernel_operator_vec_gather_impl.h and the
+    # Gather doc: A2/A3 take these): the stencil kernels' shifted windows
+    "gather": frozenset({"f16", "bf16", "i16", "ui16", "f32", "i32", "ui32"}),
 }
 
 # The dtype class (a key of the tables above) of each AscendC API the vector lowering
@@ -86,6 +89,8 @@ API_DTYPE_CLASS: dict[str, str] = {
     "Select": "select",
     **dict.fromkeys(("ReduceSum", "ReduceMax", "ReduceMin"), "reduce"),
     "DataCopy": "copy",
+    "Gather": "gather",
+    "CreateVecIndex": "arith",  # half, int16, float, int32: the arithmetic types
 }
 
 _RFCAZ = frozenset({"CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC"})

@@ -30,11 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from pyasc.backend.ascendc.analysis import FULL, SCALAR, analyze
+from pyasc.backend.ascendc.analysis import FULL, SCALAR, NotVectorizable, analyze
 from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
-from pyasc.backend.ascendc.tiles import Instr, Ref
+from pyasc.backend.ascendc.tiles import Instr, Ref, TileProgram
 from pyasc.backend.ascendc.vec_alloc import TILE_QUANTUM, PhysBuf, assign, colcap
 from pyasc.backend.ascendc.vec_kernel import (
     RULES,
@@ -47,7 +47,6 @@ from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
 from pyasc.ir.types import ScalarType
 
-GATHER_TYPES = frozenset({"f16", "bf16", "i16", "ui16", "f32", "i32", "ui32"})  # c220
 MAX_ROWS = 4095       # DataCopyPad blockCount limit (rows of one copy)
 MIN_TILE_HALO = 8     # a tile spans at least 8x its halo rows: <= 1/8 extra GM reads
 
@@ -79,7 +78,7 @@ class StencilKernel:
     name: str
     group: FusionGroupOp
     match: StencilMatch
-    prog: object                     # the TileProgram (compute stage)
+    prog: TileProgram                # the compute stage
     inputs: list[KernelInput]
     outputs: list[KernelOutput]
     gathers: list[Gathered]
@@ -144,28 +143,29 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str) -> StencilKer
             any(i.vv.cls not in (FULL, SCALAR) for i in inputs):
         return None
     base_types = [b.value.type.element for b in m.bases]  # type: ignore[attr-defined]
-    if any(t.name not in GATHER_TYPES for t in base_types) or \
-            len({t.itemsize for t in base_types}) != 1:
+    # the offset table is int32 (CreateVecIndex, Muls); one table: one element size
+    if not soc.supports("arith", "i32") or len({t.itemsize for t in base_types}) != 1:
         return None
     names = [low.prog.unique(value_name(b.value) or "src") for b in m.bases]
     k = StencilKernel(name, group, m, low.prog, inputs, outputs, [], names, base_types)
     for index, v in m.per_plane.items():
         t = v.type
-        if t.element.name not in GATHER_TYPES:  # type: ignore[attr-defined]
-            return None
         k.planes_in.append(PlaneInput(index, low.prog.unique(value_name(v) or "perPlane"),
                                       t.element, t.shape[0]))  # type: ignore[attr-defined]
     _set_pitch(k)
     k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col)
                  for w in m.windows]
-    _place_gathers(k)
-    _place_duplicates(k)
-    k.phys = assign(low.prog)  # type: ignore[arg-type]
+    try:  # the SoC's tables decide whether Gather/Duplicate take these types
+        _place_gathers(k)
+        _place_duplicates(k)
+    except NotVectorizable:
+        return None
+    k.phys = assign(low.prog)
     return k if _size(k, soc) else None
 
 
 def _set_pitch(k: StencilKernel) -> None:
-    sizes = [b.itemsize for b in k.prog.buffers if b.kind == "tile"]  # type: ignore[attr-defined]
+    sizes = [b.itemsize for b in k.prog.buffers if b.kind == "tile"]
     unit = 32 // min(sizes + [t.itemsize for t in k.base_types])
     widest = max([k.cols] + [b.shape[-1] for b in k.match.bases])
     k.pitch = -(-widest // unit) * unit
@@ -185,14 +185,14 @@ def _place_gathers(k: StencilKernel) -> None:
         ins = Instr("Gather", Ref(buf), (k.base_names[g.base] + "Halo", "idx"),
                     (f"static_cast<uint32_t>({g.shift * itemsize})",), "tile",
                     loc=k.group.loc)
-        k.prog.instrs.insert(at, ins)  # type: ignore[attr-defined]
+        _insert(k, at, ins)
 
 
 def _first_reads(k: StencilKernel, index: int) -> int | None:
     buf = k.inputs[index].vv.buf
     assert buf is not None
     buf.role = "calc"
-    reads = [i for i, ins in enumerate(k.prog.instrs) if buf in ins.reads()]  # type: ignore[attr-defined]
+    reads = [i for i, ins in enumerate(k.prog.instrs) if buf in ins.reads()]
     return reads[0] if reads else None
 
 
@@ -208,7 +208,13 @@ def _place_duplicates(k: StencilKernel) -> None:
         plane = "plane" if p.count > 1 else "0"
         ins = Instr("Duplicate", Ref(buf), (f"{p.name}Vals.GetValue({plane})",), (), "tile",
                     loc=k.group.loc)
-        k.prog.instrs.insert(at, ins)  # type: ignore[attr-defined]
+        _insert(k, at, ins)
+
+
+def _insert(k: StencilKernel, at: int, ins: Instr) -> None:
+    if k.prog.check is not None:
+        k.prog.check(ins)
+    k.prog.instrs.insert(at, ins)
 
 
 def _bytes(k: StencilKernel, rows: int) -> int:

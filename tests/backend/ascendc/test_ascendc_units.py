@@ -289,7 +289,7 @@ _SIM_CTYPES = {v: k for k, v in CTYPES.items() if k != "index"}
 
 def test_the_api_dtype_table_matches_the_sim_static_asserts():
     sim = Path(sim_dir.__file__).parent
-    text = (sim / "sim_vec.h").read_text() + (sim / "sim_cmpsel.h").read_text()
+    text = "".join((sim / f).read_text() for f in ("sim_vec.h", "sim_cmpsel.h", "sim_gather.h"))
     found: dict[str, set[str]] = {}
     uses = re.findall(r"^PYASC_SIM_(?:BINARY|SCALAR|UNARY)\((\w+), [^,]+, ([^)]+)\)", text,
                       re.M)  # the instantiations (a line each), not the #defines

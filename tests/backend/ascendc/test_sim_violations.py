@@ -33,6 +33,8 @@ CASES = {
     "second_pipe": ("TPipe", "a second TPipe"),
     "gm_scalar_out_of_bounds": ("GlobalTensor::SetValue", "GM bytes [256, 260)"),
     "never_initialised": ("AllocTensor", "never given buffers"),
+    "gather_past_buffer": ("Gather", "element 63 reads byte 256 of src, beyond its buffer"),
+    "gather_unaligned": ("Gather", "element 1 reads byte 1 of src, not aligned to sizeof(T)"),
 }
 
 

@@ -174,3 +174,29 @@ extern "C" __global__ __aicore__ void never_initialised(GM_ADDR x, int32_t n) {
   TQue<QuePosition::VECIN, 1> q;
   LocalTensor<float> a = q.AllocTensor<float>();  // VIOLATION: never_initialised
 }
+
+extern "C" __global__ __aicore__ void gather_past_buffer(GM_ADDR x, int32_t n) {
+  PROLOGUE
+  TBuf<TPosition::VECCALC> t;
+  pipe.InitBuffer(t, 256);
+  LocalTensor<float> a = q.AllocTensor<float>(), b = q.AllocTensor<float>();
+  LocalTensor<int32_t> idx = t.Get<int32_t>();
+  CreateVecIndex(idx, static_cast<int32_t>(0), 64);
+  Muls(idx, idx, static_cast<int32_t>(4), 64);
+  // a stencil window shifted by one element reads one element past the 256-byte source
+  Gather(b, a, idx.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(4), 64);  // VIOLATION: gather_past_buffer
+  q.FreeTensor(a);
+  q.FreeTensor(b);
+}
+
+extern "C" __global__ __aicore__ void gather_unaligned(GM_ADDR x, int32_t n) {
+  PROLOGUE
+  TBuf<TPosition::VECCALC> t;
+  pipe.InitBuffer(t, 256);
+  LocalTensor<float> a = q.AllocTensor<float>(), b = q.AllocTensor<float>();
+  LocalTensor<int32_t> idx = t.Get<int32_t>();
+  CreateVecIndex(idx, static_cast<int32_t>(0), 64);
+  Gather(b, a, idx.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(0), 64);  // VIOLATION: gather_unaligned
+  q.FreeTensor(a);
+  q.FreeTensor(b);
+}
