@@ -71,6 +71,16 @@ def gradient_magnitude(img):
     return out
 
 
+@hybrid
+def laplacian(img):
+    out = np.zeros_like(img)
+    for i in range(1, img.shape[0] - 1):
+        for j in range(1, img.shape[1] - 1):
+            out[i, j] = img[i - 1, j] + img[i + 1, j] + img[i, j - 1] + img[i, j + 1] \
+                - 4 * img[i, j]
+    return out
+
+
 def _f32(*shape):
     return RNG.random(shape).astype(np.float32)
 
@@ -81,6 +91,9 @@ CASES = [
     ("depthwise 5x23x37", depthwise, (_f32(5, 23, 37), _f32(5, 3, 3))),
     ("depthwise 3x61x45 5x5", depthwise, (_f32(3, 61, 45), _f32(3, 5, 5))),
     ("two arrays", two_arrays, (_f32(29, 35), _f32(29, 35))),
+    ("blur float16 image", blur3, (_f32(37, 53).astype(np.float16),)),
+    ("laplacian int32", laplacian, (RNG.integers(-1000, 1000, (31, 45)).astype(np.int32),)),
+    ("laplacian float16", laplacian, (_f32(21, 77).astype(np.float16),)),
 ]
 
 
