@@ -31,7 +31,7 @@ from pyasc.backend.ascendc.emit_stencil import StencilEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
 from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
-from pyasc.backend.ascendc.grouping import form_groups
+from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_cube import launch_cube
 from pyasc.backend.ascendc.host_scalar import launch_scalar
@@ -44,6 +44,7 @@ from pyasc.backend.ascendc.partition import (
     ScalarItem,
     partition,
 )
+from pyasc.backend.ascendc.scalar_f64 import DEMOTE_OPTION
 from pyasc.backend.ascendc.scalar_math import helper_texts
 from pyasc.backend.ascendc.scalar_plan import (
     ScalarKernel,
@@ -54,10 +55,16 @@ from pyasc.backend.ascendc.scalar_plan import (
     plan_scalar_kernel,
 )
 from pyasc.backend.ascendc.soc import SoC, get_soc
-from pyasc.backend.ascendc.stencil_kernel import StencilKernel, plan_stencil_kernel
+from pyasc.backend.ascendc.stencil_kernel import (
+    MAX_STENCIL_OPS,
+    StencilKernel,
+    plan_stencil_kernel,
+)
 from pyasc.backend.ascendc.unsupported import unsupported
+from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
+from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
@@ -137,8 +144,13 @@ class _Lowering:
         # loops over rows with independent iterations become batch tensor work, which
         # the vector planner can take (``batch-loops``); the rest stay scalar kernels
         run_pipeline(self.module, ["batch-loops"])
+        if self.program.options.get(DEMOTE_OPTION) == "demote" and not self.soc.float64:
+            demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
-        form_groups(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
+        form_groups(self.fn, self._probe)
+        # a stencil's per-element work (a bilateral filter's 121 windows) spans several
+        # groups of MAX_GROUP_OPS; as one stencil kernel its accumulators stay in UB
+        merge_adjacent(self.fn.entry, self._stencil_probe, MAX_STENCIL_OPS)
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
         if not self.soc.float64:
             hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
@@ -159,7 +171,22 @@ class _Lowering:
         twins = sum(1 for k in self.kernels if isinstance(k, VectorKernel) and k.twin)
         return f"{self.fn.sym_name}_{len(self.kernels) - twins}"
 
+    def _probe(self, group: FusionGroupOp) -> None:
+        """Raises unless ``group`` plans as one vector kernel or one stencil kernel (a
+        stencil's windows need no queue each: it holds more of them than a flat one)."""
+        try:
+            plan_vector_kernel(group, self.soc, "probe")
+        except (NotVectorizable, OutOfMemoryError):
+            if plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
+                raise
+
+    def _stencil_probe(self, group: FusionGroupOp) -> None:
+        if plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
+            raise NotVectorizable("not a stencil kernel", group.loc)
+
     def _group(self, group: FusionGroupOp) -> None:
+        if self._stencil(group):
+            return
         try:
             k = plan_vector_kernel(group, self.soc, self._name())
         except NotVectorizable as exc:
@@ -169,8 +196,6 @@ class _Lowering:
             fn = outline(body, list(block.args), list(block.terminator.operand_values))
             self._launch_scalar(fn, list(group.inputs), list(group.result_values),
                                 exc.reason, exc.loc or group.loc)
-            return
-        if self._stencil(group):
             return
         self.kernels.append(k)
         if k.alt is not None:  # the long-rows twin of a run-time row length

@@ -61,18 +61,19 @@ def form_groups(fn: FuncOp, probe: Probe) -> None:
     inline_fusion_scopes(fn)
 
 
-def merge_adjacent(block: Block, probe: Probe) -> None:
+def merge_adjacent(block: Block, probe: Probe, max_ops: int = MAX_GROUP_OPS) -> None:
     """Merge a group into the next one when it feeds it and the union is still one
     vector kernel (e.g. a row reduction and the row-wise consumer the fusion pass split
     apart): the intermediate values then stay in UB instead of a GM round trip.  A union
-    of more than ``MAX_GROUP_OPS`` tensor ops is not tried (the fusion pass split it)."""
+    of more than ``max_ops`` tensor ops is not tried (``MAX_GROUP_OPS``: the fusion
+    pass split it; stencil kernels take more, ``codegen``)."""
     i = 0
     while i < len(block.ops):
         first = block.ops[i]
         nxt = next((j for j in range(i + 1, len(block.ops))
                     if isinstance(block.ops[j], FusionGroupOp)), None)
         if not isinstance(first, FusionGroupOp) or nxt is None or \
-                _size(first) + _size(block.ops[nxt]) > MAX_GROUP_OPS or \
+                _size(first) + _size(block.ops[nxt]) > max_ops or \
                 not _mergeable(block, i, nxt):
             i += 1
             continue

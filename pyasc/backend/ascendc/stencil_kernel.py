@@ -34,8 +34,15 @@ from pyasc.backend.ascendc.analysis import FULL, SCALAR, NotVectorizable, analyz
 from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
-from pyasc.backend.ascendc.tiles import Instr, Ref, TileProgram
-from pyasc.backend.ascendc.vec_alloc import TILE_QUANTUM, PhysBuf, assign, colcap
+from pyasc.backend.ascendc.tiles import Buf, Instr, Ref, TileProgram
+from pyasc.backend.ascendc.vec_alloc import (
+    MAX_PIPE_BUFFERS,
+    TILE_QUANTUM,
+    PhysBuf,
+    assign,
+    colcap,
+    pipe_buffers,
+)
 from pyasc.backend.ascendc.vec_kernel import (
     RULES,
     KernelInput,
@@ -48,7 +55,8 @@ from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
 from pyasc.ir.types import ScalarType
 
 MAX_ROWS = 4095       # DataCopyPad blockCount limit (rows of one copy)
-MIN_TILE_HALO = 8     # a tile spans at least 8x its halo rows: <= 1/8 extra GM reads
+MAX_STENCIL_OPS = 4096  # tensor ops of one stencil kernel (grouping merges up to it)
+MIN_TILE_HALO = 4     # a tile spans at least 4x its halo rows: <= 1/4 extra input reads
 
 
 @dataclass
@@ -123,11 +131,12 @@ class StencilKernel:
         return (self.tile_rows + self.match.bases[k].halo + 1) * self.pitch
 
 
-def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str) -> StencilKernel | None:
+def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
+                        marked: bool = True) -> StencilKernel | None:
     """``group`` as a stencil kernel, or None when it is not one (not marked by the
-    ``stencil-windows`` pass) or
+    ``stencil-windows`` pass; ``marked=False``: a grouping probe, matched here) or
     its compute stage is not a plain elementwise tile program."""
-    m = match_stencil(group) if group.attributes.get("stencil") else None
+    m = match_stencil(group) if group.attributes.get("stencil") or not marked else None
     if m is None:
         return None
     info = analyze(group)
@@ -156,12 +165,16 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str) -> StencilKer
     k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col)
                  for w in m.windows]
     try:  # the SoC's tables decide whether Gather/Duplicate take these types
+        _share_equal_windows(k)
         _place_gathers(k)
         _place_duplicates(k)
     except NotVectorizable:
         return None
     k.phys = assign(low.prog)
-    return k if _size(k, soc) else None
+    # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, and
+    # one per per-plane input
+    used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + len(k.planes_in)
+    return k if used <= MAX_PIPE_BUFFERS and _size(k, soc) else None
 
 
 def _set_pitch(k: StencilKernel) -> None:
@@ -169,6 +182,27 @@ def _set_pitch(k: StencilKernel) -> None:
     unit = 32 // min(sizes + [t.itemsize for t in k.base_types])
     widest = max([k.cols] + [b.shape[-1] for b in k.match.bases])
     k.pitch = -(-widest // unit) * unit
+
+
+def _share_equal_windows(k: StencilKernel) -> None:
+    """Windows of one base at one shift (a window sliced twice, ``img[i, j]`` inside
+    ``img[i-5:i+6, j-5:j+6]``) are one buffer: one ``Gather``."""
+    first: dict[tuple[int, int], Buf] = {}
+    keep: list[Gathered] = []
+    for g in k.gathers:
+        buf = k.inputs[g.index].vv.buf
+        assert buf is not None
+        same = first.setdefault((g.base, g.shift), buf)
+        if same is buf:
+            keep.append(g)
+            continue
+        for ins in k.prog.instrs:
+            ins.srcs = tuple(Ref(same, s.row) if isinstance(s, Ref) and s.buf is buf else s
+                             for s in ins.srcs)
+            if isinstance(ins.dst, Ref) and ins.dst.buf is buf:
+                raise NotVectorizable("a window written in the kernel", k.group.loc)
+        k.prog.buffers.remove(buf)  # no queue, no slot: nothing reads it now
+    k.gathers = keep
 
 
 def _place_gathers(k: StencilKernel) -> None:
@@ -189,10 +223,14 @@ def _place_gathers(k: StencilKernel) -> None:
 
 
 def _first_reads(k: StencilKernel, index: int) -> int | None:
+    """The first instruction reading input ``index`` (now a temporary); None, and the
+    buffer dropped, when nothing reads it."""
     buf = k.inputs[index].vv.buf
     assert buf is not None
     buf.role = "calc"
     reads = [i for i, ins in enumerate(k.prog.instrs) if buf in ins.reads()]
+    if not reads:
+        k.prog.buffers.remove(buf)
     return reads[0] if reads else None
 
 

@@ -22,6 +22,7 @@ from pyasc.ir.core import Location
 TILE_QUANTUM = 256        # elements: keeps every padded Compare count inside the tile
 MAX_TILE_ROWS = 4095      # DataCopyPad blockCount limit
 RESULT_BYTES = 32         # the UB slot a per-block partial result is written from
+MAX_PIPE_BUFFERS = 64     # InitBuffer buffers of one TPipe, queue depths counted (QBUF_MAX_LEN)
 _ROUND = 32
 
 
@@ -161,6 +162,11 @@ def _free_slot(b: Buf, start: int, phys: list[PhysBuf], occupant: dict[str, Buf]
                 return p  # reusing a dead input buffer saves a whole tile of UB
             best = best or p
     return best
+
+
+def pipe_buffers(phys: list[PhysBuf]) -> int:
+    """Buffers the kernel's ``InitBuffer`` calls take from the TPipe (a queue: its depth)."""
+    return sum(p.depth for p in phys)
 
 
 def total_bytes(phys: list[PhysBuf], tile: int, unit: int,

@@ -27,10 +27,12 @@ from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.tiles import Buf, Instr, Ref, TileProgram, ctype
 from pyasc.backend.ascendc.vec_alloc import (
+    MAX_PIPE_BUFFERS,
     RESULT_BYTES,
     PhysBuf,
     assign,
     choose_tile,
+    pipe_buffers,
 )
 from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
 from pyasc.backend.ascendc.vec_longrows import LongLowering, LongPlan
@@ -147,6 +149,7 @@ def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKerne
             assert o.partial is not None
             kernel.phys.append(PhysBuf(o.partial.acc.name + "Res_", "res",
                                        o.partial.acc.itemsize, "res"))
+    _check_pipe(kernel)
     try:
         _size(kernel, soc)
     except OutOfMemoryError:
@@ -160,6 +163,14 @@ def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKerne
         except (NotVectorizable, OutOfMemoryError):
             pass  # the host then checks that a row fits (E50003 at run time)
     return kernel
+
+
+def _check_pipe(kernel: VectorKernel) -> None:
+    """A TPipe hands out at most 64 buffers (reference 1.1, ``tpipe_impl.h``): a group
+    needing more is not one kernel (grouping then plans smaller ones)."""
+    if pipe_buffers(kernel.phys) > MAX_PIPE_BUFFERS:
+        raise NotVectorizable(f"{pipe_buffers(kernel.phys)} UB buffers (a TPipe holds "
+                              f"{MAX_PIPE_BUFFERS})", kernel.group.loc)
 
 
 def _streamable(kernel: VectorKernel, dynamic: bool = False) -> bool:
@@ -180,6 +191,7 @@ def plan_long_rows(group: FusionGroupOp, info, spans: Spans, soc: SoC,  # noqa: 
     kernel = VectorKernel(name, group, info, low.prog, inputs, outputs, spans=spans,
                           long=plan)
     kernel.phys = assign(low.prog, plan.loops(), streamed=True)
+    _check_pipe(kernel)
     sizes = [b.itemsize for b in low.prog.buffers if b.kind in ("tile", "row")]
     kernel.unit = 32 // min(sizes) if sizes else 8
     what = f"the fused {group.attributes['kind']} kernel at this line (its rows streamed " \

@@ -62,6 +62,9 @@ def _depends_on(v: Value, ivs: set[Value]) -> bool:
     return False
 
 
+depends_on = _depends_on  # whether a value is computed from one of ``ivs``
+
+
 def inline_groups(block: Block) -> None:
     """Replace every ``fusion.group`` of ``block`` by its body (the groups were formed
     for one iteration; the batched ops are grouped again by the backend)."""

@@ -135,13 +135,16 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...]) -> list[int] | None:
 
 def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
     """Nothing between ``first`` and ``group`` (one block) writes memory (an op with
-    regions might: refused too)."""
+    regions might, unless it is pure: a fused group)."""
     block = group.parent
-    if block is None or first.parent is not block:
+    if block is None:  # a detached grouping probe: the marked group is checked again
+        return True
+    if first.parent is not block:
         return False
     ops = block.ops
     start, end = ops.index(first), ops.index(group)
-    return start < end and not any(op.has_trait("writes") or op.region_list
+    return start < end and not any(op.has_trait("writes") or
+                                   op.region_list and not op.has_trait("pure")
                                    for op in ops[start + 1:end])
 
 

@@ -94,6 +94,8 @@ CASES = [
     ("blur float16 image", blur3, (_f32(37, 53).astype(np.float16),)),
     ("laplacian int32", laplacian, (RNG.integers(-1000, 1000, (31, 45)).astype(np.int32),)),
     ("laplacian float16", laplacian, (_f32(21, 77).astype(np.float16),)),
+    # the fusion pass splits it in two groups (gx; gy and the root): merged as stencils
+    ("sobel magnitude", gradient_magnitude, (_f32(33, 70),)),
 ]
 
 
@@ -112,15 +114,6 @@ def test_stencil_reads_each_input_once(name, fn, args):
     interior = np.asarray(fn.__wrapped__(*args))
     gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
     assert gm <= 1.2 * _minimum(args, interior), (gm, _minimum(args, interior))
-
-
-def test_split_groups_are_each_a_stencil():
-    # the fusion pass splits this body in two groups (gx; gy and the root, reading gx):
-    # both are stencils, the second with gx as an array of its own shape
-    k = check(gradient_magnitude, _f32(33, 70))
-    assert [type(x).__name__ for x in k.ascend.kernels] == ["StencilKernel"] * 2
-    c = k.last_counters
-    assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
 
 
 def test_disabled_pass_keeps_the_flat_kernel(monkeypatch):
@@ -142,3 +135,82 @@ def test_windows_written_between_snapshot_and_use_are_not_a_stencil():
         img[:] = out  # the stencil read img before this write
         return img * 2
     check(blur_then_overwrite, _f32(17, 21))
+
+
+# ---- window slices (``img[i-r:i+r+1, j-r:j+r+1]`` in a pixel loop) -------------------
+
+@hybrid
+def bilateral5(img, sigma_color=0.1):
+    h, w = img.shape
+    result = np.zeros_like(img)
+    space = np.exp(-(np.arange(-2, 3) ** 2) / np.float32(8)).astype(np.float32)
+    for i in range(2, h - 2):
+        for j in range(2, w - 2):
+            color_diff = img[i, j] - img[i - 2:i + 3, j - 2:j + 3]
+            color = np.exp(-(color_diff ** 2) / np.float32(2 * sigma_color ** 2))
+            weights = space * color
+            result[i, j] = np.sum(img[i - 2:i + 3, j - 2:j + 3] * weights) / np.sum(weights)
+    return result
+
+
+@hybrid
+def window_max_minus_mean(x):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0] - 1):
+        for j in range(1, x.shape[1] - 2):
+            win = x[i - 1:i + 2, j - 1:j + 3]
+            out[i, j] = win.max() - win.mean() * 0.5 + win.min()
+    return out
+
+
+def test_window_slices_run_as_one_stencil_kernel():
+    img = _f32(37, 53)
+    k = check(bilateral5, img)
+    assert [type(x).__name__ for x in k.ascend.kernels] == ["StencilKernel"]
+    c = k.last_counters
+    assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+    tiles = k.ascend.kernels[0].units
+    assert c["Gather_calls"] == 25 * tiles  # one per window offset, the centre shared
+    assert c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] <= 1.2 * 2 * img.nbytes
+
+
+def test_window_max_min_and_mean():
+    check(window_max_minus_mean, _f32(19, 26))
+    k = check(window_max_minus_mean, _f32(19, 26))
+    assert [type(x).__name__ for x in k.ascend.kernels] == ["StencilKernel"]
+
+
+def test_seed_bilateral_filter_demoted_is_a_stencil_kernel():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+    from bilateral_filter import bilateral_filter
+
+    demoted = hybrid(bilateral_filter.__wrapped__, device_float64="demote")
+    img = _f32(41, 67)
+    with pytest.warns(Warning, match="float32"):
+        k = check(demoted, img)
+    kinds = [type(x).__name__ for x in k.ascend.kernels]
+    # the (11,) float64 space kernel is a scalar kernel over its 11 taps (a fused group
+    # of the frontend, demoted as scalar code); every pixel runs in the stencil kernel
+    assert kinds == ["ScalarKernel", "StencilKernel"]
+    c = k.last_counters
+    assert c["gm_scalar_read_bytes"] + c["gm_scalar_write_bytes"] < 0.05 * img.nbytes
+    gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
+    assert gm <= 1.2 * 2 * img.nbytes
+
+
+@hybrid
+def partial_window_sums(x):
+    out = np.zeros((x.shape[0], x.shape[1]), dtype=x.dtype)
+    for i in range(1, x.shape[0] - 1):
+        for j in range(1, x.shape[1] - 1):
+            out[i, j] = np.sum(x[i - 1:i + 2, j - 1:j + 2], axis=0).max()  # not whole
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::pyasc.backend.ascendc.PyascPerformanceWarning")
+def test_partial_window_reduction_stays_scalar_and_correct():
+    k = check(partial_window_sums, _f32(9, 11))
+    assert "ScalarKernel" in [type(x).__name__ for x in k.ascend.kernels]

@@ -1,0 +1,241 @@
+"""Window slices in a loop body become element loads: ``batch-loops`` then batches them.
+
+The seed's bilateral filter computes, per pixel, on a static window slice::
+
+    color_diff = img[i, j] - img[i-5:i+6, j-5:j+6]      # an (11, 11) array per pixel
+    ...
+    result[i, j] = np.sum(img[i-5:i+6, j-5:j+6] * weights) / np.sum(weights)
+
+``batch-loops`` batches element accesses ``img[i + di, j + dj]`` (each becomes a shifted
+view of the image), not array values per iteration.  :func:`scalarize_windows` rewrites
+the (flattened) body so that a small static window is its elements: the snapshot of
+``img[i-5:i+6, j-5:j+6]`` becomes 121 loads ``img[i - 5 + a, j - 5 + b]``, every
+elementwise op on window values becomes one op per element (numpy broadcasting: a
+loop-invariant array such as the space kernel contributes ``kernel[b]``, a scalar
+itself), and a whole-window ``sum``/``max``/``min`` becomes a chain over the elements
+(left to right, see :class:`_Chain`), all emitted element by element (see
+:class:`_Scalarizer`).  The
+body is then straight-line scalar code over ``img[i + c, j + d]``, which the analysis
+batches like a blur, and the backend runs it as stencil kernels.
+
+A window is a ``mem.subview`` without dropped axes, unit steps, static sizes of at most
+``MAX_WINDOW`` elements, whose offset depends on a loop index along every axis wider
+than one (``x[i:i+1, :]`` is a row, left to the row rules).  Any other use of a window
+value (a store of the whole window, a partial reduction, an op without a rule) raises
+``Refuse``: the nest is left alone, as before.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+
+from pyasc.ir.core import Block, Operation, OpResult, Value
+from pyasc.ir.ops import arith, mem, tensor
+from pyasc.ir.ops import math as m
+from pyasc.ir.passes.batch_nest import constant_int, depends_on
+from pyasc.ir.types import ScalarType, TensorType, index
+
+MAX_WINDOW = 256  # elements of one window expanded into scalar ops
+
+_CHAIN = {tensor.SumOp: arith.AddOp, tensor.ReduceMaxOp: arith.MaxOp,
+          tensor.ReduceMinOp: arith.MinOp}
+
+
+class WindowRefuse(Exception):
+    """A window value is used in a way that has no per-element rule."""
+
+
+def _is_window(op: Operation, ivs: set[Value]) -> bool:
+    if not isinstance(op, mem.SubviewOp) or op.attributes.get("drop"):
+        return False
+    offsets, sizes, steps = op.parts()
+    shape = [constant_int(s) for s in sizes]
+    if any(s is None for s in shape) or any(constant_int(s) != 1 for s in steps) or \
+            int(np.prod(shape)) > MAX_WINDOW or max(shape) <= 1:  # type: ignore[type-var]
+        return False
+    return all(n == 1 or depends_on(o, ivs) for o, n in zip(offsets, shape, strict=True))
+
+
+class _Scalarizer:
+    """Emits the window ops element by element: for each element of the window (row
+    major), every window op of the body in order, one op each (a reduction: one step of
+    its chain).  The batched ops of one element then sit together, so that grouping
+    fuses a whole element's work instead of one op across all elements."""
+
+    def __init__(self, block: Block, ivs: set[Value]) -> None:
+        self.block, self.ivs = block, ivs
+        self.views = {op.result_values[0] for op in block.ops if _is_window(op, ivs)}
+        self.elems: dict[Value, np.ndarray] = {}   # window value -> its element values
+        self.outer: dict[Value, np.ndarray] = {}   # invariant operands, broadcast
+        self.consts: dict[int, Value] = {}
+        self.window: list[Operation] = []          # the window ops, body order
+        self.shape: tuple[int, ...] = ()
+        self.at: Operation | None = None           # new ops go before this one
+
+    def insert(self, op: Operation) -> Value:
+        assert self.at is not None
+        self.block.insert(self.block.index_of(self.at), op)
+        return op.result_values[0]
+
+    def const(self, c: int) -> Value:
+        if c not in self.consts:
+            first = self.block.ops[0]
+            self.block.insert(0, arith.ConstantOp.new(c, index, loc=first.loc))
+            self.consts[c] = self.block.ops[0].result_values[0]
+        return self.consts[c]
+
+    # ------------------------------------------------------------- classification
+    def _shape(self, v: Value) -> tuple[int, ...]:
+        t = v.type
+        return tuple(t.shape) if isinstance(t, TensorType) else ()
+
+    def classify(self) -> None:
+        """The window ops (snapshots of windows and every op reading a window value),
+        all of one shape; raises :class:`WindowRefuse` otherwise."""
+        derived: set[Value] = set()
+        for op in self.block.ops:
+            if isinstance(op, mem.ToTensorOp) and op.operand_values[0] in self.views:
+                kind = "snapshot"
+            elif not any(v in derived for v in op.operand_values):
+                if any(v in self.views for v in op.operand_values) and \
+                        not isinstance(op, mem.SubviewOp):
+                    raise WindowRefuse(f"'{op.name}' on a window view")
+                continue
+            elif type(op) in _CHAIN:
+                kind = "reduce"
+            elif type(op).__module__ in (arith.__name__, m.__name__) and not op.region_list \
+                    and len(op.result_values) == 1 and \
+                    isinstance(op.result_values[0].type, TensorType):
+                kind = "elementwise"
+            else:
+                raise WindowRefuse(f"'{op.name}' on a window value")
+            self.window.append(op)
+            if kind != "reduce":
+                derived.add(op.result_values[0])
+                shape = self._shape(op.result_values[0])
+                if self.shape and shape != self.shape:
+                    raise WindowRefuse("window values of different shapes")
+                self.shape = shape
+
+    def place(self) -> Operation:
+        """Where the element-major ops go: after every value they read from outside,
+        before every use of a reduction result outside them."""
+        ops = self.block.ops
+        pos = {op: i for i, op in enumerate(ops)}
+        mine = set(self.window)
+        last_def = max((pos[v.op] for op in self.window for v in op.operand_values
+                        if isinstance(v, OpResult) and v.op in pos and v.op not in mine),
+                       default=-1)
+        first_use = min((pos[u] for op in self.window if type(op) in _CHAIN
+                         for u, _ in op.result_values[0].uses if u not in mine),
+                        default=len(ops))
+        if last_def >= first_use or first_use >= len(ops):
+            raise WindowRefuse("window reductions used before the window is complete")
+        return ops[first_use]
+
+    # ------------------------------------------------------------- emission
+    def operand(self, v: Value, op: Operation, idx: tuple[int, ...]) -> Value:
+        if v in self.elems:
+            return self.elems[v][idx]
+        if isinstance(v.type, ScalarType):
+            return v
+        if v not in self.outer:  # an invariant array broadcast against the window
+            t = v.type
+            if not isinstance(t, TensorType) or depends_on(v, self.ivs) or \
+                    np.broadcast_shapes(t.shape, self.shape) != self.shape:
+                raise WindowRefuse(f"'{op.name}' on a window and an array of its own")
+            out = np.empty(t.shape, dtype=object)
+            for at in itertools.product(*(range(n) for n in t.shape)):
+                out[at] = self.insert(tensor.ExtractOp(
+                    [v, *(self.const(a) for a in at)], [t.element], loc=op.loc))
+            self.outer[v] = np.broadcast_to(out, self.shape)
+        return self.outer[v][idx]
+
+    def load(self, op: Operation, idx: tuple[int, ...]) -> Value:
+        view = op.operand_values[0].op  # type: ignore[attr-defined]
+        offsets = view.parts()[0]
+        where = [o if a == 0 else self.insert(arith.AddOp([o, self.const(a)], [index],
+                                                          loc=op.loc))
+                 for o, a in zip(offsets, idx, strict=True)]
+        elem = op.result_values[0].type.element  # type: ignore[attr-defined]
+        return self.insert(mem.LoadOp([view.source, *where], [elem], loc=op.loc))
+
+    def run(self) -> None:
+        self.classify()
+        if not self.window:
+            return
+        self.at = self.place()
+        for op in self.window:
+            if type(op) not in _CHAIN:
+                self.elems[op.result_values[0]] = np.empty(self.shape, dtype=object)
+        chains = {op: _Chain(op, self.insert) for op in self.window if type(op) in _CHAIN}
+        # the loads first (their batched forms are snapshots, which end a fused group),
+        # then the work, element by element
+        every = list(itertools.product(*(range(n) for n in self.shape)))
+        for op in self.window:
+            if isinstance(op, mem.ToTensorOp):
+                for idx in every:
+                    self.elems[op.result_values[0]][idx] = self.load(op, idx)
+        for idx in every:
+            for op in self.window:
+                if isinstance(op, mem.ToTensorOp):
+                    continue
+                if op in chains:
+                    chains[op].step(self.elems[op.operand_values[0]][idx])
+                else:
+                    t = op.result_values[0].type
+                    args = [self.operand(v, op, idx) for v in op.operand_values]
+                    self.elems[op.result_values[0]][idx] = self.insert(type(op)(
+                        args, [t.element], dict(op.attributes), loc=op.loc))  # type: ignore[attr-defined]
+        for op, chain in chains.items():
+            op.result_values[0].replace_all_uses_with(chain.total())
+        self._erase()
+
+    def _erase(self) -> None:
+        dead = set(self.window) | {v.op for v in self.views}  # type: ignore[attr-defined]
+        for op in dead:
+            if any(u not in dead for r in op.result_values for u, _ in r.uses):
+                raise WindowRefuse(f"a window value used by another op ('{op.name}')")
+        for op in reversed(list(self.block.ops)):
+            if op in dead:
+                op.erase()
+
+
+class _Chain:
+    """A whole-window reduction built one element at a time, left to right.
+
+    One accumulator: numpy sums a contiguous window pairwise (eight strided partial
+    sums), but batched, each partial sum is an image, and eight of them per reduction
+    would cross every kernel boundary through GM.  The difference is float rounding
+    of the order (within the tolerance the tests use for every vector reduction)."""
+
+    def __init__(self, op: Operation, insert: Callable[[Operation], Value]) -> None:
+        r = op.result_values[0]
+        rank = len(op.operand_values[0].type.shape)  # type: ignore[attr-defined]
+        if op.attributes.get("keepdims") or not isinstance(r.type, ScalarType) or \
+                sorted(op.attributes.get("axes", ())) != list(range(rank)):
+            raise WindowRefuse("a reduction over part of a window")
+        self.cls, self.type, self.loc, self.insert = _CHAIN[type(op)], r.type, op.loc, insert
+        self.acc: Value | None = None
+
+    def step(self, v: Value) -> None:
+        self.acc = v if self.acc is None else self.insert(
+            self.cls([self.acc, v], [self.type], loc=self.loc))
+
+    def total(self) -> Value:
+        assert self.acc is not None
+        return self.acc
+
+
+def scalarize_windows(block: Block, ivs: set[Value]) -> None:
+    """Rewrite the window slices of ``block`` (a flattened loop body with loop indices
+    ``ivs``) into element loads and scalar ops (module docstring); raises
+    :class:`WindowRefuse` when a window value has no per-element rule."""
+    if any(_is_window(op, ivs) for op in block.ops):
+        _Scalarizer(block, ivs).run()
+
+
+__all__ = ["MAX_WINDOW", "WindowRefuse", "scalarize_windows"]
