@@ -143,8 +143,9 @@ class _Lowering:
     def run(self) -> None:
         # loops over rows with independent iterations become batch tensor work, which
         # the vector planner can take (``batch-loops``); the rest stay scalar kernels
-        run_pipeline(self.module, ["batch-loops"])
-        if self.program.options.get(DEMOTE_OPTION) == "demote" and not self.soc.float64:
+        demote = self.program.options.get(DEMOTE_OPTION) == "demote" and not self.soc.float64
+        run_pipeline(self.module, ["batch-loops"], {"float64_arrays": demote})
+        if demote:
             demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
         form_groups(self.fn, self._probe)

@@ -18,7 +18,7 @@ from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, flatten, nest
 from pyasc.ir.passes.batch_windows import WindowRefuse, scalarize_windows
 from pyasc.ir.passes.effects import base_buffer
-from pyasc.ir.types import TensorType
+from pyasc.ir.types import TensorType, element_type, f64
 
 INV, AFF, ROW, BAT = "inv", "aff", "row", "bat"
 REDUCTIONS = (tensor.SumOp, tensor.ProdOp, tensor.ReduceMaxOp, tensor.ReduceMinOp,
@@ -243,6 +243,11 @@ def _prepare(top: loop.ForOp) -> list[loop.ForOp]:
     except WindowRefuse as exc:
         raise Refuse(str(exc)) from None
     return loops
+
+
+def has_float64_batch(b: Batch) -> bool:
+    """Whether an iteration-dependent value of the nest holds float64."""
+    return any(k == BAT and element_type(v.type) == f64 for v, k in b.kinds.items())
 
 
 def analyze(for_op: loop.ForOp) -> Batch:

@@ -51,14 +51,17 @@ from __future__ import annotations
 
 from pyasc.ir.ops import loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
-from pyasc.ir.passes.batch_analysis import Refuse, analyze
+from pyasc.ir.passes.batch_analysis import Refuse, analyze, has_float64_batch
 from pyasc.ir.passes.batch_build import build
 from pyasc.ir.passes.batch_nest import trip_count
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 
-def batch_function(fn: FuncOp) -> int:
-    """Rewrite the batchable top-level loops of ``fn``; returns how many."""
+def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
+    """Rewrite the batchable top-level loops of ``fn``; returns how many.  Without
+    ``float64_arrays`` a nest whose batched values hold float64 is left alone (no
+    vector unit computes float64: batched, it would only be scalar code over whole
+    arrays; the AscendC backend allows it when it demotes them to float32)."""
     done = 0
     for op in list(fn.entry.ops):
         if not isinstance(op, loop.ForOp) or trip_count(op) == 0:
@@ -66,6 +69,9 @@ def batch_function(fn: FuncOp) -> int:
         try:
             b = analyze(op)
         except Refuse:
+            continue
+        if not float64_arrays and has_float64_batch(b):
+            b.loops[0].erase()
             continue
         build(b, op)
         b.loops[0].erase()
@@ -82,5 +88,6 @@ class BatchLoops(Pass):
     description = __doc__ or ""
 
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
+        wide = bool(ctx.options.get("float64_arrays", True))
         for fn in module.functions:
-            batch_function(fn)
+            batch_function(fn, wide)
