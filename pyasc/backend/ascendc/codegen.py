@@ -70,7 +70,7 @@ from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.ops.loop import IfOp, YieldOp
-from pyasc.ir.passes import PassContext, PassManager, run_pipeline
+from pyasc.ir.passes import PassContext, PassManager, disabled_passes, run_pipeline
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
 from pyasc.version import __version__
@@ -138,6 +138,7 @@ class _Lowering:
         self.env: dict[Value, Value] = dict(zip(fn.entry.args, self.hfn.entry.args, strict=True))
         self.hb = HostBuilder(self.hfn.entry, fn.loc)
         self.kernels: list[Kernel] = []
+        self.stencils = True  # stencil kernels planned (PYASC_DISABLE_PASSES=stencil-windows)
         self.regions: list[tuple[Location, str]] = []
 
     def run(self) -> None:
@@ -148,10 +149,12 @@ class _Lowering:
         if demote:
             demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
+        self.stencils = "stencil-windows" not in disabled_passes()
         form_groups(self.fn, self._probe)
-        # a stencil's per-element work (a bilateral filter's 121 windows) spans several
-        # groups of MAX_GROUP_OPS; as one stencil kernel its accumulators stay in UB
-        merge_adjacent(self.fn.entry, self._stencil_probe, MAX_STENCIL_OPS)
+        if self.stencils:
+            # a stencil's per-element work (a bilateral filter's 121 windows) spans several
+            # groups of MAX_GROUP_OPS; as one stencil kernel its accumulators stay in UB
+            merge_adjacent(self.fn.entry, self._stencil_probe, MAX_STENCIL_OPS)
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
         if not self.soc.float64:
             hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
@@ -178,7 +181,8 @@ class _Lowering:
         try:
             plan_vector_kernel(group, self.soc, "probe")
         except (NotVectorizable, OutOfMemoryError):
-            if plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
+            if not self.stencils or \
+                    plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
                 raise
 
     def _stencil_probe(self, group: FusionGroupOp) -> None:

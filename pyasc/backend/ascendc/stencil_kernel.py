@@ -273,12 +273,15 @@ def _size(k: StencilKernel, soc: SoC) -> bool:
     even one row fits."""
     halo = max(b.halo for b in k.match.bases)
     most = min(k.rows, MAX_ROWS - halo - 1)
-    fits = [r for r in range(1, most + 1) if _bytes(k, r) <= soc.init_buffer_bytes]
-    if not fits:
+    if most < 1 or _bytes(k, 1) > soc.init_buffer_bytes:
         return False
+    lo, hi = 1, most  # the most rows that fit (the bytes grow with the rows)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if _bytes(k, mid) <= soc.init_buffer_bytes else (lo, mid - 1)
     planes = k.match.space[0]
     spread = -(-planes * k.rows // soc.vector_blocks)
-    rows = min(fits[-1], max(spread, MIN_TILE_HALO * halo, 1))
+    rows = min(lo, max(spread, MIN_TILE_HALO * halo, 1))
     rows = -(-k.rows // -(-k.rows // rows))  # equal tiles per plane
     _bytes(k, rows)
     k.tile = -(-(rows * k.pitch) // TILE_QUANTUM) * TILE_QUANTUM
