@@ -96,6 +96,7 @@ class _Scalarizer:
         """The window ops (snapshots of windows and every op reading a window value),
         all of one shape; raises :class:`WindowRefuse` otherwise."""
         derived: set[Value] = set()
+        reduced: set[Value] = set()
         for op in self.block.ops:
             if isinstance(op, mem.ToTensorOp) and op.operand_values[0] in self.views:
                 kind = "snapshot"
@@ -112,8 +113,13 @@ class _Scalarizer:
                 kind = "elementwise"
             else:
                 raise WindowRefuse(f"'{op.name}' on a window value")
+            if any(v in reduced for v in op.operand_values):
+                # its element ops would read the reduction before its chain is complete
+                raise WindowRefuse("a window op reading a reduction of the window")
             self.window.append(op)
-            if kind != "reduce":
+            if kind == "reduce":
+                reduced.add(op.result_values[0])
+            else:
                 derived.add(op.result_values[0])
                 shape = self._shape(op.result_values[0])
                 if self.shape and shape != self.shape:

@@ -210,7 +210,19 @@ def partial_window_sums(x):
     return out
 
 
+@hybrid
+def self_normalized_window(x):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0] - 1):
+        for j in range(1, x.shape[1] - 1):
+            win = x[i - 1:i + 2, j - 1:j + 2]
+            out[i, j] = np.sum(win / win.sum() * win)  # reads its own reduction
+    return out
+
+
+@pytest.mark.parametrize("fn", [partial_window_sums, self_normalized_window],
+                         ids=lambda f: f.__name__)
 @pytest.mark.filterwarnings("ignore::pyasc.backend.ascendc.PyascPerformanceWarning")
-def test_partial_window_reduction_stays_scalar_and_correct():
-    k = check(partial_window_sums, _f32(9, 11))
+def test_windows_without_a_per_element_form_stay_scalar_and_correct(fn):
+    k = check(fn, _f32(9, 11))
     assert "ScalarKernel" in [type(x).__name__ for x in k.ascend.kernels]
