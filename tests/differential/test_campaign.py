@@ -15,6 +15,7 @@ from diff import EXACT, MATH
 from judge import (
     DEVICE_MAX_NAN,
     DEVICE_WORKSPACE,
+    RUNTIME_INT_WRAPS,
     judge,
     kind_of,
     kind_of_skip,
@@ -145,6 +146,29 @@ def test_a_stated_device_difference_is_a_skip_of_its_own_kind(source):
     assert (outcome.status, outcome.kind) == ("skip", DEVICE_MAX_NAN)
     a[1, 5] = 3.0  # without a NaN the results agree
     assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
+
+
+RUNTIME_INT = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid
+def prog(a, b, s):
+    k = 0
+    for i in range(3):
+        k -= 1
+    return a.astype(np.uint8) * k, b
+"""
+
+
+def test_a_wrapped_runtime_python_int_is_the_documented_difference():
+    # numpy 2 raises OverflowError for uint8 * -3; compiled code wraps a run-time int
+    # (docs/numpy-support.md): campaign seed 8 case 4525 (`out[1:] *= w3`)
+    a, b = np.arange(4.0), np.ones(3)
+    program = Program(RUNTIME_INT, load(RUNTIME_INT), (a, b, 0.5), EXACT)
+    outcome = judge(program, ("cpu",)).outcomes["cpu"]
+    assert (outcome.status, outcome.kind) == ("skip", RUNTIME_INT_WRAPS)
 
 
 GATHER_IN_A_LOOP = """\
