@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 
 from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
+from pyasc.backend.ascendc.copy_loops import CopyKernel, CopyLoop, find_copy_loops
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp, rewrite_cube_matmuls
 from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
 from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_copy import CopyEmitter, launch_copy
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
@@ -38,6 +40,7 @@ from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.partition import (
+    CopyItem,
     CubeItem,
     GroupItem,
     HostItem,
@@ -80,7 +83,7 @@ class PyascPerformanceWarning(UserWarning):
     """Code that runs on the AI Core's scalar unit instead of its vector unit."""
 
 
-Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel
+Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel
 
 
 @dataclass(frozen=True)
@@ -160,13 +163,17 @@ class _Lowering:
             hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
         # groups whose inputs are windows of one array become stencil kernels
         run_pipeline(self.module, ["stencil-windows"])
-        for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp)):
+        copies = find_copy_loops(self.fn, self.soc)
+        for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
+                              lambda op: op in copies):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem):
                 self._group(item.op)
             elif isinstance(item, CubeItem):
                 self._cube(item.op)
+            elif isinstance(item, CopyItem):
+                self._copy(copies[item.op])
             else:
                 self._scalar(item)
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
@@ -238,6 +245,13 @@ class _Lowering:
         result = op.result.type
         assert isinstance(result, TensorType)
         self.env[op.result] = launch_cube(self.hb, k, lhs, rhs, result)
+
+    def _copy(self, c: CopyLoop) -> None:
+        k = c.plan
+        k.name = self._name()
+        self.kernels.append(k)
+        self.hb.b.loc = k.loc
+        launch_copy(self.hb, k, self.env[c.src], self.env[c.dst], self.soc)
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:
@@ -349,6 +363,8 @@ def _render(kernels: list[Kernel], filename: str,
             (LongRowsEmitter if k.long is not None else VectorEmitter)(w, k).emit()
         elif isinstance(k, CubeKernel):
             CubeEmitter(w, k).emit()
+        elif isinstance(k, CopyKernel):
+            CopyEmitter(w, k).emit()
         else:
             ScalarEmitter(w, k, helpers).emit()
     return w, helpers

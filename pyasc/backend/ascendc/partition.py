@@ -7,7 +7,8 @@ pure scalar math; one that touches array elements is device code.  Kernels do ev
 else: each ``fusion.group`` tries to become a vector kernel, and every maximal run of
 other device ops (loops with array work, unfused tensor ops, matmul, gather...) becomes
 one scalar region.  A matmul the caller's ``cube`` predicate accepts (see ``cube_plan``)
-is an item of its own: a cube kernel.
+is an item of its own: a cube kernel; so is a loop nest of window copies that its
+``copy`` predicate accepts (``copy_loops``): a DMA kernel.
 
 Pure host ops (no effects) that do not use a value of the open scalar region are
 emitted before it, so host scalar math between device statements does not split a
@@ -75,12 +76,18 @@ class CubeItem:
     op: Operation
 
 
-Item = HostItem | GroupItem | ScalarItem | CubeItem
+@dataclass
+class CopyItem:
+    op: Operation
 
 
-def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None) -> list[Item]:
-    """The entry block of ``fn`` as an ordered list of host ops, groups, regions and
-    cube matmuls (the ops ``cube`` accepts)."""
+Item = HostItem | GroupItem | ScalarItem | CubeItem | CopyItem
+
+
+def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None,
+              copy: Callable[[Operation], bool] | None = None) -> list[Item]:
+    """The entry block of ``fn`` as an ordered list of host ops, groups, regions,
+    cube matmuls (the ops ``cube`` accepts) and copy loops (those ``copy`` accepts)."""
     items: list[Item] = []
     region: list[Operation] = []
 
@@ -97,6 +104,9 @@ def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None) -> li
         elif cube is not None and cube(op):
             close()
             items.append(CubeItem(op))
+        elif copy is not None and copy(op):
+            close()
+            items.append(CopyItem(op))
         elif is_host(op):
             if region and (_uses_any(op, region) or not _hoistable(op)):
                 close()

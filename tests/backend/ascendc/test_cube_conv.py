@@ -1,0 +1,165 @@
+"""conv2d on the cube: ``pyasc.ops.conv2d``'s im2col loop is one DMA copy kernel
+(``copy_loops``) and its matrix product one cube kernel; ascend-sim against interpret,
+with the kernels and counters showing what ran where."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from pyasc import hybrid
+from pyasc.backend.ascendc import PyascPerformanceWarning
+from pyasc.backend.ascendc.copy_loops import CopyKernel
+from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.ops import conv2d
+
+TOL = {np.float16: 2e-3, np.float32: 1e-5}
+
+
+def _plain(x, w):
+    return conv2d(x, w)
+
+
+def _strided(x, w):
+    return conv2d(x, w, stride=2, padding=1)
+
+
+def _dilated(x, w):
+    return conv2d(x, w, stride=(1, 2), padding=(2, 1), dilation=2)
+
+
+def _biased_relu(x, w, b):
+    return np.maximum(conv2d(x, w, b, padding=1), 0)
+
+
+FORMS = {f.__name__: f for f in (_plain, _strided, _dilated, _biased_relu)}
+SIM = {name: hybrid(fn, target="ascend-sim") for name, fn in FORMS.items()}
+REF = {name: hybrid(fn, target="interpret") for name, fn in FORMS.items()}
+
+
+def _inputs(xs, ws, dtype, bias=False):
+    rng = np.random.default_rng(sum(xs) * 131 + sum(ws))
+    args = [rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)]
+    if bias:
+        args.append(rng.standard_normal(ws[0]).astype(dtype))
+    return args
+
+
+def _run(form, args, scalar_ok=False):
+    with warnings.catch_warnings():
+        # no scalar kernel unless the caller expects one
+        warnings.simplefilter("ignore" if scalar_ok else "error", PyascPerformanceWarning)
+        got = SIM[form](*args)
+    want = REF[form](*args)
+    # float32 accumulation in another order than numpy's: relative to the sum of |terms|
+    scale = REF[form](*(np.abs(a).astype(np.float32) for a in args))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    dtype = args[0].dtype.type
+    assert np.all(np.abs(got.astype(np.float64) - want) <= TOL[dtype] * (scale + 1))
+    return SIM[form].kernel(*args)
+
+
+# odd C, H, W (not multiples of 16), 1x1 kernels, non-square kernels, the examples'
+# CustomConv shapes (examples/custom_conv.py: SHAPES and the small demo input)
+SHAPES = [((2, 5, 17, 19), (7, 5, 3, 3)), ((1, 3, 9, 33), (20, 3, 1, 1)),
+          ((2, 3, 12, 10), (8, 3, 3, 3)), ((1, 4, 9, 9), (5, 4, 2, 4)),
+          ((2, 8, 32, 32), (16, 8, 3, 3)), ((1, 17, 5, 6), (3, 17, 2, 1))]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("form", ["_plain", "_strided", "_dilated"])
+@pytest.mark.parametrize(("xs", "ws"), SHAPES)
+def test_conv2d_is_a_copy_kernel_and_a_cube_kernel(form, xs, ws, dtype):
+    args = _inputs(xs, ws, dtype)
+    if form == "_dilated" and min(xs[2] + 4 - 2 * ws[2] + 1, xs[3] + 2 - 2 * ws[3] + 1) < 1:
+        pytest.skip("the dilated window is larger than the padded input")
+    kernel = _run(form, args)
+    kinds = [type(k).__name__ for k in kernel.ascend.kernels]
+    taps = ws[2] * ws[3]
+    # a 1 x 1 kernel needs no loop of window copies: x itself (stride 1, no padding) or
+    # one strided view the host copies; the cast back to float16 is a vector kernel
+    want = ["CopyKernel"] * (taps > 1) + ["CubeKernel"] + ["VectorKernel"] * (dtype == np.float16)
+    assert kinds == want
+    cube = kernel.ascend.kernels[taps > 1]
+    assert isinstance(cube, CubeKernel)
+    # float16 stays float16 through the im2col and on the cube (fp32 accumulation)
+    assert cube.dtype.name == ("f16" if dtype == np.float16 else "f32")
+    y = SIM[form](*args)
+    n, o, oh, ow = y.shape
+    k = ws[1] * taps
+    counters = kernel.last_counters
+    assert counters["cube_macs"] == n * o * oh * ow * k
+    if taps > 1:
+        copy = kernel.ascend.kernels[0]
+        assert isinstance(copy, CopyKernel) and copy.dtype == cube.dtype
+        # the copy kernel reads and writes each element of the im2col matrix once
+        cols_bytes = n * k * oh * ow * args[0].itemsize
+        assert copy.elements * args[0].itemsize == cols_bytes
+        assert counters["ub_to_gm_bytes"] == cols_bytes + (y.size * 2 if dtype == np.float16 else 0)
+    assert "GetValue" not in kernel.ascend.source and "SetValue" not in kernel.ascend.source
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_conv2d_with_bias_and_relu(dtype):
+    # bias and relu are separate kernels after the cube kernel (no MIX kernel); the
+    # bias add broadcast along the channel axis (o, 1, 1) has no vector schedule today
+    kernel = _run("_biased_relu", _inputs((2, 3, 11, 13), (6, 3, 3, 3), dtype, bias=True),
+                  scalar_ok=True)
+    kinds = [type(k).__name__ for k in kernel.ascend.kernels]
+    assert kinds[:2] == ["CopyKernel", "CubeKernel"]
+
+
+def _patches(x):
+    # non-overlapping 4 x 4 patches of a (C, 16, 12) image, as (C, 4, 3, 4, 4)
+    out = np.empty((x.shape[0], 4, 3, 4, 4), dtype=x.dtype)
+    for i in range(4):
+        for j in range(3):
+            out[:, i, j] = x[:, 4 * i:4 * i + 4, 4 * j:4 * j + 4]
+    return out
+
+
+def _overlapping(x):
+    # iteration i rewrites what iteration i - 1 wrote: order matters, not a copy kernel
+    out = np.zeros((x.shape[0], 8), dtype=x.dtype)
+    for i in range(4):
+        out[:, i:i + 4] = x[:, 4 * i:4 * i + 4]
+    return out
+
+
+def _in_place(x):
+    # source and destination are one buffer
+    for i in range(3):
+        x[:, i] = x[:, i + 1]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.int64])
+def test_a_loop_of_window_copies_is_one_copy_kernel(dtype):
+    x = (np.arange(3 * 16 * 12) % 100).astype(dtype).reshape(3, 16, 12)
+    sim = hybrid(_patches, target="ascend-sim")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)
+        got = sim(x)
+    assert np.array_equal(got, hybrid(_patches, target="interpret")(x))
+    kernel = sim.kernel(x)
+    (copy,) = kernel.ascend.kernels
+    assert isinstance(copy, CopyKernel) and len(copy.src_offsets) == 12
+    # each patch row is a run of 4 elements, 4 rows per call, 3 channels per iteration
+    assert (copy.run, copy.rows, copy.items) == (4, 4, 36)
+    counters = kernel.last_counters
+    assert counters["gm_to_ub_bytes"] == counters["ub_to_gm_bytes"] == x.nbytes
+    assert counters["blocks"] == copy.block_dim == 36
+
+
+@pytest.mark.parametrize("form", [_overlapping, _in_place])
+def test_copies_whose_order_matters_stay_scalar(form):
+    x = np.arange(2 * 16, dtype=np.float32).reshape(2, 16)
+    sim = hybrid(form, target="ascend-sim")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PyascPerformanceWarning)
+        got = sim(x.copy())
+        kernel = sim.kernel(x)
+    assert np.array_equal(got, hybrid(form, target="interpret")(x.copy()))
+    assert not any(isinstance(k, CopyKernel) for k in kernel.ascend.kernels)
