@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
-from pyasc.backend.ascendc.copy_loops import CopyKernel, CopyLoop, find_copy_loops
+from pyasc.backend.ascendc.copy_loops import CopyKernel, find_copy_loops
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp, rewrite_cube_matmuls
-from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
+from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
-from pyasc.backend.ascendc.emit_copy import CopyEmitter, launch_copy
+from pyasc.backend.ascendc.emit_copy import CopyEmitter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
@@ -35,10 +35,10 @@ from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.host_cube import launch_cube
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
+from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube
 from pyasc.backend.ascendc.partition import (
     CopyItem,
     CubeItem,
@@ -171,9 +171,10 @@ class _Lowering:
             elif isinstance(item, GroupItem):
                 self._group(item.op)
             elif isinstance(item, CubeItem):
-                self._cube(item.op)
+                assert isinstance(item.op, CubeMatmulOp)
+                lower_cube(self, item.op)
             elif isinstance(item, CopyItem):
-                self._copy(copies[item.op])
+                lower_copy(self, copies[item.op])
             else:
                 self._scalar(item)
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
@@ -235,23 +236,6 @@ class _Lowering:
         results = launch_stencil(self.hb, k, self.env, inputs)
         self.env.update(zip(group.result_values, results, strict=True))
         return True
-
-    def _cube(self, op: Operation) -> None:
-        assert isinstance(op, CubeMatmulOp)
-        k = plan_cube_kernel(op, self.soc, self._name())
-        self.kernels.append(k)
-        self.hb.b.loc = op.loc
-        lhs, rhs = (self.env[v] for v in op.operand_values)
-        result = op.result.type
-        assert isinstance(result, TensorType)
-        self.env[op.result] = launch_cube(self.hb, k, lhs, rhs, result)
-
-    def _copy(self, c: CopyLoop) -> None:
-        k = c.plan
-        k.name = self._name()
-        self.kernels.append(k)
-        self.hb.b.loc = k.loc
-        launch_copy(self.hb, k, self.env[c.src], self.env[c.dst], self.soc)
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:

@@ -1,8 +1,9 @@
 """Which matmuls run on the cube unit, and what they read: ``ascend.cube_matmul``.
 
-Before kernels are formed, every top-level ``tensor.matmul`` the cube takes (static
-shapes, a cube operand dtype of ``soc.cube``, rank >= 1 with a non-scalar result) is
-replaced by :class:`CubeMatmulOp`, whose operands are what the cube kernel reads:
+Before kernels are formed, every top-level ``tensor.matmul`` the cube takes (a cube
+operand dtype of ``soc.cube``, rank >= 1 with a non-scalar result; static shapes, or
+run-time ones, whose limits the host checks per call: ``cube_dynamic``) is replaced by
+:class:`CubeMatmulOp`, whose operands are what the cube kernel reads:
 
 * **transposed views are looked through**: an operand ``x.T`` / ``np.swapaxes(x, -1, -2)``
   (a host ``tensor.transpose`` or ``mem.transpose`` of the last two axes, before or after
@@ -194,16 +195,19 @@ def operand_sources(v: Value) -> tuple[Source, Source | None]:
 
 
 # ---------------------------------------------------------------- the rewrite
-def _static(t: object) -> bool:
-    return isinstance(t, TensorType | MemRefType) and DYN not in t.shape and t.rank >= 1
+def _array(t: object) -> bool:
+    return isinstance(t, TensorType | MemRefType) and t.rank >= 1
 
 
 def _sizes_fit(a: Source, b: Source) -> bool:
     """Row pitches fit ``Nd2NzParams.srcDValue`` (uint16) and every extent, stride and
-    offset the kernel takes fits int32."""
+    offset the kernel takes fits int32 (for run-time shapes the host checks it per call
+    and runs a scalar twin when not: ``cube_dynamic``)."""
     for s, k_axis in ((a, -2 if a.trans else -1), (b, -1 if b.trans else -2)):
         t = s.value.type
         assert isinstance(t, TensorType | MemRefType)
+        if DYN in t.shape:
+            continue
         size = 1
         for d in t.shape:
             size *= d
@@ -219,14 +223,14 @@ def _pick(op: tensor.MatmulOp, soc: SoC) -> tuple[Source, Source, str] | None:
     assert soc.cube is not None
     (pa, na), (pb, nb) = operand_sources(op.lhs), operand_sources(op.rhs)
     result = op.result.type
-    if not isinstance(result, TensorType) or DYN in result.shape:
+    if not isinstance(result, TensorType):
         return None
     acc = soc.cube.accumulator
     elem = result.element.name
     if na is not None and nb is not None and na.dtype == nb.dtype \
             and acc.get(na.dtype) == elem:
         pa, pb = na, nb
-    if pa.dtype not in acc or not (_static(pa.value.type) and _static(pb.value.type)):
+    if pa.dtype not in acc or not (_array(pa.value.type) and _array(pb.value.type)):
         return None
     if not _sizes_fit(pa, pb):
         return None

@@ -83,6 +83,10 @@ class CubeKernel:
     acc: str = "float"         # L0C element type
     a_resident: bool = False   # an M block's A rows over all of K stay in L1 (cube_tiling)
     b_resident: bool = False   # a unit's B columns over all of K stay in L1
+    # run-time shapes (cube_dynamic): m, n, k, the blocks and the groups' numbers are DYN,
+    # computed by the host per call; fold_m: A's batch axes are folded into M
+    dynamic: bool = False
+    fold_m: bool = False
 
     @property
     def split(self) -> Split:

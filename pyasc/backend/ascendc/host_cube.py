@@ -20,7 +20,7 @@ from pyasc.ir.ops import tensor
 from pyasc.ir.types import TensorType
 
 
-def _swapped(hb: HostBuilder, v: Value) -> Value:
+def swapped(hb: HostBuilder, v: Value) -> Value:
     """``v`` with its last two axes swapped (a host view)."""
     t = v.type
     assert isinstance(t, TensorType)
@@ -34,12 +34,12 @@ def _swapped(hb: HostBuilder, v: Value) -> Value:
 def launch_cube(hb: HostBuilder, k: CubeKernel, lhs: Value, rhs: Value,
                 result: TensorType) -> Value:
     """Launch ``k`` on ``lhs @ rhs``; returns the result tensor (of type ``result``)."""
-    a = _swapped(hb, lhs) if k.host_trans_a else lhs
-    b = _swapped(hb, rhs) if k.host_trans_b else rhs
+    a = swapped(hb, lhs) if k.host_trans_a else lhs
+    b = swapped(hb, rhs) if k.host_trans_b else rhs
     out = hb.alloc(result.shape, result.element, [hb.const(d) for d in result.shape])
     scalars = [hb.const(v) for v in param_values(k)]
     hb.launch(k.name, hb.const(k.block_dim), [a, b, out, *scalars], [2])
     return hb.to_tensor(out)
 
 
-__all__ = ["launch_cube"]
+__all__ = ["launch_cube", "swapped"]

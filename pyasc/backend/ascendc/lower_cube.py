@@ -1,0 +1,93 @@
+"""The driver's steps for cube matmuls and copy loops: plan the kernel, record it, and
+emit its launch into the host program (``codegen._Lowering`` calls these).
+
+A static-shape ``cube_matmul`` is planned by ``cube_plan`` and launched by
+``host_cube``; a run-time-shape one gets the one plan of ``cube_dynamic`` and an ``if``
+on the host between its launch and the scalar twin; a loop of window copies is the DMA
+kernel of ``copy_loops``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from pyasc.backend.ascendc.copy_loops import CopyLoop
+from pyasc.backend.ascendc.cube_dynamic import (
+    host_views,
+    is_dynamic,
+    launch_dynamic,
+    plan_dynamic,
+    reference_ops,
+)
+from pyasc.backend.ascendc.cube_match import CubeMatmulOp
+from pyasc.backend.ascendc.cube_plan import plan_cube_kernel
+from pyasc.backend.ascendc.emit_copy import launch_copy
+from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host_cube import launch_cube
+from pyasc.backend.ascendc.scalar_plan import outline
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.ir.core import Location, Value
+from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.types import TensorType
+
+
+class Lowering(Protocol):
+    """What these steps use of the driver (``codegen._Lowering``)."""
+
+    soc: SoC
+    hb: HostBuilder
+    env: dict[Value, Value]
+    kernels: list
+
+    def _name(self) -> str: ...
+
+    def _launch_scalar(self, fn: FuncOp, inputs: list[Value], outputs: list[Value],
+                       reason: str, loc: Location, region: Sequence | None = None,
+                       hb: HostBuilder | None = None, warn: bool = True) -> list[Value]: ...
+
+
+def lower_cube(lw: Lowering, op: CubeMatmulOp) -> None:
+    """``op`` as a cube kernel launch (with the scalar twin for run-time shapes)."""
+    if is_dynamic(op):
+        _lower_dynamic(lw, op)
+        return
+    k = plan_cube_kernel(op, lw.soc, lw._name())
+    lw.kernels.append(k)
+    lw.hb.b.loc = op.loc
+    lhs, rhs = (lw.env[v] for v in op.operand_values)
+    result = op.result.type
+    assert isinstance(result, TensorType)
+    lw.env[op.result] = launch_cube(lw.hb, k, lhs, rhs, result)
+
+
+def _lower_dynamic(lw: Lowering, op: CubeMatmulOp) -> None:
+    cube = lw.soc.cube
+    assert cube is not None
+    k = plan_dynamic(op, lw.soc, lw._name())
+    lw.kernels.append(k)
+    lw.hb.b.loc = op.loc
+    reason = (f"the run-time shapes are outside the limits of cube kernel {k.name} "
+              "(K = 0, a row longer than 65535 elements or a size beyond int32)")
+    lhs, rhs = (lw.env[v] for v in op.operand_values)
+
+    def twin(hb: HostBuilder) -> Value:
+        inputs = host_views(hb, op, lhs, rhs)
+        ops, result = reference_ops(op, *inputs)
+        fn = outline(ops, inputs, [result])
+        lw.env.update({v: v for v in inputs})   # host values: the launch looks them up
+        return lw._launch_scalar(fn, inputs, [result], reason, op.loc, hb=hb, warn=False)[0]
+
+    lw.env[op.result] = launch_dynamic(lw.hb, k, op, lhs, rhs, cube.cores, twin)
+
+
+def lower_copy(lw: Lowering, c: CopyLoop) -> None:
+    """A loop of window copies as one copy kernel launch."""
+    k = c.plan
+    k.name = lw._name()
+    lw.kernels.append(k)
+    lw.hb.b.loc = k.loc
+    launch_copy(lw.hb, k, lw.env[c.src], lw.env[c.dst], lw.soc)
+
+
+__all__ = ["Lowering", "lower_copy", "lower_cube"]
