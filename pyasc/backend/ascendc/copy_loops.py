@@ -14,12 +14,14 @@ loop-carried values whose ops are index arithmetic, views (``mem.subview``,
 two whole arrays ``src`` and ``dst`` (static, contiguous, distinct: a tensor, or one of
 the two buffers allocated by the function, so they cannot alias), one ``mem.to_tensor``
 of a ``src`` view and one ``mem.write`` of it into a ``dst`` view.  The
-nest is run at compile time on index arrays (every iteration, at most ``MAX_ITERATIONS``):
-each iteration's windows must be boxes with non-negative strides of one common shape and
-the ``dst`` windows of all iterations disjoint (the kernel's blocks copy them in any
-order).  The per-iteration offsets are a table in the kernel text; the box is split into
-*runs* (contiguous in both buffers, else one element), *rows* of runs (one
-``DataCopyPad`` of up to 4095 blocks with byte gaps) and outer dimensions, and the
+nest is run at compile time on *boxes* (offset, shape, strides: no element is touched;
+every iteration, at most ``MAX_ITERATIONS``): each iteration's windows must be boxes
+with non-negative strides of one common shape and the ``dst`` windows of all iterations
+disjoint (the kernel's blocks copy them in any order; checked on their runs of
+contiguous elements, at most ``MAX_RUNS``).  The per-iteration offsets are a table in
+the kernel text; the box is split into *runs* (contiguous in both buffers, else one
+element), *rows* of runs (one ``DataCopyPad`` of up to 4095 blocks with byte gaps) and
+outer dimensions, and the
 (iteration, outer index) items are spread over the vector cores.
 """
 
@@ -44,6 +46,7 @@ from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
 MAX_ITERATIONS = 4096      # offset-table entries written into the kernel text
 MAX_BLOCKS = 4095          # DataCopyPad blockCount
+MAX_RUNS = 1 << 22         # destination runs enumerated by the overlap check
 UB_SLOT_BYTES = 64 * 1024  # one of the two ping-pong UB buffers
 
 _VIEWS = (mem.SubviewOp, mem.TransposeOp, mem.ReshapeOp, tensor.SliceOp, tensor.TransposeOp,
@@ -133,8 +136,48 @@ def _check_ops(nest: loop.ForOp) -> None:
         raise NotACopyLoop("not one window copy")
 
 
+@dataclass(frozen=True)
+class Box:
+    """A strided window of an array: element ``offset + sum(k[a] * strides[a])`` of its
+    flat storage for ``0 <= k[a] < shape[a]``."""
+
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @classmethod
+    def whole(cls, shape: tuple[int, ...]) -> Box:
+        strides = tuple(math.prod(shape[a + 1:]) for a in range(len(shape)))
+        return cls(0, tuple(shape), strides)
+
+    def sliced(self, op: Operation, args: list[int]) -> Box:
+        """The window of a ``mem.subview`` / ``tensor.slice`` of this one."""
+        r = len(self.shape)
+        offs, sizes, steps = args[:r], args[r:2 * r], args[2 * r:]
+        drop = op.attributes.get("drop", ())
+        offset, shape, strides = self.offset, [], []
+        for a, (o, n, st) in enumerate(zip(offs, sizes, steps, strict=True)):
+            if n < 1 or not (0 <= o < self.shape[a] and 0 <= o + (n - 1) * st < self.shape[a]):
+                raise NotACopyLoop("an empty or out-of-bounds window")  # scalar code reports it
+            offset += o * self.strides[a]
+            if a not in drop:
+                shape.append(n)
+                strides.append(st * self.strides[a])
+        return Box(offset, tuple(shape), tuple(strides))
+
+    def transposed(self, perm: tuple[int, ...]) -> Box:
+        return Box(self.offset, tuple(self.shape[p] for p in perm),
+                   tuple(self.strides[p] for p in perm))
+
+    def reshaped(self, shape: tuple[int, ...]) -> Box:
+        """A reshape of a C-contiguous window (any other is not one box)."""
+        if DYN in shape or Box.whole(self.shape).strides != self.strides:
+            raise NotACopyLoop("a reshape of a strided window")
+        return Box(self.offset, tuple(shape), Box.whole(shape).strides)
+
+
 def _outer_env(nest: loop.ForOp, fn: FuncOp) -> dict[Value, object]:
-    """Values the nest uses from outside: constants, and the buffers as index arrays."""
+    """Values the nest uses from outside: constants, and whole arrays as boxes."""
     env: dict[Value, object] = {}
     inside = {r for op in nest.walk() for r in op.result_values}
     inside |= {a for op in nest.walk() for reg in op.region_list for b in reg.blocks
@@ -149,14 +192,28 @@ def _outer_env(nest: loop.ForOp, fn: FuncOp) -> dict[Value, object]:
             elif _buffer(v, fn):
                 t = v.type
                 assert isinstance(t, MemRefType | TensorType)
-                env[v] = np.arange(math.prod(t.shape), dtype=np.int64).reshape(t.shape)
+                env[v] = Box.whole(t.shape)
             else:
                 raise NotACopyLoop("a value computed outside the nest")
     return env
 
 
+def _view(op: Operation, env: dict[Value, object]) -> Box:
+    box = env[op.operand_values[0]]
+    assert isinstance(box, Box)
+    if isinstance(op, mem.SubviewOp | tensor.SliceOp):
+        return box.sliced(op, [int(env[v]) for v in op.operand_values[1:]])  # type: ignore[call-overload]
+    if isinstance(op, mem.TransposeOp | tensor.TransposeOp):
+        return box.transposed(op.attributes["perm"])
+    if isinstance(op, mem.ReshapeOp | tensor.ReshapeOp):
+        t = op.result.type
+        assert isinstance(t, MemRefType | TensorType)
+        return box.reshaped(t.shape)
+    return box   # mem.to_tensor: the same elements
+
+
 def _run(ops: list[Operation], env: dict[Value, object], out: list, budget: list[int]) -> None:
-    """Run ``ops`` on index arrays; each ``mem.write`` appends (src, dst) index arrays."""
+    """Run ``ops`` on boxes; each ``mem.write`` appends its (src, dst) boxes."""
     for op in ops:
         if isinstance(op, loop.ForOp):
             lo, hi, st = (int(env[v]) for v in (op.lower, op.upper, op.step))  # type: ignore[call-overload]
@@ -168,7 +225,12 @@ def _run(ops: list[Operation], env: dict[Value, object], out: list, budget: list
                 _run(list(op.body.blocks[0].ops), env, out, budget)
         elif isinstance(op, mem.WriteOp):
             value, dest = (env[v] for v in op.operand_values)
-            out.append((np.broadcast_to(value, np.shape(dest)), dest, op))
+            assert isinstance(value, Box) and isinstance(dest, Box)
+            if value.shape != dest.shape:
+                raise NotACopyLoop("a broadcasting write")
+            out.append((value, dest, op))
+        elif isinstance(op, (*_VIEWS, mem.ToTensorOp)):
+            env[op.result] = _view(op, env)
         elif not isinstance(op, loop.YieldOp):
             try:
                 results = eval_op(op, [env[v] for v in op.operand_values])
@@ -177,19 +239,21 @@ def _run(ops: list[Operation], env: dict[Value, object], out: list, budget: list
             env.update(zip(op.result_values, results, strict=True))
 
 
-def _box(idx: np.ndarray) -> tuple[int, tuple[int, ...]]:
-    """(first element, strides) of an index array that is a strided box."""
-    if idx.size == 0:
-        raise NotACopyLoop("an empty window")
-    first = int(idx.flat[0])
-    strides = tuple(int(idx[(0,) * a + (1,) + (0,) * (idx.ndim - a - 1)]) - first
-                    if d > 1 else 0 for a, d in enumerate(idx.shape))
-    want = np.full(idx.shape, first, dtype=np.int64)
-    for a, (d, s) in enumerate(zip(idx.shape, strides, strict=True)):
-        want += (np.arange(d, dtype=np.int64) * s).reshape((-1,) + (1,) * (idx.ndim - a - 1))
-    if not np.array_equal(want, idx) or min(strides, default=0) < 0:
-        raise NotACopyLoop("a window that is not a box with non-negative strides")
-    return first, strides
+def _disjoint(boxes: list[Box]) -> bool:
+    """True if no element is in two of ``boxes`` (or twice in one): their runs of
+    contiguous elements, enumerated (at most ``MAX_RUNS``), never overlap."""
+    shape, strides = boxes[0].shape, boxes[0].strides
+    axes = [(d, t) for d, t in zip(shape, strides, strict=True) if d > 1]
+    run = 1
+    while axes and axes[-1][1] == run:   # the trailing axes contiguous in memory
+        run *= axes.pop()[0]
+    starts = np.array([b.offset for b in boxes], dtype=np.int64)
+    if len(starts) * math.prod(d for d, _ in axes) > MAX_RUNS:
+        return False
+    for d, t in axes:
+        starts = (starts[:, None] + np.arange(d, dtype=np.int64) * t).ravel()
+    starts.sort()
+    return bool(np.all(np.diff(starts) >= run))
 
 
 def _merged(shape: tuple[int, ...], s: tuple[int, ...],
@@ -236,28 +300,25 @@ def _base(v: Value) -> Value:
 
 def _geometry(records: list, loc: Location, dst: MemRefType,
               src: MemRefType | TensorType) -> CopyKernel:
-    marks = np.zeros(math.prod(dst.shape), dtype=np.bool_)
-    shape, geometry = records[0][1].shape, None
-    s_offs, d_offs = [], []
-    for s_idx, d_idx, _ in records:
-        (s0, s), (d0, d) = _box(s_idx), _box(d_idx)
-        if d_idx.shape != shape or geometry not in (None, (s, d)) or \
-                any(b == 0 and n > 1 for n, b in zip(shape, d, strict=True)):
-            raise NotACopyLoop("windows of different shapes or overlapping writes")
-        geometry = (s, d)
-        if marks[d_idx].any():
-            raise NotACopyLoop("iterations write the same elements")
-        marks[d_idx] = True
-        s_offs.append(s0)
-        d_offs.append(d0)
-    assert geometry is not None
-    axes = _merged(shape, *geometry)
+    """The kernel of the (src, dst) boxes of every iteration: one shape and one pair of
+    strides (non-negative) for all, disjoint destinations."""
+    first_s, first_d = records[0][0], records[0][1]
+    for s_box, d_box, _ in records:
+        if (s_box.shape, s_box.strides, d_box.strides) != \
+                (first_s.shape, first_s.strides, first_d.strides):
+            raise NotACopyLoop("windows of different shapes or strides")
+    if min((*first_s.strides, *first_d.strides), default=0) < 0:
+        raise NotACopyLoop("a window read or written backwards")
+    if not _disjoint([d for _, d, _ in records]):
+        raise NotACopyLoop("iterations write the same elements")
+    axes = _merged(first_s.shape, first_s.strides, first_d.strides)
     run = 1
     if axes and axes[-1][1] == 1 and axes[-1][2] == 1:
         run = axes.pop()[0]
     rows, s_row, d_row = axes.pop() if axes else (1, 0, 0)
     return CopyKernel("", loc, dst.element, math.prod(src.shape), math.prod(dst.shape),
-                      s_offs, d_offs, axes, rows, s_row, d_row, run)
+                      [s.offset for s, _, _ in records], [d.offset for _, d, _ in records],
+                      axes, rows, s_row, d_row, run)
 
 
 def find_copy_loops(fn: FuncOp, soc: SoC) -> dict[Operation, CopyLoop]:
