@@ -220,17 +220,10 @@ def test_no_double_in_the_ops(name):
     assert "double" not in _source(getattr(ops, name), *OPS_CALLS[name]())
 
 
-def test_gelu_through_erf_computes_in_float64_per_element():
-    # its reference computes erf of each element as a Python float: float64 data by
-    # numpy's typing, so the policy refuses it on the device unless demoted
-    x = RNG.random((4, 40), np.float32)
-    with pytest.raises(DeviceFloat64Error):
-        _source(ops.gelu, x)
-    demoted = hybrid(ops.gelu.__wrapped__, device_float64="demote")
-    assert "double" not in _source(demoted, x)
-    with pytest.warns(DeviceFloat64Warning):
-        got, _ = run_sim(demoted, x)
-    np.testing.assert_allclose(got, ops.gelu.__wrapped__(x), rtol=2e-6, atol=1e-6)
+def test_exact_gelu_computes_erf_in_float32():
+    # gelu(approximate="none") was a float64 loop over math.erf (refused here); its erf
+    # is pyasc.ops.erf now, a float32 vector op (tests/ops/test_erf.py)
+    assert "double" not in _source(ops.gelu, RNG.random((4, 40), np.float32))
 
 
 def test_a_bound_call_shows_the_demoted_kernel_on_request():
