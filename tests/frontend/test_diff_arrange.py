@@ -56,9 +56,7 @@ KERNELS = {"triangles": (triangles, 1), "rolls": (rolls, -3), "diffs": (diffs,),
 def test_rearranging(name, dtype, layout):
     fn, *extra = KERNELS[name]
     x = in_layout(rand((4, 5), dtype, seed=len(name)), layout)
-    # ascend-sim: a bool row broadcast to (4, 5) overruns its UB buffer (a DataCopy of
-    # 32 bytes into 32 - 0 left; np.broadcast_to alone shows it), a backend bug of its own
-    device = layout in ("C", "step2") and not (name == "grids" and dtype == "bool")
+    device = layout in ("C", "step2")
     check(hybrid(fn), x, *extra, runners=RUNNERS if device else DEFAULT_RUNNERS)
 
 

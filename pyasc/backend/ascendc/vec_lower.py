@@ -208,7 +208,12 @@ class VecLowering:
         """``v`` as a buffer of class ``cls`` (broadcasting scalars, rows or columns)."""
         if v.buf is not None and v.cls == cls:
             return v
-        out = self.new_vec(cls, v.dtype, hint)
+        if v.cls == ROW and cls == FULL and v.dtype.is_bool and not v.is_mask:
+            # a bool row from GM is bytes: its broadcast stays bytes (a bit mask's buffer
+            # holds an eighth of them), and users make the mask as from any bool input
+            out = VVal(cls, v.dtype, self.prog.new_buf(_KIND[cls], u8, hint))
+        else:
+            out = self.new_vec(cls, v.dtype, hint)
         if v.buf is None or v.cls == COL:
             self.duplicate(out, v)
         elif v.cls == ROW and cls == FULL:

@@ -183,3 +183,20 @@ def test_row_sums_over_no_columns_are_zero(shape):
     x = np.full(shape, 2.0, np.float32)
     check(sums_of_empty_rows, x, rtol=1e-6, atol=1e-6)
     check(sums_of_empty_rows_dynamic, x, rtol=1e-6, atol=1e-6)
+
+
+@hybrid
+def bool_row_broadcasts(x, y):
+    # a bool row (bytes in GM) broadcast over rows was materialized into a bit-mask
+    # buffer (an eighth of the bytes): the row copies overran it in UB (memory corruption
+    # on an NPU), and its bytes would have been read as mask bits (found by the numpy2
+    # helper through np.meshgrid of bools)
+    row = x[0].reshape(1, x.shape[1])
+    return np.broadcast_to(row, y.shape), row & y, np.where(row, y, ~y)
+
+
+@pytest.mark.parametrize("n", [5, 32, 33, 70])
+def test_bool_rows_broadcast_as_bytes(n):
+    rng = np.random.default_rng(n)
+    x, y = rng.random((2, n)) < 0.5, rng.random((9, n)) < 0.5
+    check(bool_row_broadcasts, x, y, rtol=0, atol=0)
