@@ -1,10 +1,11 @@
 """The AscendC backend's driver: a Program becomes kernels (C++) plus a host program.
 
 :func:`lower_program` groups the entry function (``grouping``), partitions it
-(``partition``), plans each group as a vector kernel (falling back to a scalar kernel
-when no vector schedule fits) and each remaining device region as a scalar kernel, and
-builds the host program: the function with every kernel region replaced by its launch
-sequence.  :func:`generate_ascendc` returns the C++ source alone.  Kernels are named
+(``partition``), plans each group as a stencil, vector or cube kernel (falling back to
+a scalar kernel when no vector schedule fits) and each remaining device region as a
+scalar kernel, and builds the host program: the function with every kernel region
+replaced by its launch sequence.  ``render`` writes the C++ text.
+:func:`generate_ascendc` returns the C++ source alone.  Kernels are named
 ``<function>_<k>`` in launch order; one ``.cpp`` holds all kernels of a program (what
 ascend-sim builds and ``fn.ascendc`` shows).  A kernel object holds the kernels of one
 core type (``cores``): ``AscendProgram.objects`` has one source per core type present,
@@ -13,24 +14,13 @@ each rendered alone for its own ``--cce-aicore-arch``.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pyasc.backend.ascendc import cexpr
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
-from pyasc.backend.ascendc.copy_loops import CopyKernel, find_copy_loops
-from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
+from pyasc.backend.ascendc.copy_loops import find_copy_loops
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp, rewrite_cube_matmuls
-from pyasc.backend.ascendc.cube_plan import CubeKernel
-from pyasc.backend.ascendc.cwriter import CWriter
-from pyasc.backend.ascendc.emit_copy import CopyEmitter
-from pyasc.backend.ascendc.emit_cube import CubeEmitter
-from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
-from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
-from pyasc.backend.ascendc.emit_stencil import StencilEmitter
-from pyasc.backend.ascendc.emit_vector import VectorEmitter
 from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
@@ -47,10 +37,9 @@ from pyasc.backend.ascendc.partition import (
     ScalarItem,
     partition,
 )
+from pyasc.backend.ascendc.render import Kernel, KernelObject, kernel_objects, program_source
 from pyasc.backend.ascendc.scalar_f64 import DEMOTE_OPTION
-from pyasc.backend.ascendc.scalar_math import helper_texts
 from pyasc.backend.ascendc.scalar_plan import (
-    ScalarKernel,
     escaping_values,
     external_values,
     is_scalar_constant,
@@ -60,7 +49,6 @@ from pyasc.backend.ascendc.scalar_plan import (
 from pyasc.backend.ascendc.soc import SoC, get_soc
 from pyasc.backend.ascendc.stencil_kernel import (
     MAX_STENCIL_OPS,
-    StencilKernel,
     plan_stencil_kernel,
 )
 from pyasc.backend.ascendc.unsupported import unsupported
@@ -76,26 +64,10 @@ from pyasc.ir.ops.loop import IfOp, YieldOp
 from pyasc.ir.passes import PassContext, PassManager, disabled_passes, run_pipeline
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
-from pyasc.version import __version__
 
 
 class PyascPerformanceWarning(UserWarning):
     """Code that runs on the AI Core's scalar unit instead of its vector unit."""
-
-
-Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel
-
-
-@dataclass(frozen=True)
-class KernelObject:
-    """The source of one kernel object: the kernels of one core type, for ``arch``."""
-
-    core: str                     # cores.VECTOR | cores.CUBE
-    arch: str                     # --cce-aicore-arch
-    source: str
-    filename: str
-    kernels: tuple[str, ...]
-    files: dict[str, str]         # #line base name -> path
 
 
 @dataclass
@@ -333,65 +305,6 @@ def _warn(loc: Location, reason: str, soc: SoC) -> None:
         loc.file or "<unknown>", loc.line or 0)
 
 
-def _render(kernels: list[Kernel], filename: str,
-            preamble: list[str]) -> tuple[CWriter, set[str]]:
-    """All kernels after ``preamble``; also returns the scalar-math helpers they call."""
-    w = CWriter(filename)
-    for line in preamble:
-        w.raw(line)
-    helpers: set[str] = set()
-    for k in kernels:
-        if isinstance(k, StencilKernel):
-            StencilEmitter(w, k).emit()
-        elif isinstance(k, VectorKernel):
-            (LongRowsEmitter if k.long is not None else VectorEmitter)(w, k).emit()
-        elif isinstance(k, CubeKernel):
-            CubeEmitter(w, k).emit()
-        elif isinstance(k, CopyKernel):
-            CopyEmitter(w, k).emit()
-        else:
-            ScalarEmitter(w, k, helpers).emit()
-    return w, helpers
-
-
-def _preamble(soc: SoC, source_file: str | None, body: str, helpers: set[str],
-              arch: str) -> list[str]:
-    """File header and the helper definitions ``body`` (the kernels' text) needs."""
-    src = os.path.basename(source_file) if source_file else "<unknown>"
-    lines = [f"// Generated by pyasc {__version__} from {src} for {soc.name} "
-             f"(--cce-aicore-arch={arch}). Do not edit.",
-             '#include "kernel_operator.h"', "using namespace AscendC;", ""]
-    for text in cexpr.helpers_used(body) + helper_texts(helpers):
-        lines.extend(text.rstrip("\n").split("\n"))
-        lines.append("")
-    return lines
-
-
-def _source(kernels: list[Kernel], filename: str, soc: SoC,
-            source_file: str | None) -> CWriter:
-    """The whole source of ``kernels``: header, helpers, kernels."""
-    # Two passes: the helpers the kernels call are known once they are written, and the
-    # #line bookkeeping needs the final line numbers.
-    first, helpers = _render(kernels, filename, [])
-    arch = arch_text(soc, list(by_core(kernels)))
-    w, _ = _render(kernels, filename, _preamble(soc, source_file, first.text(), helpers, arch))
-    return w
-
-
-def _objects(kernels: list[Kernel], whole: CWriter, filename: str, soc: SoC,
-             source_file: str | None) -> list[KernelObject]:
-    """One object source per core type; a single core type's is the whole source."""
-    groups = by_core(kernels)
-    out = []
-    for core, ks in groups.items():
-        # a mixed program's object gets its own file name, so #line reports differ
-        name = filename if len(groups) == 1 else filename.replace(".cpp", f"_{core}.cpp")
-        w = whole if len(groups) == 1 else _source(ks, name, soc, source_file)
-        out.append(KernelObject(core, core_arch(soc, core), w.text(), name,
-                                tuple(k.name for k in ks), w.files))
-    return out
-
-
 def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgram:
     """Kernels, source and host program of ``program`` for ``soc`` (default 910B1)."""
     target = soc if isinstance(soc, SoC) else get_soc(soc)
@@ -399,8 +312,8 @@ def lower_program(program: Program, soc: str | SoC | None = None) -> AscendProgr
     low.run()
     check_fit(low.kernels, target)
     filename = f"{program.entry}.cpp"
-    w = _source(low.kernels, filename, target, program.source_file)
-    objects = _objects(low.kernels, w, filename, target, program.source_file)
+    w = program_source(low.kernels, filename, target, program.source_file)
+    objects = kernel_objects(low.kernels, w, filename, target, program.source_file)
     return AscendProgram(low.host, program.entry, w.text(), filename, low.kernels, target,
                          w.files, low.regions, objects)
 
