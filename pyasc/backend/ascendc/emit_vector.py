@@ -142,9 +142,10 @@ class VectorEmitter:
         w, t = self.w, _t(buf)
         name = buf.name + "Row"
         w.line(f"LocalTensor<{t}> {name} = {buf.phys}.Get<{t}>();")
-        with w.block(f"if (cols * sizeof({t}) % 32 == 0)"):
+        # a row of no columns (row results of empty rows) moves nothing: no DMA of 0 bytes
+        with w.block(f"if (cols > 0 && cols * sizeof({t}) % 32 == 0)"):
             w.line(f"DataCopy({name}, {buf.name}Gm_, static_cast<uint32_t>(cols));", self.loc)
-        with w.block("else"):
+        with w.block("else if (cols > 0)"):
             w.line(f"DataCopyPad({name}, {buf.name}Gm_, DataCopyExtParams(1, static_cast<uint32_t>"
                    f"(cols * sizeof({t})), 0, 0, 0), DataCopyPadExtParams<{t}>(false, 0, 0, "
                    f"static_cast<{t}>(0)));", self.loc)

@@ -200,3 +200,17 @@ def test_bool_rows_broadcast_as_bytes(n):
     rng = np.random.default_rng(n)
     x, y = rng.random((2, n)) < 0.5, rng.random((9, n)) < 0.5
     check(bool_row_broadcasts, x, y, rtol=0, atol=0)
+
+
+@hybrid
+def rows_minus_a_row(x, w):
+    return (x - w).sum(axis=-1) + 1
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (4, 5)])
+def test_a_row_operand_of_empty_rows_is_not_copied(shape):
+    # rows of no columns launch the kernel (their sums are written), so its one-row
+    # operand must not be copied with a DMA of 0 bytes
+    x, w = np.ones(shape, np.float32), np.ones(shape[-1], np.float32)
+    check(rows_minus_a_row, x, w)
+    assert "if (cols > 0 && cols * sizeof(float) % 32 == 0)" in rows_minus_a_row.ascendc(x, w)

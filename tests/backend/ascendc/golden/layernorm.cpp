@@ -87,12 +87,12 @@ class KernelLayernorm0 {
     pipe_.InitBuffer(tmpTile0_, TILE * sizeof(float));
     pipe_.InitBuffer(reduceTmpBuf_, REDUCE_TMP * sizeof(float));
     LocalTensor<float> gammaRow = gammaBuf_.Get<float>();
-    if (cols * sizeof(float) % 32 == 0) {
+    if (cols > 0 && cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(gammaRow, gammaGm_, static_cast<uint32_t>(cols));
 #line 94 "layernorm.cpp"
     }
-    else {
+    else if (cols > 0) {
 #line 49 "ascendc_cases.py"
       DataCopyPad(gammaRow, gammaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
 #line 99 "layernorm.cpp"
@@ -100,12 +100,12 @@ class KernelLayernorm0 {
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     LocalTensor<float> betaRow = betaBuf_.Get<float>();
-    if (cols * sizeof(float) % 32 == 0) {
+    if (cols > 0 && cols * sizeof(float) % 32 == 0) {
 #line 49 "ascendc_cases.py"
       DataCopy(betaRow, betaGm_, static_cast<uint32_t>(cols));
 #line 107 "layernorm.cpp"
     }
-    else {
+    else if (cols > 0) {
 #line 49 "ascendc_cases.py"
       DataCopyPad(betaRow, betaGm_, DataCopyExtParams(1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
 #line 112 "layernorm.cpp"
