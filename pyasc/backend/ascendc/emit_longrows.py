@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from pyasc.backend.ascendc.analysis import COL, FULL, ROW
-from pyasc.backend.ascendc.emit_tile import _instructions, reduce_tmp_views, render
+from pyasc.backend.ascendc.emit_tile import emit_instructions, reduce_tmp_views, render
 from pyasc.backend.ascendc.emit_vector import VectorEmitter, _t, _where, class_name
 from pyasc.backend.ascendc.tiles import Buf, Instr, Ref, storage_type
 from pyasc.backend.ascendc.vec_alloc import colcap, reduce_tmp_elems
@@ -213,7 +213,7 @@ class LongRowsEmitter(VectorEmitter):
                 reduce_tmp_views(w, self.k)
             for decl, _name, loc in self._scalars(instrs):
                 w.line(decl, loc)
-            _instructions(w, instrs)
+            emit_instructions(w, instrs)
             for b in outputs:
                 w.line(f"{b.phys}.EnQue({b.name});")
             for b in inputs:

@@ -33,9 +33,10 @@ def _count(ins: Instr) -> str:
         ins.count or "tile"]
 
 
-# A row reduction over zero columns: numpy's identity (a sum of nothing is 0; max/min of
-# nothing fail a check before the kernel runs).  ReduceSum/Max/Min take no count of 0:
-# they would write whatever the scratch holds.
+# A row reduction over zero columns: numpy's identity for a sum (0).  ReduceSum/Max/Min
+# take no count of 0: they would write whatever the scratch holds.  KNOWN BUG: numpy
+# raises ValueError for max/min of nothing; the host has no such check yet, so they
+# give 0 here (before, garbage) -- see the issue notes.
 _EMPTY_ROW = {"ReduceSum": "0", "ReduceMax": "0", "ReduceMin": "0"}
 
 
@@ -157,9 +158,6 @@ def _row_loop(w: CWriter, run: list[Instr]) -> None:
                 t = storage_type(x.dst.buf.dtype)
                 w.line(f"Duplicate({x.dst.buf.name}, static_cast<{t}>({_EMPTY_ROW[x.api]}), "
                        "rows);", x.loc)
-
-
-_instructions = emit_instructions  # the long-rows emitter's name for it
 
 
 def render_operand(op: Ref | ColElem | str) -> str:
