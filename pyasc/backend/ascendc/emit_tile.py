@@ -34,9 +34,9 @@ def _count(ins: Instr) -> str:
 
 
 # A row reduction over zero columns: numpy's identity for a sum (0).  ReduceSum/Max/Min
-# take no count of 0: they would write whatever the scratch holds.  KNOWN BUG: numpy
-# raises ValueError for max/min of nothing; the host has no such check yet, so they
-# give 0 here (before, garbage) -- see the issue notes.
+# take no count of 0: they would write whatever the scratch holds.  max/min of nothing
+# have no identity: the host raises numpy's ValueError before launching such a kernel
+# (host_vector._check_rows_of_nothing); their 0 here only keeps a direct launch defined.
 _EMPTY_ROW = {"ReduceSum": "0", "ReduceMax": "0", "ReduceMin": "0"}
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR
+from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR, body_ops
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.ops import UBCheckOp
 from pyasc.backend.ascendc.soc import SoC
@@ -29,6 +29,7 @@ from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import BlockArgument, Value
 from pyasc.ir.ops import arith, func, tensor
 from pyasc.ir.ops.loop import IfOp, YieldOp
+from pyasc.ir.passes.lower_reduce import REDUCTIONS
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, ScalarType, TensorType, Type, element_type
 
@@ -160,6 +161,27 @@ def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: 
     """Emit the host ops that run kernel ``k`` (over the space ``dims``, computed here by
     default); returns the group's result values."""
     dims = space_dims(hb, k, operands) if dims is None else dims
+    _check_rows_of_nothing(hb, k, dims)
+    return _launch(hb, k, operands, soc, result_types, dims)
+
+
+def _check_rows_of_nothing(hb: HostBuilder, k: VectorKernel, dims: list[Value]) -> None:
+    """numpy's ValueError for a max/min of rows with no columns (``cols == 0``), which
+    have no identity.  Such rows still launch (their sums are 0), and the kernel would
+    write a made-up value; the loop path checks the same in ``lower_reduce``."""
+    empty_fails = [op for op in body_ops(k.group)
+                   if op in k.info.row_reductions and REDUCTIONS[type(op)][3]]
+    if not empty_fails:  # all rows are checked at once: the first such op reports
+        return
+    op = empty_fails[0]
+    some = hb.insert(arith.CmpOp.new("ne", dims[-1], hb.const(0))).result
+    hb.insert(func.AssertOp([some], [], {
+        "message": f"zero-size array to reduction operation {REDUCTIONS[type(op)][3]} "
+                   "which has no identity", "kind": "shape"}, loc=op.loc))
+
+
+def _launch(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
+            result_types: list, dims: list[Value]) -> list[Value]:  # noqa: ANN001
     if k.alt is not None:
         return _launch_either(hb, k, operands, soc, result_types, dims)
     args = [_prepare_input(hb, i, h, k, dims)
@@ -199,7 +221,7 @@ def _launch_either(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc:
             (branch.else_region.blocks[0], k.alt)]
     for block, kernel in arms:
         arm = HostBuilder(block, k.group.loc)
-        arm.insert(YieldOp(launch_vector(arm, kernel, operands, soc, result_types, dims)))
+        arm.insert(YieldOp(_launch(arm, kernel, operands, soc, result_types, dims)))
     return list(branch.result_values)
 
 

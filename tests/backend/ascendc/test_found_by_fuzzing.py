@@ -186,6 +186,44 @@ def test_row_sums_over_no_columns_are_zero(shape):
 
 
 @hybrid
+def maxes_of_rows(x):
+    return x.max(axis=-1), np.tanh(x).sum(axis=-1)
+
+
+@hybrid(dynamic_shape=True)
+def mins_of_rows_dynamic(x):
+    # dynamic rows: the host chooses between the rows kernel and its long-rows twin
+    return np.exp(x).min(axis=-1, keepdims=True) + 1
+
+
+@hybrid
+def one_row_minus_its_max(x):
+    return x - x.max(keepdims=True)
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (maxes_of_rows, (3, 0)), (maxes_of_rows, (0, 0)), (maxes_of_rows, (2, 4, 0)),
+    (mins_of_rows_dynamic, (3, 0)), (mins_of_rows_dynamic, (2, 3, 0)),
+    (one_row_minus_its_max, (0,))])
+def test_max_min_of_rows_with_no_columns_raise_like_numpy(fn, shape):
+    # was 0 on ascend-sim (the kernel's identity for rows of no columns) where numpy
+    # raises ValueError: max/min have no identity; the host now checks before launching
+    x = np.ones(shape, np.float32)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation") as want:
+        fn.__wrapped__(x)
+    with pytest.raises(ValueError, match=str(want.value)) as got:
+        run_sim(fn, x)
+    assert "E50002" in str(got.value)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 1), (4, 9)])
+def test_max_min_of_rows_with_columns_still_run(shape):
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    check(maxes_of_rows, x)
+    check(mins_of_rows_dynamic, x)
+
+
+@hybrid
 def bool_row_broadcasts(x, y):
     # a bool row (bytes in GM) broadcast over rows was materialized into a bit-mask
     # buffer (an eighth of the bytes): the row copies overran it in UB (memory corruption
