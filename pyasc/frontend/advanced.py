@@ -206,7 +206,7 @@ def store_advanced(lw, buf: Buffer, items: tuple, value: object, name: str | Non
             inverse = tuple(order.index(a) for a in range(len(order)))
             v = transpose_view(lw, em.broadcast(v, numpy_dims), inverse)
     else:
-        v = em.cast(v if isinstance(v, Scalar) else em.scalar(v, elem), elem)
+        v = em.element(v, elem)
     em.op(scatter.ScatterOp([v.value, dest.value, *(i.value for i in p.indices)], [],
                             gather_labels({}, name, tuple(p.axes))))
     em.wrote()

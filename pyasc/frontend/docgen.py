@@ -59,19 +59,22 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   decides that by the exponent's value, so a bool array to a *run-time* power is
   `int64` in pyasc even when the exponent is 2.  An integer to a negative integer
   power raises numpy's `ValueError` (for a compile-time exponent).
-- **Overflow and casts.** Integer arithmetic wraps around like numpy.  A compile-time
-  Python int that does not fit the integer dtype it meets is an error (numpy 2 raises
-  `OverflowError`), except in `np.where`, which wraps it as numpy does; comparisons
-  with such ints are exact (numpy 2).  A run-time Python int meeting a narrower integer
-  dtype is converted with wrap-around.  `astype`, assignment into arrays (`x[i] = v`)
-  and scalar-type calls (`np.int32(x)`) cast unsafely like numpy (float to int
-  truncates toward zero; out-of-range float to int is undefined, as in C).  One
-  difference: numpy 2 raises `OverflowError` when a *scalar* assigned to an element or
-  a basic slice of an integer array is out of its range (`int8_array[i] = 300`, or
-  `int8_array[i] += np.int64(200)`), and for a run-time Python int that does not fit
-  a scalar-type call (`np.uint8(s)` with `s = -2`); pyasc wraps both, as numpy does for
-  an array value, a fancy index or a numpy integer.  In-place operators and `out=` use
-  `same_kind` casting: `int_array += 1.5` is an error (E50001), as in numpy.
+- **Overflow and casts.** Integer arithmetic wraps around like numpy.  A Python int
+  that does not fit the integer dtype it is converted to is an error, as numpy 2
+  raises `OverflowError` for it: a compile-time int when compiling (E50001), a
+  run-time one (an argument, a loop counter) raises `OverflowError` with numpy's text
+  ("Python integer 300 out of bounds for int8") at the user's line: in arithmetic with
+  an array, in-place operators, ufunc calls, scalar-type calls (`np.uint8(s)`), stores
+  (`x[i] = s`, slices, fancy and boolean indexes), `np.full` and `x.fill`.  A range
+  check that does not depend on the loop leaves it (the loop is versioned), so hot
+  loops keep no check.  As in numpy, comparisons with such ints are exact and
+  `np.where` wraps them.  `astype`, and assignment or scalar-type calls of arrays and
+  numpy scalars, cast unsafely like numpy (float to int truncates toward zero;
+  out-of-range float to int is undefined, as in C).  One difference: numpy 2 also
+  raises `OverflowError` when a *numpy integer* stored into an integer array element
+  does not fit (`int8_array[i] = np.int64(200)`, `int8_array[i] += np.int64(200)`);
+  pyasc wraps those, as numpy does for an array value.  In-place operators and `out=`
+  use `same_kind` casting: `int_array += 1.5` is an error (E50001), as in numpy.
 - **Division by zero** follows numpy for arrays and numpy scalars (inf/nan for floats,
   0 for integers) and also for run-time Python scalars (Python would raise
   `ZeroDivisionError`).

@@ -16,12 +16,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from pyasc.errors import TypeMismatchError
+from pyasc.failures import raise_kind
 from pyasc.frontend.promotion import check_fits, element_of, is_weak
 from pyasc.frontend.values import Buffer, Dim, Scalar, Tensor, is_number, static_dims
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import DenseArray, Operation, Value
-from pyasc.ir.ops import arith, mem, tensor
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, index, scalar_from_numpy
+from pyasc.ir.ops import arith, func, mem, tensor
+from pyasc.ir.types import (
+    DYN,
+    MemRefType,
+    ScalarType,
+    TensorType,
+    i1,
+    index,
+    scalar_from_numpy,
+)
+
+_INT64 = np.iinfo(np.int64)  # a run-time Python int is an int64 (``index``)
 
 
 class Emitter:
@@ -64,6 +75,37 @@ class Emitter:
         s = self.const(_py(v), target)
         s.weak = s.weak or (is_weak(v) and t is None)
         return s
+
+    def check_fits(self, v: object, t: ScalarType) -> None:
+        """NEP 50: a Python int converted to the integer type ``t`` must fit it, or
+        numpy raises ``OverflowError``: compile-time ints are checked now, run-time
+        ones (weak ``index`` scalars) by a check where they are converted, unless
+        their known bounds already fit."""
+        if not isinstance(v, Scalar):
+            check_fits(v, t)
+            return
+        if not (v.weak and v.type == index and t.is_int and t not in (i1, index)):
+            return
+        info = np.iinfo(t.to_numpy())
+        low, high = max(info.min, _INT64.min), min(info.max, _INT64.max)
+        conds = [self.result(arith.CmpOp.new(pred, v.value, self.const(bound, index).value))
+                 for pred, bound, known in (("ge", low, v.lo), ("le", high, v.hi))
+                 if bound not in (_INT64.min, _INT64.max)
+                 and (known is None or not low <= known <= high)]
+        if not conds:
+            return
+        ok = conds[0] if len(conds) == 1 else self.result(arith.AndOp.new(*conds))
+        self.op(func.AssertOp([ok, v.value], [], {
+            "message": f"Python integer {{0}} out of bounds for {t.to_numpy()}",
+            "kind": raise_kind("OverflowError", ["py:int"])}))
+
+    def element(self, v: object, t: ScalarType) -> Scalar:
+        """A scalar ``v`` (number or Scalar) as an element of an array of type ``t``,
+        as numpy's setitem and fill convert it: unsafely, except that a Python int must
+        fit an integer ``t`` (numpy 2's ``OverflowError``; checked at compile or run
+        time)."""
+        self.check_fits(v, t)
+        return self.cast(v if isinstance(v, Scalar) else self.scalar(v, t), t)
 
     def cast_scalar(self, s: Scalar, t: ScalarType) -> Scalar:
         """``s`` converted to ``t`` (strong, except ``index`` which is always weak)."""

@@ -46,7 +46,7 @@ from pyasc.frontend.slicing import (
     view_type,
 )
 from pyasc.frontend.tables import TableRow, is_table, table_item, table_row
-from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime, kind_name, static_dims
+from pyasc.frontend.values import Buffer, Scalar, Tensor, kind_name, static_dims
 from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.types import TensorType, i1
 
@@ -277,7 +277,7 @@ def _store_element(lw: Lowering, buf: Buffer, acc: Access, value: object) -> Non
         v = Scalar(lw.em.result(tensor.ExtractOp([v.value], [v.type.element])))
     if isinstance(v, Tensor):
         raise ShapeInferenceError("setting an array element with a sequence")
-    s = lw.em.cast(v if isinstance(v, Scalar) else lw.em.scalar(v, elem), elem)
+    s = lw.em.element(v, elem)
     lw.em.op(mem.StoreOp([s.value, buf.value, *index_values(lw.em, acc.offsets)]))
     lw.em.wrote()
 
@@ -298,8 +298,7 @@ def write_value(lw: Lowering, dest: Buffer, value: object) -> None:
                 f"shape {tuple(dest.type.shape)}")
         em.write(em.cast(v, elem), dest)
     else:
-        s = v if isinstance(v, Scalar) else em.scalar(v, elem)
-        em.write(em.cast(s, elem), dest)
+        em.write(em.element(v, elem), dest)
 
 
 def _masked_store(lw: Lowering, buf: Buffer, mask: Tensor, v: object) -> None:
@@ -318,7 +317,7 @@ def _select_masked(lw: Lowering, mask: Tensor, v: object, old: Tensor) -> Tensor
     if len(ms) < len(ss):
         mask = em.reshape(mask, [*em.dims(mask), *([1] * (len(ss) - len(ms)))])
     elem = old.type.element
-    s = em.cast(v if is_runtime(v) else em.scalar(v, elem), elem)  # type: ignore[arg-type]
+    s = em.element(v, elem)
     op = arith.SelectOp.new(mask.value, s.value, old.value)
     return Tensor(em.result(op), old.dims)
 

@@ -187,8 +187,7 @@ def run_one(program: Program, runner: str, tol: Tol | float, limit: float) -> Ou
                           f"(or {limit * WALL_FACTOR:.0f} s)")
     except AssertionError as exc:
         stated = DEVICE_MAX_NAN if is_device(runner) and nan_dropped_by_device_max(
-            program, runner) else RUNTIME_INT_WRAPS if runtime_int_wrapped(program, exc) \
-            else None
+            program, runner) else None
         if stated is not None:
             outcome = Outcome("skip", stated)
             outcome.seconds, outcome.cpu = time.perf_counter() - start, _cpu() - cpu
@@ -292,20 +291,6 @@ def nan_dropped_by_device_max(program: Program, runner: str) -> bool:
             return False
         wrong |= bool(bad.any())
     return wrong
-
-
-RUNTIME_INT_WRAPS = ("documented difference: a run-time Python int that does not fit the "
-                     "integer dtype it meets wraps (numpy 2 raises OverflowError; "
-                     "docs/numpy-support.md)")
-_OUT_OF_BOUNDS = re.compile(r"Python integer -?\d+ out of bounds for \w+")
-
-
-def runtime_int_wrapped(program: Program, exc: AssertionError) -> bool:
-    """The stated difference: numpy raised ``OverflowError`` for a Python int out of an
-    integer dtype's range and the compiled code, which wraps run-time ints, did not."""
-    expected = reference(program)
-    return (isinstance(expected, OverflowError) and bool(_OUT_OF_BOUNDS.search(str(expected)))
-            and "did not raise OverflowError" in str(exc))
 
 
 DEVICE_WORKSPACE = ("documented device limit: the program's temporaries exceed a scalar "

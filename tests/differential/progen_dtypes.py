@@ -9,7 +9,7 @@ different (docs/numpy-support.md, "Overflow and casts"):
 
 * a run-time Python int meeting a narrower integer array: numpy 2 raises
   ``OverflowError`` when the value does not fit (``uint8_array + s`` with ``s = -3``),
-  pyasc wraps.  Run-time ints here are ``s``, ``cnt`` and the scan counters; ``s`` is
+  and so does pyasc (a program that stops there tests little).  Run-time ints here are ``s``, ``cnt`` and the scan counters; ``s`` is
   drawn non-negative when an input is unsigned, and ``cnt`` (unbounded) never meets an
   8-bit array;
 * a float cast to an unsigned or 8/16-bit integer: out-of-range values are undefined
@@ -62,7 +62,7 @@ def scalar_range(dtypes: dict[str, str]) -> tuple[int, int]:
 
 def weak_conflict(x_text: str, x_sig: tuple, y_sig: tuple) -> bool:
     """True when the run-time Python int ``x`` may overflow the narrow integer ``y``
-    (numpy raises there, pyasc wraps: a documented difference, not a bug)."""
+    (numpy raises there, as pyasc does: a program that stops at once tests little)."""
     return (bool(x_sig) and x_sig[0] == "py-int" and len(y_sig) > 1
             and y_sig[1] in NARROW_INTS and UNBOUNDED_WEAK.search(x_text) is not None)
 
@@ -72,7 +72,7 @@ def cast_allowed(to: str, x_dtype: str, from_input: bool, fuzzy: bool,
     """Whether ``x`` of ``x_dtype`` may be cast to ``to``: no undefined values, no fuzzy
     value through a discontinuity (truncation to an integer, truth to a bool), and no
     run-time Python int (``s``, ``cnt``) into a type it may not fit (numpy 2 raises
-    ``OverflowError`` for ``np.uint8(s)`` with ``s < 0``, pyasc wraps: documented)."""
+    ``OverflowError`` for ``np.uint8(s)`` with ``s < 0``, as pyasc does)."""
     if fuzzy and ("int" in to or "bool" in to):
         return False
     if runtime_int and to not in ("np.int32", "np.int64", "np.bool") and "float" not in to:

@@ -25,7 +25,8 @@ OPS = ("", "", "+", "*")
 def castable(pg: Any, value: Any, basic: bool) -> bool:
     """Whether ``value`` may be stored into ``out``: ``same_kind``, and by basic
     indexing a scalar only if it cannot overflow an integer ``out`` (numpy 2 raises
-    ``OverflowError`` there, pyasc wraps: a documented difference)."""
+    ``OverflowError`` there; pyasc raises too for a Python int but wraps a numpy
+    integer: a documented difference)."""
     dtype = value.dtype
     src = np.dtype({"int": "int64", "float": "float64", "bool": "bool"}.get(dtype, dtype))
     dst = np.dtype(pg.carried["out"].dtype)

@@ -35,7 +35,7 @@ def _fill(lw, dims, value: object, t: ScalarType) -> Tensor:
     v = lw.em.operand(value)
     if isinstance(v, Tensor):
         raise TypeMismatchError("the fill value must be a scalar")
-    s = lw.em.cast(v if isinstance(v, Scalar) else lw.em.scalar(v, t), t)
+    s = lw.em.element(v, t)
     return lw.em.fill(s, dims)  # type: ignore[arg-type]
 
 
@@ -189,8 +189,9 @@ def _scalar_type(name: str):
     def handler(lw, x=0, /):
         target = _ir(name)
         v = lw.em.operand(x)
-        if isinstance(v, Scalar):
-            return Scalar(lw.em.cast_scalar(v, target).value)  # a numpy scalar: strong
+        if isinstance(v, Scalar):  # a Python int must fit (numpy 2); the result is strong
+            lw.em.check_fits(v, target)
+            return Scalar(lw.em.cast_scalar(v, target).value)
         if is_runtime(v):
             return lw.em.cast(v, target)
         try:
@@ -242,7 +243,7 @@ def fill(lw, x, value, /):
                                     hint="assign the array to a name first")
     s = lw.em.operand(value)
     t = x.type.element
-    lw.em.write(lw.em.cast(s if isinstance(s, Scalar) else lw.em.scalar(s, t), t), x)
+    lw.em.write(lw.em.element(s, t), x)
 
 
 
