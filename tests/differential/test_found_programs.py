@@ -448,3 +448,25 @@ def test_a_result_that_may_be_another_results_array(fn):
         got, want = slow([a, s]), alias_kept_while_the_name_is_rebound.__wrapped__(a, s)
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
         assert (got[0] is got[1]) == (s == 100)
+
+
+@hybrid
+def half_products(x):
+    # campaign seed 8 case 7995: a float16 row product was NaN where numpy gives 0:
+    # numpy multiplies the halves of a row in float (rounding once), so the running
+    # product never reaches float16's inf before the row's zero; pyasc multiplied in
+    # float16, overflowed to inf, and inf * 0 is NaN
+    return np.prod(x, axis=1, keepdims=True), np.prod(x[:, ::2], axis=-1), np.prod(x[1])
+
+
+@hybrid(dynamic_shape=True)
+def half_products_dynamic(x):
+    return np.prod(np.abs(x) + 1, axis=1) * 2, x.prod(axis=0)
+
+
+@pytest.mark.parametrize("cols", [40, 301])
+def test_float16_products_of_a_row_accumulate_in_float(cols):
+    x = np.resize(np.array([3.0, -2.5, 2.75, 3.0], np.float16), (3, cols))
+    x[:, cols // 2] = 0  # the running float16 product is inf long before this zero
+    check(half_products, x, rtol=1e-3, runners=("ir", "cpu", "ascend-sim"))
+    check(half_products_dynamic, x[:, :12], rtol=1e-3, runners=("ir", "cpu", "ascend-sim"))

@@ -17,8 +17,8 @@ from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.loopgen import LoopGen
 from pyasc.ir.passes.lower_group_base import Evaluator, Index
-from pyasc.ir.passes.lower_reduce import REDUCTIONS, identity
-from pyasc.ir.types import ScalarType, TensorType, element_type, f32, i1
+from pyasc.ir.passes.lower_reduce import REDUCTIONS, accumulator_type, identity
+from pyasc.ir.types import ScalarType, TensorType, element_type, i1
 
 LANES = 16
 BLOCK = 8 * LANES
@@ -34,10 +34,9 @@ class Acc:
         combine, on_bool, self.ident, _ = KINDS[type(op)]
         self.elem = element_type(op.operand_values[0].type)
         self.truth = isinstance(op, tensor.AnyOp)  # AllOp derives from AnyOp
-        acc_t = i1 if self.truth else self.elem
-        if isinstance(op, tensor.SumOp) and self.elem.name in ("f16", "bf16") and not in_place:
-            acc_t = f32
-        self.acc_t: ScalarType = acc_t
+        self.acc_t: ScalarType = i1 if self.truth else \
+            accumulator_type(op, self.elem, in_place)
+        acc_t = self.acc_t
         self.cls = on_bool if acc_t.is_bool else combine
         self.compensated = self.cls is arith.AddOp and acc_t.is_float
         self.laned = self.compensated or (self.cls in (arith.MaxOp, arith.MinOp)

@@ -30,8 +30,8 @@ kept axes, float sums only, nothing stored on the way) is cut in chunks of ``SPL
 elements summed by a ``parallel`` loop, each into its own compensated state, which are
 then absorbed in chunk order (``_Row.run_split``): the chunks depend on the length only.
 ``inf``/``nan`` pass through: the compensation is dropped when the
-running sum is not finite.  f16/bf16 sums accumulate in f32 and round once, as numpy's
-pairwise sum does.  ``prod``, ``max``, ``min`` and integer sums run in source order
+running sum is not finite.  f16/bf16 sums and products accumulate in f32 and round once,
+as numpy's half loops do.  ``prod``, ``max``, ``min`` and integer sums run in source order
 (bit-identical to numpy).
 """
 

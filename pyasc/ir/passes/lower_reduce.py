@@ -10,8 +10,8 @@ Two loop structures, chosen so the innermost loop runs over the last (unit-strid
   to lane 0; lanes carry over the outer reduced axes and are combined pairwise at the
   end, ``((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7))``.  Each lane sums about a eighth of the
   elements, so the error bound is that of naive summation over n/8 terms (numpy's
-  pairwise sum is better still for long rows); f16/bf16 sums accumulate in f32, as
-  numpy's pairwise sum does.
+  pairwise sum is better still for long rows); f16/bf16 sums and products
+  accumulate in f32, as numpy's half loops do (``accumulator_type``).
 * the last axis is kept: the result is filled with the identity and updated in source
   order, ``out[kept] = out[kept] (op) x`` — numpy's own order for these axes.
 
@@ -133,12 +133,22 @@ class _Plan:
         return identity(self.gen, self.ident, self.acc_t)
 
 
+def accumulator_type(op: Operation, elem: ScalarType, in_place: bool) -> ScalarType:
+    """The type a reduction of ``elem`` values accumulates in, as numpy's: its half
+    loops reduce one run of the reduced axis in float and round once (pairwise sums
+    and plain products alike), so a float16 product of a row does not overflow to inf
+    where a float32 one does not; a reduction over leading axes (``in_place``) updates
+    the half-precision result array at each step."""
+    if isinstance(op, tensor.SumOp | tensor.ProdOp) and elem.name in ("f16", "bf16") \
+            and not in_place:
+        return f32
+    return elem
+
+
 def _plan(gen: LoopGen, op: Operation, elem: ScalarType, in_place: bool) -> _Plan:
     combine_cls, bool_cls, ident, _ = REDUCTIONS[type(op)]
     truth = isinstance(op, tensor.AnyOp)  # AllOp derives from AnyOp
-    acc_t = i1 if truth else elem
-    if isinstance(op, tensor.SumOp) and elem.name in ("f16", "bf16") and not in_place:
-        acc_t = f32  # numpy's pairwise sum of halves accumulates in float
+    acc_t = i1 if truth else accumulator_type(op, elem, in_place)
     return _Plan(gen, elem, acc_t, bool_cls if acc_t.is_bool else combine_cls, ident, truth)
 
 
