@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pyasc.errors import ShapeInferenceError, TypeMismatchError
+from pyasc.frontend import composed as c
 from pyasc.frontend import indexmath
 from pyasc.frontend.emit import Emitter
 from pyasc.frontend.promotion import (
@@ -175,6 +176,20 @@ UFUNCS: dict[str, Ufunc] = {
                    on_int=_const_like(False), on_bool=_const_like(False)),
     "isfinite": Ufunc(np.isfinite, _op(m.IsFiniteOp),
                       on_int=_const_like(True), on_bool=_const_like(True)),
+    # composed from the ops above (``composed.py``)
+    "deg2rad": Ufunc(np.deg2rad, c.formula(c.deg2rad)),
+    "rad2deg": Ufunc(np.rad2deg, c.formula(c.rad2deg)),
+    "copysign": Ufunc(np.copysign, c.formula(c.copysign, narrow_in_f32=False)),
+    "heaviside": Ufunc(np.heaviside, c.formula(c.heaviside, narrow_in_f32=False)),
+    "hypot": Ufunc(np.hypot, c.formula(c.hypot)),
+    "logaddexp": Ufunc(np.logaddexp, c.formula(c.logaddexp)),
+    "logaddexp2": Ufunc(np.logaddexp2, c.formula(c.logaddexp2)),
+    "sinh": Ufunc(np.sinh, c.formula(c.sinh)),
+    "cosh": Ufunc(np.cosh, c.formula(c.cosh)),
+    "float_power": Ufunc(np.float_power, _op(m.PowOp)),  # numpy's loops are float64
+    "fmod": Ufunc(np.fmod, c.formula(c.fmod_float), on_int=c.formula(c.fmod_int)),
+    "nextafter": Ufunc(np.nextafter, c.formula(c.nextafter, narrow_in_f32=False)),
+    "bitwise_count": Ufunc(np.bitwise_count, c.formula(c.bitwise_count)),
 }
 """Every elementwise function, by numpy ufunc name."""
 

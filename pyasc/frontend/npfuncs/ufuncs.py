@@ -27,7 +27,8 @@ INTRINSIC_UFUNCS = {"erf": "pyasc.ops.erf"}
 """Elementwise functions numpy lacks: the name of the pyasc function users call (it
 carries ``__pyasc_intrinsic__``, so the compiler sees this entry; plain Python runs it)."""
 
-ALIASES = {"abs": "absolute", "divide": "true_divide", "mod": "remainder", "pow": "power"}
+ALIASES = {"abs": "absolute", "divide": "true_divide", "mod": "remainder", "pow": "power",
+           "radians": "deg2rad", "degrees": "rad2deg"}
 
 
 def _cast_operands(lw, operands: list[object], dtype: object) -> list[object]:
@@ -101,6 +102,22 @@ def _result_dims(lw, values: list[object]):
 
     arrays = [v for v in values if isinstance(v, Tensor)]
     return broadcast_dims(lw.em, [lw.em.dims(a) for a in arrays]) if arrays else None
+
+
+@register("sinc")
+def sinc(lw, x, /):
+    """`np.sinc`: numpy's own formula `sin(y) / y`, `y = pi * x` (`eps` where `y` is 0),
+    in the dtype `pi * x` has (integers and bools: float64)"""
+    em = lw.em
+    v = em.operand(x)
+    if not isinstance(v, Tensor):  # numpy: np.asanyarray(x) first, a strong dtype
+        v = em.scalar(v, python_dtype(v)) if not is_runtime(v) else \
+            em.cast_scalar(v, python_dtype(v))
+    y = apply_ufunc(em, "multiply", [v, math.pi])
+    t = y.type if isinstance(y, Scalar) else y.type.element
+    eps = em.const(float(np.finfo(t.to_numpy()).eps), t)
+    y = where(lw, apply_ufunc(em, "not_equal", [y, 0]), y, eps)
+    return apply_ufunc(em, "true_divide", [apply_ufunc(em, "sin", [y]), y])
 
 
 @register("clip", "ndarray.clip")
