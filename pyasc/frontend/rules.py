@@ -23,6 +23,8 @@ from pyasc.frontend.npfuncs import (
     einsum,
     indices,
     linalg,
+    logic,
+    matrices,
     nanfuncs,
     reductions,
     shapes,
@@ -36,7 +38,7 @@ SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
                                        arrange, nanfuncs, indices, einsum,
-                                       statistics, accumulate)
+                                       statistics, accumulate, matrices, logic)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()
