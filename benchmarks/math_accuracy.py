@@ -35,7 +35,7 @@ that this table states them.
 
 The pass `expand-math` (`pyasc/ir/passes/expand_math.py`, implementations in
 `pyasc/ir/passes/mathlib/`) replaces `math.{{exp, exp2, expm1, log, log2, log10, log1p,
-tanh, sigmoid, erf, sin, cos}}` on `f32` by branch-free range reduction + minimax
+tanh, sigmoid, erf, sin, cos, atan}}` on `f32` by branch-free range reduction + minimax
 polynomials made of `arith` ops, so that loops over them vectorize.
 
 **Method.** Inputs: every {stride}th float32 bit pattern ({count:,} values per function:
@@ -122,6 +122,16 @@ def _row(s: Stats, fast: Stats, plain: Stats) -> str:
             f"{plain.max_ulp:.3f} | {spec.notes} |")
 
 
+COMPOSED = "\n## Ufuncs composed of these functions"
+"""The section ``benchmarks/ufunc_accuracy.py`` measures: kept when this page is
+regenerated."""
+
+
+def _kept(path: Path) -> str:
+    text = path.read_text() if path.exists() else ""
+    return text[text.index(COMPOSED):] if COMPOSED in text else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stride", type=int, default=64)
@@ -144,7 +154,7 @@ def main() -> None:
     table = ["| " + " | ".join(COLUMNS) + " |", "|---" * len(COLUMNS) + "|", *rows]
     text = (HEADER.format(stride=args.stride, count=count) + "\n".join(table) + "\n"
             + FOOTER.format(trig_max=TRIG_MAX, beyond=beyond) + "\n".join(pow_rows) + "\n"
-            + HOST_NOTE)
+            + HOST_NOTE + _kept(args.out))
     args.out.write_text(text)
     print(f"wrote {args.out}")
 

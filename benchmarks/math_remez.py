@@ -65,6 +65,7 @@ ERF_SPLIT = 0.921875  # |x| below: odd series; above: 1 - exp(poly(|x|))
 ERF_ONE = 3.9375      # erf(x) rounds to 1.0f beyond about 3.9192
 TANH_SPLIT = 0.5625   # |x| below: odd series; above: 1 - 2 / (exp(2|x|) + 1)
 PIO4 = math.pi / 4 * (1 + 2 ** -16)
+ATAN_T = 0.5 * (1 + 2 ** -16)  # atan's reduced-argument bound
 
 FITS: dict[str, Fit] = {
     # exp(r) = 1 + r + r^2 P(r): relative error of the result
@@ -88,6 +89,9 @@ FITS: dict[str, Fit] = {
     # cos(r) = 1 - r^2/2 + r^4 C(r^2): relative error
     "cos": Fit(lambda z: (np.cos(np.sqrt(z)) - 1 + z / 2) / (z * z),
                lambda z: z * z / np.cos(np.sqrt(z)), 1e-4, PIO4 ** 2, 4),
+    # atan(t) = t + t^3 A(t^2), |t| <= 1/2: relative error
+    "atan": Fit(lambda z: (np.arctan(np.sqrt(z)) - np.sqrt(z)) / (z * np.sqrt(z)),
+                lambda z: z * np.sqrt(z) / np.arctan(np.sqrt(z)), 1e-6, ATAN_T ** 2, 6),
 }
 
 

@@ -130,11 +130,13 @@ def logaddexp2(x: Val, y: Val) -> Val:
     return where(x.eq(y), x + 1.0, s)
 
 
-def _big(a: Val) -> Val:
-    """``exp(a) / 2`` as ``(exp(a/2) / 2) * exp(a/2)``: finite up to cosh's own
-    overflow threshold (``exp(a)`` alone overflows ``ln 2`` earlier)."""
+def _big(a: Val, e: Val) -> Val:
+    """``exp(a) / 2`` from ``e ~ exp(a)``, and as ``(exp(a/2) / 2) * exp(a/2)`` where
+    ``exp(a)`` overflows but its half does not (the last ``ln 2`` below cosh's own
+    overflow threshold)."""
     h = call(m.ExpOp, a * 0.5)
-    return (h * 0.5) * h
+    over = 88.0 if a.elem == f32 else 709.0
+    return where(a.lt(over), e * 0.5, (h * 0.5) * h)
 
 
 def _exp_gone(x: Val) -> float:
@@ -145,7 +147,7 @@ def _exp_gone(x: Val) -> float:
 def cosh(x: Val) -> Val:
     a = x.abs()
     e = call(m.ExpOp, a)
-    return where(a.gt(_exp_gone(x)), _big(a), (e + 1.0 / e) * 0.5)
+    return where(a.gt(_exp_gone(x)), _big(a, e), (e + 1.0 / e) * 0.5)
 
 
 def sinh(x: Val) -> Val:
@@ -153,7 +155,7 @@ def sinh(x: Val) -> Val:
     (no cancellation); the sign restored with ``-0.0`` kept."""
     a = x.abs()
     e = call(m.Expm1Op, a)
-    s = where(a.gt(_exp_gone(x)), _big(a), (e + e / (e + 1.0)) * 0.5)
+    s = where(a.gt(_exp_gone(x)), _big(a, e + 1.0), (e + e / (e + 1.0)) * 0.5)
     return where(x.eq(0.0), x, where(x.lt(0.0), -s, s))
 
 
@@ -204,3 +206,108 @@ def bitwise_count(x: Val) -> Val:
     v = (v & c33) + ((v >> 2) & c33)
     v = (v + (v >> 4)) & c0f
     return (v * c01) >> (width - 8) if width > 8 else v
+
+
+# ------------------------------------------------------------ inverse trig / hyperbolic
+
+PI_TAIL64 = 1.2246467991473532e-16
+"""pi - float64(pi)."""
+
+
+def _pi(x: Val) -> tuple[float, float]:
+    """pi as a head and tail in ``x``'s dtype."""
+    if x.elem.bitwidth == 64:
+        return math.pi, PI_TAIL64
+    hi = float(np.float32(math.pi))
+    return hi, float(np.float32(math.pi - hi))
+
+
+def _sign_set(v: Val) -> Val:
+    """``v`` has its sign bit set (``-0.0`` included: ``1/-0.0 = -inf``), with a compare
+    and a select the vector unit has (no bit operations)."""
+    return where(v.eq(0.0), 1.0 / v, v).lt(0.0)
+
+
+def _isnan(v: Val) -> Val:
+    return call(m.IsNanOp, v)
+
+
+def arctan2(y: Val, x: Val) -> Val:
+    """C99's ``atan2``: ``atan(|y|/|x|)`` moved to the quadrant of ``(x, y)``; both
+    infinite gives ``pi/4`` or ``3pi/4``, ``y = 0`` gives ``0`` or ``pi``, signs of zeros
+    kept."""
+    ax, ay = x.abs(), y.abs()
+    a = call(m.AtanOp, ay / ax)
+    a = where(call(m.IsInfOp, ax), where(call(m.IsInfOp, ay), math.pi / 4, a), a)
+    a = where(ay.eq(0.0), y.em.const(0.0, y.elem), a)
+    pi_hi, pi_lo = _pi(x)
+    r = where(_sign_set(x), (pi_hi - a) + pi_lo, a)
+    r = where(_sign_set(y), -r, r)
+    return where(_isnan(x), x, where(_isnan(y), y, r))
+
+
+def _cosine_side(x: Val) -> Val:
+    """``sqrt(1 - x^2)``: ``(1 - |x|)(1 + |x|)`` from ``|x| = 1/2`` (``1 - |x|`` is
+    exact there, and ``x*x`` would lose the bits that cancel), ``1 - x*x`` below (an
+    error of ``x*x`` is small next to ``1 - x*x >= 3/4``)."""
+    a = x.abs()
+    return where(a.lt(0.5), 1.0 - x * x, (1.0 - a) * (1.0 + a)).sqrt()
+
+
+def arcsin(x: Val) -> Val:
+    return arctan2(x, _cosine_side(x))
+
+
+def arccos(x: Val) -> Val:
+    return arctan2(_cosine_side(x), x)
+
+
+def _huge(x: Val) -> float:
+    """Beyond this ``|x|``, ``x^2 + 1`` rounds to ``x^2`` (and ``x^2`` may overflow)."""
+    return 2.0 ** 12 if x.elem == f32 else 2.0 ** 28
+
+
+def _odd(x: Val, r: Val) -> Val:
+    """``r`` computed from ``|x|``, given ``x``'s sign (``-0.0`` kept)."""
+    return where(x.eq(0.0), x, where(x.lt(0.0), -r, r))
+
+
+def arcsinh(x: Val) -> Val:
+    """``log1p(a + a^2 / (1 + sqrt(1 + a^2)))`` (no cancellation near 0), and
+    ``log(a) + ln 2`` for huge ``a = |x|``."""
+    a = x.abs()
+    small = call(m.Log1pOp, a + a * a / ((a * a + 1.0).sqrt() + 1.0))
+    big = call(m.LogOp, a) + math.log(2.0)
+    return _odd(x, where(a.gt(_huge(x)), big, small))
+
+
+def arccosh(x: Val) -> Val:
+    """``log1p(t + sqrt(2t + t^2))``, ``t = x - 1`` below 2 (``t`` exact there);
+    ``log(2x - 1/(x + sqrt(x^2 - 1)))`` above; ``log(x) + ln 2`` for huge ``x``;
+    NaN below 1."""
+    t = x - 1.0
+    near = call(m.Log1pOp, t + (t * 2.0 + t * t).sqrt())
+    mid = call(m.LogOp, x * 2.0 - 1.0 / (x + (x * x - 1.0).sqrt()))
+    big = call(m.LogOp, x) + math.log(2.0)
+    r = where(x.gt(_huge(x)), big, where(x.lt(2.0), near, mid))
+    return where(x.lt(1.0), math.nan, r)
+
+
+def arctanh(x: Val) -> Val:
+    """``log1p(2a + 2a^2 / (1 - a)) / 2`` below ``a = 0.5``, ``log1p(2a / (1 - a)) / 2``
+    above (``a = |x|``); ``+-inf`` at ``+-1``, NaN beyond."""
+    a = x.abs()
+    small = call(m.Log1pOp, a * 2.0 + a * 2.0 * a / (1.0 - a))
+    large = call(m.Log1pOp, a * 2.0 / (1.0 - a))
+    return _odd(x, where(a.lt(0.5), small, large) * 0.5)
+
+
+def cbrt(x: Val) -> Val:
+    """``exp2(log2|x| / 3)`` refined by one Newton step ``y + (|x|/y^2 - y) / 3`` (it
+    squares the first guess's relative error), the sign put back; zeros and
+    infinities are their own cube roots."""
+    a = x.abs()
+    third = 1.0 / 3.0
+    y = call(m.Exp2Op, call(m.Log2Op, a) * third)
+    y = y + (a / (y * y) - y) * third
+    return where(call(m.IsInfOp, x), x, _odd(x, y))

@@ -163,6 +163,7 @@ UFUNCS: dict[str, Ufunc] = {
     "sin": Ufunc(np.sin, _op(m.SinOp)),
     "cos": Ufunc(np.cos, _op(m.CosOp)),
     "tan": Ufunc(np.tan, _op(m.TanOp)),
+    "arctan": Ufunc(np.arctan, _op(m.AtanOp)),
     # numpy has no erf (``pyasc.ops.erf`` is the array function): tanh's loops give the
     # same dtype rules (a float keeps its dtype, bool/int become float)
     "erf": Ufunc(np.tanh, _op(m.ErfOp)),
@@ -190,6 +191,13 @@ UFUNCS: dict[str, Ufunc] = {
     "fmod": Ufunc(np.fmod, c.formula(c.fmod_float), on_int=c.formula(c.fmod_int)),
     "nextafter": Ufunc(np.nextafter, c.formula(c.nextafter, narrow_in_f32=False)),
     "bitwise_count": Ufunc(np.bitwise_count, c.formula(c.bitwise_count)),
+    "arctan2": Ufunc(np.arctan2, c.formula(c.arctan2)),
+    "arcsin": Ufunc(np.arcsin, c.formula(c.arcsin)),
+    "arccos": Ufunc(np.arccos, c.formula(c.arccos)),
+    "arcsinh": Ufunc(np.arcsinh, c.formula(c.arcsinh)),
+    "arccosh": Ufunc(np.arccosh, c.formula(c.arccosh)),
+    "arctanh": Ufunc(np.arctanh, c.formula(c.arctanh)),
+    "cbrt": Ufunc(np.cbrt, c.formula(c.cbrt)),
 }
 """Every elementwise function, by numpy ufunc name."""
 

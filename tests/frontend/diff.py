@@ -239,7 +239,7 @@ def compare(fn: Any, *args: Any, runners: Sequence[str] = DEFAULT_RUNNERS,
 
 HOST_MATH = frozenset(f"math.{f}" for f in (
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sin", "cos", "tan",
-    "erf", "sigmoid", "pow"))
+    "erf", "sigmoid", "pow", "atan"))
 """Ops whose numpy results depend on the host (its SIMD routines or libm)."""
 EXACT_POWERS = (0.0, 1.0, 2.0, 0.5, -1.0)
 """Constant exponents numpy computes exactly (1, square, sqrt, reciprocal)."""

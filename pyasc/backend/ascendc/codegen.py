@@ -65,6 +65,9 @@ from pyasc.ir.passes import PassContext, PassManager, disabled_passes, run_pipel
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType
 
+VECTOR_EXPANDED = ("math.atan",)
+"""Math ops expanded into arithmetic (``expand-math``) before kernels are formed: the
+vector unit has no instruction for them, but has one for each op of the expansion."""
 
 class PyascPerformanceWarning(UserWarning):
     """Code that runs on the AI Core's scalar unit instead of its vector unit."""
@@ -124,6 +127,9 @@ class _Lowering:
         if demote:
             demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
+        # no vector instruction computes atan: its polynomial is arithmetic that has one
+        run_pipeline(self.module, ["expand-math"], {"only": VECTOR_EXPANDED,
+                                                    "float64": self.soc.float64})
         self.stencils = "stencil-windows" not in disabled_passes()
         form_groups(self.fn, self._probe)
         if self.stencils:

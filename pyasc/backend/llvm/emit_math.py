@@ -29,6 +29,7 @@ _INTRINSIC = {
     m.TruncOp: "llvm.trunc", m.RoundOp: "llvm.roundeven",
 }
 _LIBM = {m.Expm1Op: "expm1", m.Log1pOp: "log1p", m.TanhOp: "tanh", m.TanOp: "tan",
+         m.AtanOp: "atan",
          m.ErfOp: "erf"}
 
 

@@ -28,8 +28,7 @@ def count_nonzero(lw, a, axis=None, *, keepdims=False):
 
 @register("select")
 def select(lw, condlist, choicelist, default=0):
-    """the first choice whose condition holds, else `default` (numpy's dtype of every
-    choice and `default` as arrays)"""
+    """the first choice whose condition holds, else `default` (numpy's result dtype)"""
     if not isinstance(condlist, tuple | list) or not isinstance(choicelist, tuple | list):
         raise TypeMismatchError("np.select takes a list of conditions and a list of "
                                 "choices")
@@ -77,7 +76,7 @@ def _close(lw, a, b, rtol, atol, equal_nan) -> object:
 
 @register("isclose")
 def isclose(lw, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """`|a - b| <= atol + rtol * |b|` elementwise (numpy's formula and dtypes)"""
+    """`abs(a - b) <= atol + rtol * abs(b)` elementwise (numpy's formula and dtypes)"""
     return _close(lw, a, b, rtol, atol, equal_nan)
 
 

@@ -109,8 +109,7 @@ def kron(lw, a, b):
 
 @register("cross")
 def cross(lw, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """cross product of 3-vectors along `axis` (`axisa`/`axisb`/`axisc` by default -1),
-    broadcast over the other axes"""
+    """cross product of 3-vectors along `axis` (or `axisa`/`axisb`/`axisc`), broadcast"""
     if axis is not None:
         axisa = axisb = axisc = axis
     x, y = array_arg(lw, a), array_arg(lw, b)

@@ -28,7 +28,9 @@ INTRINSIC_UFUNCS = {"erf": "pyasc.ops.erf"}
 carries ``__pyasc_intrinsic__``, so the compiler sees this entry; plain Python runs it)."""
 
 ALIASES = {"abs": "absolute", "divide": "true_divide", "mod": "remainder", "pow": "power",
-           "radians": "deg2rad", "degrees": "rad2deg"}
+           "radians": "deg2rad", "degrees": "rad2deg", "atan": "arctan", "atan2": "arctan2",
+           "asin": "arcsin", "acos": "arccos", "asinh": "arcsinh", "acosh": "arccosh",
+           "atanh": "arctanh"}
 
 
 def _cast_operands(lw, operands: list[object], dtype: object) -> list[object]:
@@ -106,8 +108,7 @@ def _result_dims(lw, values: list[object]):
 
 @register("sinc")
 def sinc(lw, x, /):
-    """`np.sinc`: numpy's own formula `sin(y) / y`, `y = pi * x` (`eps` where `y` is 0),
-    in the dtype `pi * x` has (integers and bools: float64)"""
+    """numpy's formula `sin(y) / y`, `y = pi * x` (`eps` where `y` is 0), in `y`'s dtype"""
     em = lw.em
     v = em.operand(x)
     if not isinstance(v, Tensor):  # numpy: np.asanyarray(x) first, a strong dtype

@@ -1,6 +1,6 @@
 """``math``: elementwise transcendental and rounding functions (numpy semantics).
 
-Unary float ops: ``exp exp2 expm1 log log2 log10 log1p sqrt rsqrt tanh sin cos tan erf
+Unary float ops: ``exp exp2 expm1 log log2 log10 log1p sqrt rsqrt tanh sin cos tan erf atan
 floor ceil round trunc sigmoid``.  ``round`` rounds half to even (``np.round`` with
 ``decimals=0``); ``rsqrt(x) = 1/sqrt(x)``; ``sigmoid(x) = 1/(1+exp(-x))`` is produced by
 pattern rewrites, not by the frontend.
@@ -44,6 +44,7 @@ SinOp = _unary("math.sin", "SinOp")
 CosOp = _unary("math.cos", "CosOp")
 TanOp = _unary("math.tan", "TanOp")
 ErfOp = _unary("math.erf", "ErfOp")
+AtanOp = _unary("math.atan", "AtanOp")
 FloorOp = _unary("math.floor", "FloorOp")
 CeilOp = _unary("math.ceil", "CeilOp")
 RoundOp = _unary("math.round", "RoundOp")
@@ -102,5 +103,5 @@ class IsFiniteOp(ClassifyOp):
 
 
 UNARY_FLOAT_OPS = (ExpOp, Exp2Op, Expm1Op, LogOp, Log2Op, Log10Op, Log1pOp, SqrtOp,
-                   RsqrtOp, TanhOp, SinOp, CosOp, TanOp, ErfOp, FloorOp, CeilOp, RoundOp,
+                   RsqrtOp, TanhOp, SinOp, CosOp, TanOp, ErfOp, AtanOp, FloorOp, CeilOp, RoundOp,
                    TruncOp, SigmoidOp)

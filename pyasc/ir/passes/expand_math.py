@@ -1,6 +1,6 @@
 """``expand-math``: transcendental ``math`` ops become branch-free ``arith`` code.
 
-``exp exp2 expm1 log log2 log10 log1p tanh sigmoid erf sin cos`` on ``f32`` are
+``exp exp2 expm1 log log2 log10 log1p tanh sigmoid erf sin cos atan`` on ``f32`` are
 replaced by range reduction + minimax polynomials (``pyasc.ir.passes.mathlib``), so a
 loop over them has no calls and no branches and LLVM's loop vectorizer sees plain
 arithmetic (a loop calling ``expf`` or ``llvm.exp`` does not vectorize usefully).
@@ -17,7 +17,9 @@ where it wants it.  With ``PassContext.options["fastmath"]`` the selects that on
 matter for inf/NaN/denormal/negative-zero inputs are left out.  With
 ``PassContext.options["fma"]`` (the CPU backend sets it when the host has FMA) the
 polynomials' multiply-add steps are ``math.fma`` ops; the user's own arithmetic is
-never contracted (``docs/math-accuracy.md``).
+never contracted (``docs/math-accuracy.md``).  ``PassContext.options["only"]`` (op
+names) limits the pass to those ops: the AscendC backend expands ``math.atan``, which
+the vector unit has no instruction for, into arithmetic it has, before grouping.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
-from pyasc.ir.passes.mathlib import exp, log, power, sigmoidal, trig
+from pyasc.ir.passes.mathlib import atan, exp, log, power, sigmoidal, trig
 from pyasc.ir.passes.mathlib.emit import Emitter, Val
 from pyasc.ir.rewrite import Rewriter, rewrite_greedily
 from pyasc.ir.types import element_type, f32
@@ -39,7 +41,7 @@ UNARY: dict[type[Operation], Callable[[Val], Val]] = {
     m.ExpOp: exp.exp, m.Exp2Op: exp.exp2, m.Expm1Op: exp.expm1, m.SigmoidOp: exp.sigmoid,
     m.LogOp: log.log, m.Log2Op: log.log2, m.Log10Op: log.log10, m.Log1pOp: log.log1p,
     m.TanhOp: sigmoidal.tanh, m.ErfOp: sigmoidal.erf,
-    m.SinOp: trig.sin, m.CosOp: trig.cos,
+    m.SinOp: trig.sin, m.CosOp: trig.cos, m.AtanOp: atan.atan,
 }
 """``{op class: f32 implementation}`` of the unary functions."""
 
@@ -70,10 +72,13 @@ _NARROW_POWERS = (0, 0.5, 1, 2, -1)  # expanded without f64
 
 
 def expand_op(op: Operation, rw: Rewriter, fastmath: bool = False,
-              float64: bool = True, fma: bool = False) -> Sequence[Value] | None:
-    """Rewrite function for the driver: the expansion of ``op``, or ``None``."""
+              float64: bool = True, fma: bool = False,
+              only: frozenset[str] | None = None) -> Sequence[Value] | None:
+    """Rewrite function for the driver: the expansion of ``op`` (if its name is in
+    ``only``, when given), or ``None``."""
     expander = EXPANDERS.get(type(op))
-    if expander is None or not float64 and type(op) in WIDENING:
+    if expander is None or not float64 and type(op) in WIDENING or \
+            only is not None and op.name not in only:
         return None
     if not float64 and isinstance(op, m.PowOp) and \
             power.constant_exponent(op.operand_values[1]) not in _NARROW_POWERS:
@@ -93,4 +98,7 @@ class ExpandMath(Pass):
         fastmath = bool(ctx.options.get("fastmath", False))
         float64 = bool(ctx.options.get("float64", True))
         fma = bool(ctx.options.get("fma", False))
-        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath, float64, fma)])
+        only = ctx.options.get("only")  # op names: a backend expanding a few ops early
+        names = frozenset(only) if isinstance(only, tuple | list | frozenset) else None
+        rewrite_greedily(module, [lambda op, rw: expand_op(op, rw, fastmath, float64, fma,
+                                                           names)])

@@ -65,7 +65,8 @@ store and one load per element, little next to 256 ops of work (and smaller bodi
 interleaved: a 2,000-statement chain ran 1.6x faster in 16 groups than in one)."""
 
 TRANSCENDENTAL = (m.ExpOp, m.Exp2Op, m.Expm1Op, m.LogOp, m.Log2Op, m.Log10Op, m.Log1pOp,
-                  m.TanhOp, m.SinOp, m.CosOp, m.TanOp, m.ErfOp, m.SigmoidOp, m.PowOp)
+                  m.TanhOp, m.SinOp, m.CosOp, m.TanOp, m.ErfOp, m.SigmoidOp, m.PowOp,
+                  m.AtanOp)
 COSTS: dict[type[Operation], int] = {
     **{cls: 16 for cls in TRANSCENDENTAL},
     **{cls: 4 for cls in (arith.DivOp, arith.FloorDivOp, arith.RemOp, m.SqrtOp, m.RsqrtOp)},

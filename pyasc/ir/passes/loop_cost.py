@@ -23,7 +23,8 @@ _WEIGHTS: dict[type, int] = {
     mem.DeallocOp: 16, func.CallOp: 32,
     **{cls: 16 for cls in (math.ExpOp, math.Exp2Op, math.Expm1Op, math.LogOp, math.Log2Op,
                            math.Log10Op, math.Log1pOp, math.TanhOp, math.SinOp, math.CosOp,
-                           math.TanOp, math.ErfOp, math.SigmoidOp, math.PowOp)},
+                           math.TanOp, math.ErfOp, math.SigmoidOp, math.PowOp,
+                           math.AtanOp)},
 }
 """Cost of one execution of an op (default 1); region ops are costed by their regions."""
 

@@ -60,7 +60,7 @@ def test_tensor_level_expansion_lowers_and_compiles():
     np.testing.assert_array_equal(got, expanded(unary(OPS["tanh"]))(xs))
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "log", "erf", "sin"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "log", "erf", "sin", "atan"])
 def test_expanded_loop_vectorizes_without_calls(name):
     module = _expanded_kernel_module(name)
     llvm_ir = build(Program(module, "f", f"t:{name}", {"cache": False})).llvm_ir

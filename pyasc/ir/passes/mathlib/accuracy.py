@@ -80,12 +80,14 @@ SPECS: dict[str, Spec] = {
                 TRIG_MAX),
     "cos": Spec(np.cos, np.cos, 2.0, "abs(x) <= 2^30; beyond: in [-1, 1], inaccurate",
                 TRIG_MAX),
+    "atan": Spec(np.arctan, np.arctan, 2.0, "+-pi/2 (rounded) from abs(x) = 6.29e7; "
+                 "atan(-0) = -0"),
 }
 
 OPS: dict[str, type[Operation]] = {
     "exp": m.ExpOp, "exp2": m.Exp2Op, "expm1": m.Expm1Op, "log": m.LogOp, "log2": m.Log2Op,
     "log10": m.Log10Op, "log1p": m.Log1pOp, "tanh": m.TanhOp, "sigmoid": m.SigmoidOp,
-    "erf": m.ErfOp, "sin": m.SinOp, "cos": m.CosOp,
+    "erf": m.ErfOp, "sin": m.SinOp, "cos": m.CosOp, "atan": m.AtanOp,
 }
 
 POW_EXPONENTS = (3, 4, 5, 8, 16, -2, -3, -16)
