@@ -1,8 +1,9 @@
 """numpy ufuncs composed from the IR's existing elementwise ops.
 
 ``deg2rad rad2deg copysign heaviside hypot logaddexp logaddexp2 sinh cosh fmod nextafter
-bitwise_count`` need no op of their own: each is a short formula over ``arith``/``math``
-ops, so every backend (and its vectorizer) runs it as it runs those ops.  Each entry is
+bitwise_count arctan2 arcsin arccos arcsinh arccosh arctanh cbrt`` need no op of their
+own: each is a short formula over ``arith``/``math`` ops (``math.atan`` for the inverse
+trigonometric ones), so every backend (and its vectorizer) runs it as it runs those ops.  Each entry is
 an ``Emit`` of the ufunc table (``elementwise.UFUNCS``): it receives the operands
 already cast to numpy's loop dtype and returns the result in the output dtype.
 
