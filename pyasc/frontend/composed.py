@@ -3,9 +3,10 @@
 ``deg2rad rad2deg copysign heaviside hypot logaddexp logaddexp2 sinh cosh fmod nextafter
 bitwise_count arctan2 arcsin arccos arcsinh arccosh arctanh cbrt`` need no op of their
 own: each is a short formula over ``arith``/``math`` ops (``math.atan`` for the inverse
-trigonometric ones), so every backend (and its vectorizer) runs it as it runs those ops.  Each entry is
-an ``Emit`` of the ufunc table (``elementwise.UFUNCS``): it receives the operands
-already cast to numpy's loop dtype and returns the result in the output dtype.
+trigonometric ones), so every backend (and its vectorizer) runs it as it runs those
+ops.  Each entry is an ``Emit`` of the ufunc table (``elementwise.UFUNCS``): it receives
+the operands already cast to numpy's loop dtype and returns the result in the output
+dtype.
 
 float16/bfloat16 loops compute in float32 and round once at the end, as numpy's half
 loops do (``npy_half`` -> ``float`` -> the float routine -> ``npy_half``), except where
