@@ -118,6 +118,8 @@ def analyze(group: FusionGroupOp) -> GroupInfo:
     """Classify the values of ``group`` and pick its schedule (or raise NotVectorizable)."""
     ops = body_ops(group)
     space = _merge_space(ops)
+    if DYN in space:
+        _check_one_computation(ops)
     info = GroupInfo("flat", space)
     for arg in group.body.blocks[0].args:
         cls = classify_type(arg.type, space)
@@ -130,6 +132,27 @@ def analyze(group: FusionGroupOp) -> GroupInfo:
     _check_outputs(group, info)
     _pick_schedule(info, ops)
     return info
+
+
+def _check_one_computation(ops: list[Operation]) -> None:
+    """Arrays of run-time sizes share a kernel only when they are one computation
+    (linked through array operands): then numpy's broadcasting relates their sizes and
+    the host checks it.  Independent ones (``np.exp(x[::2])`` beside ``x.any()``) have
+    no such relation, so the host's broadcast check would reject sizes numpy accepts."""
+    root: dict[Value, Value] = {}
+
+    def find(v: Value) -> Value:
+        while root.setdefault(v, v) is not v:
+            v = root[v]
+        return v
+
+    for op in ops:
+        arrays = [v for v in (*op.operand_values, *op.result_values)
+                  if isinstance(v.type, TensorType)]
+        for v in arrays:
+            root[find(v)] = find(arrays[0])
+    if len({find(v) for v in list(root)}) > 1:
+        raise NotVectorizable("independent computations on arrays of run-time sizes")
 
 
 def _classify_op(op: Operation, info: GroupInfo) -> None:

@@ -252,3 +252,19 @@ def test_a_row_operand_of_empty_rows_is_not_copied(shape):
     x, w = np.ones(shape, np.float32), np.ones(shape[-1], np.float32)
     check(rows_minus_a_row, x, w)
     assert "if (cols > 0 && cols * sizeof(float) % 32 == 0)" in rows_minus_a_row.ascendc(x, w)
+
+
+@hybrid(dynamic_shape=True)
+def independent_dynamic_arrays(a):
+    # campaign seed 8 case 6992: the grouping fallback put np.exp(out[::2]) and the fill
+    # behind out.any() into one kernel; both typed (?,), the planner took them for one
+    # space and the host's broadcast check rejected sizes 4 and 7 (E50002) that numpy,
+    # which never relates them, accepts
+    out = np.zeros_like(a)
+    return np.exp(out[::2]), out.any(), np.tanh(a[1:]) * 2
+
+
+@pytest.mark.parametrize("shape", [(7,), (1,), (6, 3), (5, 1)])
+def test_independent_arrays_of_run_time_sizes_get_their_own_kernels(shape):
+    check(independent_dynamic_arrays, np.linspace(-1, 1, np.prod(shape)).reshape(shape)
+          .astype(np.float32))
