@@ -99,13 +99,13 @@ class Emitter:
             "message": f"Python integer {{0}} out of bounds for {t.to_numpy()}",
             "kind": raise_kind("OverflowError", ["py:int"])}))
 
-    def element(self, v: object, t: ScalarType) -> Scalar:
-        """A scalar ``v`` (number or Scalar) as an element of an array of type ``t``,
-        as numpy's setitem and fill convert it: unsafely, except that a Python int must
-        fit an integer ``t`` (numpy 2's ``OverflowError``; checked at compile or run
-        time)."""
+    def element(self, v: object, t: ScalarType) -> Scalar | Tensor:
+        """A scalar ``v`` (number, Scalar or 0-d array) as an element of an array of
+        type ``t``, as numpy's setitem and fill convert it: unsafely, except that a
+        Python int must fit an integer ``t`` (numpy 2's ``OverflowError``; checked at
+        compile or run time)."""
         self.check_fits(v, t)
-        return self.cast(v if isinstance(v, Scalar) else self.scalar(v, t), t)
+        return self.cast(v if isinstance(v, Scalar | Tensor) else self.scalar(v, t), t)
 
     def cast_scalar(self, s: Scalar, t: ScalarType) -> Scalar:
         """``s`` converted to ``t`` (strong, except ``index`` which is always weak)."""

@@ -117,3 +117,18 @@ def test_the_check_leaves_the_hot_loop():
     assert hot_checks(module) == []
     with pytest.raises(OverflowError, match="Python integer 200 out of bounds for int8"):
         add_in_a_loop(x, 200)
+
+
+@hybrid
+def masked_stores_of_0d_arrays(x):
+    # a 0-d array stored through a boolean mask is converted like a scalar; the range
+    # check's first version took only numbers and Scalars (E50001 "expected a number,
+    # got Tensor", found by test_random_programs' seed 101)
+    out = np.zeros_like(x)
+    out[x > 0] = np.asarray(x[0] * 2)
+    out[x < 0] += np.ones((), x.dtype)
+    return out
+
+
+def test_a_0d_array_stored_through_a_mask():
+    compare(masked_stores_of_0d_arrays, np.array([1, -2, 3, 0], np.float32), runners=RUNNERS)
