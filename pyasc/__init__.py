@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pyasc.frontend import fusion_scope, require, static, supported_numpy
-from pyasc.jit import AscendOperator, HybridFunction, fusion_group, hybrid
+from pyasc.jit import AscendOperator, HybridFunction, fusion_group, grad, hybrid, value_and_grad
 from pyasc.runtime import pool_code as _pool_code
 from pyasc.runtime import profiler
 from pyasc.runtime.acl import DeviceArray, device_array
@@ -39,5 +39,5 @@ def doctor(environ: Mapping[str, str] | None = None) -> Report:
 
 
 __all__ = ["AscendOperator", "DeviceArray", "HybridFunction", "__version__", "device_array",
-           "doctor", "fusion_group", "fusion_scope", "hybrid", "profiler", "require", "static",
-           "supported_numpy"]
+           "doctor", "fusion_group", "fusion_scope", "grad", "hybrid", "profiler", "require",
+           "static", "supported_numpy", "value_and_grad"]

@@ -144,6 +144,15 @@ class UnsupportedSyntaxError(PyascError):
     default_hint = "rewrite this construct with loops, slices and numpy calls"
 
 
+class NotDifferentiableError(UnsupportedSyntaxError):
+    """An operation automatic differentiation cannot go through (E50013): a loop whose
+    trip count is known only at run time, a ``while``, an op without a gradient rule."""
+
+    code = "E50013"
+    title = "not differentiable"
+    default_hint = "register a gradient with @fn.def_grad, or rewrite this line"
+
+
 class UnsupportedNumpyError(PyascError):
     """A numpy function, method or argument the compiler does not support (E50011)."""
 
@@ -284,6 +293,7 @@ ALL_ERRORS: tuple[type[PyascError], ...] = (
     UnsupportedSyntaxError,
     UnsupportedNumpyError,
     UndefinedNameError,
+    NotDifferentiableError,
     IRParseError,
     IRVerificationError,
     ToolchainMissingError,

@@ -6,8 +6,10 @@ It sits above the frontend (which it asks for IR) and the backends (which it ask
 kernels); neither imports it.
 """
 
+from pyasc.jit.backward import grad, value_and_grad
 from pyasc.jit.decorator import HybridFunction, hybrid
 from pyasc.jit.fusion_group import fusion_group
 from pyasc.jit.operator import AscendOperator
 
-__all__ = ["AscendOperator", "HybridFunction", "fusion_group", "hybrid"]
+__all__ = ["AscendOperator", "HybridFunction", "fusion_group", "grad", "hybrid",
+           "value_and_grad"]

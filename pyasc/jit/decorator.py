@@ -94,7 +94,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
     """A function compiled by pyasc on first call for each call signature."""
 
     def __init__(self, fn: Callable, options: Options,
-                 signature: inspect.Signature | None = None) -> None:
+                 signature: inspect.Signature | None = None, program: Any = None) -> None:
         refused = refusal(fn)
         if refused is not None:
             raise at_caller(refused)
@@ -113,6 +113,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
         self._hot: tuple[Any, Any, tuple] = (None, None, ())
         self._pinned = options.target is not None  # the environment cannot change it
         self._method_of: type | None = None  # the class whose body holds it (a method)
+        # another program built from fn's IR (a ``backward.Backward``: its gradient)
+        self._program = program
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._method_of = owner  # stored in a class body: calls would pass `self`
@@ -138,6 +140,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
         """The source text cache keys cover (``fingerprint.source_text``, read once)."""
         if self._key_text is None:
             self._key_text = source_text(self.__wrapped__)  # type: ignore[attr-defined]
+            if self._program is not None:
+                self._key_text = self._program.key_prefix + self._key_text
         return self._key_text
 
     # -- specialization
@@ -210,7 +214,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
                            self._calls.by_value)
 
     def _compile(self, key: tuple, specs: dict[str, Spec]) -> Specialization:
-        from pyasc.frontend.compiler import build_module, result_params
+        from pyasc.frontend.compiler import result_params
         from pyasc.frontend.lowering import NeedsConstant
         from pyasc.ir.passes.effects import written_arguments
         from pyasc.ir.stage_dumps import DumpSite
@@ -219,7 +223,7 @@ class HybridFunction(Inspection, Differentiable, Callee):
         options = self.options.as_dict()
         source = lambda: source_reproducer(self.__name__, key, self.key_source())  # noqa: E731
         with internal_errors("building the IR of", self.__name__, source, (NeedsConstant,)):
-            built = build_module(self, specs, params, options)
+            built = self._build(specs, params, options)
         unoptimized = str(built.module)
         module = built.module.clone()
         if any(hf.key_source() != text for hf, text in built.callees.items()):
@@ -240,6 +244,16 @@ class HybridFunction(Inspection, Differentiable, Callee):
                           source_file=self.source_info().filename, call_data=call_data,
                           signature=site.signature)
         return Specialization(key, specs, params, program, unoptimized, built.template)
+
+    def _build(self, specs: dict[str, Spec], params: list[Param],
+               options: dict[str, Any]) -> Any:
+        """The unoptimized module of a specialization (``compiler.Built``); a derived
+        function (``autodiff.GradientFunction``) builds another program."""
+        from pyasc.frontend.compiler import build_module
+
+        if self._program is not None:
+            return self._program.build(specs, params, options)
+        return build_module(self, specs, params, options)
 
     def _kernel_for(self, spec: Specialization, target: str) -> CompiledKernel:
         if target == "interpret":
@@ -289,6 +303,8 @@ class HybridFunction(Inspection, Differentiable, Callee):
         target = resolve_target(self.options, env)
         if target == "interpret":
             refuse_device_arrays(self.__signature__, args, kwargs)  # numpy cannot read one
+            if self._program is not None:  # no Python to run: interpret its IR
+                return self._program.interpret(*self._specialization(args, kwargs))
             return self.__wrapped__(*args, **kwargs)  # type: ignore[attr-defined]
         gen = self._calls.current
         entry = gen.find(target, gen.signature(args, kwargs))
@@ -411,6 +427,14 @@ class HybridFunction(Inspection, Differentiable, Callee):
     def _derived(self, fn: Callable) -> HybridFunction:
         """``fn`` compiled with this function's options (a registered gradient)."""
         return HybridFunction(fn, self.options)
+
+    def _derived_program(self, program: Any) -> HybridFunction:
+        """The function compiling ``program`` (a ``backward.Backward`` of this one)
+        with this function's options, named ``program.name``."""
+        hf = HybridFunction(self.__wrapped__, self.options, program.signature, program)
+        hf.__name__ = program.name
+        hf.__qualname__ = f"{self.__qualname__}.{program.name}"  # type: ignore
+        return hf
 
     @property
     def specializations(self) -> SpecializationsView:

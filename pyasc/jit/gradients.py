@@ -10,8 +10,11 @@ per array input or one per input (``None`` for the others); a single array input
 get a bare array.  A wrong count, kind, shape or dtype is a coded error (E50001,
 E50002) located at the gradient function's ``return``.
 
-Without a registered gradient ``vjp`` raises E50010: automatic differentiation of the
-IR is not available yet.
+Without a registered gradient ``vjp`` differentiates the function automatically
+(``pyasc.jit.backward``, ``pyasc.ir.autodiff``): a backward program compiled per
+specialization, with the same result convention (for an integer or boolean array
+input, zeros of its shape and dtype).  What cannot be differentiated is E50013 at the
+line of the operation; ``docs/autodiff.md`` has the table.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from pyasc.errors import (
     PyascError,
     ShapeInferenceError,
     TypeMismatchError,
-    UnsupportedSyntaxError,
 )
 from pyasc.frontend.callee import Callee
 
@@ -60,18 +62,26 @@ class Differentiable:
     def vjp(self, /, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """``fn.vjp(*inputs, dout)``: the gradient of each input given ``dout`` (the
         registered ``def_grad``'s, checked), ``None`` for non-array inputs."""
-        if self._grad is None:
-            raise at_caller(UnsupportedSyntaxError(
-                f"'{self.__name__}' has no registered gradient, and automatic "
-                "differentiation is not available yet", hint=NO_GRADIENT_HINT))
         if not args:
             raise at_caller(ArgumentError(f"{self.__name__}.vjp(): missing dout",
                                           hint="call fn.vjp(*inputs, dout)"))
+        if self._grad is None:
+            auto = self._automatic_vjp()
+            return auto(*args[:-1], **kwargs, **{auto.dout_name: args[-1]})
         bound = self._bind_inputs(args[:-1], kwargs)
         positional = [v for name, v in bound.items() if not _keyword_only(self, name)]
         keywords = {n: v for n, v in bound.items() if _keyword_only(self, n)}
         grads = self._grad(*positional, args[-1], **keywords)
         return _checked(self._grad, list(bound.items()), grads)
+
+    def _automatic_vjp(self) -> Any:
+        """The compiled automatic gradient (made on first use, then kept)."""
+        auto = self.__dict__.get("_auto_vjp")
+        if auto is None:
+            from pyasc.jit.backward import automatic_vjp
+
+            auto = self._auto_vjp = automatic_vjp(self)
+        return auto
 
     def _bind_inputs(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
