@@ -31,7 +31,7 @@ from pyasc.ir.autodiff.sweep import Sweep
 from pyasc.ir.autodiff.unroll import unroll_active_loops
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import OpResult, Value
-from pyasc.ir.ops import func
+from pyasc.ir.ops import func, mem
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.types import MemRefType, ScalarType, Type, element_type, shape_of
 
@@ -80,6 +80,10 @@ def build_backward(fwd: FuncOp, name: str, layout: Sequence[int | None],
 
 def _single_result(fn: FuncOp, ret: func.ReturnOp, seeding: bool) -> Value:
     values = ret.operand_values
+    if len(values) == 1 and isinstance(values[0].type, MemRefType) and \
+            isinstance(root(values[0]), OpResult):  # a local array: its contents
+        read = mem.ToTensorOp([values[0]], [values[0].type.tensor_type()], loc=ret.loc)
+        values = [Builder.before(ret).insert(read).result]
     if len(values) != 1 or isinstance(values[0].type, MemRefType):
         what = f"{len(values)} results" if len(values) != 1 else "an input array"
         raise not_differentiable(ret.loc, f"'{fn.sym_name}' returns {what}; automatic "
