@@ -142,8 +142,11 @@ class GradEmitter:
         t = target.type
         g = self.cast(g, element_type(t))
         gshape, tshape = shape_of(g.type), shape_of(t)
-        if gshape == tshape:
+        if _same(gshape, tshape):  # (a static size for a '?' is the same shape)
             return g
+        if isinstance(g.type, ScalarType) and isinstance(t, TensorType | MemRefType):
+            return self.op(tensor.FillOp.new(g, TensorType(tshape, t.element),
+                                             self.dims(target)))
         if len(gshape) < len(tshape) or _broadcasts(gshape, tshape):
             tt = TensorType(tshape, element_type(t))
             return self.broadcast(self.reshape(g, _padded(gshape, len(tshape))), tt, target)
@@ -151,7 +154,7 @@ class GradEmitter:
         axes = list(range(lead)) + [lead + i for i, d in enumerate(tshape)
                                     if d == 1 and gshape[lead + i] != 1]
         g = self.sum(g, axes, keepdims=False)
-        return self.reshape(g, tshape) if shape_of(g.type) != tshape else g
+        return g if _same(shape_of(g.type), tshape) else self.reshape(g, tshape, target)
 
     def accumulate(self, acc: Value | None, g: Value) -> Value:
         return g if acc is None else self.add(acc, g)
@@ -178,6 +181,10 @@ class GradEmitter:
     def add_into(self, buf: Value, g: Value) -> None:
         """``buf[...] += g`` (``g`` has the buffer's shape or broadcasts to it)."""
         self.write(self.add(self.read(buf), g), buf)
+
+
+def _same(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return len(a) == len(b) and all(x == y or DYN in (x, y) for x, y in zip(a, b, strict=True))
 
 
 def _padded(shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
