@@ -1,0 +1,133 @@
+"""``fn.vjp`` (automatic), ``pyasc.grad`` and ``pyasc.value_and_grad``: the result
+conventions, the targets, caching, and ``def_grad`` taking precedence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ad_fdcheck import numeric_vjp
+
+import pyasc
+from pyasc import hybrid
+from pyasc.testing import parametrize_targets
+
+RNG = np.random.default_rng(3)
+X = RNG.standard_normal((5, 4))
+W = RNG.standard_normal((4, 3))
+
+
+@hybrid
+def loss(x, w, scale=2.0):
+    h = np.tanh(x @ w)
+    return (h * h).mean() * scale
+
+
+def test_grad_int_and_tuple_argnums():
+    gw = pyasc.grad(loss, argnums=1)(X, W)
+    expected = numeric_vjp(loss.__wrapped__, [X, W], np.float64(1.0), 1)
+    np.testing.assert_allclose(gw, expected, rtol=1e-6)
+    gx, gw2 = pyasc.grad(loss, argnums=(0, 1))(X, W)
+    assert gx.shape == X.shape
+    np.testing.assert_allclose(gw2, gw, rtol=1e-12)
+    np.testing.assert_allclose(pyasc.grad(loss)(X, W), gx, rtol=1e-12)
+
+
+def test_value_and_grad_returns_the_forward_value():
+    value, (gx, gw) = pyasc.value_and_grad(loss, argnums=(0, 1))(X, W, scale=3.0)
+    assert value == pytest.approx(loss.__wrapped__(X, W, 3.0), rel=1e-12)
+    assert isinstance(value, float | np.floating)
+    np.testing.assert_allclose(gw, pyasc.grad(loss, 1)(X, W) * 1.5, rtol=1e-10)
+    v2, g2 = pyasc.value_and_grad(loss)(X, W)
+    np.testing.assert_allclose(g2, gx / 1.5, rtol=1e-10)
+
+
+def test_vjp_convention_one_entry_per_input():
+    @hybrid
+    def mixed(x, idx, k, pair=(1, 2)):
+        return x[idx] * k
+
+    x, idx = X.astype(np.float32), np.array([4, 0])
+    gx, gidx, gk, gpair = mixed.vjp(x, idx, 2.0, np.ones((2, 4), np.float32))
+    assert gx.dtype == np.float32 and gx.shape == x.shape
+    np.testing.assert_array_equal(gx[[0, 4]], 2.0)
+    assert gx[1:4].sum() == 0.0
+    assert gidx.dtype == idx.dtype and not gidx.any()  # an integer input: zeros
+    assert gk is None and gpair is None
+
+
+def test_vjp_of_varargs_counts_each_item():
+    @hybrid
+    def total(*xs):
+        return xs[0] * xs[1] + xs[2]
+
+    a, b, c = X, X + 1.0, X * 2.0
+    ga, gb, gc = total.vjp(a, b, c, np.ones_like(X))
+    np.testing.assert_allclose(ga, b)
+    np.testing.assert_allclose(gb, a)
+    np.testing.assert_allclose(gc, 1.0)
+
+
+def test_dout_parameter_name_does_not_clash():
+    @hybrid
+    def f(x, dout):
+        return x * dout
+
+    gx, gd = f.vjp(X, X * 2.0, np.ones_like(X))
+    np.testing.assert_allclose(gx, X * 2.0)
+    np.testing.assert_allclose(gd, X)
+
+
+def test_registered_gradient_wins():
+    @hybrid
+    def f(x):
+        return x * 2.0
+
+    assert np.allclose(f.vjp(X, np.ones_like(X))[0], 2.0)  # automatic
+
+    @f.def_grad
+    def f_grad(x, dout):
+        return dout * 0.0 + 7.0
+
+    np.testing.assert_allclose(f.vjp(X, np.ones_like(X))[0], 7.0)
+
+
+def test_compiled_once_per_specialization():
+    @hybrid
+    def f(x):
+        return np.exp(x)
+
+    f.vjp(X, X)
+    auto = f._automatic_vjp()
+    f.vjp(X * 2.0, X)
+    assert f._automatic_vjp() is auto and len(auto.specializations) == 1
+    f.vjp(X.astype(np.float32), X.astype(np.float32))
+    assert len(auto.specializations) == 2
+
+
+def test_interpret_target_runs_the_backward_ir(monkeypatch):
+    want = pyasc.value_and_grad(loss, argnums=(0, 1))(X, W)
+    monkeypatch.setenv("PYASC_TARGET", "interpret")
+    value, (gx, gw) = pyasc.value_and_grad(loss, argnums=(0, 1))(X, W)
+    assert value == pytest.approx(want[0], rel=1e-12)
+    np.testing.assert_allclose(gx, want[1][0], rtol=1e-10)
+    np.testing.assert_allclose(loss.vjp(X, W, 2.0, 1.5)[1], want[1][1] * 1.5, rtol=1e-10)
+
+
+@parametrize_targets(("cpu", "ascend-sim"))
+def test_layernorm_backward_on_each_target(monkeypatch, target):
+    @hybrid
+    def layernorm(x, g, b):
+        m = x.mean(axis=-1, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+        return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+    x = RNG.standard_normal((8, 16)).astype(np.float32)
+    g, b = RNG.standard_normal(16).astype(np.float32), np.zeros(16, np.float32)
+    dout = RNG.standard_normal((8, 16)).astype(np.float32)
+    x64, g64, b64, d64 = (a.astype(np.float64) for a in (x, g, b, dout))
+    want = [numeric_vjp(layernorm.__wrapped__, [x64, g64, b64], d64, i) for i in range(3)]
+    monkeypatch.setenv("PYASC_TARGET", target)
+    got = layernorm.vjp(x, g, b, dout)
+    for gi, wi in zip(got, want, strict=True):
+        assert gi.dtype == np.float32
+        np.testing.assert_allclose(gi, wi, rtol=2e-3, atol=2e-3)
