@@ -130,9 +130,7 @@ def _gradient(sw: Sweep, a: Value) -> Value:
     t = a.type
     assert isinstance(t, MemRefType)
     like = sw.v(a)
-    g = sw.arg_adj.get(a) if sw.arg_adj is not None else None
-    if a in sw.touched:
-        g = sw.em.accumulate(g, sw.em.read(sw.gbufs[a]))
+    g = sw.buffer_adjoint(a) if a in sw.gbufs else None
     if g is None:
         return sw.em.zeros(t.tensor_type(), like=like)
     return sw.em.fit(g, like) if shape_of(g.type) != t.shape else g

@@ -72,6 +72,6 @@ def _copy(sw: Sweep, op: Operation, d: Douts) -> None:
 
 @vjp_rule(mem.ContiguousOp)
 def _contiguous(sw: Sweep, op: Operation, d: Douts) -> None:
-    buf = sw.gbufs.get(op.result)
-    if buf is not None:
-        sw.add_to_buffer(op.source, sw.em.read(buf))
+    g = sw.buffer_adjoint(op.result)
+    if g is not None:
+        sw.add_to_buffer(op.source, g)

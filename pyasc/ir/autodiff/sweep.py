@@ -9,9 +9,11 @@ active value was written into) gets a zero-filled buffer of its shape; a read of
 buffer (or of a view of it) adds its adjoint there, a write takes the adjoint of the
 written value from there and zeroes it (the old contents are overwritten).
 
-Whole reads of a differentiated input (``mem.to_tensor(%x)``, the common case) add up
-as tensors instead (``arg_adj``), so a plain elementwise function's backward never
-touches a buffer.  An ``if`` gets a nested sweep per branch (``child``).
+Whole reads of a buffer (``mem.to_tensor(%x)``, also through ``mem.reshape`` views:
+the common case) add up as tensors instead (``pending``), flushed into the gradient
+buffer only when a partial access of the same buffer needs it there, so a plain
+function's backward never touches a buffer.  An ``if`` gets a nested sweep per branch
+(``child``; the pending sums are flushed before it).
 """
 
 from __future__ import annotations
@@ -34,12 +36,12 @@ class Sweep:
     """The state of the reverse sweep of one block (see the module docstring)."""
 
     def __init__(self, b: Builder, fwd: dict[Value, Value], active: set[Value],
-                 gbufs: dict[Value, Value], arg_adj: dict[Value, Value] | None) -> None:
+                 gbufs: dict[Value, Value], pending: dict[Value, Value] | None) -> None:
         self.em = GradEmitter(b)
         self.fwd = fwd
         self.active = active
         self.gbufs = gbufs
-        self.arg_adj = arg_adj  # top-level sweep only: whole reads of inputs
+        self.pending = pending  # root buffer -> summed adjoint of its whole reads
         self.adj: dict[Value, Value] = {}
         self.touched: set[Value] = set()  # gradient buffers something was added to
 
@@ -49,6 +51,7 @@ class Sweep:
 
     def child(self, b: Builder) -> Sweep:
         """A sweep of a nested block (an ``if`` branch) built at ``b``."""
+        self.flush_all()  # the child adds into the buffers themselves
         sub = Sweep(b, dict(self.fwd), self.active, self.gbufs, None)
         sub.touched = self.touched
         return sub
@@ -78,8 +81,10 @@ class Sweep:
         self.adj[x] = self.em.accumulate(self.adj.get(x), g)
 
     def grad_buffer(self, m: Value) -> Value | None:
-        """The gradient buffer (or the view of it) mirroring buffer/view ``m``."""
+        """The gradient buffer (or the view of it) mirroring buffer/view ``m``, with
+        the pending whole-read adjoints of its buffer added in first."""
         if m in self.gbufs:
+            self.flush(m)
             return self.gbufs[m]
         if m not in self.active or not isinstance(m, OpResult) or \
                 not m.op.has_trait("view"):
@@ -97,14 +102,34 @@ class Sweep:
 
     def add_to_buffer(self, m: Value, g: Value) -> None:
         """Add ``g`` (an adjoint read from buffer ``m``) to ``m``'s gradient buffer; a
-        whole input read at the top level adds up as a tensor."""
-        if self.arg_adj is not None and m in self.gbufs and _is_argument(m):
-            self.arg_adj[m] = self.em.accumulate(self.arg_adj.get(m), self.em.fit(g, self.v(m)))
+        whole read adds up as a pending tensor."""
+        r = _whole(m)
+        if self.pending is not None and r in self.gbufs:
+            g = self.em.reshape(self.em.fit(g, self.v(m)), r.type.shape, self.v(r))
+            self.pending[r] = self.em.accumulate(self.pending.get(r), g)
             return
         buf = self.grad_buffer(m)
         if buf is not None:
             self.touched.add(root(m))
             self.em.add_into(buf, g)
+
+    def flush(self, r: Value) -> None:
+        """Move the pending adjoint of buffer ``r`` into its gradient buffer."""
+        g = self.pending.pop(r, None) if self.pending is not None else None
+        if g is not None:
+            self.touched.add(r)
+            self.em.add_into(self.gbufs[r], g)
+
+    def flush_all(self) -> None:
+        for r in list(self.pending or ()):
+            self.flush(r)
+
+    def buffer_adjoint(self, r: Value) -> Value | None:
+        """The whole adjoint of root buffer ``r`` (pending plus buffered), or ``None``."""
+        g = self.pending.pop(r, None) if self.pending is not None else None
+        if r in self.touched:
+            g = self.em.accumulate(g, self.em.read(self.gbufs[r]))
+        return g
 
     # -- the sweep
     def run(self, ops: Sequence[Operation]) -> None:
@@ -130,5 +155,8 @@ class Sweep:
         return isinstance(op, mem.ContiguousOp) and op.result in self.active
 
 
-def _is_argument(m: Value) -> bool:
-    return not isinstance(m, OpResult)
+def _whole(m: Value) -> Value | None:
+    """The root buffer ``m`` is all of (itself, or a reshape of a contiguous buffer)."""
+    while isinstance(m, OpResult) and isinstance(m.op, mem.ReshapeOp):
+        m = m.op.source
+    return m if isinstance(m.type, MemRefType) and m.type.is_contiguous else None
