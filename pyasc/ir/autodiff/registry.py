@@ -11,16 +11,14 @@ instead accumulate itself (``sweep.accumulate``, gradient buffers) and return ``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyasc.errors import NotDifferentiableError
 from pyasc.ir.core import Location, Operation, Value
 
-if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from pyasc.ir.autodiff.sweep import Sweep
-
 Grads = Sequence[Value | None] | None
-Rule = Callable[["Sweep", Any, list[Value | None]], Grads]
+Rule = Callable[[Any, Any, list[Value | None]], Grads]
+"""``(sweep, op, douts) -> grads``; the sweep (``sweep.Sweep``) sits above this table."""
 
 RULES: dict[type[Operation], Rule] = {}
 """Gradient rules by exact op class."""
