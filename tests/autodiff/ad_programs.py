@@ -141,12 +141,34 @@ def scalar_chain(x, y):
     return np.exp(s * 0.1) * y + float(np.sqrt(s * s + 1.0))
 
 
-PROGRAMS = [arith_ops, where, clip, extremum, powers, transcendental, sigmoid, rounding,
-            var_std, reductions, stack, mat_t, matmul_batched, matvec, einsum, dot,
-            reshape, concat, slices_of_values, slices_of_inputs, take, fancy_index,
-            transpose, broadcast, scalar_chain]
 
 
 @hybrid
 def cast(x, y):
     return x.astype(np.float32).astype(np.float64) * y
+
+
+@hybrid
+def relu_mask(x, y):
+    return x * (x > 0) + y * (y > 0).astype(np.float64)
+
+
+@hybrid
+def _helper(a, b):
+    return np.tanh(a) * b
+
+
+@hybrid
+def calls_helper(x, y):
+    return _helper(x, y) + _helper(y, x)
+
+
+@hybrid
+def runtime_index(x, y, i):
+    return (x[i] * y[i - 1]).sum() + x[:, i - 1] * y[i, 0]
+
+
+PROGRAMS = [arith_ops, where, clip, extremum, powers, transcendental, sigmoid, rounding,
+            var_std, reductions, stack, mat_t, matmul_batched, matvec, einsum, dot,
+            reshape, concat, slices_of_values, slices_of_inputs, take, fancy_index,
+            transpose, broadcast, scalar_chain, relu_mask, calls_helper]

@@ -108,3 +108,8 @@ def test_broadcasting_gradients_are_summed_back(shapes, op, swap, seed):
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
     check_vjp(_binary, a, b, op, seed=seed)
+
+
+@pytest.mark.parametrize("i", [1, 2, -1])
+def test_run_time_index(i):
+    check_vjp(programs.runtime_index, X, Y, i)
