@@ -45,6 +45,10 @@ class Callee:
         """Compile-time names the body sees besides its parameters (none by default)."""
         return {}
 
+    def registered_gradient(self) -> Callee | None:
+        """The gradient registered with ``@fn.def_grad`` (none by default)."""
+        return None
+
     def enclosing(self) -> object | None:
         """The lowering of the function body that defines this one (a ``def`` or
         ``lambda`` inside a compiled function), whose names it reads; else ``None``."""

@@ -19,6 +19,7 @@ import numpy as np
 from pyasc.callsite import library_file
 from pyasc.errors import ArgumentError, PyascError, TypeMismatchError, UnsupportedSyntaxError
 from pyasc.frontend.callee import Callee
+from pyasc.frontend.custom_vjp import AUTODIFF_CALLS, inline_custom_vjp
 from pyasc.frontend.fusion import marker_name
 from pyasc.frontend.lowering import RET, RV, Lowering
 from pyasc.frontend.numpy_registry import call_method, call_numpy
@@ -89,6 +90,9 @@ def inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, objec
     """Lower the body of callee ``hf`` (``@hybrid``, plain or local) in place; returns
     its value.  An error inside it, at its own line, names this call as context."""
     try:
+        grad = hf.registered_gradient() if lw.unit.options.get(AUTODIFF_CALLS) else None
+        if grad is not None:  # kept whole for automatic differentiation
+            return inline_custom_vjp(lw, hf, grad, args, kwargs, node, _inline)
         return _inline(lw, hf, args, kwargs, node)
     except PyascError as exc:
         raise _called_from(lw, exc, hf, node) from exc.__cause__

@@ -22,6 +22,7 @@ import numpy as np
 from pyasc.failures import Site, check_failure
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import func, loop, tensor
+from pyasc.ir.ops.autodiff import CustomVjpOp
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.semantics import as_type, eval_op, np_dtype
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
@@ -183,7 +184,13 @@ def _terminator(it: Interpreter, op: Operation, env: dict[Value, Any]) -> list:
     return _operands(op, env)
 
 
+def _custom_vjp(it: Interpreter, op: Any, env: dict) -> list:
+    """A call kept whole for automatic differentiation computes its forward region."""
+    return it.run_region(op.forward.blocks[0], env, [])
+
+
 _REGION_OPS: dict[type[Operation], Callable[[Interpreter, Any, dict], list]] = {
+    CustomVjpOp: _custom_vjp,
     loop.ForOp: _for,
     loop.WhileOp: _while,
     loop.IfOp: _if,

@@ -58,7 +58,11 @@ class Backward:
 
         fwd_specs = {k: v for k, v in specs.items() if k != self.dout}
         fwd_params = params_of(fwd_specs)
-        built = build_module(self.forward, fwd_specs, fwd_params, options)
+        from pyasc.frontend.custom_vjp import AUTODIFF_CALLS
+
+        # calls of functions with a registered gradient stay whole (custom_vjp)
+        built = build_module(self.forward, fwd_specs, fwd_params,
+                             {**options, AUTODIFF_CALLS: True})
         paths = [p.path for p in fwd_params]
         layout = [None if p.path == (self.dout,) else paths.index(p.path) for p in params]
         entries = self._entries(fwd_specs)

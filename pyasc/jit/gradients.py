@@ -74,6 +74,11 @@ class Differentiable:
         grads = self._grad(*positional, args[-1], **keywords)
         return _checked(self._grad, list(bound.items()), grads)
 
+    def registered_gradient(self) -> Any:
+        """The ``@fn.def_grad`` gradient (automatic differentiation uses it where this
+        function is called inside another one)."""
+        return self._grad
+
     def _automatic_vjp(self) -> Any:
         """The compiled automatic gradient (made on first use, then kept)."""
         auto = self.__dict__.get("_auto_vjp")

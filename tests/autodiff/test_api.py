@@ -131,3 +131,30 @@ def test_layernorm_backward_on_each_target(monkeypatch, target):
     for gi, wi in zip(got, want, strict=True):
         assert gi.dtype == np.float32
         np.testing.assert_allclose(gi, wi, rtol=2e-3, atol=2e-3)
+
+
+@hybrid
+def _clipped(a, b):
+    return np.tanh(a) * b
+
+
+@_clipped.def_grad
+def _clipped_grad(a, b, dout):
+    # deliberately not tanh's derivative: the test sees which gradient ran
+    return dout * 100.0, dout * 0.0 + 7.0
+
+
+@hybrid
+def _caller(x, y):
+    return (_clipped(x * 2.0, y) + _clipped(y, x)).sum()
+
+
+def test_registered_gradient_of_a_callee_is_used_inside_the_caller():
+    gx, gy = pyasc.grad(_caller, argnums=(0, 1))(X, X + 1.0)
+    np.testing.assert_allclose(gx, 207.0)  # 2 * 100 + 7
+    np.testing.assert_allclose(gy, 107.0)
+    dx, dy = _caller.vjp(X, X + 1.0, 0.5)
+    np.testing.assert_allclose(dx, 107.0)  # 0.5 * 100 * 2 + 7 (this gradient ignores dout)
+    # the forward itself is the callee's body, inlined as before
+    assert "custom_vjp" not in _caller.ir(X, X, optimized=False)
+    assert _caller(X, X) == pytest.approx(_caller.__wrapped__(X, X))

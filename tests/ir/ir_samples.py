@@ -11,7 +11,7 @@ import numpy as np
 
 from pyasc.ir import Builder, DenseArray, Location
 from pyasc.ir.core import Block, Operation, Region, Value
-from pyasc.ir.ops import arith, func, fusion, loop, mem, scatter, sort, tensor
+from pyasc.ir.ops import arith, autodiff, func, fusion, loop, mem, scatter, sort, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.types import (
@@ -183,7 +183,13 @@ def _func_ops(s: _Sample, x: Value, bo: Value) -> list[Value]:
     with s.b.at(group.body.block):
         a, b = group.body.block.args
         s.op(fusion.FusionYieldOp([s.val(arith.MulOp.new(a, b))]))
-    return [scope.result, group.result]
+    custom = s.op(autodiff.CustomVjpOp([x], [f32], {"callee": "f", "wrt": (0,)},
+                                       [Region([Block()]), Region([Block([f32])])]))
+    with s.b.at(custom.forward.block):
+        s.op(loop.YieldOp([s.val(m.TanhOp.new(x))]))
+    with s.b.at(custom.backward.block):
+        s.op(loop.YieldOp([s.val(arith.MulOp.new(custom.backward.block.args[0], x))]))
+    return [scope.result, group.result, custom.result]
 
 
 def all_ops_module() -> ModuleOp:

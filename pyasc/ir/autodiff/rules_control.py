@@ -4,6 +4,8 @@
   recomputes its forward ops and sweeps them back (a nested :class:`Sweep`), yielding
   the adjoints of the outer values it read.  Only the taken branch runs, so a branch
   that would fail (a log of a negative number on the other side) is never evaluated.
+* ``autodiff.custom_vjp`` (a call of a function with a registered gradient): its
+  ``backward`` region, cloned with the result's adjoint for its argument.
 * ``loop.for``: loops with a trip count known at compile time were unrolled before the
   sweep (``unroll``); one left here has a run-time trip count and is refused, as is
   ``loop.while`` (data-dependent iteration).
@@ -17,6 +19,7 @@ from pyasc.ir.autodiff.sweep import Sweep
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import loop
+from pyasc.ir.ops.autodiff import CustomVjpOp
 from pyasc.ir.types import MemRefType
 
 Douts = list[Value | None]
@@ -59,6 +62,23 @@ def _if(sw: Sweep, op: loop.IfOp, d: Douts) -> None:
         child.em.b.insert(loop.YieldOp(grads))
     for f, g in zip(free, new.result_values, strict=True):
         sw.accumulate(f, g)
+
+
+@vjp_rule(CustomVjpOp)
+def _custom_vjp(sw: Sweep, op: CustomVjpOp, d: Douts) -> list:
+    block = op.backward.blocks[0]
+    mapping = dict(sw.fwd)
+    mapping[block.args[0]] = d[0]
+    for inner in block.ops[:-1]:
+        sw.em.b.insert(inner.clone(mapping))
+    grads: list = [None] * len(op.inputs)
+    for i, y in zip(op.attributes["wrt"], block.terminator.operand_values, strict=True):
+        x = op.inputs[i]
+        if isinstance(x.type, MemRefType):
+            sw.add_to_buffer(x, mapping.get(y, y))
+        else:
+            grads[i] = mapping.get(y, y)
+    return grads
 
 
 @vjp_rule(loop.ForOp)

@@ -26,6 +26,7 @@ from pyasc.ir.autodiff.registry import RULES, no_rule
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import mem
+from pyasc.ir.ops.autodiff import CustomVjpOp
 from pyasc.ir.types import DYN, MemRefType
 
 ALLOCATING = (mem.AllocOp, mem.ContiguousOp)
@@ -60,7 +61,11 @@ class Sweep:
     def clone_forward(self, ops: Sequence[Operation]) -> None:
         """Recompute the forward: clone ``ops`` (not the terminator) at the builder."""
         for op in ops:
-            if not op.has_trait("terminator"):
+            if isinstance(op, CustomVjpOp):  # its forward region, inlined
+                self.clone_forward(op.forward.blocks[0].ops)
+                y = op.forward.blocks[0].terminator.operand_values[0]
+                self.fwd[op.result] = self.v(y)
+            elif not op.has_trait("terminator"):
                 self.em.b.insert(op.clone(self.fwd))
 
     def prepare_buffers(self, ops: Sequence[Operation]) -> None:

@@ -5,8 +5,20 @@ family imports this package first, so any op built from one prints in the text f
 while ``core`` stays below the printer."""
 
 from pyasc.ir import core, printer
-from pyasc.ir.ops import arith, func, fusion, loop, math, mem, scatter, sort, tensor
+from pyasc.ir.ops import (
+    arith,
+    autodiff,
+    func,
+    fusion,
+    loop,
+    math,
+    mem,
+    scatter,
+    sort,
+    tensor,
+)
 
 core.install_printer(printer.print_op)
 
-__all__ = ["arith", "func", "fusion", "loop", "math", "mem", "scatter", "sort", "tensor"]
+__all__ = ["arith", "autodiff", "func", "fusion", "loop", "math", "mem", "scatter", "sort",
+           "tensor"]
