@@ -168,7 +168,15 @@ def runtime_index(x, y, i):
     return (x[i] * y[i - 1]).sum() + x[:, i - 1] * y[i, 0]
 
 
+
+
+@hybrid
+def cumulative(x, y):
+    return np.cumsum(x * y, axis=0) + np.cumsum(x, axis=1)[::-1] + np.cumsum(y[1])
+
+
 PROGRAMS = [arith_ops, where, clip, extremum, powers, transcendental, sigmoid, rounding,
             var_std, reductions, stack, mat_t, matmul_batched, matvec, einsum, dot,
             reshape, concat, slices_of_values, slices_of_inputs, take, fancy_index,
-            transpose, broadcast, scalar_chain, relu_mask, calls_helper]
+            transpose, broadcast, scalar_chain, relu_mask, calls_helper,
+            cumulative]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyasc.ir.autodiff.registry import vjp_rule
 from pyasc.ir.autodiff.sweep import Sweep
 from pyasc.ir.core import Operation, Value
-from pyasc.ir.ops import arith, loop, mem, tensor
+from pyasc.ir.ops import arith, loop, mem, sort, tensor
 from pyasc.ir.types import DYN, MemRefType, TensorType, element_type, index, shape_of
 
 Douts = list[Value | None]
@@ -142,6 +142,26 @@ def _concat(sw: Sweep, op: Operation, d: Douts) -> list:
 def _dim(em, v: Value, axis: int) -> Value:
     n = shape_of(v.type)[axis]
     return em.index(n) if n >= 0 else em.op(tensor.DimOp([v], [index], {"axis": axis}))
+
+
+@vjp_rule(sort.CumSumOp)
+def _cumsum(sw: Sweep, op: Operation, d: Douts) -> list:
+    """The running sum's adjoint is the running sum of ``dout`` from the other end."""
+    em, axis = sw.em, op.attributes["axis"]
+    back = em.op(sort.CumSumOp.new(_flip(em, d[0], axis), axis))
+    return [_flip(em, back, axis)]
+
+
+def _flip(em, v: Value, axis: int) -> Value:
+    """``v`` reversed along ``axis`` (a slice with step -1)."""
+    shape = shape_of(v.type)
+    zero, one = em.index(0), em.index(1)
+    n = _dim(em, v, axis)
+    last = em.op(arith.SubOp.new(n, one))
+    offs = [last if a == axis else zero for a in range(len(shape))]
+    sizes = [n if a == axis else _dim(em, v, a) for a in range(len(shape))]
+    steps = [em.index(-1) if a == axis else one for a in range(len(shape))]
+    return em.op(tensor.SliceOp([v, *offs, *sizes, *steps], [v.type]))
 
 
 @vjp_rule(tensor.GatherOp)
