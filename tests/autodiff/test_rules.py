@@ -113,3 +113,13 @@ def test_broadcasting_gradients_are_summed_back(shapes, op, swap, seed):
 @pytest.mark.parametrize("i", [1, 2, -1])
 def test_run_time_index(i):
     check_vjp(programs.runtime_index, X, Y, i)
+
+
+def test_repeated_index_tuples_accumulate():
+    @hybrid
+    def pick(x, rows, cols):
+        return x[rows, cols]
+
+    rows, cols = np.array([0, 0, 1, -1]), np.array([1, 1, 2, 0])
+    g, _, _ = pick.vjp(np.zeros((2, 3)), rows, cols, np.array([1.0, 2.0, 4.0, 8.0]))
+    np.testing.assert_array_equal(g, [[0.0, 3.0, 0.0], [8.0, 0.0, 4.0]])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyasc.ir.autodiff.registry import vjp_rule
 from pyasc.ir.autodiff.sweep import Sweep
 from pyasc.ir.core import Operation, Value
-from pyasc.ir.ops import arith, loop, mem, sort, tensor
+from pyasc.ir.ops import arith, loop, mem, scatter, sort, tensor
 from pyasc.ir.types import DYN, MemRefType, TensorType, element_type, index, shape_of
 
 Douts = list[Value | None]
@@ -184,6 +184,66 @@ def _gather(sw: Sweep, op: Operation, d: Douts) -> list:
     _scatter_add_loop(em, buf, g, flat, sshape[axis], n)
     back = [*range(1, axis + 1), 0, *range(axis + 1, len(sshape))]
     return [em.transpose(em.read(buf), back), None]
+
+
+@vjp_rule(scatter.GatherNdOp)
+def _gather_nd(sw: Sweep, op: Operation, d: Douts) -> list:
+    """``source[i0, i1...]``'s adjoint: a loop adding each gathered element (or row)
+    back at its indices, so repeated index tuples accumulate."""
+    em, src = sw.em, sw.v(op.source)
+    sshape = shape_of(src.type)
+    idx = [sw.v(i) for i in op.indices]
+    bshape = scatter.index_shape(op.indices)
+    n = 1
+    for s in bshape:
+        n *= s
+    rest = sshape[len(idx):]
+    flat = [_flat_index(em, i, bshape, n) for i in idx]
+    g = em.reshape(d[0], (n, *rest))
+    buf = em.buffer(src.type, like=src)
+    for_op = loop.ForOp.empty(em.index(0), em.index(n), em.index(1))
+    em.b.insert(for_op)
+    body = for_op.body.blocks[0]
+    j = body.args[0]
+    with em.b.at(body):
+        at = [_wrapped(em, em.cast(em.op(tensor.ExtractOp([f, j], [element_type(f.type)])),
+                                   index), size) for f, size in zip(flat, sshape, strict=False)]
+        _add_at(em, buf, g, at, j, rest)
+        em.b.insert(loop.YieldOp([]))
+    return [em.read(buf)]
+
+
+def _flat_index(em, i: Value, bshape: tuple[int, ...], n: int) -> Value:
+    """Index operand ``i`` broadcast to the index shape and flattened to ``(n,)``."""
+    t = TensorType(bshape, element_type(i.type))
+    if isinstance(i.type, TensorType):
+        i = em.reshape(i, (1,) * (len(bshape) - len(shape_of(i.type))) + shape_of(i.type))
+    return em.reshape(em.broadcast(i, t) if i.type != t else i, (n,))
+
+
+def _wrapped(em, i: Value, size: int) -> Value:
+    """A negative index counts from the end (numpy's rule)."""
+    return em.select(em.cmp("lt", i, em.index(0)), em.add(i, em.index(size)), i)
+
+
+def _add_at(em, buf: Value, g: Value, at: list[Value], j: Value,
+            rest: tuple[int, ...]) -> None:
+    """``buf[at...] += g[j]`` (an element, or a row of shape ``rest``)."""
+    t = buf.type
+    zero, one = em.index(0), em.index(1)
+    if not rest:
+        old = em.op(mem.LoadOp([buf, *at], [t.element]))
+        new = em.add(old, em.op(tensor.ExtractOp([g, j], [t.element])))
+        em.b.insert(mem.StoreOp([new, buf, *at]))
+        return
+    k = len(at)
+    sizes = [one] * k + [em.index(s) for s in rest]
+    view = em.op(mem.SubviewOp([buf, *at, *[zero] * len(rest), *sizes, *[one] * t.rank],
+                               [MemRefType(rest, t.element)], {"drop": tuple(range(k))}))
+    part = em.op(tensor.SliceOp([g, j, *[zero] * len(rest), one,
+                                 *[em.index(s) for s in rest], *[one] * (1 + len(rest))],
+                                [TensorType(rest, t.element)], {"drop": (0,)}))
+    em.add_into(view, part)
 
 
 def _scatter_add_loop(em, buf: Value, g: Value, flat: Value, size: int, n: int) -> None:
