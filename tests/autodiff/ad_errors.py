@@ -51,6 +51,13 @@ def vector_result(x):  # E (the function's return: the result is not a scalar)
     return x * 2.0
 
 
+@hybrid
+def scattered(x):
+    out = np.zeros((4, 3))
+    out[np.array([0, 2])] = x[:2] * 2.0  # E
+    return out
+
+
 def error_line(fn) -> int:
     """The line of ``fn``'s source marked ``# E``."""
     import inspect

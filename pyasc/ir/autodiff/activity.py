@@ -17,12 +17,13 @@ from collections.abc import Iterable
 
 from pyasc.ir.autodiff.registry import not_differentiable
 from pyasc.ir.core import Operation, OpResult, Value
-from pyasc.ir.ops import arith, loop, mem, sort, tensor
+from pyasc.ir.ops import arith, loop, mem, scatter, sort, tensor
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.types import MemRefType, element_type
 
 INDEX_OPS = (tensor.ArgMaxOp, tensor.ArgMinOp, sort.ArgSortOp)
-WRITES = {mem.WriteOp: 0, mem.StoreOp: 0, mem.FillOp: 0, mem.CopyOp: 0}
+WRITES = {mem.WriteOp: 0, mem.StoreOp: 0, mem.FillOp: 0, mem.CopyOp: 0,
+          scatter.ScatterOp: 0}
 """Write ops and the operand written (the destination is operand 1)."""
 
 
