@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import pyasc
 from pyasc import hybrid
 
 
@@ -77,3 +78,10 @@ def scalar_branch(x, y):
     else:
         r = -s * x
     return r
+
+
+@hybrid
+def scoped(x, y):
+    with pyasc.fusion_scope():
+        z = np.tanh(x) * y
+    return z + x

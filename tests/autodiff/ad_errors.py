@@ -58,6 +58,14 @@ def scattered(x):
     return out
 
 
+@hybrid
+def runtime_loop_writes(x, n):
+    out = np.zeros((4, 3))
+    for i in range(n):  # E
+        out[i] = x[i] * 2.0
+    return out
+
+
 def error_line(fn) -> int:
     """The line of ``fn``'s source marked ``# E``."""
     import inspect

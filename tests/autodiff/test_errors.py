@@ -13,7 +13,7 @@ X = np.linspace(0.1, 1.2, 12).reshape(4, 3)
 
 CASES = [(P.while_loop, (X,)), (P.runtime_trip_count, (X, 3)), (P.sorted_values, (X,)),
          (P.argmax_as_number, (X,)), (P.writes_input, (X.copy(),)), (P.product, (X,)),
-         (P.scattered, (X,))]
+         (P.scattered, (X,)), (P.runtime_loop_writes, (X, 2))]
 
 
 @pytest.mark.parametrize("fn,args", CASES, ids=lambda c: getattr(c, "__name__", ""))

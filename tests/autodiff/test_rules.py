@@ -31,7 +31,7 @@ def test_cast_gradient_is_cast_back():
 CONTROL = [programs_control.loop_carried, programs_control.nested_loops,
            programs_control.loop_index_arith, programs_control.local_writes,
            programs_control.augmented, programs_control.padded,
-           programs_control.scalar_branch]
+           programs_control.scalar_branch, programs_control.scoped]
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

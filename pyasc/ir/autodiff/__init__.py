@@ -28,7 +28,7 @@ from pyasc.ir.autodiff import (  # noqa: F401 - the rule modules fill RULES
 from pyasc.ir.autodiff.activity import analyze, root
 from pyasc.ir.autodiff.registry import RULES, not_differentiable
 from pyasc.ir.autodiff.sweep import Sweep
-from pyasc.ir.autodiff.unroll import unroll_active_loops
+from pyasc.ir.autodiff.unroll import dissolve_scopes, unroll_active_loops
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import func, mem
@@ -49,6 +49,7 @@ def build_backward(fwd: FuncOp, name: str, layout: Sequence[int | None],
     src = fwd.clone()
     args = src.entry.args
     seeds = [args[i] for i in wrt]
+    dissolve_scopes(src)
     unroll_active_loops(src, seeds)
     _refuse_input_writes(src)
     ret = src.entry.terminator

@@ -67,6 +67,8 @@ def _if(sw: Sweep, op: loop.IfOp, d: Douts) -> None:
 @vjp_rule(CustomVjpOp)
 def _custom_vjp(sw: Sweep, op: CustomVjpOp, d: Douts) -> list:
     block = op.backward.blocks[0]
+    if d[0] is None:
+        return [None] * len(op.inputs)
     mapping = dict(sw.fwd)
     mapping[block.args[0]] = d[0]
     for inner in block.ops[:-1]:

@@ -155,6 +155,9 @@ class Sweep:
     def _reached(self, op: Operation) -> bool:
         if any(r in self.adj for r in op.result_values):
             return True
+        if op.region_list:  # a loop writing active buffers: its rule (or its refusal)
+            return any(v in self.active for inner in op.walk()
+                       for v in (*inner.operand_values, *inner.result_values))
         if op.has_trait("writes") and len(op.operand_values) > 1:
             return root(op.operand_values[1]) in self.active
         return isinstance(op, mem.ContiguousOp) and op.result in self.active

@@ -5,7 +5,8 @@ the unrolled backward is straight-line code the default passes fuse and plan lik
 other.  Only *active* loops (carrying or reading differentiated values) are unrolled;
 loops of index arithmetic stay loops.  A loop whose bounds are not compile-time
 constants, or whose unrolled body would exceed :data:`MAX_UNROLLED_OPS`, is left as it
-is, and the sweep reports it (``rules_control``).
+is, and the sweep reports it (``rules_control``).  ``fusion.scope`` bodies are inlined
+first (:func:`dissolve_scopes`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pyasc.ir.autodiff.activity import analyze
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import arith, loop
-from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.ops.func import FuncOp, FusionScopeOp
 from pyasc.ir.types import index
 
 MAX_UNROLLED_OPS = 200_000
@@ -59,6 +60,19 @@ def unroll_active_loops(fn: FuncOp, seeds: list[Value]) -> None:
             return
         for op in outer:
             _unroll(op, trip_count(op))  # type: ignore[arg-type]
+
+
+def dissolve_scopes(fn: FuncOp) -> None:
+    """Inline the bodies of ``fusion.scope`` ops (``with fusion_scope():``): a fusion
+    boundary means nothing to the gradient, and the backward gets its own fusion."""
+    for op in [o for o in fn.walk() if isinstance(o, FusionScopeOp)]:
+        b = Builder.before(op)
+        body = op.body.blocks[0]
+        for inner in body.ops[:-1]:
+            b.insert(body.detach(inner))
+        for r, y in zip(op.result_values, body.terminator.operand_values, strict=True):
+            r.replace_all_uses_with(y)
+        op.erase()
 
 
 def _wanted(op: loop.ForOp, active: set[Value]) -> bool:
