@@ -158,3 +158,21 @@ def test_registered_gradient_of_a_callee_is_used_inside_the_caller():
     # the forward itself is the callee's body, inlined as before
     assert "custom_vjp" not in _caller.ir(X, X, optimized=False)
     assert _caller(X, X) == pytest.approx(_caller.__wrapped__(X, X))
+
+
+SIM_PROGRAMS = ["take", "cross_entropy", "slices_of_inputs", "matmul_batched", "concat",
+                "reductions", "cumulative"]
+
+
+@parametrize_targets(("ascend-sim",))
+@pytest.mark.parametrize("name", SIM_PROGRAMS)
+def test_backward_on_the_device_matches_the_cpu(monkeypatch, target, name):
+    import ad_programs
+
+    fn = getattr(ad_programs, name)
+    x, y = (RNG.standard_normal((4, 3)).astype(np.float32) for _ in range(2))
+    d = np.ones(np.shape(fn.__wrapped__(x, y)), np.float32)
+    want = fn.vjp(x, y, d)
+    monkeypatch.setenv("PYASC_TARGET", target)
+    for got, w in zip(fn.vjp(x, y, d), want, strict=True):
+        np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
