@@ -85,3 +85,15 @@ def scoped(x, y):
     with pyasc.fusion_scope():
         z = np.tanh(x) * y
     return z + x
+
+
+@pyasc.hybrid(dynamic_shape=True)
+def dynamic_broadcasts(x, w):
+    h = np.tanh(x @ w)
+    return (h - h.mean(axis=1, keepdims=True)) * x[:, :1] + h.max(axis=0)
+
+
+@pyasc.hybrid(dynamic_shape=True)
+def dynamic_views(x, w):
+    return ((np.exp(x[1:]) * w[0]).sum() + np.concatenate([x, w[:2] * x[2:]]).sum()
+            + np.cumsum(x, axis=0)[::2].sum())

@@ -123,3 +123,12 @@ def test_repeated_index_tuples_accumulate():
     rows, cols = np.array([0, 0, 1, -1]), np.array([1, 1, 2, 0])
     g, _, _ = pick.vjp(np.zeros((2, 3)), rows, cols, np.array([1.0, 2.0, 4.0, 8.0]))
     np.testing.assert_array_equal(g, [[0.0, 3.0, 0.0], [8.0, 0.0, 4.0]])
+
+
+def test_dynamic_shapes_sum_run_time_broadcasts():
+    # with dynamic_shape=True a size-1 axis is known only at run time: x[:, :1]
+    # broadcast against (5, 4) must still be summed back
+    w = RNG.standard_normal((3, 4))
+    check_vjp(programs_control.dynamic_broadcasts, RNG.standard_normal((5, 3)), w)
+    check_vjp(programs_control.dynamic_broadcasts, RNG.standard_normal((2, 3)), w)
+    check_vjp(programs_control.dynamic_views, X, Y)

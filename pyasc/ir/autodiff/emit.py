@@ -104,7 +104,8 @@ class GradEmitter:
         dims = self.dims(like) if like is not None else []
         return self.op(tensor.FillOp.new(zero, TensorType(t.shape, t.element), dims))
 
-    def reshape(self, v: Value, shape: Sequence[int], like: Value | None = None) -> Value:
+    def reshape(self, v: Value, shape: Sequence[int], like: Value | None = None,
+                dims: Sequence[Value] | None = None) -> Value:
         if shape_of(v.type) == tuple(shape) and isinstance(v.type, TensorType):
             return v
         if not shape:  # to a scalar: every dim is 1
@@ -112,7 +113,8 @@ class GradEmitter:
                                             [element_type(v.type)]))
         if isinstance(v.type, ScalarType):
             v = self.op(tensor.FillOp.new(v, TensorType((1,) * len(shape), v.type)))
-        dims = self.dims(like) if like is not None else []
+        if dims is None:
+            dims = self.dims(like) if like is not None else []
         return self.op(tensor.ReshapeOp([v, *dims], [TensorType(tuple(shape),
                                                                 element_type(v.type))]))
 
@@ -138,23 +140,53 @@ class GradEmitter:
 
     def fit(self, g: Value, target: Value) -> Value:
         """``g`` (an adjoint at a broadcast shape) summed and reshaped to ``target``'s
-        type: leading axes and axes where ``target`` has size 1 are summed."""
+        type: leading axes and axes where ``target`` has size 1 are summed (also where
+        that size is known only at run time: :meth:`_fit_dynamic`)."""
         t = target.type
         g = self.cast(g, element_type(t))
         gshape, tshape = shape_of(g.type), shape_of(t)
-        if _same(gshape, tshape):  # (a static size for a '?' is the same shape)
+        if gshape == tshape and DYN not in tshape:
             return g
         if isinstance(g.type, ScalarType) and isinstance(t, TensorType | MemRefType):
             return self.op(tensor.FillOp.new(g, TensorType(tshape, t.element),
                                              self.dims(target)))
         if len(gshape) < len(tshape) or _broadcasts(gshape, tshape):
             tt = TensorType(tshape, element_type(t))
-            return self.broadcast(self.reshape(g, _padded(gshape, len(tshape))), tt, target)
+            padded = self.reshape(g, _padded(gshape, len(tshape)), like=g)
+            return self.broadcast(padded, tt, target)
         lead = len(gshape) - len(tshape)
         axes = list(range(lead)) + [lead + i for i, d in enumerate(tshape)
                                     if d == 1 and gshape[lead + i] != 1]
         g = self.sum(g, axes, keepdims=False)
-        return g if _same(shape_of(g.type), tshape) else self.reshape(g, tshape, target)
+        if not _same(shape_of(g.type), tshape):
+            g = self.reshape(g, tshape, target)
+        dyn = [a for a, d in enumerate(tshape) if d == DYN and shape_of(g.type)[a] != 1]
+        return self._fit_dynamic(g, target, dyn) if dyn else g
+
+    def _fit_dynamic(self, g: Value, target: Value, axes: list[int]) -> Value:
+        """Along each axis whose size is known only at run time, ``target`` may have
+        size 1 where ``g`` has n (a run-time broadcast): then ``g`` is summed along it.
+        Computed as a select, then a slice to ``target``'s run-time shape."""
+        zero, one = self.index(0), self.index(1)
+        for a in axes:
+            summed = self.sum(g, [a], keepdims=True)
+            spread = self.broadcast(summed, g.type, like=g)  # type: ignore[arg-type]
+            cond = self.op(arith.AndOp.new(self.cmp("eq", self.size(target, a), one),
+                                           self.cmp("ne", self.size(g, a), one)))
+            g = self.select(cond, spread, g)
+        rank = len(shape_of(target.type))
+        sizes = [self.size(target, a) for a in range(rank)]
+        return self.op(tensor.SliceOp([g, *[zero] * rank, *sizes, *[one] * rank],
+                                      [TensorType(shape_of(target.type),
+                                                  element_type(g.type))]))
+
+    def size(self, v: Value, axis: int) -> Value:
+        """The size of ``v`` along ``axis`` as an ``index`` (a constant when static)."""
+        n = shape_of(v.type)[axis]
+        if n != DYN:
+            return self.index(n)
+        dim_op = mem.DimOp if isinstance(v.type, MemRefType) else tensor.DimOp
+        return self.op(dim_op([v], [index], {"axis": axis}))
 
     def accumulate(self, acc: Value | None, g: Value) -> Value:
         return g if acc is None else self.add(acc, g)

@@ -8,7 +8,7 @@ over the indices, so repeated indices accumulate).
 
 from __future__ import annotations
 
-from pyasc.ir.autodiff.registry import vjp_rule
+from pyasc.ir.autodiff.registry import not_differentiable, vjp_rule
 from pyasc.ir.autodiff.sweep import Sweep
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, loop, mem, scatter, sort, tensor
@@ -20,10 +20,13 @@ Douts = list[Value | None]
 def _kept(sw: Sweep, op: Operation, g: Value) -> Value:
     """A reduction's adjoint reshaped to keepdims form (size 1 on the reduced axes)."""
     src = op.source.type
-    shape = tuple(1 if a in op.attributes["axes"] else n for a, n in enumerate(src.shape))
+    axes = op.attributes["axes"]
+    shape = tuple(1 if a in axes else n for a, n in enumerate(src.shape))
     if op.attributes["keepdims"]:
         return g
-    return sw.em.reshape(g, shape)
+    dims = [sw.em.op(tensor.DimOp([sw.v(op.source)], [index], {"axis": a}))
+            for a, n in enumerate(shape) if n == DYN]
+    return sw.em.reshape(g, shape, dims=dims)
 
 
 @vjp_rule(tensor.SumOp)
@@ -48,10 +51,10 @@ def _matmul(sw: Sweep, op: Operation, d: Douts) -> list:
     em = sw.em
     a, b = sw.v(op.lhs), sw.v(op.rhs)
     sa, sb = shape_of(a.type), shape_of(b.type)
-    a2 = em.reshape(a, (1, *sa)) if len(sa) == 1 else a
-    b2 = em.reshape(b, (*sb, 1)) if len(sb) == 1 else b
+    a2 = em.reshape(a, (1, *sa), like=a) if len(sa) == 1 else a
+    b2 = em.reshape(b, (*sb, 1), like=b) if len(sb) == 1 else b
     out2 = tensor.matmul_shape(shape_of(a2.type), shape_of(b2.type))
-    g2 = em.reshape(d[0], out2)
+    g2 = em.reshape(d[0], out2, like=d[0])
     ga = _mm(em, g2, _swap(em, b2))
     gb = _mm(em, _swap(em, a2), g2)
     return [_fit_matrix(em, ga, a), _fit_matrix(em, gb, b)]
@@ -72,7 +75,7 @@ def _fit_matrix(em, g: Value, target: Value) -> Value:
     if len(shape) == 1:
         lead = len(shape_of(g.type)) - 2
         g = em.sum(g, list(range(lead)))
-        return em.reshape(g, shape)
+        return em.reshape(g, shape, like=target)
     return em.fit(g, target)
 
 
@@ -167,6 +170,7 @@ def _flip(em, v: Value, axis: int) -> Value:
 @vjp_rule(tensor.GatherOp)
 def _gather(sw: Sweep, op: Operation, d: Douts) -> list:
     """``np.take``'s adjoint: a loop adding each gathered row back at its index."""
+    _static(op)
     em, src, idx = sw.em, sw.v(op.source), sw.v(op.indices)
     axis = op.attributes["axis"]
     sshape, ishape = shape_of(src.type), shape_of(idx.type)
@@ -190,6 +194,7 @@ def _gather(sw: Sweep, op: Operation, d: Douts) -> list:
 def _gather_nd(sw: Sweep, op: Operation, d: Douts) -> list:
     """``source[i0, i1...]``'s adjoint: a loop adding each gathered element (or row)
     back at its indices, so repeated index tuples accumulate."""
+    _static(op)
     em, src = sw.em, sw.v(op.source)
     sshape = shape_of(src.type)
     idx = [sw.v(i) for i in op.indices]
@@ -244,6 +249,14 @@ def _add_at(em, buf: Value, g: Value, at: list[Value], j: Value,
                                  *[em.index(s) for s in rest], *[one] * (1 + len(rest))],
                                 [TensorType(rest, t.element)], {"drop": (0,)}))
     em.add_into(view, part)
+
+
+def _static(op: Operation) -> None:
+    """The scatter-add loops are built for static shapes."""
+    if any(DYN in shape_of(v.type) for v in (*op.operand_values, *op.result_values)):
+        raise not_differentiable(op.loc, "the gradient of a gather is built for static "
+                                 "shapes; this one has sizes known only at run time",
+                                 hint="compile without dynamic_shape=True")
 
 
 def _scatter_add_loop(em, buf: Value, g: Value, flat: Value, size: int, n: int) -> None:
