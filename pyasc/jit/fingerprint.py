@@ -70,6 +70,9 @@ def function_digest(hf: Any, _stack: tuple[int, ...] = ()) -> str:
         h.update(f"\n{name}=".encode() + value_digest(value, stack))
     for name, value in getattr(hf, "related", list)():  # an operator's methods
         h.update(f"\nmethod {name}=".encode() + value_digest(value, stack))
+    grad = getattr(hf, "_grad", None)  # automatic differentiation of a caller uses it
+    if grad is not None:
+        h.update(b"\ndef_grad=" + value_digest(grad, stack))
     if getattr(fn, "__pyasc_fusion_group__", False):
         h.update(b"\nfusion_group")
     return h.hexdigest()

@@ -176,3 +176,31 @@ def test_backward_on_the_device_matches_the_cpu(monkeypatch, target, name):
     monkeypatch.setenv("PYASC_TARGET", target)
     for got, w in zip(fn.vjp(x, y, d), want, strict=True):
         np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
+
+
+def test_a_callee_gradient_is_part_of_the_cache_key():
+    from pyasc.jit.fingerprint import function_digest
+
+    @hybrid
+    def callee(a):
+        return a * 2.0
+
+    @hybrid
+    def caller(x):
+        return callee(x).sum()
+
+    plain = function_digest(caller)
+
+    @callee.def_grad
+    def callee_grad(a, dout):
+        return dout * 2.0
+
+    registered = function_digest(caller)
+    assert registered != plain
+
+    @callee.def_grad
+    def callee_grad_2(a, dout):
+        return dout * 3.0
+
+    assert function_digest(caller) not in (plain, registered)
+    np.testing.assert_allclose(pyasc.grad(caller)(X), 3.0)
