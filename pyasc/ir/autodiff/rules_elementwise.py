@@ -153,6 +153,12 @@ def _tan(sw: Sweep, op: Operation, d: Douts) -> list:
     return [em.mul(d[0], em.add(em.scalar_like(1.0, y), em.mul(y, y)))]
 
 
+@vjp_rule(math.AtanOp)
+def _atan(sw: Sweep, op: Operation, d: Douts) -> list:
+    em, x = sw.em, sw.v(op.operand)
+    return [em.div(d[0], em.add(em.scalar_like(1.0, x), em.mul(x, x)))]
+
+
 @vjp_rule(math.AbsOp)
 def _abs(sw: Sweep, op: Operation, d: Douts) -> list:
     """``sign(x)``: the gradient at 0 is 0 (as in torch and JAX)."""
