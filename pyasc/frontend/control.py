@@ -180,8 +180,8 @@ def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
         with lw.em.b.at(block):
             yields.append([v for name, shape in plan.shapes.items()
                            for v in materialize(lw.em, shape, path[name])])
-    if _speculatable(blocks) and all(not hasattr(t, "strides") for t in plan.types()):
-        _splice(lw, blocks)
+    if _speculatable(blocks, cond) and all(not hasattr(t, "strides") for t in plan.types()):
+        _splice_predicated(lw, blocks, cond)
         picked = [lw.em.result(arith.SelectOp.new(cond, a, b))
                   for a, b in zip(*yields, strict=True)]
         return rebuild(plan.shapes["$value"], iter(picked))
@@ -197,11 +197,26 @@ _INDEXING = frozenset({"tensor.slice", "mem.subview"})
 _EMPTY_RAISES = frozenset({"tensor.max", "tensor.min", "tensor.argmax", "tensor.argmin"})
 
 
-def _speculatable(blocks: list[Block]) -> bool:
+def _speculatable(blocks: list[Block], cond: Value) -> bool:
     """Both sides may run unconditionally (``arith.select``): every op is pure, has no
-    region and cannot fail on the side Python would not evaluate."""
-    return all((op.has_trait("pure") or op.name == "mem.to_tensor") and not op.region_list
-               and not _may_fail(op) for b in blocks for op in b.ops)
+    region and cannot fail on the side Python would not evaluate, except run-time checks
+    (``func.assert``), which are predicated on the side's condition."""
+    checks_ok = cond.type == i1
+    return all((op.has_trait("pure") or op.name == "mem.to_tensor"
+                or op.name == "func.assert" and checks_ok)
+               and not op.region_list and not _may_fail(op) for b in blocks for op in b.ops)
+
+
+def _splice_predicated(lw: Lowering, blocks: list[Block], cond: Value) -> None:
+    """Both sides' ops before the select; a check of a side only fails when that side is
+    the one taken (``x * k if flag else x + k``: ``k``'s range check for its dtype)."""
+    for b, then_side in zip(blocks, (True, False), strict=True):
+        for op in list(b.ops):
+            b.detach(op)
+            if op.name == "func.assert":  # then side: ok = !cond | c; else: cond | c
+                skipped = lw.em.result(arith.NotOp.new(cond)) if then_side else cond
+                op.set_operand(0, lw.em.result(arith.OrOp.new(skipped, op.operand_values[0])))
+            lw.em.op(op)
 
 
 def _may_fail(op: Operation) -> bool:

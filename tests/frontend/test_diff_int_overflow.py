@@ -132,3 +132,18 @@ def masked_stores_of_0d_arrays(x):
 
 def test_a_0d_array_stored_through_a_mask():
     compare(masked_stores_of_0d_arrays, np.array([1, -2, 3, 0], np.float32), runners=RUNNERS)
+
+
+@hybrid
+def pick(x, k, flag):
+    # both sides run (one select, one kernel); a side's range check only fails when
+    # that side is taken, as in Python
+    return x * k if flag else x + 1
+
+
+@pytest.mark.parametrize("k, flag", [(300, False), (300, True), (3, True), (-1, False)])
+def test_a_check_in_a_conditional_expression_is_predicated(k, flag):
+    expected, skipped = compare(pick, np.arange(5).astype(np.uint8), k, flag, runners=RUNNERS)
+    assert not skipped
+    assert isinstance(expected, OverflowError) == (flag and k == 300)
+    assert '"loop.if"' not in pick.ir(np.arange(5).astype(np.uint8), k, flag)
