@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pyasc.frontend import fusion_scope, require, static, supported_numpy
 from pyasc.jit import AscendOperator, HybridFunction, fusion_group, grad, hybrid, value_and_grad
+from pyasc.jit import tensors as _tensors
 from pyasc.runtime import pool_code as _pool_code
 from pyasc.runtime import profiler
 from pyasc.runtime.acl import DeviceArray, device_array
@@ -26,6 +27,18 @@ def _runtime_code() -> object:
 
 
 _pool_code.provide(_runtime_code)
+
+
+def _torch_adapter() -> object:
+    """The adapter of torch tensors as arguments (``pyasc.torch.tensors``), imported
+    when the first tensor is seen (torch is then imported already): the jit knows
+    tensors only through the interface it defines (``pyasc.jit.tensors``)."""
+    from pyasc.torch.tensors import TorchAdapter
+
+    return TorchAdapter()
+
+
+_tensors.provide("torch", _torch_adapter)  # type: ignore[arg-type]
 
 
 def doctor(environ: Mapping[str, str] | None = None) -> Report:

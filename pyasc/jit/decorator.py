@@ -54,6 +54,7 @@ from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
 from pyasc.jit.specializations import SpecializationsView, describe_arguments, signature_text
 from pyasc.jit.specialize import spec_of
+from pyasc.jit.tensors import Bridged, TensorOps, unwrap
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
 from pyasc.runtime.profiler import note_compile, profiled_call, watch
@@ -90,7 +91,7 @@ class Specialization:
     template: ResultTemplate
 
 
-class HybridFunction(Inspection, Differentiable, Callee):
+class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
     """A function compiled by pyasc on first call for each call signature."""
 
     def __init__(self, fn: Callable, options: Options,
@@ -302,13 +303,20 @@ class HybridFunction(Inspection, Differentiable, Callee):
         env = target_env()
         target = resolve_target(self.options, env)
         if target == "interpret":
+            bridged = unwrap(self.__signature__, args, kwargs)  # torch tensors: as arrays
+            if bridged is not None:
+                return bridged.wrap(self.__wrapped__(*bridged.args, **bridged.kwargs))
             refuse_device_arrays(self.__signature__, args, kwargs)  # numpy cannot read one
             if self._program is not None:  # no Python to run: interpret its IR
                 return self._program.interpret(*self._specialization(args, kwargs))
             return self.__wrapped__(*args, **kwargs)  # type: ignore[attr-defined]
         gen = self._calls.current
-        entry = gen.find(target, gen.signature(args, kwargs))
+        sig = gen.signature(args, kwargs)
+        entry = gen.find(target, sig)
         if entry is None:
+            bridged = None if sig is not None else unwrap(self.__signature__, args, kwargs)
+            if bridged is not None:  # (tensors have no signature: they miss the table)
+                return self._bridged(target, bridged)
             args, kwargs, converted = prepare_call(self.__signature__, args, kwargs,
                                                    devices=target == "ascend")
             entry, gen = self._entry(target, args, kwargs)
@@ -328,6 +336,17 @@ class HybridFunction(Inspection, Differentiable, Callee):
                     self._use_native(native, env)
                     return out
         return entry.call(args, kwargs)
+
+    def _bridged(self, target: str, bridged: Bridged) -> Any:
+        """A call with tensor arguments (``tensors``): the same call with their arrays,
+        tensor results; the tensors the kernel may write are reported to their library."""
+        out = self._dispatch(bridged.args, bridged.kwargs)
+        gen = self._calls.current
+        entry = gen.find(target, gen.signature(bridged.args, bridged.kwargs))
+        if entry is None:  # (no signature, e.g. *args: the entry of the key, already built)
+            entry = self._entry(target, bridged.args, bridged.kwargs)[0]
+        bridged.written(entry.writes)
+        return bridged.wrap(out)
 
     def _profiled(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         """A call recorded by the active profiles (see ``pyasc.runtime.profiler``)."""

@@ -50,6 +50,7 @@ from pyasc.jit.decorator import HybridFunction
 from pyasc.jit.fingerprint import parse_source
 from pyasc.jit.operator_state import DeviceState
 from pyasc.jit.options import Options, make_options, resolve_target
+from pyasc.jit.tensors import is_tensor
 
 _CONSTANTS = (bool, int, float, str, type(None), np.generic, np.dtype, type)
 COUNTER_HINT = ("keep it in an array, e.g. self.count = np.zeros((), np.int64), which "
@@ -129,7 +130,7 @@ class OperatorFunction(HybridFunction):
     def _learn_constants(self, values: list[Any]) -> None:
         constants: set[tuple] = set()
         for read, value in zip(self._methods.attributes.values(), values, strict=True):
-            if isinstance(value, np.ndarray):
+            if isinstance(value, np.ndarray) or is_tensor(value):  # state, by reference
                 continue
             if read.augmented is not None:
                 raise read.error(UnsupportedSyntaxError, f"self.{read.attr} is a "
@@ -143,7 +144,7 @@ class OperatorFunction(HybridFunction):
 def _constant_paths(value: object, path: tuple, out: set[tuple], read: Any) -> None:
     """Add the paths of ``value``'s compile-time leaves (arrays inside a tuple are
     state); refuse values compute cannot use."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or is_tensor(value):
         return
     if type(value) in (tuple, list):
         for i, item in enumerate(value):  # type: ignore[attr-defined]

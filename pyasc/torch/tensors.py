@@ -1,0 +1,92 @@
+"""torch CPU tensors as ``@hybrid`` arguments and results, without copies.
+
+The jit's tensor interface (``pyasc.jit.tensors``) asks this adapter, registered by the
+``pyasc`` package under ``"torch"``, to turn a tensor argument into an ndarray over the
+tensor's own memory (``tensor.numpy()``: same data pointer, same strides, writable) and
+result arrays into tensors over the arrays' memory (``torch.from_numpy``).  A kernel
+writing into an argument therefore writes into the tensor; the tensors it may write get
+their autograd version counter bumped, as a torch in-place operation does, so a tensor
+saved for a backward pass and then overwritten is reported by torch, not used stale.
+
+Taken: tensors on the CPU with the strided layout, of any dtype pyasc computes with
+(bool, the ints and uints, float16/32/64), any strides, any rank (0-d too).  Refused with an ``ArgumentError``
+(E50040) naming the argument: other devices (CUDA, meta; NPU tensors have their own
+rule on ``target="ascend"``), sparse and other layouts, complex, quantized and float8
+dtypes, bfloat16 (numpy has none: pyasc takes no bfloat16 host arrays either), and a tensor that requires grad while grad mode is on (the result would be cut
+off from autograd: use ``pyasc.torch.autograd_op(fn)``, or ``x.detach()`` / ``torch.
+no_grad()`` to drop the gradient knowingly; under ``no_grad`` it is detached, as
+torch's own operations do).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from pyasc.errors import ArgumentError
+from pyasc.jit.arguments import Path, describe
+
+NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
+    getattr(torch, name): np.dtype(name) for name in (
+        "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64")}
+"""The torch dtypes whose ``.numpy()`` is a numpy dtype pyasc computes with ."""
+
+
+class TorchAdapter:
+    """The ``pyasc.jit.tensors.Adapter`` of torch tensors (see the module docstring)."""
+
+    def takes(self, value: Any) -> bool:
+        """torch tensors but those on an NPU (``arguments.prepare``'s own rule)."""
+        return isinstance(value, torch.Tensor) and value.device.type != "npu"
+
+    def to_array(self, value: torch.Tensor, path: Path) -> np.ndarray:
+        """The ndarray over ``value``'s memory, or an ``ArgumentError`` saying why not."""
+        _check(value, path)
+        try:
+            return value.detach().numpy()
+        except (RuntimeError, TypeError) as exc:  # e.g. a FakeTensor under torch.compile
+            raise ArgumentError(f"argument {describe(path)}: this tensor has no host "
+                                f"memory numpy can see ({exc})",
+                                hint="pass a plain CPU tensor") from None
+
+    def wrap(self, result: Any) -> torch.Tensor:
+        """A tensor over the result array (a numpy scalar: a 0-d tensor)."""
+        a = np.asarray(result)
+        if not a.flags.writeable or any(s < 0 for s in a.strides):
+            a = a.copy()  # torch takes neither read-only memory nor negative strides
+        return torch.from_numpy(a)
+
+    def autograd_op(self, fn: Any) -> Any:
+        """``pyasc.torch.autograd_op(fn)`` (for ``fn.as_torch_op()``)."""
+        from pyasc.torch.autograd import autograd_op
+
+        return autograd_op(fn)
+
+    def written(self, value: torch.Tensor) -> None:
+        """Bump ``value``'s version counter: a kernel may have written into it."""
+        if not value.is_inference():
+            torch.autograd.graph.increment_version(value)
+
+
+def _check(t: torch.Tensor, path: Path) -> None:
+    where = f"argument {describe(path)}"
+    if t.device.type != "cpu":
+        raise ArgumentError(f"{where} is a torch tensor on '{t.device}': pyasc reads host "
+                            "memory here", hint="pass tensor.cpu() (a copy), or a CPU tensor")
+    if t.layout != torch.strided:
+        raise ArgumentError(f"{where} is a torch tensor of layout {t.layout}: pyasc takes "
+                            "dense (strided) tensors", hint="pass tensor.to_dense()")
+    if t.dtype not in NUMPY_DTYPES:
+        hint = ("pass tensor.float(): pyasc takes no bfloat16 arrays from the host (numpy "
+                "has no bfloat16)" if t.dtype == torch.bfloat16 else "pass a real tensor: "
+                "bool, int, uint or float16/32/64")
+        raise ArgumentError(f"{where} is a torch tensor of dtype {t.dtype}, which pyasc "
+                            "does not compute with", hint=hint)
+    if t.requires_grad and torch.is_grad_enabled():
+        raise ArgumentError(f"{where} is a torch tensor that requires grad: the result "
+                            "would not be part of its autograd graph",
+                            hint="use pyasc.torch.autograd_op(fn) to differentiate through "
+                            "fn; or pass x.detach(), or call under torch.no_grad()")

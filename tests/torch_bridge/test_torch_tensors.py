@@ -1,0 +1,208 @@
+"""torch CPU tensors as ``@hybrid`` arguments and results, without copies
+(``pyasc.jit.tensors`` + ``pyasc.torch.tensors``): checked by data pointers and by
+writes of the kernel landing in the caller's tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyasc
+from pyasc.errors import ArgumentError
+from pyasc.testing import parametrize_targets
+
+torch = pytest.importorskip("torch")
+
+
+@pyasc.hybrid
+def scale_into(x, s):
+    x[...] = x * s
+    return x + 1
+
+
+@pyasc.hybrid
+def add(x, y):
+    return x + y
+
+
+@pyasc.hybrid
+def ident(x):
+    return x
+
+
+@pyasc.hybrid
+def total(x):
+    return x.sum()
+
+
+@pyasc.hybrid
+def pair(x):
+    return x * 2, x.shape[0]
+
+
+@parametrize_targets(("cpu", "ascend-sim"))
+def test_kernel_writes_land_in_the_tensor(target, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    before = x.data_ptr()
+    r = scale_into(x, 2.0)
+    assert x.data_ptr() == before
+    assert torch.equal(x, torch.arange(6, dtype=torch.float32).reshape(2, 3) * 2)
+    assert isinstance(r, torch.Tensor) and torch.equal(r, x + 1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "int64",
+                                   "float16", "float32", "float64"])
+def test_dtypes_round_trip_without_copies(dtype, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = (torch.arange(12) % 3).to(getattr(torch, dtype)).reshape(3, 4)
+    r = ident(x)
+    assert r is x  # a returned argument is the caller's own tensor
+    y = add(x, x)
+    assert isinstance(y, torch.Tensor) and y.dtype == (x + x).dtype
+    np.testing.assert_array_equal(y.numpy(), x.numpy() + x.numpy())
+
+
+def test_results_share_memory_with_the_kernels_arrays(monkeypatch):
+    """The result tensor is the result buffer: ``torch.from_numpy``, not a copy."""
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    seen = []
+    real = torch.from_numpy
+
+    def spy(a):
+        t = real(a)
+        seen.append((a.__array_interface__["data"][0], t.data_ptr()))
+        return t
+    monkeypatch.setattr(torch, "from_numpy", spy)
+    add(torch.ones(4), torch.ones(4))
+    assert seen and all(p == q for p, q in seen)
+
+
+def test_non_contiguous_views_are_read_and_written_in_place(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    base = torch.arange(24, dtype=torch.float64).reshape(4, 6)
+    view = base[1:, ::2].t()  # strided, transposed, offset
+    assert not view.is_contiguous()
+    expect = base.clone()
+    expect[1:, ::2] *= 3
+    r = scale_into(view, 3.0)
+    assert torch.equal(base, expect)
+    assert torch.equal(r, view + 1)
+
+
+def test_zero_d_tensors_and_scalar_results(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = torch.tensor(2.5, dtype=torch.float32)
+    r = scale_into(x, 2.0)
+    assert float(x) == 5.0 and r.shape == () and float(r) == 6.0
+    s = total(torch.ones(3, 4))
+    assert isinstance(s, torch.Tensor) and s.shape == () and float(s) == 12.0
+    doubled, n = pair(torch.ones(2))
+    assert isinstance(doubled, torch.Tensor) and n == 2 and type(n) is int
+
+
+def test_mixed_numpy_and_torch_inputs_give_tensors(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    r = add(np.ones(3, np.float32), torch.ones(3))
+    assert isinstance(r, torch.Tensor)
+    assert isinstance(add(np.ones(3), np.ones(3)), np.ndarray)
+
+
+def test_tensors_inside_tuples(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+
+    @pyasc.hybrid
+    def first_plus(xs):
+        xs[0][...] = xs[0] + xs[1]
+        return xs[0] * 1
+
+    a, b = torch.ones(3), torch.full((3,), 2.0)
+    r = first_plus((a, b))
+    assert torch.equal(a, torch.full((3,), 3.0)) and isinstance(r, torch.Tensor)
+
+
+def test_interpret_target_takes_tensors_too(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "interpret")
+    x = torch.ones(3)
+    r = scale_into(x, 4.0)
+    assert torch.equal(x, torch.full((3,), 4.0)) and torch.equal(r, torch.full((3,), 5.0))
+
+
+def test_operator_state_tensor_is_updated_in_place(monkeypatch):
+    class RunningMean(pyasc.AscendOperator):
+        hybrid_options = dict(target="cpu")
+
+        def __init__(self, n):
+            self.mean = torch.zeros(n)
+            self.momentum = 0.5
+
+        def compute(self, x):
+            self.mean[:] = self.momentum * self.mean + (1 - self.momentum) * x.mean(axis=0)
+            return x - self.mean
+
+    op = RunningMean(3)
+    ptr = op.mean.data_ptr()
+    r = op(torch.ones(2, 3))
+    assert op.mean.data_ptr() == ptr and torch.allclose(op.mean, torch.full((3,), 0.5))
+    assert isinstance(r, torch.Tensor) and torch.allclose(r, torch.full((2, 3), 0.5))
+    op(np.ones((2, 3), np.float32))  # numpy input, torch state: still the same tensor
+    assert torch.allclose(op.mean, torch.full((3,), 0.75))
+
+
+def test_kernel_writes_bump_the_autograd_version(monkeypatch):
+    """A tensor saved for backward and then overwritten by a kernel: torch reports it
+    (as for its own in-place ops) instead of computing a stale gradient."""
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    w = torch.ones(3, requires_grad=True)
+    x = torch.full((3,), 2.0)
+    y = (w * x).sum()  # saves x for w's gradient
+    v = x._version
+    scale_into(x, 5.0)
+    assert x._version > v
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    untouched = torch.ones(3)
+    v = untouched._version
+    add(untouched, untouched)  # read only: no bump
+    assert untouched._version == v
+
+
+def test_requires_grad_is_refused_with_grad_on_and_detached_under_no_grad(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(ArgumentError, match="'x' is a torch tensor that requires grad") \
+            as info:
+        add(x, torch.ones(3))
+    assert info.value.code == "E50040" and "autograd_op" in info.value.hint
+    with torch.no_grad():
+        r = add(x, torch.ones(3))
+    assert not r.requires_grad and torch.equal(r, torch.full((3,), 2.0))
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda: torch.ones(3, dtype=torch.complex64), "dtype torch.complex64"),
+    (lambda: torch.ones(3).to_sparse(), "layout torch.sparse_coo"),
+    (lambda: torch.ones(3, device="meta"), "on 'meta'"),
+])
+def test_unsupported_tensors_are_coded_errors_naming_the_argument(make, what, monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    with pytest.raises(ArgumentError, match=f"argument 'y' is a torch tensor .*{what}"):
+        add(np.ones(3, np.float32), make())
+
+
+def test_bfloat16_is_refused_like_a_bfloat16_ndarray(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = torch.tensor([1.0, 2.5, -3.0], dtype=torch.bfloat16)
+    with pytest.raises(ArgumentError, match="'x' is a torch tensor of dtype torch.bfloat16") \
+            as info:
+        add(x, x)
+    assert "tensor.float()" in info.value.hint
+
+
+def test_pyasc_imports_no_torch():
+    import subprocess
+    import sys
+    code = "import sys, pyasc; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
