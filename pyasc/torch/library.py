@@ -6,8 +6,9 @@ of looking inside it.  Two ops are registered per function, in the ``pyasc`` nam
 * ``pyasc::<name>``: runs ``fn`` on the tensors (the eager bridge, no copies).  Its fake
   (meta) implementation gives the shapes and dtypes of the results from the types of
   ``fn``'s compiled specialization for the inputs' shapes and dtypes, without running it.
-* ``pyasc::<name>_vjp`` (``dout`` first, then the inputs): runs ``fn.vjp``; the forward op's autograd formula calls it, so
-  the backward pass is one node of the compiled backward graph too.
+* ``pyasc::<name>_vjp`` (``dout`` first, then the inputs): runs ``fn.vjp``; the
+  forward op's autograd formula calls it, so the backward pass is one node of the
+  compiled backward graph too.
 
 The schema comes from ``fn``'s signature: a parameter without a default is a
 ``Tensor``; one with a ``bool``/``int``/``float`` default is that scalar type.  Other
@@ -20,7 +21,6 @@ not supported by the fake implementation.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np

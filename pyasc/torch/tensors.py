@@ -9,13 +9,14 @@ their autograd version counter bumped, as a torch in-place operation does, so a 
 saved for a backward pass and then overwritten is reported by torch, not used stale.
 
 Taken: tensors on the CPU with the strided layout, of any dtype pyasc computes with
-(bool, the ints and uints, float16/32/64), any strides, any rank (0-d too).  Refused with an ``ArgumentError``
-(E50040) naming the argument: other devices (CUDA, meta; NPU tensors have their own
-rule on ``target="ascend"``), sparse and other layouts, complex, quantized and float8
-dtypes, bfloat16 (numpy has none: pyasc takes no bfloat16 host arrays either), and a tensor that requires grad while grad mode is on (the result would be cut
-off from autograd: use ``pyasc.torch.autograd_op(fn)``, or ``x.detach()`` / ``torch.
-no_grad()`` to drop the gradient knowingly; under ``no_grad`` it is detached, as
-torch's own operations do).
+(bool, the ints and uints, float16/32/64), any strides, any rank (0-d too).  Refused
+with an ``ArgumentError`` (E50040) naming the argument: other devices (CUDA, meta; NPU
+tensors have their own rule on ``target="ascend"``), sparse and other layouts, complex,
+quantized and float8 dtypes, bfloat16 (numpy has none: pyasc takes no bfloat16 host
+arrays either), and a tensor that requires grad while grad mode is on (the result would
+be cut off from autograd: use ``pyasc.torch.autograd_op(fn)``, or ``x.detach()`` /
+``torch.no_grad()`` to drop the gradient knowingly; under ``no_grad`` it is detached,
+as torch's own operations do).
 """
 
 from __future__ import annotations
