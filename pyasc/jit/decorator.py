@@ -303,7 +303,7 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
         env = target_env()
         target = resolve_target(self.options, env)
         if target == "interpret":
-            bridged = unwrap(self.__signature__, args, kwargs)  # torch tensors: as arrays
+            bridged = unwrap(self._positional_names, args, kwargs)  # torch tensors: as arrays
             if bridged is not None:
                 return bridged.wrap(self.__wrapped__(*bridged.args, **bridged.kwargs))
             refuse_device_arrays(self.__signature__, args, kwargs)  # numpy cannot read one
@@ -314,7 +314,7 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
         sig = gen.signature(args, kwargs)
         entry = gen.find(target, sig)
         if entry is None:
-            bridged = None if sig is not None else unwrap(self.__signature__, args, kwargs)
+            bridged = None if sig is not None else unwrap(self._positional_names, args, kwargs)
             if bridged is not None:  # (tensors have no signature: they miss the table)
                 return self._bridged(target, bridged)
             args, kwargs, converted = prepare_call(self.__signature__, args, kwargs,
@@ -340,11 +340,17 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
     def _bridged(self, target: str, bridged: Bridged) -> Any:
         """A call with tensor arguments (``tensors``): the same call with their arrays,
         tensor results; the tensors the kernel may write are reported to their library."""
-        out = self._dispatch(bridged.args, bridged.kwargs)
+        args, kwargs = bridged.args, bridged.kwargs
         gen = self._calls.current
-        entry = gen.find(target, gen.signature(bridged.args, bridged.kwargs))
-        if entry is None:  # (no signature, e.g. *args: the entry of the key, already built)
-            entry = self._entry(target, bridged.args, bridged.kwargs)[0]
+        entry = gen.find(target, gen.signature(args, kwargs))
+        if entry is None:  # first call (or no signature, e.g. *args): the full path
+            out = self._dispatch(args, kwargs)
+            entry = self._entry(target, args, kwargs)[0]  # (built by now: a lookup)
+        else:
+            native = entry.native
+            out = MISS if native is None or kwargs else native(*args)
+            if out is MISS:
+                out = entry.call(args, kwargs)
         bridged.written(entry.writes)
         return bridged.wrap(out)
 

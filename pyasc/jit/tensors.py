@@ -17,6 +17,7 @@ tensor, Python scalars and constants stay as they are.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -80,7 +81,15 @@ def load(module: str) -> Adapter:
 
 
 class TensorOps:
-    """``fn.as_torch_op()`` of ``HybridFunction`` (a mixin)."""
+    """``fn.as_torch_op()`` of ``HybridFunction``, and the names :func:`unwrap` gives
+    its arguments (a mixin; ``__signature__`` is the function's)."""
+
+    __signature__: inspect.Signature
+
+    @functools.cached_property
+    def _positional_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.__signature__.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
     @public_api
     def as_torch_op(self) -> Any:
@@ -143,15 +152,12 @@ def _wrap(value: Any, adapter: Adapter, own: dict[int, Any]) -> Any:
     return value
 
 
-def unwrap(signature: inspect.Signature, args: tuple, kwargs: dict[str, Any]
-           ) -> Bridged | None:
+def unwrap(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> Bridged | None:
     """The call with its tensors as arrays, or ``None`` when it has no tensor argument
-    (an unsupported tensor is an :class:`ArgumentError` at the user's call, named as
-    the ``signature``'s parameter)."""
+    (an unsupported tensor is an :class:`ArgumentError` at the user's call, named after
+    ``names``, the positional parameters)."""
     if not _LOADERS:
         return None
-    names = [p.name for p in signature.parameters.values()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     found: dict[Path, tuple[Any, np.ndarray]] = {}
     adapters: list[Adapter] = []
     try:

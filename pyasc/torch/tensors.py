@@ -46,8 +46,8 @@ class TorchAdapter:
     def to_array(self, value: torch.Tensor, path: Path) -> np.ndarray:
         """The ndarray over ``value``'s memory, or an ``ArgumentError`` saying why not."""
         _check(value, path)
-        try:
-            return value.detach().numpy()
+        try:  # (detach only when needed: it costs as much as numpy())
+            return (value.detach() if value.requires_grad else value).numpy()
         except (RuntimeError, TypeError) as exc:  # e.g. a FakeTensor under torch.compile
             raise ArgumentError(f"argument {describe(path)}: this tensor has no host "
                                 f"memory numpy can see ({exc})",
@@ -73,21 +73,25 @@ class TorchAdapter:
 
 
 def _check(t: torch.Tensor, path: Path) -> None:
-    where = f"argument {describe(path)}"
     if t.device.type != "cpu":
-        raise ArgumentError(f"{where} is a torch tensor on '{t.device}': pyasc reads host "
-                            "memory here", hint="pass tensor.cpu() (a copy), or a CPU tensor")
+        raise ArgumentError(f"{_where(path)} is a torch tensor on '{t.device}': pyasc reads "
+                            "host memory here", hint="pass tensor.cpu() (a copy), or a CPU "
+                            "tensor")
     if t.layout != torch.strided:
-        raise ArgumentError(f"{where} is a torch tensor of layout {t.layout}: pyasc takes "
-                            "dense (strided) tensors", hint="pass tensor.to_dense()")
+        raise ArgumentError(f"{_where(path)} is a torch tensor of layout {t.layout}: pyasc "
+                            "takes dense (strided) tensors", hint="pass tensor.to_dense()")
     if t.dtype not in NUMPY_DTYPES:
         hint = ("pass tensor.float(): pyasc takes no bfloat16 arrays from the host (numpy "
                 "has no bfloat16)" if t.dtype == torch.bfloat16 else "pass a real tensor: "
                 "bool, int, uint or float16/32/64")
-        raise ArgumentError(f"{where} is a torch tensor of dtype {t.dtype}, which pyasc "
-                            "does not compute with", hint=hint)
+        raise ArgumentError(f"{_where(path)} is a torch tensor of dtype {t.dtype}, which "
+                            "pyasc does not compute with", hint=hint)
     if t.requires_grad and torch.is_grad_enabled():
-        raise ArgumentError(f"{where} is a torch tensor that requires grad: the result "
-                            "would not be part of its autograd graph",
+        raise ArgumentError(f"{_where(path)} is a torch tensor that requires grad: the "
+                            "result would not be part of its autograd graph",
                             hint="use pyasc.torch.autograd_op(fn) to differentiate through "
                             "fn; or pass x.detach(), or call under torch.no_grad()")
+
+
+def _where(path: Path) -> str:
+    return f"argument {describe(path)}"
