@@ -23,12 +23,15 @@ bytes, bytearray                          refused: byte strings, not arrays
 ``pyasc.device_array``                    itself on ``target="ascend"`` (its kernels
                                             take device memory); refused elsewhere:
                                             pass ``d.numpy()``
+torch tensor on the CPU                   an ndarray over its own memory (no copy;
+                                            writes reach the tensor), results as
+                                            tensors: ``jit.tensors`` (before these rules)
 torch tensor on an NPU (``torch_npu``)    a device array over its own memory on
                                             ``target="ascend"`` (no copy; writes reach
                                             the tensor); refused elsewhere
 buffer protocol, ``__array_interface__``, ``np.asarray(x)``, read-only
   ``__array__`` (memoryview, array.array,
-  ctypes arrays, torch tensors...)
+  ctypes arrays...)
 ========================================  ==============================================
 
 A converted argument is read-only: the kernel reads a copy or a view pyasc made, so a

@@ -76,7 +76,7 @@ def load(module: str) -> Adapter:
         return _LOADED.setdefault(module, _LOADERS[module]())
     except (KeyError, ImportError) as exc:
         raise ToolchainMissingError(
-            f"{module} is needed here but {exc}",
+            f"{module} is needed here but cannot be imported ({exc})",
             hint=f"pip install 'pyasc-hybrid[{module}]'") from None
 
 
@@ -95,7 +95,10 @@ class TensorOps:
     def as_torch_op(self) -> Any:
         """This function as a differentiable torch op whose backward is ``fn.vjp``:
         ``pyasc.torch.autograd_op(fn)``."""
-        return load("torch").autograd_op(self)
+        try:
+            return load("torch").autograd_op(self)
+        except ToolchainMissingError as exc:
+            raise at_caller(exc) from None
 
 
 def adapter_of(value: object) -> Adapter | None:
