@@ -87,9 +87,12 @@ class TensorOps:
     __signature__: inspect.Signature
 
     @functools.cached_property
-    def _positional_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.__signature__.parameters.values()
-                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    def _positional_names(self) -> tuple[tuple[str, ...], str | None]:
+        """The positional parameters' names and the ``*args`` one (or ``None``)."""
+        params = self.__signature__.parameters.values()
+        var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+        return tuple(p.name for p in params
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)), var
 
     @public_api
     def as_torch_op(self) -> Any:
@@ -155,17 +158,19 @@ def _wrap(value: Any, adapter: Adapter, own: dict[int, Any]) -> Any:
     return value
 
 
-def unwrap(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> Bridged | None:
+def unwrap(names: tuple[tuple[str, ...], str | None], args: tuple, kwargs: dict[str, Any]
+           ) -> Bridged | None:
     """The call with its tensors as arrays, or ``None`` when it has no tensor argument
-    (an unsupported tensor is an :class:`ArgumentError` at the user's call, named after
-    ``names``, the positional parameters)."""
+    (an unsupported tensor is an :class:`ArgumentError` at the user's call).  ``names``:
+    the positional parameters' names and the ``*args`` one: an argument's path is the
+    path of its parameter in the bound call (``Entry.writes`` uses them)."""
     if not _LOADERS:
         return None
     found: dict[Path, tuple[Any, np.ndarray]] = {}
     adapters: list[Adapter] = []
     try:
-        new_args = tuple(_unwrap(v, (names[i] if i < len(names) else f"*{i}",), found,
-                                 adapters) for i, v in enumerate(args))
+        new_args = tuple(_unwrap(v, _position(names, i), found, adapters)
+                         for i, v in enumerate(args))
         new_kwargs = {k: _unwrap(v, (k,), found, adapters) for k, v in kwargs.items()}
     except ArgumentError as exc:
         raise at_caller(exc) from None
@@ -176,6 +181,13 @@ def unwrap(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> Bridg
             "the arguments mix tensors of different libraries",
             hint="convert them to one library's tensors, or to numpy arrays"))
     return Bridged(adapters[0], new_args, new_kwargs, found)
+
+
+def _position(names: tuple[tuple[str, ...], str | None], i: int) -> Path:
+    positional, var = names
+    if i < len(positional):
+        return (positional[i],)
+    return (var, i - len(positional)) if var is not None else (f"*{i}",)
 
 
 def _unwrap(value: Any, path: Path, found: dict, adapters: list[Adapter]) -> Any:

@@ -215,3 +215,20 @@ def test_pyasc_imports_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_writes_into_star_args_tensors_are_reported_too(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+
+    @pyasc.hybrid
+    def bump_all(scale, *xs):
+        xs[1][...] = xs[1] * scale
+        return xs[0] + xs[1]
+
+    a, b = torch.ones(2), torch.ones(2)
+    va, vb = a._version, b._version
+    r = bump_all(3.0, a, b)
+    assert torch.equal(b, torch.full((2,), 3.0)) and torch.equal(r, torch.full((2,), 4.0))
+    assert b._version > vb and a._version == va  # only the written one
+    with pytest.raises(ArgumentError, match=r"argument 'xs'\[1\] is a torch tensor of dtype"):
+        bump_all(1.0, a, torch.ones(2, dtype=torch.complex64))
