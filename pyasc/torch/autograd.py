@@ -89,6 +89,8 @@ class PyascFunction(torch.autograd.Function):
         ctx.multiple = isinstance(out, tuple | list)
         outs = out if ctx.multiple else (out,)
         _check_outputs(fn, outs)
+        outs = unaliased(outs, inputs)
+        out = outs if ctx.multiple else outs[0]
         frozen = [o for o in outs if not (o.is_floating_point() or o.is_complex())]
         if frozen:
             ctx.mark_non_differentiable(*frozen)
@@ -102,11 +104,39 @@ class PyascFunction(torch.autograd.Function):
         args, kwargs = ctx.layout.call(inputs)
         dout = tuple(_host(d) for d in douts) if ctx.multiple else _host(douts[0])
         grads = ctx.fn.vjp(*args, dout, **kwargs)
-        out: list[Any] = [None, None]  # (fn, layout)
-        for i, g in enumerate(grads):
-            wanted = ctx.needs_input_grad[i + 2] and g is not None
-            out.append(torch.from_numpy(np.ascontiguousarray(g)) if wanted else None)
-        return tuple(out)
+        wanted = [g if ctx.needs_input_grad[i + 2] else None for i, g in enumerate(grads)]
+        used = [*inputs, *(dout if ctx.multiple else (dout,))]
+        return (None, None, *grad_tensors(wanted, used))  # (None: fn, layout)
+
+
+def unaliased(outs: Any, inputs: Any) -> list[Any]:
+    """``outs`` with each tensor that shares memory with one of ``inputs`` (an input
+    returned, or a view of it: pyasc returns views as numpy does) copied.  torch does
+    not know such a result is a view, so its autograd would miss in-place changes made
+    through it; and a custom op must not alias its inputs."""
+    arrays = [t.detach().numpy() for t in inputs if isinstance(t, torch.Tensor)]
+    return [o.clone() if isinstance(o, torch.Tensor) and any(
+        np.may_share_memory(o.detach().numpy(), a) for a in arrays) else o for o in outs]
+
+
+def grad_tensors(grads: list[Any], used: list[Any]) -> list[Any]:
+    """Tensors of the gradient arrays (``None`` stays), each over memory of its own: a
+    gradient function may return ``dout`` itself, or one array for two inputs, and
+    autograd accumulates into (and may keep) the tensors it gets, so two gradients
+    sharing memory, or a gradient sharing ``dout``'s or an input's, would change each
+    other later.  Those are copied; fresh results are wrapped without a copy."""
+    seen = [a for a in used if isinstance(a, np.ndarray)]
+    out: list[Any] = []
+    for g in grads:
+        if g is None:
+            out.append(None)
+            continue
+        if any(np.may_share_memory(g, a) for a in seen):
+            g = g.copy()
+        g = np.ascontiguousarray(g)
+        seen.append(g)
+        out.append(torch.from_numpy(g))
+    return out
 
 
 def _host(t: Any) -> Any:

@@ -28,6 +28,7 @@ import torch
 
 from pyasc.callsite import at_caller, public_api
 from pyasc.errors import ArgumentError
+from pyasc.torch.autograd import grad_tensors, unaliased
 from pyasc.torch.tensors import NUMPY_DTYPES
 
 TORCH_DTYPES = {v: k for k, v in NUMPY_DTYPES.items()}
@@ -92,14 +93,6 @@ def _fake_results(fn: Any, args: tuple, n: int) -> Any:
     return out[0] if n == 1 else tuple(out)
 
 
-def _fresh(out: Any, args: tuple) -> Any:
-    """``out`` with any tensor that is (or shares memory with) an input copied."""
-    ptrs = {a.data_ptr() for a in args if isinstance(a, torch.Tensor)}
-    many = isinstance(out, tuple | list)
-    outs = [o.clone() if o.data_ptr() in ptrs else o for o in (out if many else (out,))]
-    return tuple(outs) if many else outs[0]
-
-
 def _host(t: Any) -> Any:
     return t.detach().numpy() if isinstance(t, torch.Tensor) else t
 
@@ -124,13 +117,16 @@ class CustomOp:
         self.op.register_autograd(self._backward, setup_context=self._setup)
 
     def _forward(self, *args: Any) -> Any:
-        return _fresh(self.fn(*args), args)
+        out = self.fn(*args)
+        many = isinstance(out, tuple | list)
+        outs = unaliased(out if many else (out,), args)
+        return tuple(outs) if many else outs[0]
 
     def _vjp(self, dout: Any, *inputs: Any) -> Any:
-        dout = tuple(_host(d) for d in dout) if self.outputs > 1 else _host(dout)
-        grads = self.fn.vjp(*[_host(a) for a in inputs], dout)
-        out = tuple(torch.from_numpy(np.ascontiguousarray(grads[i]))
-                    for i in self.tensor_params)
+        douts = [_host(d) for d in (dout if self.outputs > 1 else (dout,))]
+        hosts = [_host(a) for a in inputs]
+        grads = self.fn.vjp(*hosts, tuple(douts) if self.outputs > 1 else douts[0])
+        out = tuple(grad_tensors([grads[i] for i in self.tensor_params], hosts + douts))
         return out[0] if len(out) == 1 else out
 
     def _fake_vjp(self, dout: Any, *inputs: Any) -> Any:

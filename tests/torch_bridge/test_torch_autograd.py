@@ -166,3 +166,50 @@ def test_integer_outputs_are_not_differentiable(monkeypatch):
 def test_autograd_op_refuses_plain_functions():
     with pytest.raises(ArgumentError, match="takes a @hybrid function"):
         autograd_op(lambda x: x)
+
+
+@pyasc.hybrid
+def add_both(x, y):
+    return x + y
+
+
+@add_both.def_grad
+def add_both_grad(x, y, dout):
+    return dout, dout  # one array for both inputs, and it is dout itself
+
+
+def test_gradients_sharing_memory_are_separated(monkeypatch):
+    """x.grad and y.grad must not be one buffer: zeroing or accumulating one would
+    silently change the other."""
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x, y = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    w = torch.tensor([1.0, 2.0, 3.0])
+    op = autograd_op(add_both)
+    (op(x, y) * w).sum().backward()
+    x.grad.zero_()
+    (op(x, y) * w).sum().backward()
+    torch.testing.assert_close(x.grad, w)
+    torch.testing.assert_close(y.grad, 2 * w)
+
+
+@pyasc.hybrid
+def tail(x):
+    return x[1:]  # a view of the argument (pyasc returns views as numpy does)
+
+
+@tail.def_grad
+def tail_grad(x, dout):
+    g = np.zeros_like(x)
+    g[1:] = dout
+    return g
+
+
+def test_an_output_viewing_an_input_is_copied(monkeypatch):
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = torch.arange(4.0, requires_grad=True)
+    out = autograd_op(tail)(x)
+    with torch.no_grad():
+        out.mul_(10)  # must not reach x behind autograd's back
+    torch.testing.assert_close(x.detach(), torch.arange(4.0))
+    assert torch.autograd.gradcheck(autograd_op(tail), (torch.randn(4, dtype=torch.float64,
+                                                                    requires_grad=True),))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import pyasc
@@ -100,3 +101,40 @@ def test_compile_with_inductor(op):
     compiled = torch.compile(lambda a, b: torch.relu(op(a, b, 3.0)), fullgraph=True)
     x, y = (t.detach() for t in _inputs())
     torch.testing.assert_close(compiled(x, y), torch.relu(x * y * 3.0))
+
+
+@pyasc.hybrid(target="cpu")
+def lib_add2(x, y):
+    return x + y
+
+
+@lib_add2.def_grad
+def lib_add2_grad(x, y, dout):
+    return dout, dout  # one array for both inputs, and dout itself
+
+
+@pyasc.hybrid(target="cpu")
+def lib_tail(x):
+    return x[1:]  # a view of the argument
+
+
+@lib_tail.def_grad
+def lib_tail_grad(x, dout):
+    g = np.zeros_like(x)
+    g[1:] = dout
+    return g
+
+
+def test_vjp_and_forward_results_never_alias():
+    add2, tail = custom_op(lib_add2), custom_op(lib_tail)
+    x = torch.arange(4.0, dtype=torch.float64, requires_grad=True)
+    y = torch.ones(4, dtype=torch.float64, requires_grad=True)
+    for name, args in (("lib_add2", (x, y)), ("lib_tail", (x,))):
+        result = torch.library.opcheck(getattr(torch.ops.pyasc, name), args)
+        assert set(result.values()) == {"SUCCESS"}, (name, result)
+    view = tail(x)
+    assert not np.may_share_memory(view.detach().numpy(), x.detach().numpy())
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+    (add2(x, y) * w).sum().backward()
+    x.grad.zero_()  # y.grad is its own buffer
+    torch.testing.assert_close(y.grad, w)
