@@ -15,5 +15,8 @@ from __future__ import annotations
 
 from pyasc.torch.autograd import AutogradOp, PyascFunction, autograd_op
 from pyasc.torch.library import CustomOp, custom_op
+from pyasc.torch.tensors import skip_in_dynamo
+
+skip_in_dynamo(load=True)  # torch.compile: run pyasc's frames, never trace them
 
 __all__ = ["AutogradOp", "CustomOp", "PyascFunction", "autograd_op", "custom_op"]

@@ -146,18 +146,15 @@ class CustomOp:
             out[i] = g
         return tuple(out)
 
-    @public_api
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Call the registered op (``torch.ops.pyasc.<name>``)."""
-        return self.op(*args, **kwargs)
-
 
 @public_api
-def custom_op(fn: Any, name: str | None = None, *, outputs: int = 1) -> CustomOp:
+def custom_op(fn: Any, name: str | None = None, *, outputs: int = 1) -> Any:
     """Register ``fn`` (a ``@hybrid`` function) as ``torch.ops.pyasc.<name>`` with its
-    backward ``fn.vjp`` (see the module docstring); returns the callable op."""
+    backward ``fn.vjp`` (see the module docstring); returns the op (torch's
+    ``CustomOpDef``: calling it is calling ``torch.ops.pyasc.<name>``, which
+    ``torch.compile`` keeps in its graph)."""
     if not callable(getattr(fn, "vjp", None)):
         raise at_caller(ArgumentError(
             f"custom_op() takes a @hybrid function, not a {type(fn).__name__}",
             hint="decorate the function with @pyasc.hybrid first"))
-    return CustomOp(fn, name or fn.__name__, outputs)
+    return CustomOp(fn, name or fn.__name__, outputs).op

@@ -21,6 +21,7 @@ as torch's own operations do).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -36,8 +37,26 @@ NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
 """The torch dtypes whose ``.numpy()`` is a numpy dtype pyasc computes with ."""
 
 
+def skip_in_dynamo(load: bool = False) -> None:
+    """Make ``torch.compile`` (TorchDynamo) run pyasc's own frames as Python instead of
+    tracing them (it would trace pyasc's numpy bookkeeping as torch code): a call of a
+    ``@hybrid`` function or an ``autograd_op`` in a compiled function is then a graph
+    break, run eagerly.  Dynamo costs ~1 s to import: ``load=False`` registers only if
+    it is imported already."""
+    if not load and "torch._dynamo" not in sys.modules:
+        return
+    try:
+        from torch._dynamo import trace_rules
+        trace_rules.add("pyasc")
+    except (ImportError, AttributeError):  # (a torch without that private hook)
+        pass
+
+
 class TorchAdapter:
     """The ``pyasc.jit.tensors.Adapter`` of torch tensors (see the module docstring)."""
+
+    def __init__(self) -> None:
+        skip_in_dynamo()
 
     def takes(self, value: Any) -> bool:
         """torch tensors but those on an NPU (``arguments.prepare``'s own rule)."""

@@ -68,7 +68,7 @@ def test_compile_fullgraph_forward_and_backward(op):
 
 
 def test_fake_results_come_from_the_ir_types():
-    two = custom_op(lib_split, "lib_split", outputs=2)
+    two = custom_op(lib_split, "lib_split", outputs=2)  # torch.ops.pyasc.lib_split
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode():
@@ -138,3 +138,24 @@ def test_vjp_and_forward_results_never_alias():
     (add2(x, y) * w).sum().backward()
     x.grad.zero_()  # y.grad is its own buffer
     torch.testing.assert_close(y.grad, w)
+
+
+def test_compile_runs_plain_calls_and_autograd_ops_eagerly(op):
+    """Without custom_op, torch.compile must not trace pyasc's own frames (it traced
+    its numpy bookkeeping as torch code: E50050): the call is a graph break, run as
+    Python, and values and gradients are right."""
+    from pyasc.torch import autograd_op
+
+    op_mul = autograd_op(lib_mul)
+
+    def model(a, b):
+        return torch.sin(op_mul(a, b, 2.0)).sum() + lib_mul(a.detach(), b.detach()).sum()
+
+    x, y = _inputs()
+    got = torch.compile(model, backend="aot_eager")(x, y)
+    got.backward()
+    want_x = x.grad.clone()
+    x.grad = y.grad = None
+    torch.testing.assert_close(got, model(x, y))
+    model(x, y).backward()
+    torch.testing.assert_close(want_x, x.grad)
