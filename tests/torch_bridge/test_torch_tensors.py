@@ -106,6 +106,8 @@ def test_mixed_numpy_and_torch_inputs_give_tensors(monkeypatch):
     r = add(np.ones(3, np.float32), torch.ones(3))
     assert isinstance(r, torch.Tensor)
     assert isinstance(add(np.ones(3), np.ones(3)), np.ndarray)
+    r = add(x=torch.ones(2), y=np.ones(2, np.float32))  # by keyword too
+    assert isinstance(r, torch.Tensor) and torch.equal(r, torch.full((2,), 2.0))
 
 
 def test_tensors_inside_tuples(monkeypatch):
