@@ -54,7 +54,7 @@ from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
 from pyasc.jit.specializations import SpecializationsView, describe_arguments, signature_text
 from pyasc.jit.specialize import spec_of
-from pyasc.jit.tensors import Bridged, TensorOps, unwrap
+from pyasc.jit.tensors import TensorOps, unwrap
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
 from pyasc.runtime.profiler import note_compile, profiled_call, watch
@@ -336,23 +336,6 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
                     self._use_native(native, env)
                     return out
         return entry.call(args, kwargs)
-
-    def _bridged(self, target: str, bridged: Bridged) -> Any:
-        """A call with tensor arguments (``tensors``): the same call with their arrays,
-        tensor results; the tensors the kernel may write are reported to their library."""
-        args, kwargs = bridged.args, bridged.kwargs
-        gen = self._calls.current
-        entry = gen.find(target, gen.signature(args, kwargs))
-        if entry is None:  # first call (or no signature, e.g. *args): the full path
-            out = self._dispatch(args, kwargs)
-            entry = self._entry(target, args, kwargs)[0]  # (built by now: a lookup)
-        else:
-            native = entry.native
-            out = MISS if native is None or kwargs else native(*args)
-            if out is MISS:
-                out = entry.call(args, kwargs)
-        bridged.written(entry.writes)
-        return bridged.wrap(out)
 
     def _profiled(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         """A call recorded by the active profiles (see ``pyasc.runtime.profiler``)."""

@@ -27,6 +27,7 @@ import numpy as np
 from pyasc.callsite import at_caller, public_api
 from pyasc.errors import ArgumentError, ToolchainMissingError
 from pyasc.jit.arguments import Path
+from pyasc.runtime import MISS
 
 
 class Adapter(Protocol):
@@ -81,10 +82,34 @@ def load(module: str) -> Adapter:
 
 
 class TensorOps:
-    """``fn.as_torch_op()`` of ``HybridFunction``, and the names :func:`unwrap` gives
-    its arguments (a mixin; ``__signature__`` is the function's)."""
+    """Tensor calls and ``fn.as_torch_op()`` of ``HybridFunction`` (a mixin: the function
+    provides ``__signature__``, its call tables ``_calls``, ``_dispatch`` and ``_entry``)."""
 
     __signature__: inspect.Signature
+    _calls: Any
+
+    def _dispatch(self, args: tuple, kwargs: dict[str, Any]) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _entry(self, target: str, args: tuple, kwargs: dict[str, Any]) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _bridged(self, target: str, bridged: Bridged) -> Any:
+        """A call with tensor arguments (``tensors``): the same call with their arrays,
+        tensor results; the tensors the kernel may write are reported to their library."""
+        args, kwargs = bridged.args, bridged.kwargs
+        gen = self._calls.current
+        entry = gen.find(target, gen.signature(args, kwargs))
+        if entry is None:  # first call (or no signature, e.g. *args): the full path
+            out = self._dispatch(args, kwargs)
+            entry = self._entry(target, args, kwargs)[0]  # (built by now: a lookup)
+        else:
+            native = entry.native
+            out = MISS if native is None or kwargs else native(*args)
+            if out is MISS:
+                out = entry.call(args, kwargs)
+        bridged.written(entry.writes)
+        return bridged.wrap(out)
 
     @functools.cached_property
     def _positional_names(self) -> tuple[tuple[str, ...], str | None]:
