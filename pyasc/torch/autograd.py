@@ -100,9 +100,9 @@ class PyascFunction(torch.autograd.Function):
     @once_differentiable
     def backward(ctx: Any, *douts: torch.Tensor) -> tuple[Any, ...]:
         saved = iter(ctx.saved_tensors)
-        inputs = [_host(next(saved)) if c is None else c for c in ctx.constants]
+        inputs = [host_array(next(saved)) if c is None else c for c in ctx.constants]
         args, kwargs = ctx.layout.call(inputs)
-        dout = tuple(_host(d) for d in douts) if ctx.multiple else _host(douts[0])
+        dout = tuple(host_array(d) for d in douts) if ctx.multiple else host_array(douts[0])
         grads = ctx.fn.vjp(*args, dout, **kwargs)
         wanted = [g if ctx.needs_input_grad[i + 2] else None for i, g in enumerate(grads)]
         used = [*inputs, *(dout if ctx.multiple else (dout,))]
@@ -139,11 +139,15 @@ def grad_tensors(grads: list[Any], used: list[Any]) -> list[Any]:
     return out
 
 
-def _host(t: Any) -> Any:
-    """A tensor's memory as an ndarray (no copy) for ``fn.vjp``."""
+def host_array(t: Any) -> Any:
+    """A tensor's memory as a read-only ndarray (no copy) for ``fn.vjp``: the saved
+    inputs and ``dout`` belong to autograd (``dout`` may feed other gradients too), so
+    a gradient function writing into them is refused (E50040), never silently applied."""
     if not isinstance(t, torch.Tensor):
         return t
-    return t.detach().resolve_conj().resolve_neg().numpy()
+    a = t.detach().resolve_conj().resolve_neg().numpy()
+    a.flags.writeable = False  # (this view's flag only)
+    return a
 
 
 def _check_outputs(fn: Any, outs: Any) -> None:

@@ -28,7 +28,7 @@ import torch
 
 from pyasc.callsite import at_caller, public_api
 from pyasc.errors import ArgumentError
-from pyasc.torch.autograd import grad_tensors, unaliased
+from pyasc.torch.autograd import grad_tensors, host_array, unaliased
 from pyasc.torch.tensors import NUMPY_DTYPES
 
 TORCH_DTYPES = {v: k for k, v in NUMPY_DTYPES.items()}
@@ -93,10 +93,6 @@ def _fake_results(fn: Any, args: tuple, n: int) -> Any:
     return out[0] if n == 1 else tuple(out)
 
 
-def _host(t: Any) -> Any:
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t
-
-
 class CustomOp:
     """The registered ops of one ``@hybrid`` function (:func:`custom_op`)."""
 
@@ -123,8 +119,8 @@ class CustomOp:
         return tuple(outs) if many else outs[0]
 
     def _vjp(self, dout: Any, *inputs: Any) -> Any:
-        douts = [_host(d) for d in (dout if self.outputs > 1 else (dout,))]
-        hosts = [_host(a) for a in inputs]
+        douts = [host_array(d) for d in (dout if self.outputs > 1 else (dout,))]
+        hosts = [host_array(a) for a in inputs]
         grads = self.fn.vjp(*hosts, tuple(douts) if self.outputs > 1 else douts[0])
         out = tuple(grad_tensors([grads[i] for i in self.tensor_params], hosts + douts))
         return out[0] if len(out) == 1 else out

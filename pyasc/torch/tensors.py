@@ -9,7 +9,9 @@ their autograd version counter bumped, as a torch in-place operation does, so a 
 saved for a backward pass and then overwritten is reported by torch, not used stale.
 
 Taken: tensors on the CPU with the strided layout, of any dtype pyasc computes with
-(bool, the ints and uints, float16/32/64), any strides, any rank (0-d too).  Refused
+(bool, the ints and uints, float16/32/64), any strides, any rank (0-d too); a tensor
+whose elements share memory (``expand``, ``unfold``) is taken read-only, so a kernel
+writing into it is refused (E50040), as torch refuses in-place writes there.  Refused
 with an ``ArgumentError`` (E50040) naming the argument: other devices (CUDA, meta; NPU
 tensors have their own rule on ``target="ascend"``), sparse and other layouts, complex,
 quantized and float8 dtypes, bfloat16 (numpy has none: pyasc takes no bfloat16 host
@@ -66,11 +68,14 @@ class TorchAdapter:
         """The ndarray over ``value``'s memory, or an ``ArgumentError`` saying why not."""
         _check(value, path)
         try:  # (detach only when needed: it costs as much as numpy())
-            return (value.detach() if value.requires_grad else value).numpy()
+            a = (value.detach() if value.requires_grad else value).numpy()
         except (RuntimeError, TypeError) as exc:  # e.g. a FakeTensor under torch.compile
             raise ArgumentError(f"argument {describe(path)}: this tensor has no host "
                                 f"memory numpy can see ({exc})",
                                 hint="pass a plain CPU tensor") from None
+        if may_self_overlap(a):  # expand()ed, unfold()ed: elements share memory
+            a.flags.writeable = False  # (this view's flag only): writes are refused
+        return a
 
     def wrap(self, result: Any) -> torch.Tensor:
         """A tensor over the result array (a numpy scalar: a 0-d tensor)."""
@@ -89,6 +94,23 @@ class TorchAdapter:
         """Bump ``value``'s version counter: a kernel may have written into it."""
         if not value.is_inference():
             torch.autograd.graph.increment_version(value)
+
+
+def may_self_overlap(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` may share memory (a stride 0 of an expanded tensor,
+    the windows of ``unfold``): torch refuses in-place writes into such a tensor, and a
+    kernel writing one would write an element several times.  Conservative: a layout
+    whose dimensions do not nest (each stride past the extent of the smaller ones)
+    counts as overlapping."""
+    if a.size == 0:
+        return False
+    extent = a.itemsize
+    dims = zip(a.strides, a.shape, strict=True)
+    for stride, n in sorted((abs(s), n) for s, n in dims if n > 1):
+        if stride < extent:
+            return True
+        extent += stride * (n - 1)
+    return False
 
 
 def _check(t: torch.Tensor, path: Path) -> None:

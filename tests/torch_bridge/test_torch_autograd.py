@@ -213,3 +213,24 @@ def test_an_output_viewing_an_input_is_copied(monkeypatch):
     torch.testing.assert_close(x.detach(), torch.arange(4.0))
     assert torch.autograd.gradcheck(autograd_op(tail), (torch.randn(4, dtype=torch.float64,
                                                                     requires_grad=True),))
+
+
+@pyasc.hybrid
+def double(x):
+    return x * 2
+
+
+@double.def_grad
+def double_grad(x, dout):
+    dout[...] = dout * 2  # writes into autograd's buffer: refused
+    return dout
+
+
+def test_a_gradient_writing_into_dout_is_refused(monkeypatch):
+    """dout may be shared with other branches of the graph (here the sum's gradient
+    feeds both uses of y): writing it in place would corrupt their gradients."""
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = torch.ones(3, requires_grad=True)
+    y = autograd_op(double)(x)
+    with pytest.raises(ArgumentError, match="read-only but the operator writes"):
+        (y + y).sum().backward()

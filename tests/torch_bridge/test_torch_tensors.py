@@ -234,3 +234,28 @@ def test_writes_into_star_args_tensors_are_reported_too(monkeypatch):
     assert b._version > vb and a._version == va  # only the written one
     with pytest.raises(ArgumentError, match=r"argument 'xs'\[1\] is a torch tensor of dtype"):
         bump_all(1.0, a, torch.ones(2, dtype=torch.complex64))
+
+
+@pytest.mark.parametrize("make", [lambda: torch.ones(1).expand(4),
+                                  lambda: torch.arange(6.0).unfold(0, 3, 1)],
+                         ids=["expand", "unfold"])
+def test_self_overlapping_tensors_are_read_but_never_written(make, monkeypatch):
+    """A kernel writing an expanded tensor wrote its one element four times (x became 5,
+    silently); torch refuses such writes, and so does pyasc now."""
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    x = make()
+    before = x.clone()
+    with pytest.raises(ArgumentError, match="read-only but the operator writes"):
+        scale_into(x, 2.0)
+    assert torch.equal(x, before)
+    torch.testing.assert_close(total(x), x.sum())  # reading is fine
+
+
+def test_overlap_rule_on_ordinary_layouts():
+    from pyasc.torch.tensors import may_self_overlap
+
+    base = torch.arange(24.0).reshape(2, 3, 4)
+    for t in (base, base.transpose(0, 2), base[:, ::2, 1:], base[0, 1], torch.tensor(1.0),
+              torch.ones(0, 3).expand(0, 3)):
+        assert not may_self_overlap(t.numpy()), t.stride()
+    assert may_self_overlap(torch.ones(3, 1).expand(3, 2).numpy())
