@@ -102,8 +102,8 @@ def may_self_overlap(a: np.ndarray) -> bool:
     kernel writing one would write an element several times.  Conservative: a layout
     whose dimensions do not nest (each stride past the extent of the smaller ones)
     counts as overlapping."""
-    if a.size == 0:
-        return False
+    if a.flags.c_contiguous or a.flags.f_contiguous or a.size == 0:
+        return False  # (the common case, checked first: a call pays for this rule)
     extent = a.itemsize
     dims = zip(a.strides, a.shape, strict=True)
     for stride, n in sorted((abs(s), n) for s, n in dims if n > 1):
