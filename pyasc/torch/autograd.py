@@ -90,11 +90,10 @@ class PyascFunction(torch.autograd.Function):
         outs = out if ctx.multiple else (out,)
         _check_outputs(fn, outs)
         outs = unaliased(outs, inputs)
-        out = outs if ctx.multiple else outs[0]
         frozen = [o for o in outs if not (o.is_floating_point() or o.is_complex())]
         if frozen:
             ctx.mark_non_differentiable(*frozen)
-        return tuple(outs) if ctx.multiple else out
+        return tuple(outs) if ctx.multiple else outs[0]
 
     @staticmethod
     @once_differentiable
