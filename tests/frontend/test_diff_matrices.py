@@ -135,3 +135,18 @@ def test_select_refuses_non_boolean_conditions():
 
     with pytest.raises(errors.TypeMismatchError, match="boolean"):
         bad(np.ones(3))
+
+
+@hybrid
+def diagonal_masks(x, n, k):
+    # N, M from a shape and from a run-time int; k compile-time and run-time
+    rows, cols = x.shape
+    return (np.eye(rows), np.eye(rows, cols, 1, np.int32), np.eye(n, dtype=x.dtype),
+            np.identity(cols, x.dtype) @ x.T, np.tri(rows, cols, k=-1, dtype=np.int8),
+            np.eye(n, n + 2, k), np.tri(n, k=k, dtype=bool), x * np.eye(rows, cols, -k))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+@pytest.mark.parametrize("shape, n, k", [((3, 5), 4, 1), ((4, 2), 1, -2), ((2, 2), 3, 7)])
+def test_eye_identity_tri(dtype, shape, n, k):
+    check(diagonal_masks, rand(shape, dtype), n, k, runners=_device(dtype))

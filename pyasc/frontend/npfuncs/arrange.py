@@ -1,9 +1,11 @@
-"""Rearranging arrays: ``tril triu roll diff repeat pad meshgrid``.
+"""Rearranging arrays: ``tril triu roll diff repeat pad meshgrid``, and the diagonal
+masks ``eye identity tri``.
 
 Each is composed of existing tensor ops, so every backend runs it as it runs those:
 
 * ``tril``/``triu``: ``np.where`` of an ``arange`` row/column comparison, with a zero of
   the array's dtype (numpy's ``where(mask, m, zeros(1, m.dtype))``; ``-0.0`` kept);
+  ``eye``/``identity``/``tri``: the same comparison as ones and zeros of ``dtype``;
 * ``roll`` and ``pad`` (``edge``, ``reflect``): a gather (``np.take``) along each axis
   with an index map.  For a static length the map is numpy's own (``np.roll``/``np.pad``
   of ``arange(n)``, so every wrap and multi-period reflection is numpy's by
@@ -23,7 +25,13 @@ from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedNump
 from pyasc.frontend import indexmath
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.indexing import load_index
-from pyasc.frontend.npfuncs.common import array_arg, normalize_axis, shape_arg, static_int
+from pyasc.frontend.npfuncs.common import (
+    array_arg,
+    as_dtype,
+    normalize_axis,
+    shape_arg,
+    static_int,
+)
 from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.values import Dim, Scalar, Tensor
 from pyasc.ir.types import i1
@@ -59,6 +67,35 @@ def _tri(lw, m: object, k: object, pred: str) -> object:
     mask = _u(lw, pred, offset, _int_or_scalar(lw, k, "k"))
     zero = lw.em.scalar(0, x.type.element)
     return call_numpy(lw, "where", [mask, x, zero], {})
+
+
+def _band(lw, n: object, m: object, k: object, pred: str, dtype: object) -> object:
+    """``pred(col - row, k)`` over an ``n`` x ``m`` grid as ones and zeros of ``dtype``."""
+    rows_n, = shape_arg(lw, n)
+    cols_n, = shape_arg(lw, n if m is None else m)
+    t = as_dtype(lw, dtype) or as_dtype(lw, float)
+    rows = lw.em.reshape(_iota(lw, rows_n), (rows_n, 1))
+    mask = _u(lw, pred, _u(lw, "subtract", _iota(lw, cols_n), rows),
+              _int_or_scalar(lw, k, "k"))
+    return call_numpy(lw, "where", [mask, lw.em.scalar(1, t), lw.em.scalar(0, t)], {})
+
+
+@register("eye")
+def eye(lw, N, M=None, k=0, dtype=float):  # noqa: N803 - numpy's parameter names
+    """ones on diagonal `k` of an `N` x `M` array, zeros elsewhere"""
+    return _band(lw, N, M, k, "equal", dtype)
+
+
+@register("identity")
+def identity(lw, n, dtype=float):
+    """the `n` x `n` identity matrix"""
+    return _band(lw, n, None, 0, "equal", dtype)
+
+
+@register("tri")
+def tri(lw, N, M=None, k=0, dtype=float):  # noqa: N803 - numpy's parameter names
+    """ones at and below diagonal `k` of an `N` x `M` array, zeros elsewhere"""
+    return _band(lw, N, M, k, "less_equal", dtype)
 
 
 @register("tril")
