@@ -199,12 +199,18 @@ _EMPTY_RAISES = frozenset({"tensor.max", "tensor.min", "tensor.argmax", "tensor.
 
 def _speculatable(blocks: list[Block], cond: Value) -> bool:
     """Both sides may run unconditionally (``arith.select``): every op is pure, has no
-    region and cannot fail on the side Python would not evaluate, except run-time checks
-    (``func.assert``), which are predicated on the side's condition."""
+    region and cannot fail on the side Python would not evaluate.  A Python int's range
+    check (``OverflowError``) is predicated on its side's condition instead: the side
+    not taken then computes with a wrapped int, harmlessly.  Shape and bounds checks
+    keep the ``loop.if``: they guard the memory the side would touch."""
     checks_ok = cond.type == i1
     return all((op.has_trait("pure") or op.name == "mem.to_tensor"
-                or op.name == "func.assert" and checks_ok)
+                or checks_ok and _value_check(op))
                and not op.region_list and not _may_fail(op) for b in blocks for op in b.ops)
+
+
+def _value_check(op: Operation) -> bool:
+    return op.name == "func.assert" and op.attributes["kind"].startswith("raise:OverflowError")
 
 
 def _splice_predicated(lw: Lowering, blocks: list[Block], cond: Value) -> None:
