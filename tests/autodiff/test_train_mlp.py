@@ -1,5 +1,5 @@
-"""``examples/train_mlp.py``: an MLP trained with pyasc's automatic gradients, its loss
-curve equal to plain torch's on the same initialization and batches."""
+"""``examples/training/train_mlp.py``: an MLP trained with pyasc's automatic gradients,
+its loss curve equal to plain torch's on the same initialization and batches."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_mlp.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "training" / "train_mlp.py"
 
 
 def _example():

@@ -7,8 +7,8 @@ its backward (no gradient written by hand); plain SGD updates the parameters.  T
 same model, initialization and batches run in plain torch when it is installed, for
 comparing the loss curves.
 
-    python examples/train_mlp.py            # pyasc only (torch too, when installed)
-    python examples/train_mlp.py --steps 50
+    python examples/training/train_mlp.py            # pyasc only (torch too, when installed)
+    python examples/training/train_mlp.py --steps 50
 """
 
 from __future__ import annotations
