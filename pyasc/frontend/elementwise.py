@@ -285,7 +285,8 @@ def apply_ufunc(em: Emitter, name: str, operands: Sequence[object],
             return exact
     in_types, out_type = resolve_ufunc(u.ufunc, values)
     for v, t in zip(values, in_types, strict=True):
-        em.check_fits(v, t)  # run-time Python ints (compile-time: resolve_ufunc)
+        if isinstance(v, Scalar):  # run-time Python ints (compile-time: resolve_ufunc)
+            em.check_fits(v, t)
     return _emit(em, u, values, in_types, out_type, weak=False)
 
 
