@@ -147,6 +147,32 @@ def test_a_stated_device_difference_is_a_skip_of_its_own_kind(source):
     assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
 
 
+ZERO_SIGN = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid
+def prog(a, b, s):
+    return b // (b % b).min(axis=-1), a
+"""
+
+
+def test_the_device_zero_sign_of_min_and_what_follows_from_it_is_a_stated_difference():
+    # campaign case 8889 of seed 8: b % b is [0.0, -0.0, -0.0]; numpy's min is -0.0, the
+    # device's Min keeps +0.0 (docs/ascendc-backend.md), and b // that flips the infs
+    b = np.array([2.0, -2.5, -2.0], np.float32)
+    program = Program(ZERO_SIGN, load(ZERO_SIGN), (np.ones(3, np.float32), b, 0.0), EXACT)
+    outcome = judge(program, ("ascend-sim",)).outcomes["ascend-sim"]
+    assert (outcome.status, outcome.kind) == ("skip", DEVICE_MAX_NAN)
+    b[:] = [2.0, 2.5, 3.0]  # all zeros positive: the results agree
+    assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
+    no_min = ZERO_SIGN.replace(".min(axis=-1)", "[0]")  # no max/min: no exemption
+    b[:] = [-2.0, 2.5, 3.0]
+    program = Program(no_min, load(no_min), (np.ones(3, np.float32), b, 0.0), EXACT)
+    assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
+
+
 RUNTIME_INT = """\
 import numpy as np
 from pyasc import hybrid
