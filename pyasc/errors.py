@@ -354,5 +354,15 @@ class DeviceFloat64Warning(PyascWarning):
     default_hint = "cast the float64 data to float32 yourself, or run it on target='cpu'"
 
 
+class PathErrorWarning(PyascWarning):
+    """Code under a run-time condition raises a shape or index error (E50002/E50004)
+    whenever it runs; it is compiled to raise it then, as numpy would (W50002)."""
+
+    code = "W50002"
+    default_hint = ("fix the shapes or the index if that path can run; if it cannot, "
+                    "make its condition known at compile time")
+
+
 ALL_WARNINGS: tuple[type[PyascWarning], ...] = (InvalidEnvironmentWarning, IRDumpWarning,
-                                              DeviceStateLostWarning, DeviceFloat64Warning)
+                                              DeviceStateLostWarning, DeviceFloat64Warning,
+                                              PathErrorWarning)

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyasc.errors import InternalCompilerError, PyascError
+from pyasc.frontend.conditional import build_in, discard, select_value
+from pyasc.frontend.deferred import Deferred, attempt, fail_at_run_time, maybe_skipped
 from pyasc.frontend.lowering import BRK, CONT, RET, RV, Lowering, hook
 from pyasc.frontend.merge import (
     MISSING,
@@ -38,9 +40,9 @@ from pyasc.frontend.merge import (
 )
 from pyasc.frontend.truth import truth
 from pyasc.frontend.values import Scalar, Undefined
-from pyasc.ir.core import Block, Operation, Region, Value
+from pyasc.ir.core import Block, Region, Value
 from pyasc.ir.ops import arith, loop
-from pyasc.ir.types import DYN, i1, index
+from pyasc.ir.types import i1, index
 
 JUMP_FLAGS = (BRK, CONT, RET)
 MAX_ATTEMPTS = 8
@@ -65,7 +67,11 @@ def jump_state(scope: dict[str, object]) -> bool | list[str] | None:
 def lower_body(lw: Lowering, stmts: list[ast.stmt]) -> None:
     """Lower statements; what follows a possible jump runs under ``if not jumped``."""
     for k, st in enumerate(stmts):
-        lw.stmt(st)
+        failed = attempt(lw, lambda st=st: lw.stmt(st))
+        if isinstance(failed, Deferred):  # the path raises there: the rest is dead
+            fail_at_run_time(lw, failed)
+            lw.scope[RET] = True
+            return
         state = jump_state(lw.scope)
         if state is True:
             return
@@ -109,21 +115,14 @@ def _ordered_names(*scopes: dict[str, object]) -> list[str]:
     return list(seen)
 
 
-def _build(lw: Lowering, block: Block, pre: dict[str, object],
-           fn: Callable[[], object]) -> tuple[dict[str, object], object]:
-    lw.scope = dict(pre)
-    with lw.em.b.at(block):
-        result = fn()
-    return lw.scope, result
-
-
 def lower_if(lw: Lowering, cond: Value, then_fn: Callable[[], None],
              else_fn: Callable[[], None], else_jumped: bool = False) -> None:
     """``loop.if`` over two statement builders; names they rebind are joined."""
     pre = lw.scope
     blocks = [Block(), Block()]
-    paths = [_build(lw, b, pre, fn)[0] for b, fn in zip(blocks, (then_fn, else_fn),
-                                                       strict=True)]
+    with maybe_skipped(lw):
+        paths = [build_in(lw, b, pre, fn)[0] for b, fn in zip(blocks, (then_fn, else_fn),
+                                                           strict=True)]
     jumped = [jump_state(paths[0]) is True, else_jumped or jump_state(paths[1]) is True]
 
     def allow_missing(name: str) -> bool:
@@ -161,98 +160,7 @@ def _after(pre: dict[str, object], plan: Plan, undefined: set[str], results: lis
     return scope
 
 
-def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
-                 else_fn: Callable[[], object]) -> object:
-    """``then_fn() if cond else else_fn()`` as a value; speculated with ``arith.select``
-    when both sides are cheap and safe, else a ``loop.if``."""
-    pre = lw.scope
-    blocks = [Block(), Block()]
-    built = [_build(lw, b, pre, fn) for b, fn in zip(blocks, (then_fn, else_fn),
-                                                     strict=True)]
-    paths = [dict(scope, **{"$value": value}) for scope, value in built]
-    plan, _ = make_plan(["$value"], paths, lambda n: False)
-    lw.scope = pre
-    if not plan.types():
-        _splice(lw, blocks)
-        return rebuild(plan.shapes["$value"], iter(()))
-    yields = []
-    for block, path in zip(blocks, paths, strict=True):
-        with lw.em.b.at(block):
-            yields.append([v for name, shape in plan.shapes.items()
-                           for v in materialize(lw.em, shape, path[name])])
-    if _speculatable(blocks, cond) and all(not hasattr(t, "strides") for t in plan.types()):
-        _splice_predicated(lw, blocks, cond)
-        picked = [lw.em.result(arith.SelectOp.new(cond, a, b))
-                  for a, b in zip(*yields, strict=True)]
-        return rebuild(plan.shapes["$value"], iter(picked))
-    for block, vals in zip(blocks, yields, strict=True):
-        with lw.em.b.at(block):
-            lw.em.op(loop.YieldOp(vals))
-    op = lw.em.op(loop.IfOp([cond], plan.types(), regions=[Region([b]) for b in blocks]))
-    return rebuild(plan.shapes["$value"], iter(op.result_values))
-
-
-_UNSAFE = frozenset({"tensor.extract", "tensor.gather"})
-_INDEXING = frozenset({"tensor.slice", "mem.subview"})
-_EMPTY_RAISES = frozenset({"tensor.max", "tensor.min", "tensor.argmax", "tensor.argmin"})
-
-
-def _speculatable(blocks: list[Block], cond: Value) -> bool:
-    """Both sides may run unconditionally (``arith.select``): every op is pure, has no
-    region and cannot fail on the side Python would not evaluate.  A Python int's range
-    check (``OverflowError``) is predicated on its side's condition instead: the side
-    not taken then computes with a wrapped int, harmlessly.  Shape and bounds checks
-    keep the ``loop.if``: they guard the memory the side would touch."""
-    checks_ok = cond.type == i1
-    return all((op.has_trait("pure") or op.name == "mem.to_tensor"
-                or checks_ok and _value_check(op))
-               and not op.region_list and not _may_fail(op) for b in blocks for op in b.ops)
-
-
-def _value_check(op: Operation) -> bool:
-    return op.name == "func.assert" and op.attributes["kind"].startswith("raise:OverflowError")
-
-
-def _splice_predicated(lw: Lowering, blocks: list[Block], cond: Value) -> None:
-    """Both sides' ops before the select; a check of a side only fails when that side is
-    the one taken (``x * k if flag else x + k``: ``k``'s range check for its dtype)."""
-    for b, then_side in zip(blocks, (True, False), strict=True):
-        for op in list(b.ops):
-            b.detach(op)
-            if op.name == "func.assert":  # then side: ok = !cond | c; else: cond | c
-                skipped = lw.em.result(arith.NotOp.new(cond)) if then_side else cond
-                op.set_operand(0, lw.em.result(arith.OrOp.new(skipped, op.operand_values[0])))
-            lw.em.op(op)
-
-
-def _may_fail(op: Operation) -> bool:
-    """Pure ops that raise (or read out of bounds) for some operand values: an element
-    read, a gather, an integer index (``x[j]`` when ``j`` is out of range on the path not
-    taken: ``j < n and x[j].max() > 0``), and a max/min/argmax/argmin of an array that
-    may be empty (numpy raises ``ValueError``)."""
-    if op.name in _UNSAFE:
-        return True
-    if op.name in _INDEXING:
-        return bool(op.attributes.get("drop"))
-    if op.name in _EMPTY_RAISES:
-        shape = getattr(op.operand_values[0].type, "shape", ())
-        return any(d == DYN or d == 0 for d in shape)
-    return False
-
-
-def _splice(lw: Lowering, blocks: list[Block]) -> None:
-    for b in blocks:
-        for op in list(b.ops):
-            lw.em.op(b.detach(op))
-
-
 # ---------------------------------------------------------------------------- loops
-
-
-def discard(block: Block) -> None:
-    """Erase a trial block's ops (users first)."""
-    for op in reversed(list(block.ops)):
-        op.erase()
 
 
 def _loop_plan(pre: dict[str, object], end: dict[str, object], prev: Plan,

@@ -14,14 +14,14 @@ import operator
 
 from pyasc.errors import TypeMismatchError, UnsupportedSyntaxError
 from pyasc.frontend import calls, sequences
-from pyasc.frontend.control import select_value
+from pyasc.frontend.conditional import branch_condition, select_value
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.indexing import load_subscript
 from pyasc.frontend.iteration import iteration
 from pyasc.frontend.lowering import Lowering, expr_rule
 from pyasc.frontend.operators import binary
 from pyasc.frontend.plainfuncs import lambda_def, local_function
-from pyasc.frontend.truth import condition, logical_not, truth
+from pyasc.frontend.truth import logical_not, truth
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
 
 _CONSTANT_TYPES = (bool, int, float, str, type(None), type(Ellipsis))
@@ -99,7 +99,7 @@ def _short_circuit(lw: Lowering, left: object, right, is_and: bool) -> object:
 @expr_rule(ast.IfExp)
 def lower_ifexp(lw: Lowering, node: ast.IfExp) -> object:
     """``a if c else b``."""
-    t = condition(lw, node.test)
+    t = branch_condition(lw, node.test)
     if isinstance(t, bool):
         return lw.expr(node.body if t else node.orelse)
     return select_value(lw, t.value, lambda: lw.expr(node.body), lambda: lw.expr(node.orelse))

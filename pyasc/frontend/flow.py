@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from pyasc.errors import PyascError, UnsupportedSyntaxError
 from pyasc.frontend import indexmath
+from pyasc.frontend.conditional import branch_condition, discard, select_value
 from pyasc.frontend.control import (
     CAPTURE,
     ZERO_TIMES,
@@ -29,7 +31,6 @@ from pyasc.frontend.control import (
     capture_at_break,
     captured_after,
     carried_loop,
-    discard,
     finish_loop,
     index_value,
     inits_of,
@@ -40,8 +41,8 @@ from pyasc.frontend.control import (
     rebind,
     restore_flags,
     save_flags,
-    select_value,
 )
+from pyasc.frontend.deferred import maybe_skipped
 from pyasc.frontend.fusion import fusion_scope
 from pyasc.frontend.iteration import Product, iteration, nested_loops
 from pyasc.frontend.lowering import BRK, CONT, RET, RV, Lowering, stmt_rule
@@ -57,7 +58,7 @@ from pyasc.frontend.merge import (
 )
 from pyasc.frontend.names import assigned_before_jumps, jumps
 from pyasc.frontend.sequences import unrolled
-from pyasc.frontend.truth import condition, logical_not
+from pyasc.frontend.truth import logical_not
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, Undefined
 from pyasc.ir.core import Block, Region, Value
 from pyasc.ir.ops import func, loop
@@ -67,7 +68,7 @@ from pyasc.ir.types import index
 @stmt_rule(ast.If)
 def lower_if_stmt(lw: Lowering, node: ast.If) -> None:
     """``if``/``elif``/``else``: compile-time conditions pick a branch."""
-    cond = condition(lw, node.test)
+    cond = branch_condition(lw, node.test)
     if isinstance(cond, bool):
         lw.body(node.body if cond else node.orelse)
         return
@@ -203,8 +204,9 @@ def _counted_for(lw: Lowering, node: ast.For, rng: RangeValue, bind: Callable) -
         iv = iv_scalar(blocks[0].args[0], lo, hi)
         return _body(lw, blocks[0], lambda: (bind(iv), lw.body(node.body)))
 
-    body = carried_loop(lw, lambda plan: [Block([index, *plan.types()])], build,
-                        _keep_after(lw, node, rng))
+    with maybe_skipped(lw) if _trip_count(rng) is None else nullcontext():
+        body = carried_loop(lw, lambda plan: [Block([index, *plan.types()])], build,
+                            _keep_after(lw, node, rng))
     inits = inits_of(lw, body.plan, body.pre)
     with lw.em.b.at(body.blocks[0]):
         _yield(lw, body.plan, body.end)
@@ -259,7 +261,7 @@ def _compare(lw: Lowering, pred: str, a: object, b: object) -> object:
 @stmt_rule(ast.While)
 def lower_while_stmt(lw: Lowering, node: ast.While) -> None:
     """``while`` loops (with ``else``)."""
-    cond_fn, body_fn = (lambda: condition(lw, node.test)), (lambda: lw.body(node.body))
+    cond_fn, body_fn = (lambda: branch_condition(lw, node.test)), (lambda: lw.body(node.body))
     if not _always_true(node.test):
         _while_loop(lw, cond_fn, body_fn, node.orelse, _sure_after(lw, node, frozenset()))
         return
@@ -308,8 +310,9 @@ def _while_loop(lw: Lowering, cond_fn: Callable[[], object], body_fn: Callable[[
         rebind(lw, plan, after.args)
         return _body(lw, after, body_fn)
 
-    body = carried_loop(lw, lambda plan: [Block(plan.types()), Block(plan.types())], build,
-                        keep_new)
+    with maybe_skipped(lw) if first is not True else nullcontext():
+        body = carried_loop(lw, lambda plan: [Block(plan.types()), Block(plan.types())],
+                            build, keep_new)
     inits = inits_of(lw, body.plan, body.pre)
     before, after = body.blocks
     with lw.em.b.at(before):

@@ -142,6 +142,8 @@ class Lowering:
         self.locals = local_names(src.tree)
         self.loads = Loads(src.tree)
         self.outer: Lowering | None = None  # a local function's definer (its free names)
+        # run-time conditions around the code being lowered (``deferred``)
+        self.guarded = 0
 
     # -- dispatch
     def expr(self, node: ast.expr) -> object:

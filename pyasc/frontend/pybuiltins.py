@@ -95,7 +95,7 @@ def _pick(lw, best: object, v: object, pred: str, fold: Callable, pick: Callable
         return pick(best, v)
     if _index_like(best) and _index_like(v):
         return fold(lw.em, best, v)
-    from pyasc.frontend.control import select_value
+    from pyasc.frontend.conditional import select_value
 
     better = apply_ufunc(lw.em, UFUNC_OF[pred], [v, best], python_op=True)
     return select_value(lw, better.value, lambda: v, lambda: best)  # type: ignore

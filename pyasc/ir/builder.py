@@ -26,6 +26,7 @@ class Builder:
         self.block = block
         self.index = len(block.ops) if index is None else index
         self.loc = loc
+        self._records: list[list[Operation]] = []
 
     @classmethod
     def at_end(cls, block: Block, loc: Location = UNKNOWN_LOC) -> Builder:
@@ -47,7 +48,22 @@ class Builder:
             op.loc = self.loc
         self.block.insert(self.index, op)
         self.index += 1
+        for record in self._records:
+            record.append(op)
         return op
+
+    @contextmanager
+    def recording(self) -> Iterator[list[Operation]]:
+        """Collect every op inserted inside the ``with`` (in any block), so that a
+        construct abandoned half-built can be removed (:func:`discard_ops`)."""
+        record: list[Operation] = []
+        self._records.append(record)
+        try:
+            yield record
+        finally:  # nested recordings end innermost first (lists compare by value:
+            # ``remove`` could take an equal outer one)
+            assert self._records[-1] is record
+            self._records.pop()
 
     @contextmanager
     def location(self, loc: Location) -> Iterator[Builder]:
@@ -68,3 +84,17 @@ class Builder:
             yield self
         finally:
             self.block, self.index = saved
+
+
+def discard_ops(ops: list[Operation]) -> None:
+    """Remove ``ops`` (and what their regions hold) from their blocks and drop their
+    operand uses, whatever order they use each other in: the ops of a construct
+    abandoned half-built, some of them in blocks never attached to an op."""
+    dropped: set[int] = set()
+    for op in reversed(ops):
+        for inner in op.walk():
+            if id(inner) not in dropped:
+                dropped.add(id(inner))
+                inner.drop_operand_uses()
+        if op.parent is not None:
+            op.parent.detach(op)
