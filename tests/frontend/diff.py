@@ -158,7 +158,8 @@ BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
 """Backends built by the differential runner itself (others: ``get_backend``)."""
 
 OPTIONAL_PASSES = ("canonicalize", "cse", "dce", "fusion", "expand-math", "layout",
-                   "memplan", "hoist-checks", "dead-fills", "reduce-to-memory")
+                   "memplan", "hoist-checks", "dead-fills", "reduce-to-memory",
+                   "speculate-guards")
 """Every pass of the frontend's and the CPU backend's pipelines but ``lower-to-loops``."""
 
 

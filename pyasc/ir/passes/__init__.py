@@ -32,6 +32,7 @@ from pyasc.ir.passes import (  # noqa: F401
     lower_loops,
     memplan,
     reduce_to_memory,
+    speculate_guards,
     stencil_windows,
 )
 from pyasc.ir.passes.manager import (
@@ -59,6 +60,8 @@ LOOP_PIPELINE: list[str] = [
     "hoist-checks",    # again, for the checks lowering made (gathers, scatters); before
                        # layout/memplan, which leave a loop with checks as it is
     "expand-math",     # exp/log/tanh/... as branch-free arithmetic, so loops vectorize
+    "speculate-guards",  # guarded loads/arithmetic of innermost loops run unconditionally,
+                         # the guard moves to the store (plain vector loads, not gathers)
     "reduce-to-memory",  # scalar accumulators stored per iteration -> out[i] += ... (for
                          # layout's interchange)
     "layout",          # inner loops over unit strides; copy re-read strided inputs once

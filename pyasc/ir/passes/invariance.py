@@ -52,13 +52,18 @@ def safe_load(op: Operation, lp: Operation) -> bool:
     """``op`` is a ``mem.load`` that reads the same before ``lp`` as in it, in bounds."""
     if not isinstance(op, mem.LoadOp):
         return False
+    buf = op.operand_values[0]
+    # through a view: its offsets would need the same proof
+    return base_buffer(buf) is buf and unwritten(buf, lp) and in_bounds(op, lp)
+
+
+def in_bounds(op: mem.LoadOp, scope: Operation) -> bool:
+    """The indices of ``op`` (on a buffer, not a view) are in bounds for every value of
+    the counters of the loops around ``scope`` (loop ranges and sizes decide)."""
     buf, *idx = op.operand_values
-    root = base_buffer(buf)
-    if root is not buf or not _unwritten(root, lp):
-        return False  # through a view: its offsets would need the same proof
     t = buf.type
     assert isinstance(t, MemRefType)
-    ranges = [r for _, rs in enclosing_scopes(lp) for r in rs]
+    ranges = [r for _, rs in enclosing_scopes(scope) for r in rs]
     for axis, i in enumerate(idx):
         size = Affine(const=t.shape[axis]) if t.shape[axis] >= 0 else _dim(buf, axis)
         if size is None or not all(_holds(f, ranges) for f in (
@@ -81,7 +86,7 @@ def _holds(form: Affine, ranges: list) -> bool:
     return known is not None and known >= 0
 
 
-def _unwritten(root: Value, lp: Operation) -> bool:
+def unwritten(root: Value, lp: Operation) -> bool:
     """Nothing in ``lp`` writes ``root`` or memory that may be ``root``, and nothing in
     it is a call."""
     for op in lp.walk():
@@ -126,4 +131,4 @@ def hoist_invariants(lp: Operation) -> None:
             b.insert(op)
 
 
-__all__ = ["hoist_invariants", "inside", "invariant", "safe_load"]
+__all__ = ["hoist_invariants", "in_bounds", "inside", "invariant", "safe_load", "unwritten"]
