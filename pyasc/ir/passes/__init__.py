@@ -24,6 +24,7 @@ from pyasc.ir.passes import (  # noqa: F401
     cse,
     dce,
     dead_fills,
+    distribute_reductions,
     expand_math,
     fusion,
     hoist_checks,
@@ -65,6 +66,7 @@ LOOP_PIPELINE: list[str] = [
     "reduce-to-memory",  # scalar accumulators stored per iteration -> out[i] += ... (for
                          # layout's interchange)
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
+    "distribute-reductions",  # expensive terms of a sequential sum in a loop of their own
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
     "canonicalize", "cse", "dce",
     "interrupt-poll",  # the loops that poll for Ctrl-C (the CPU backend's countdown)

@@ -66,8 +66,11 @@ def _loop_values(lp: Operation) -> set[Value]:
 
 
 def _bad(load: mem.LoadOp, lp: Operation | None) -> bool:
-    """True if the innermost loop ``lp`` steps the load over a non-unit stride."""
-    if lp is None:
+    """True if the innermost loop ``lp`` steps the load over a non-unit stride.  A load
+    in a loop with loops inside (``mx = x[i, 0]`` before a row's loops) runs once per
+    iteration, not as a stream: never a reason to copy the input."""
+    if lp is None or any(isinstance(o, loop.ForOp | loop.WhileOp) for o in lp.walk()
+                         if o is not lp):
         return False
     strides = static_strides(load.source.type)  # type: ignore[arg-type]
     targets, memo = _loop_values(lp), {}
