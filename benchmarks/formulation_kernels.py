@@ -164,3 +164,86 @@ def conv_slices(x, w):
                 for dx in range(s):
                     out[:, o] += w[o, ci, dy, dx] * x[:, ci, dy:dy + oh, dx:dx + ow]
     return out
+
+
+def nms_mask(boxes, scores, iou_threshold):
+    """Greedy NMS with a keep mask: each kept box suppresses the later ones (guarded
+    loads: every load of the inner loop sits under ``if keep[j]``)."""
+    order = np.argsort(-scores)
+    b = boxes[order]
+    n = b.shape[0]
+    areas = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    keep = np.ones(n, np.int64)
+    for i in range(n):
+        if keep[i] == 1:
+            for j in range(i + 1, n):
+                if keep[j] == 1:
+                    xx1 = max(b[i, 0], b[j, 0])
+                    yy1 = max(b[i, 1], b[j, 1])
+                    xx2 = min(b[i, 2], b[j, 2])
+                    yy2 = min(b[i, 3], b[j, 3])
+                    inter = max(xx2 - xx1, 0.0) * max(yy2 - yy1, 0.0)
+                    if inter / (areas[i] + areas[j] - inter) > iou_threshold:
+                        keep[j] = 0
+    return order[keep == 1]
+
+
+def nms_slices(boxes, scores, iou_threshold):
+    """Greedy NMS, numpy style: each kept box against all later boxes as slices."""
+    order = np.argsort(-scores)
+    b = boxes[order]
+    n = b.shape[0]
+    areas = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    keep = np.ones(n, np.bool_)
+    for i in range(n):
+        if keep[i]:
+            xx1 = np.maximum(b[i, 0], b[i + 1:, 0])
+            yy1 = np.maximum(b[i, 1], b[i + 1:, 1])
+            xx2 = np.minimum(b[i, 2], b[i + 1:, 2])
+            yy2 = np.minimum(b[i, 3], b[i + 1:, 3])
+            inter = np.maximum(xx2 - xx1, 0.0) * np.maximum(yy2 - yy1, 0.0)
+            iou = inter / (areas[i] + areas[i + 1:] - inter)
+            keep[i + 1:] = keep[i + 1:] & ~(iou > iou_threshold)
+    return order[keep]
+
+
+def bilateral_scalar(img, sigma_space=10, sigma_color=0.1):
+    """The bilateral filter with explicit window loops and scalar accumulators (the
+    types of the numpy formulation: float64 space kernel and sums)."""
+    h, w = img.shape
+    result = np.zeros_like(img)
+    space = np.exp(-(np.arange(-5, 6) ** 2) / (2 * sigma_space**2))
+    den_c = np.float32(2 * sigma_color**2)
+    for i in range(5, h - 5):
+        for j in range(5, w - 5):
+            c = img[i, j]
+            num = 0.0
+            den = 0.0
+            for di in range(11):
+                for dj in range(11):
+                    v = img[i + di - 5, j + dj - 5]
+                    d = c - v
+                    wgt = space[dj] * np.exp(-(d * d) / den_c)
+                    num += v * wgt
+                    den += wgt
+            result[i, j] = num / den
+    return result
+
+
+def bilateral_shifted(img, sigma_space=10, sigma_color=0.1):
+    """The bilateral filter over whole shifted planes: one window offset at a time,
+    vectorized across the output pixels."""
+    h, w = img.shape
+    result = np.zeros_like(img)
+    space = np.exp(-(np.arange(-5, 6) ** 2) / (2 * sigma_space**2))
+    c = img[5:h - 5, 5:w - 5]
+    num = np.zeros((h - 10, w - 10))
+    den = np.zeros((h - 10, w - 10))
+    for di in range(11):
+        for dj in range(11):
+            v = img[di:di + h - 10, dj:dj + w - 10]
+            wgt = space[dj] * np.exp(-((c - v) ** 2) / (2 * sigma_color**2))
+            num += v * wgt
+            den += wgt
+    result[5:h - 5, 5:w - 5] = num / den
+    return result

@@ -4,7 +4,8 @@ write it, each timed single-threaded against numpy, Numba and hand-written C.
     python benchmarks/formulations.py                  # every family, full sizes
     python benchmarks/formulations.py --only softmax --repeat 21 --small
 
-Families: softmax, layernorm, squared-error sum, direct convolution, tanh, gelu.
+Families: softmax, layernorm, squared-error sum, direct convolution, tanh, gelu, NMS,
+bilateral filter.
 Formulations: whole-array numpy style, a per-row Python loop over slices
 (``np.empty_like`` output), explicit scalar loops with scalar accumulators (``np.empty``
 output), ``+=`` into the output, and a few variants.  Columns:
@@ -42,6 +43,8 @@ import c_impl  # noqa: E402
 import kernels  # noqa: E402
 from formulation_kernels import (  # noqa: E402
     TANH_C,
+    bilateral_scalar,
+    bilateral_shifted,
     conv_accumulator,
     conv_into_output,
     conv_slices,
@@ -50,6 +53,8 @@ from formulation_kernels import (  # noqa: E402
     layernorm_rows,
     layernorm_scalar,
     layernorm_whole,
+    nms_mask,
+    nms_slices,
     softmax_rows,
     softmax_scalar,
     sqdiff_scalar,
@@ -99,6 +104,15 @@ FAMILIES = [
            lambda small: (_rand((1, 8, 34, 34) if small else (1, 16, 128, 128), 9),
                           _rand((16, 8, 3, 3) if small else (32, 16, 3, 3), 10, 0.1)),
            rtol=1e-3),
+    Family("nms", {"break at the first overlap": kernels.nms, "keep mask, guarded loads":
+                   nms_mask, "slices against later boxes": nms_slices}, nms_slices, "nms",
+           lambda small: kernels.make_inputs("nms", "small" if small else "full"), rtol=0.0),
+    Family("bilateral filter", {"window slices (numpy style)": kernels.bilateral_filter,
+                                "scalar loops": bilateral_scalar,
+                                "shifted planes": bilateral_shifted},
+           kernels.bilateral_filter, "bilateral_filter",
+           lambda small: kernels.make_inputs("bilateral_filter", "small" if small else "full"),
+           rtol=1e-5),
     Family("tanh", {"whole array": tanh_whole, "rows loop": tanh_rows}, tanh_whole,
            "tanh_rows", lambda small: (_rand((64, 1024) if small else (1024, 4096), 7, 3.0),)),
     Family("gelu (tanh)", {"whole array": gelu_whole, "rows loop": gelu_rows}, gelu_whole,

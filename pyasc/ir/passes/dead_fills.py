@@ -66,20 +66,43 @@ def overwritten(fill: mem.FillOp) -> bool:
     return _first_use_covers(ops[ops.index(fill) + 1:], buf, _views(buf))
 
 
-def _first_use_covers(ops: list[Operation], buf: Value, aliases: set[Value]) -> bool:
+def _first_use_covers(ops: list[Operation], buf: Value, aliases: set[Value],
+                      outer: tuple[loop.ForOp, ...] = ()) -> bool:
     """The first of ``ops`` that uses ``buf`` (other than through pure ops) writes all
-    of it; a ``loop.if`` does when both of its branches do (the two copies of a loop
-    ``hoist-checks`` versioned, or the user's if/else)."""
+    of it (all of the slice the ``outer`` loops' counters select); a ``loop.if`` does
+    when both of its branches do (the two copies of a loop ``hoist-checks`` versioned,
+    or the user's if/else); so does a ``loop.for`` that touches only the slice its
+    counter selects, when the first use in its body covers that slice."""
     for op in ops:
         users = [o for o in op.walk() if any(v in aliases for v in o.operand_values)]
         effects = [o for o in users if not o.has_trait("pure")]
         if not effects:
             continue
         if isinstance(op, loop.IfOp):
-            return all(_first_use_covers(r.blocks[0].ops, buf, aliases)
+            return all(_first_use_covers(r.blocks[0].ops, buf, aliases, outer)
                        for r in (op.then_region, op.else_region))
-        return len(effects) == 1 and _covers(op, effects[0], buf, aliases)
+        if len(effects) == 1 and _covers(op, effects[0], buf, aliases, outer):
+            return True
+        return isinstance(op, loop.ForOp) and _own_slice(op, users, buf) and \
+            _first_use_covers(op.body.blocks[0].ops, buf, aliases, (*outer, op))
     return False
+
+
+def _own_slice(lp: loop.ForOp, users: list[Operation], buf: Value) -> bool:
+    """Every use of ``buf`` in ``lp`` is a load or store of ``buf`` itself whose index on
+    one same axis is ``lp``'s counter: iterations touch disjoint slices (a row written
+    whole then read, as in ``out[i, j] = e`` then ``out[i, j] /= s``)."""
+    axes = None
+    for o in users:
+        if not isinstance(o, mem.LoadOp | mem.StoreOp):
+            return False
+        src, idx = (o.source, o.indices) if isinstance(o, mem.LoadOp) else \
+            (o.dest, o.operand_values[2:])
+        if src is not buf or (isinstance(o, mem.StoreOp) and o.operand_values[0] is buf):
+            return False
+        mine = {a for a, v in enumerate(idx) if v is lp.induction_var}
+        axes = mine if axes is None else axes & mine
+    return bool(axes)
 
 
 def _views(buf: Value) -> set[Value]:
@@ -94,12 +117,15 @@ def _views(buf: Value) -> set[Value]:
     return found
 
 
-def _covers(top: Operation, write: Operation, buf: Value, aliases: set[Value]) -> bool:
-    """``write`` (inside ``top``) writes every element of ``buf`` every time ``top`` runs."""
+def _covers(top: Operation, write: Operation, buf: Value, aliases: set[Value],
+            outer: tuple[loop.ForOp, ...] = ()) -> bool:
+    """``write`` (inside ``top``) writes every element of ``buf`` (with the ``outer``
+    loops: every element over all their iterations) every time ``top`` runs."""
     if not isinstance(write, WRITES) or write.dest not in aliases or \
             write.operand_values[0] in aliases:
         return False
     loops = _enclosing_loops(top, write)
+    loops = None if loops is None else [*loops, *outer]
     axes = _reach(write, buf)
     if loops is None or axes is None:
         return False
