@@ -25,6 +25,7 @@ from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host_pool import launch_pool
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
@@ -37,6 +38,8 @@ from pyasc.backend.ascendc.partition import (
     ScalarItem,
     partition,
 )
+from pyasc.backend.ascendc.pool_kernel import plan_pool_kernel
+from pyasc.backend.ascendc.pool_loops import PoolLoop, find_pool_loops
 from pyasc.backend.ascendc.render import Kernel, KernelObject, kernel_objects, program_source
 from pyasc.backend.ascendc.scalar_f64 import DEMOTE_OPTION
 from pyasc.backend.ascendc.scalar_plan import (
@@ -142,8 +145,10 @@ class _Lowering:
         # groups whose inputs are windows of one array become stencil kernels
         run_pipeline(self.module, ["stencil-windows"])
         copies = find_copy_loops(self.fn, self.soc)
+        # loops of window reductions (pooling) become pool kernels (with the stencils)
+        pools = find_pool_loops(self.fn) if self.stencils else {}
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
-                              lambda op: op in copies):
+                              lambda op: op in copies or op in pools):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem):
@@ -151,6 +156,8 @@ class _Lowering:
             elif isinstance(item, CubeItem):
                 assert isinstance(item.op, CubeMatmulOp)
                 lower_cube(self, item.op)
+            elif isinstance(item, CopyItem) and item.op in pools:
+                self._pool(pools[item.op], item.op)
             elif isinstance(item, CopyItem):
                 lower_copy(self, copies[item.op])
             else:
@@ -214,6 +221,25 @@ class _Lowering:
         results = launch_stencil(self.hb, k, self.env, inputs)
         self.env.update(zip(group.result_values, results, strict=True))
         return True
+
+    def _pool(self, p: PoolLoop, nest: Operation) -> None:
+        """A pooling loop as a pool kernel, behind the host's checks; the loop as a
+        scalar kernel otherwise (also when the SoC lacks an API the kernel needs)."""
+        k = plan_pool_kernel(p, self.soc, self._name())
+        if k is None:
+            self._scalar(ScalarItem([nest]))
+            return
+        self.kernels.append(k)
+        self.hb.b.loc = p.loc
+        inputs = [v for v in external_values([nest]) if not is_scalar_constant(v)]
+        fn = outline([nest], inputs, [])
+        reason = (f"the run-time window geometry is outside what pool kernel {k.name} "
+                  "takes (steps, empty windows, sizes past its UB capacity)")
+
+        def scalar(hb: HostBuilder) -> None:
+            self._launch_scalar(fn, inputs, [], reason, p.loc, [nest], hb=hb, warn=False)
+
+        launch_pool(self.hb, k, self.env, self.soc.vector_blocks, scalar)
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:

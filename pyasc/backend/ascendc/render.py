@@ -23,11 +23,12 @@ from pyasc.backend.ascendc.emit_vector import VectorEmitter
 from pyasc.backend.ascendc.scalar_math import helper_texts
 from pyasc.backend.ascendc.scalar_plan import ScalarKernel
 from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.pool_kernel import PoolEmitter, PoolKernel
 from pyasc.backend.ascendc.stencil_kernel import StencilKernel
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 from pyasc.version import __version__
 
-Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel
+Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel | PoolKernel
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def _render(kernels: list[Kernel], filename: str,
             CubeEmitter(w, k).emit()
         elif isinstance(k, CopyKernel):
             CopyEmitter(w, k).emit()
+        elif isinstance(k, PoolKernel):
+            PoolEmitter(w, k).emit()
         else:
             ScalarEmitter(w, k, helpers).emit()
     return w, helpers

@@ -1,0 +1,226 @@
+"""A pooling loop (``pool_loops``) as one vector kernel: the plan and its C++ text.
+
+Why the column-sum scheme (and not a ``ReduceSum`` per window): a window's rows are
+whole UB rows, so summing them is one vector ``Add`` (``Max``/``Min``) per input row into
+a row accumulator, whatever the window's width; what remains is a reduction along the
+columns, and every output column needs a different, unaligned segment of that row.
+``ReduceSum`` needs a 32-byte aligned source (reference 1.3) and would cost one
+instruction per output pixel; a ``Gather`` per *tap* instead reads element ``c0[j] + t``
+of the accumulator for every output column ``j`` of the row at once (byte offsets from a
+table built once per block; a tap past a narrower window reads a zero slot after the row
+for sums, the window's own first element for ``max``/``min``), so a row of outputs costs
+``kw`` ``Gather`` + ``Add`` pairs for the widest window ``kw``.  No scalar loop touches an
+element; the scalar unit only walks units and reads the window tables.
+
+The work is split into units (plane, output row ``i``), consecutive units per block.
+Input rows go GM -> UB with one ``DataCopyPad`` per chunk (as many rows of the plane as
+the UB holds, padded to a 32-byte pitch) and stay there while the following windows lie
+inside them, so overlapping windows (kernel > stride) read their shared rows once per
+chunk: GM reads are the input plus, per chunk, the overlap.  Summation order (sums and
+means): per output, down the rows of each column (first row, then ``+`` each next row),
+then across the columns left to right; numpy sums pairwise, so results agree to float32
+rounding (a window of ``n`` elements: within about ``n`` ulp of the sum).  The mean
+divides the sum by the host's table of the user's divisor, as numpy does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pyasc.backend.ascendc.cores import VECTOR
+from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.pool_loops import PoolLoop
+from pyasc.backend.ascendc.soc import API_DTYPE_CLASS, SoC
+from pyasc.backend.ascendc.tiles import ctype
+
+ROW_CAP = 4096    # elements of the row accumulator, a gathered row, an output row
+IDX_CAP = 8192    # gather offsets (taps x padded output columns)
+MAX_COPY_ROWS = 4095  # DataCopyPad blockCount
+_API = {"sum": "Add", "max": "Max", "min": "Min"}
+_POST = {"div": "Div", "mul": "Mul", "count": "Div"}
+
+
+@dataclass
+class PoolKernel:
+    """One pooling loop's kernel (module docstring)."""
+
+    core: ClassVar[str] = VECTOR
+    name: str
+    loop: PoolLoop
+    in_elems: int = 0   # UB elements of the input rows buffer
+
+    @property
+    def ctype(self) -> str:
+        return ctype(self.loop.dtype)
+
+    @property
+    def schedule(self) -> str:
+        return "pool"
+
+
+def plan_pool_kernel(p: PoolLoop, soc: SoC, name: str) -> PoolKernel | None:
+    """The kernel of ``p`` on ``soc``; None when the SoC lacks an API for its type."""
+    t = p.dtype.name
+    apis = [("Gather", t), (_API[p.kind], t), ("Muls", t), ("Duplicate", t)]
+    if p.post is not None:
+        apis += [(_POST[p.post], t), ("Muls", t)]
+    if not all(soc.supports(API_DTYPE_CLASS[api], dt) for api, dt in apis):
+        return None
+    size = p.dtype.itemsize
+    rows = (ROW_CAP + 16) * size + (3 if p.post else 2) * ROW_CAP * size + IDX_CAP * 4
+    in_bytes = (soc.init_buffer_bytes - rows) // 32 * 32
+    if in_bytes < ROW_CAP * size:
+        return None
+    return PoolKernel(name, p, in_bytes // size)
+
+
+class PoolEmitter:
+    """Writes one :class:`PoolKernel` into a :class:`CWriter`."""
+
+    def __init__(self, w: CWriter, k: PoolKernel) -> None:
+        self.w, self.k, self.loc = w, k, k.loop.loc
+
+    def _params(self) -> list[str]:
+        gm = ["x", "out", "rowTab", "colTab"] + (["scaleTab"] if self.k.loop.scale else [])
+        ints = ["planes", "h", "w", "oh", "ow", "loI", "loJ", "ni", "nj", "kw"]
+        return [f"GM_ADDR {n}" for n in gm] + [f"int64_t {n}" for n in ints]
+
+    def emit(self) -> None:
+        k, w, p = self.k, self.w, self.k.loop
+        w.raw(f"// {k.name}: the pooling loop at line {self.loc.line} as one vector kernel "
+              f"({p.kind}{' then ' + p.post if p.post else ''} over windows: rows summed "
+              "into a row accumulator, then one Gather per tap)")
+        w.raw(f'extern "C" __global__ __aicore__ void {k.name}({", ".join(self._params())})')
+        w.raw("{")
+        w.depth += 1
+        self._setup()
+        self._offsets()
+        with w.block("for (int64_t u = first; u < last; ++u)"):
+            self._unit()
+        w.depth -= 1
+        w.raw("}")
+        w.raw("")
+
+    def _setup(self) -> None:
+        k, w, t = self.k, self.w, self.k.ctype
+        w.line(f"constexpr int64_t IN = {k.in_elems}, ROW_CAP = {ROW_CAP}, IDX_CAP = {IDX_CAP};")
+        w.line(f"GlobalTensor<{t}> xGm, outGm;")
+        w.line("GlobalTensor<int32_t> rowGm, colGm;")
+        w.line(f"xGm.SetGlobalBuffer((__gm__ {t}*)x, planes * h * w);", self.loc)
+        w.line(f"outGm.SetGlobalBuffer((__gm__ {t}*)out, planes * oh * ow);", self.loc)
+        w.line("rowGm.SetGlobalBuffer((__gm__ int32_t*)rowTab, 2 * ni);", self.loc)
+        w.line("colGm.SetGlobalBuffer((__gm__ int32_t*)colTab, 2 * nj);", self.loc)
+        bufs = ["inBuf", "accBuf", "gBuf", "oBuf", "idxBuf"]
+        if k.loop.scale is not None:
+            w.line(f"GlobalTensor<{t}> scaleGm;")
+            w.line(f"scaleGm.SetGlobalBuffer((__gm__ {t}*)scaleTab, ni * nj);", self.loc)
+        if k.loop.post:
+            bufs.append("sBuf")
+        w.line("TPipe pipe;")
+        w.line(f"TBuf<TPosition::VECCALC> {', '.join(bufs)};")
+        sizes = {"inBuf": f"IN * sizeof({t})", "accBuf": f"(ROW_CAP + 16) * sizeof({t})",
+                 "gBuf": f"ROW_CAP * sizeof({t})", "oBuf": f"ROW_CAP * sizeof({t})",
+                 "idxBuf": "IDX_CAP * sizeof(uint32_t)", "sBuf": f"ROW_CAP * sizeof({t})"}
+        for b in bufs:
+            w.line(f"pipe.InitBuffer({b}, {sizes[b]});", self.loc)
+            if b != "idxBuf":
+                w.line(f"LocalTensor<{t}> {b[:-3]} = {b}.Get<{t}>();")
+        w.line("LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();")
+        w.line(f"const int64_t pitch = (w * {{s}} + 31) / 32 * 32 / {{s}};  // UB row stride"
+               .replace("{s}", f"static_cast<int64_t>(sizeof({t}))"))
+        w.line("const int64_t njp = (nj + 15) / 16 * 16;  // a tap's offsets, 32-byte aligned")
+        w.line(f"const int64_t chunk = IN / pitch < {MAX_COPY_ROWS} ? IN / pitch : "
+               f"{MAX_COPY_ROWS};  // input rows per copy")
+        w.line(f"const uint32_t gap = static_cast<uint32_t>((pitch * sizeof({t}) - (w * "
+               f"sizeof({t}) + 31) / 32 * 32) / 32);")
+        if k.loop.kind == "sum":
+            w.line(f"Duplicate(acc[pitch], static_cast<{t}>(0), 16);  // the zero slot "
+                   "a tap past its window reads", self.loc)
+
+    def _offsets(self) -> None:
+        k, w, t = self.k, self.w, self.k.ctype
+        neutral = "pitch" if k.loop.kind == "sum" else "c0"
+        w.line("// byte offsets of tap t of every output column (the table of column windows)")
+        with w.block("for (int64_t j = 0; j < nj; ++j)"):
+            w.line("const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);",
+                   self.loc)
+            with w.block("for (int64_t t = 0; t < kw; ++t)"):
+                w.line(f"const int64_t c = c0 + t < c1 ? c0 + t : {neutral};")
+                w.line(f"idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof({t})));",
+                       self.loc)
+            if k.loop.post == "count":
+                w.line(f"s.SetValue(j, static_cast<{t}>(c1 - c0));  // the window widths",
+                       self.loc)
+        w.line("SetFlag<HardEvent::S_V>(EVENT_ID0);  // the vector unit reads the offsets")
+        w.line("WaitFlag<HardEvent::S_V>(EVENT_ID0);")
+        w.line("const int64_t units = planes * ni;")
+        w.line("const int64_t per = (units + GetBlockNum() - 1) / GetBlockNum();")
+        w.line("const int64_t first = GetBlockIdx() * per;")
+        w.line("const int64_t last = first + per < units ? first + per : units;")
+        w.line("int64_t cached = -1, lo = 0, hi = 0;  // the plane and input rows in UB")
+
+    def _unit(self) -> None:
+        k, w, t, p = self.k, self.w, self.k.ctype, self.k.loop
+        api = _API[p.kind]
+        w.line("const int64_t plane = u / ni, i = u % ni;")
+        w.line("const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);",
+               self.loc)
+        w.line("bool started = false;")
+        with w.block("for (int64_t r = r0; r < r1;)"):
+            with w.block("if (plane != cached || r < lo || r >= hi)"):
+                w.line("// as many rows as the UB holds, but none past the block's windows")
+                w.line("const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;")
+                w.line("int64_t need = r1;")
+                with w.block("for (int64_t k = i + 1; k <= stop; ++k)"):
+                    w.line("const int64_t end = rowGm.GetValue(2 * k + 1);", self.loc)
+                    w.line("need = end > need ? end : need;")
+                w.line("cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;")
+                w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last rows' reads done")
+                w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);")
+                w.line(f"DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams("
+                       f"static_cast<uint16_t>(hi - lo), static_cast<uint32_t>(w * sizeof({t})), "
+                       f"0, gap, 0), DataCopyPadExtParams<{t}>(false, 0, 0, static_cast<{t}>(0)));",
+                       self.loc)
+                w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID0);")
+                w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);")
+            w.line("const int64_t e = r1 < hi ? r1 : hi;")
+            with w.block("for (; r < e; ++r)"):
+                with w.block("if (!started)"):
+                    w.line(f"Muls(acc, in[(r - lo) * pitch], static_cast<{t}>(1), "
+                           "static_cast<int32_t>(w));", self.loc)
+                    w.line("started = true;")
+                with w.block("else"):
+                    w.line(f"{api}(acc, acc, in[(r - lo) * pitch], static_cast<int32_t>(w));",
+                           self.loc)
+        w.line("Gather(o, acc, idx, 0, static_cast<uint32_t>(nj));", self.loc)
+        with w.block("for (int64_t t = 1; t < kw; ++t)"):
+            w.line("Gather(g, acc, idx[t * njp], 0, static_cast<uint32_t>(nj));", self.loc)
+            w.line(f"{api}(o, o, g, static_cast<int32_t>(nj));", self.loc)
+        if p.post:
+            self._post()
+        w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+        w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+        w.line(f"DataCopyPad(outGm[(plane * oh + loI + i) * ow + loJ], o, DataCopyExtParams(1, "
+               f"static_cast<uint32_t>(nj * sizeof({t})), 0, 0, 0));", self.loc)
+        w.line("SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before the next unit rewrites o")
+        w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
+
+    def _post(self) -> None:
+        w, t, p = self.w, self.k.ctype, self.k.loop
+        assert p.post is not None
+        if p.post == "count":  # the window's element count: its height times the widths
+            w.line(f"Muls(g, s, static_cast<{t}>(r1 - r0), static_cast<int32_t>(nj));", self.loc)
+            w.line("Div(o, o, g, static_cast<int32_t>(nj));", self.loc)
+            return
+        w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID1);")
+        w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID1);")
+        w.line(f"DataCopyPad(s, scaleGm[i * nj], DataCopyExtParams(1, static_cast<uint32_t>(nj * "
+               f"sizeof({t})), 0, 0, 0), DataCopyPadExtParams<{t}>(false, 0, 0, "
+               f"static_cast<{t}>(0)));", self.loc)
+        w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID1);")
+        w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);")
+        w.line(f"{_POST[p.post]}(o, o, s, static_cast<int32_t>(nj));", self.loc)
+
+
+__all__ = ["IDX_CAP", "ROW_CAP", "PoolEmitter", "PoolKernel", "plan_pool_kernel"]
