@@ -20,9 +20,9 @@ from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.pool_kernel import IDX_CAP, ROW_CAP, PoolKernel
 from pyasc.backend.ascendc.pool_loops import PoolLoop, outer_value
 from pyasc.ir.core import Operation, OpResult, Value
-from pyasc.ir.ops import arith, loop, mem
+from pyasc.ir.ops import arith, mem
 from pyasc.ir.ops.loop import ForOp, IfOp, YieldOp
-from pyasc.ir.types import ScalarType, i1, i32, index
+from pyasc.ir.types import i1, i32
 
 Cmp = tuple[str, Value, Value | int]
 MIN_BLOCK_ROWS = 4

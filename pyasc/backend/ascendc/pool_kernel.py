@@ -127,7 +127,7 @@ class PoolEmitter:
             if b != "idxBuf":
                 w.line(f"LocalTensor<{t}> {b[:-3]} = {b}.Get<{t}>();")
         w.line("LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();")
-        w.line(f"const int64_t pitch = (w * {{s}} + 31) / 32 * 32 / {{s}};  // UB row stride"
+        w.line("const int64_t pitch = (w * {s} + 31) / 32 * 32 / {s};  // UB row stride"
                .replace("{s}", f"static_cast<int64_t>(sizeof({t}))"))
         w.line("const int64_t njp = (nj + 15) / 16 * 16;  // a tap's offsets, 32-byte aligned")
         w.line(f"const int64_t chunk = IN / pitch < {MAX_COPY_ROWS} ? IN / pitch : "
@@ -161,7 +161,8 @@ class PoolEmitter:
         w.line("int64_t cached = -1, lo = 0, hi = 0;  // the plane and input rows in UB")
 
     def _unit(self) -> None:
-        k, w, t, p = self.k, self.w, self.k.ctype, self.k.loop
+        """One output row: its window rows into the accumulator, then the columns."""
+        w, t, p = self.w, self.k.ctype, self.k.loop
         api = _API[p.kind]
         w.line("const int64_t plane = u / ni, i = u % ni;")
         w.line("const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);",
@@ -169,21 +170,7 @@ class PoolEmitter:
         w.line("bool started = false;")
         with w.block("for (int64_t r = r0; r < r1;)"):
             with w.block("if (plane != cached || r < lo || r >= hi)"):
-                w.line("// as many rows as the UB holds, but none past the block's windows")
-                w.line("const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;")
-                w.line("int64_t need = r1;")
-                with w.block("for (int64_t k = i + 1; k <= stop; ++k)"):
-                    w.line("const int64_t end = rowGm.GetValue(2 * k + 1);", self.loc)
-                    w.line("need = end > need ? end : need;")
-                w.line("cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;")
-                w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last rows' reads done")
-                w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);")
-                w.line(f"DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams("
-                       f"static_cast<uint16_t>(hi - lo), static_cast<uint32_t>(w * sizeof({t})), "
-                       f"0, gap, 0), DataCopyPadExtParams<{t}>(false, 0, 0, static_cast<{t}>(0)));",
-                       self.loc)
-                w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID0);")
-                w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);")
+                self._load_rows()
             w.line("const int64_t e = r1 < hi ? r1 : hi;")
             with w.block("for (; r < e; ++r)"):
                 with w.block("if (!started)"):
@@ -193,6 +180,32 @@ class PoolEmitter:
                 with w.block("else"):
                     w.line(f"{api}(acc, acc, in[(r - lo) * pitch], static_cast<int32_t>(w));",
                            self.loc)
+        self._columns()
+
+    def _load_rows(self) -> None:
+        """The input rows from ``r`` on, as many as the UB holds (one ``DataCopyPad``)."""
+        w, t = self.w, self.k.ctype
+        w.line("// as many rows as the UB holds, but none past the block's windows")
+        w.line("const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;")
+        w.line("int64_t need = r1;")
+        with w.block("for (int64_t k = i + 1; k <= stop; ++k)"):
+            w.line("const int64_t end = rowGm.GetValue(2 * k + 1);", self.loc)
+            w.line("need = end > need ? end : need;")
+        w.line("cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;")
+        w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last rows' reads done")
+        w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);")
+        w.line(f"DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams("
+               f"static_cast<uint16_t>(hi - lo), static_cast<uint32_t>(w * sizeof({t})), "
+               f"0, gap, 0), DataCopyPadExtParams<{t}>(false, 0, 0, static_cast<{t}>(0)));",
+               self.loc)
+        w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID0);")
+        w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);")
+
+    def _columns(self) -> None:
+        """Each tap's ``Gather`` folded into the output row, the post-operation, the row
+        out to GM."""
+        w, t, p = self.w, self.k.ctype, self.k.loop
+        api = _API[p.kind]
         w.line("Gather(o, acc, idx, 0, static_cast<uint32_t>(nj));", self.loc)
         with w.block("for (int64_t t = 1; t < kw; ++t)"):
             w.line("Gather(g, acc, idx[t * njp], 0, static_cast<uint32_t>(nj));", self.loc)

@@ -232,7 +232,8 @@ def match_pool_loop(nest: Operation, fn: FuncOp) -> PoolLoop:
             dst.type.rank != rank:  # type: ignore[attr-defined]
         raise NotAPoolLoop("the result is not a buffer of the function")
     dtype = src.type.element  # type: ignore[attr-defined]
-    if dst.type.element != dtype or red.result_values[0].type.element != dtype or \
+    result = red.result_values[0].type
+    if dst.type.element != dtype or getattr(result, "element", result) != dtype or \
             dtype.name not in DTYPES[REDUCTIONS[type(red)]]:  # type: ignore[attr-defined]
         raise NotAPoolLoop("element types the pool kernel does not take")
     offs, sizes, steps = view.parts()  # type: ignore[attr-defined]

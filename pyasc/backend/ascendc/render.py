@@ -20,10 +20,10 @@ from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 from pyasc.backend.ascendc.emit_stencil import StencilEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
+from pyasc.backend.ascendc.pool_kernel import PoolEmitter, PoolKernel
 from pyasc.backend.ascendc.scalar_math import helper_texts
 from pyasc.backend.ascendc.scalar_plan import ScalarKernel
 from pyasc.backend.ascendc.soc import SoC
-from pyasc.backend.ascendc.pool_kernel import PoolEmitter, PoolKernel
 from pyasc.backend.ascendc.stencil_kernel import StencilKernel
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 from pyasc.version import __version__

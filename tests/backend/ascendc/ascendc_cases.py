@@ -23,7 +23,7 @@ from relu import relu as seed_relu  # noqa: E402
 nms = hybrid(_bench.nms)  # greedy NMS of the benchmark suite: data-dependent scalar loops
 make_boxes = _bench._boxes
 
-__all__ = ["f64_math", "make_boxes", "nms", "adaptive_avg_pool", "bilateral_filter", "checked_gather", "gelu", "half_suite",
+__all__ = ["cumulative_rows", "f64_math", "make_boxes", "nms", "adaptive_avg_pool", "bilateral_filter", "checked_gather", "gelu", "half_suite",
            "int_suite", "layernorm", "relu", "residual", "row_stats", "scale_rows", "seed_relu", "softmax",
            "squared_error", "zoo"]
 
@@ -144,3 +144,14 @@ def checked_gather(x, idx):
 @hybrid
 def matmul(a, b):
     return a @ b
+
+
+@hybrid(dynamic_shape=True)
+def cumulative_rows(x):
+    """A loop carrying an array from row to row: scalar code."""
+    out = np.zeros_like(x)
+    acc = np.zeros(x.shape[1], dtype=x.dtype)
+    for i in range(x.shape[0]):
+        acc += x[i]
+        out[i] = acc
+    return out

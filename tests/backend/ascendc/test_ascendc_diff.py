@@ -124,7 +124,8 @@ def test_float16_variants(shape):
 def test_adaptive_avg_pool():
     for shape, out in [((24, 20), (5, 3)), ((7, 9), (7, 9)), ((40, 33), (4, 6))]:
         k = check(adaptive_avg_pool, _rand(shape), out, rtol=1e-6)
-        assert k.last_counters["blocks"] == out[0]  # the row loop is split across blocks
+        # the loops are one pool kernel (test_pool_kernel.py), its units spread over blocks
+        assert len(k.last_kernels) == 1 and k.last_counters["Gather_calls"] > 0
 
 
 def test_bilateral_filter():

@@ -2,8 +2,8 @@
 
 Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
 diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
-not depend on the shapes), plus the scalar fallback of the adaptive pool's loops and two
-float16 matmuls on the cube unit.
+not depend on the shapes), plus the adaptive pool's loops (a pool kernel and its scalar
+twin) and two float16 matmuls on the cube unit.
 """
 
 from __future__ import annotations

@@ -36,14 +36,148 @@ __aicore__ inline int64_t PyascLineAlign(int64_t k, int64_t first, int64_t grain
   return up < trip ? up : trip;
 }
 
-// adaptive_avg_pool_0: scalar code for ascendc_cases.py:64 (a loop with array work); split across blocks
-extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5, int64_t x_d0, int64_t x_d1, int64_t in5_d0, int64_t in5_d1, int64_t output_size_0, int64_t arg1, int64_t output_size_1, int64_t arg3)
+// adaptive_avg_pool_0: the pooling loop at line 64 as one vector kernel (sum then count over windows: rows summed into a row accumulator, then one Gather per tap)
+extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out, GM_ADDR rowTab, GM_ADDR colTab, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t loI, int64_t loJ, int64_t ni, int64_t nj, int64_t kw)
+{
+  constexpr int64_t IN = 22512, ROW_CAP = 4096, IDX_CAP = 8192;
+  GlobalTensor<float> xGm, outGm;
+  GlobalTensor<int32_t> rowGm, colGm;
+#line 64 "ascendc_cases.py"
+  xGm.SetGlobalBuffer((__gm__ float*)x, planes * h * w);
+#line 64 "ascendc_cases.py"
+  outGm.SetGlobalBuffer((__gm__ float*)out, planes * oh * ow);
+#line 64 "ascendc_cases.py"
+  rowGm.SetGlobalBuffer((__gm__ int32_t*)rowTab, 2 * ni);
+#line 64 "ascendc_cases.py"
+  colGm.SetGlobalBuffer((__gm__ int32_t*)colTab, 2 * nj);
+#line 54 "adaptive_avg_pool.cpp"
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> inBuf, accBuf, gBuf, oBuf, idxBuf, sBuf;
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(inBuf, IN * sizeof(float));
+#line 59 "adaptive_avg_pool.cpp"
+  LocalTensor<float> in = inBuf.Get<float>();
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(accBuf, (ROW_CAP + 16) * sizeof(float));
+#line 63 "adaptive_avg_pool.cpp"
+  LocalTensor<float> acc = accBuf.Get<float>();
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(gBuf, ROW_CAP * sizeof(float));
+#line 67 "adaptive_avg_pool.cpp"
+  LocalTensor<float> g = gBuf.Get<float>();
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(oBuf, ROW_CAP * sizeof(float));
+#line 71 "adaptive_avg_pool.cpp"
+  LocalTensor<float> o = oBuf.Get<float>();
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(idxBuf, IDX_CAP * sizeof(uint32_t));
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(sBuf, ROW_CAP * sizeof(float));
+#line 77 "adaptive_avg_pool.cpp"
+  LocalTensor<float> s = sBuf.Get<float>();
+  LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();
+  const int64_t pitch = (w * static_cast<int64_t>(sizeof(float)) + 31) / 32 * 32 / static_cast<int64_t>(sizeof(float));  // UB row stride
+  const int64_t njp = (nj + 15) / 16 * 16;  // a tap's offsets, 32-byte aligned
+  const int64_t chunk = IN / pitch < 4095 ? IN / pitch : 4095;  // input rows per copy
+  const uint32_t gap = static_cast<uint32_t>((pitch * sizeof(float) - (w * sizeof(float) + 31) / 32 * 32) / 32);
+#line 64 "ascendc_cases.py"
+  Duplicate(acc[pitch], static_cast<float>(0), 16);  // the zero slot a tap past its window reads
+#line 86 "adaptive_avg_pool.cpp"
+  // byte offsets of tap t of every output column (the table of column windows)
+  for (int64_t j = 0; j < nj; ++j) {
+#line 64 "ascendc_cases.py"
+    const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);
+#line 91 "adaptive_avg_pool.cpp"
+    for (int64_t t = 0; t < kw; ++t) {
+      const int64_t c = c0 + t < c1 ? c0 + t : pitch;
+#line 64 "ascendc_cases.py"
+      idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof(float)));
+#line 96 "adaptive_avg_pool.cpp"
+    }
+#line 64 "ascendc_cases.py"
+    s.SetValue(j, static_cast<float>(c1 - c0));  // the window widths
+#line 100 "adaptive_avg_pool.cpp"
+  }
+  SetFlag<HardEvent::S_V>(EVENT_ID0);  // the vector unit reads the offsets
+  WaitFlag<HardEvent::S_V>(EVENT_ID0);
+  const int64_t units = planes * ni;
+  const int64_t per = (units + GetBlockNum() - 1) / GetBlockNum();
+  const int64_t first = GetBlockIdx() * per;
+  const int64_t last = first + per < units ? first + per : units;
+  int64_t cached = -1, lo = 0, hi = 0;  // the plane and input rows in UB
+  for (int64_t u = first; u < last; ++u) {
+    const int64_t plane = u / ni, i = u % ni;
+#line 64 "ascendc_cases.py"
+    const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);
+#line 113 "adaptive_avg_pool.cpp"
+    bool started = false;
+    for (int64_t r = r0; r < r1;) {
+      if (plane != cached || r < lo || r >= hi) {
+        // as many rows as the UB holds, but none past the block's windows
+        const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;
+        int64_t need = r1;
+        for (int64_t k = i + 1; k <= stop; ++k) {
+#line 64 "ascendc_cases.py"
+          const int64_t end = rowGm.GetValue(2 * k + 1);
+#line 123 "adaptive_avg_pool.cpp"
+          need = end > need ? end : need;
+        }
+        cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;
+        SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last rows' reads done
+        WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
+#line 64 "ascendc_cases.py"
+        DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams(static_cast<uint16_t>(hi - lo), static_cast<uint32_t>(w * sizeof(float)), 0, gap, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
+#line 131 "adaptive_avg_pool.cpp"
+        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+      }
+      const int64_t e = r1 < hi ? r1 : hi;
+      for (; r < e; ++r) {
+        if (!started) {
+#line 64 "ascendc_cases.py"
+          Muls(acc, in[(r - lo) * pitch], static_cast<float>(1), static_cast<int32_t>(w));
+#line 140 "adaptive_avg_pool.cpp"
+          started = true;
+        }
+        else {
+#line 64 "ascendc_cases.py"
+          Add(acc, acc, in[(r - lo) * pitch], static_cast<int32_t>(w));
+#line 146 "adaptive_avg_pool.cpp"
+        }
+      }
+    }
+#line 64 "ascendc_cases.py"
+    Gather(o, acc, idx, 0, static_cast<uint32_t>(nj));
+#line 152 "adaptive_avg_pool.cpp"
+    for (int64_t t = 1; t < kw; ++t) {
+#line 64 "ascendc_cases.py"
+      Gather(g, acc, idx[t * njp], 0, static_cast<uint32_t>(nj));
+#line 64 "ascendc_cases.py"
+      Add(o, o, g, static_cast<int32_t>(nj));
+#line 158 "adaptive_avg_pool.cpp"
+    }
+#line 64 "ascendc_cases.py"
+    Muls(g, s, static_cast<float>(r1 - r0), static_cast<int32_t>(nj));
+#line 64 "ascendc_cases.py"
+    Div(o, o, g, static_cast<int32_t>(nj));
+#line 164 "adaptive_avg_pool.cpp"
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+#line 64 "ascendc_cases.py"
+    DataCopyPad(outGm[(plane * oh + loI + i) * ow + loJ], o, DataCopyExtParams(1, static_cast<uint32_t>(nj * sizeof(float)), 0, 0, 0));
+#line 169 "adaptive_avg_pool.cpp"
+    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before the next unit rewrites o
+    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
+  }
+}
+
+// adaptive_avg_pool_1: scalar code for ascendc_cases.py:64 (the run-time window geometry is outside what pool kernel adaptive_avg_pool_0 takes (steps, empty windows, sizes past its UB capacity)); split across blocks
+extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5, int64_t x_d0, int64_t x_d1, int64_t in5_d0, int64_t in5_d1, int64_t output_size_0, int64_t arg1, int64_t output_size_1, int64_t arg3)
 {
   GlobalTensor<float> xGm;
   xGm.SetGlobalBuffer((__gm__ float*)x, x_d0 * x_d1);
   GlobalTensor<float> in5Gm;
   in5Gm.SetGlobalBuffer((__gm__ float*)in5, in5_d0 * in5_d1);
-  // ascendc_cases.py:64
   const int64_t trip_1 = output_size_0 > 0 ? output_size_0 : 0;
   const int64_t trip_1PerBlock = (trip_1 + GetBlockNum() - 1) / GetBlockNum();  // iterations are independent: each block runs a chunk
   int64_t trip_1First = trip_1;  // the first iteration after 0 starting a line of every GM array the loop writes (data caches write back whole lines)
@@ -123,7 +257,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
           for (int64_t k_3 = 0; k_3 < max_6; k_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_1 = xGm.GetValue(view_off + r0 * x_d1 + k_3);
-#line 127 "adaptive_avg_pool.cpp"
+#line 261 "adaptive_avg_pool.cpp"
             const float x_2 = lanes[k_3];
             const float add_10 = (x_2 + x_1);
             lanes[k_3] = add_10;
@@ -204,7 +338,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
                 const int64_t add_31 = (j_1 + k_4);
 #line 70 "ascendc_cases.py"
                 const float x_19 = xGm.GetValue(view_off + r0_1 * x_d1 + add_31);
-#line 208 "adaptive_avg_pool.cpp"
+#line 342 "adaptive_avg_pool.cpp"
                 const float x_20 = lanes_1[k_4];
                 const float add_32 = (x_20 + x_19);
                 lanes_1[k_4] = add_32;
@@ -278,7 +412,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
               const int64_t add_52 = (j_2 + k_5);
 #line 70 "ascendc_cases.py"
               const float x_37 = xGm.GetValue(view_off + r0_1 * x_d1 + add_52);
-#line 282 "adaptive_avg_pool.cpp"
+#line 416 "adaptive_avg_pool.cpp"
               const float x_38 = lanes_1[k_5];
               const float add_53 = (x_38 + x_37);
               lanes_1[k_5] = add_53;
@@ -319,7 +453,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
           for (int64_t j_3 = sub_8; j_3 < max_6; j_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_55 = xGm.GetValue(view_off + r0_1 * x_d1 + j_3);
-#line 323 "adaptive_avg_pool.cpp"
+#line 457 "adaptive_avg_pool.cpp"
             const float add_54 = (acc_4 + x_55);
             const float acc_4_next = add_54;
             const float acc_5_next = acc_5;
@@ -391,7 +525,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR in5
       const float div = (select_7 / cast);
 #line 70 "ascendc_cases.py"
       in5Gm.SetValue(i_1 * in5_d1 + i_2, div);
-#line 395 "adaptive_avg_pool.cpp"
+#line 529 "adaptive_avg_pool.cpp"
     }
   }
   DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache

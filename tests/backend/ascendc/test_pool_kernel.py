@@ -1,0 +1,211 @@
+"""Pooling written with loops runs as one vector kernel on ascend-sim (``pool_loops``).
+
+A loop nest ``out[..., i, j] = reduce(x[..., rows(i), cols(j)])`` with window bounds
+known only at run time (the seed's adaptive pool, ``dynamic_shape=True``) becomes a pool
+kernel: the host computes the window tables, the kernel sums the window rows with vector
+``Add``/``Max`` and the columns with one ``Gather`` per tap.  Checked: the kernel that
+runs (the pool kernel, not the scalar twin), one compilation for several shapes (odd
+sizes, overlapping windows), GM traffic within 1.2x the minimum (input read once, output
+written once; the window tables included), no scalar access to the image, and the
+result equal to ``interpret`` (max/min exactly; sums and means to float32 rounding).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyasc import hybrid
+from pyasc.backend.ascendc.codegen import lower_program
+from pyasc.backend.ascendc.pool_kernel import PoolKernel
+from pyasc.backend.ascendc.scalar_plan import ScalarKernel
+from pyasc.ops import adaptive_avg_pool2d
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+from adaptive_pool import adaptive_pool  # noqa: E402
+
+RNG = np.random.default_rng(1919)
+
+
+def _sim(fn, dynamic: bool = True):
+    return hybrid(fn.__wrapped__ if hasattr(fn, "__wrapped__") else fn, target="ascend-sim",
+                  dynamic_shape=dynamic)
+
+
+def _interpret(fn, *args):
+    return hybrid(fn.__wrapped__ if hasattr(fn, "__wrapped__") else fn,
+                  target="interpret")(*args)
+
+
+def _ran_pool_kernel(k) -> bool:
+    """The launches were the pool kernel alone (not its scalar twin)."""
+    kinds = {kk.name: type(kk) for kk in k.ascend.kernels}
+    return [kinds[name] for name, _ in k.last_kernels] == [PoolKernel]
+
+
+def _gm_bytes(k) -> int:
+    c = k.last_counters
+    return sum(c.get(n, 0) for n in ("gm_to_ub_bytes", "ub_to_gm_bytes",
+                                     "gm_scalar_read_bytes", "gm_scalar_write_bytes"))
+
+
+def maxpool_loops(x, k, s, p):
+    h, w = x.shape[-2:]
+    oh = (h + 2 * p - k) // s + 1
+    ow = (w + 2 * p - k) // s + 1
+    out = np.empty(x.shape[:-2] + (oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            r0 = max(i * s - p, 0)
+            c0 = max(j * s - p, 0)
+            out[..., i, j] = x[..., r0:min(i * s - p + k, h),
+                               c0:min(j * s - p + k, w)].max(axis=(-2, -1))
+    return out
+
+
+def minpool_rows(x, k, s):
+    oh = (x.shape[0] - k) // s + 1
+    ow = (x.shape[1] - k) // s + 1
+    out = np.zeros((oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            out[i, j] = np.min(x[i * s:i * s + k, j * s:j * s + k])
+    return out
+
+
+def avgpool_fixed_divisor(x, k, s):
+    """An average pool dividing by ``k * k`` (count_include_pad's divisor): a scalar of
+    the host's table, not the window's own count."""
+    h, w = x.shape[-2:]
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    out = np.empty(x.shape[:-2] + (oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            out[..., i, j] = x[..., i * s:i * s + k, j * s:j * s + k].sum(axis=(-2, -1)) / (k * k)
+    return out
+
+
+def scaled_sum(x, oh, ow):
+    h, w = x.shape[-2:]
+    out = np.zeros(x.shape[:-2] + (oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            win = x[..., (i * h) // oh:((i + 1) * h + oh - 1) // oh,
+                    (j * w) // ow:((j + 1) * w + ow - 1) // ow]
+            out[..., i, j] = np.sum(win, axis=(-2, -1)) * np.float32(i + 2 * j + 1)
+    return out
+
+
+def strided_rows(x, oh):
+    """Windows with a step of 2 along the rows: the host's checks send it to the
+    scalar twin."""
+    h, w = x.shape[-2:]
+    out = np.zeros(x.shape[:-2] + (oh, w // 2), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(w // 2):
+            out[..., i, j] = x[..., i:i + 3:2, 2 * j:2 * j + 2].max(axis=(-2, -1))
+    return out
+
+
+def diagonal_windows(x):
+    """The rows of window (i, j) depend on j: not separable, stays a scalar kernel."""
+    n = x.shape[-1] - 2
+    out = np.zeros(x.shape[:-2] + (n, n), dtype=x.dtype)
+    for i in range(n):
+        for j in range(n):
+            out[..., i, j] = x[..., j:j + 2, i:i + 2].sum(axis=(-2, -1))
+    return out
+
+
+def test_adaptive_pool_example_one_kernel_for_every_shape():
+    sim = _sim(adaptive_pool)
+    for shape in [(2, 3, 14, 14), (1, 4, 28, 21), (3, 2, 15, 17), (2, 8, 30, 45),
+                  (1, 2, 7, 7)]:
+        x = RNG.standard_normal(shape).astype(np.float32)
+        got = sim(x, (7, 7))
+        np.testing.assert_allclose(got, _interpret(adaptive_pool, x, (7, 7)), rtol=1e-5,
+                                   atol=1e-6)
+        k = sim.kernel(x, (7, 7))
+        assert _ran_pool_kernel(k), k.last_kernels
+        minimum = x.nbytes + got.nbytes
+        if x.size >= 4096:  # tiny images: the window tables per block dominate
+            assert _gm_bytes(k) <= 1.2 * minimum, (shape, k.last_counters)
+        assert k.last_counters["Gather_calls"] > 0
+    assert len(sim.specializations) == 1
+
+
+def test_pool_kernel_reads_no_image_element_with_the_scalar_unit():
+    x = RNG.standard_normal((2, 8, 30, 45)).astype(np.float32)
+    src = _sim(adaptive_pool).ascendc(x, (7, 7))
+    body = src.split("void adaptive_pool_0(")[1].split("\n}\n")[0]
+    assert "xGm.GetValue" not in body and "outGm.SetValue" not in body
+    assert "Gather(" in body and "DataCopyPad(in, xGm" in body
+
+
+@pytest.mark.parametrize("shape,k,s,p", [((2, 3, 15, 17), 3, 2, 1), ((1, 4, 28, 21), 2, 2, 0),
+                                         ((3, 2, 9, 11), 3, 1, 1), ((4, 7, 7), 3, 2, 0),
+                                         ((2, 16, 33, 31), 5, 3, 2)])
+def test_max_pool_loops_stride_kernel_padding(shape, k, s, p):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    sim = _sim(maxpool_loops)
+    got = sim(x, k, s, p)
+    np.testing.assert_array_equal(got, _interpret(maxpool_loops, x, k, s, p))
+    kern = sim.kernel(x, k, s, p)
+    assert _ran_pool_kernel(kern)
+    if x.size >= 4096:
+        assert _gm_bytes(kern) <= 1.2 * (x.nbytes + got.nbytes), kern.last_counters
+
+
+def test_max_pool_loops_half_and_static_min_pool():
+    x = RNG.standard_normal((3, 5, 19, 23)).astype(np.float16)
+    sim = _sim(maxpool_loops)
+    np.testing.assert_array_equal(sim(x, 3, 2, 1), _interpret(maxpool_loops, x, 3, 2, 1))
+    assert _ran_pool_kernel(sim.kernel(x, 3, 2, 1))
+    y = RNG.standard_normal((37, 29)).astype(np.float32)
+    sim = _sim(minpool_rows, dynamic=False)
+    np.testing.assert_array_equal(sim(y, 4, 3), _interpret(minpool_rows, y, 4, 3))
+    assert _ran_pool_kernel(sim.kernel(y, 4, 3))
+
+
+def test_avg_pool_divisor_table_and_scaled_sums():
+    x = RNG.standard_normal((2, 6, 21, 26)).astype(np.float32)
+    sim = _sim(avgpool_fixed_divisor)
+    np.testing.assert_allclose(sim(x, 3, 2), _interpret(avgpool_fixed_divisor, x, 3, 2),
+                               rtol=1e-5, atol=1e-6)
+    assert _ran_pool_kernel(sim.kernel(x, 3, 2))
+    sim = _sim(scaled_sum)
+    np.testing.assert_allclose(sim(x, 5, 4), _interpret(scaled_sum, x, 5, 4), rtol=1e-5,
+                               atol=1e-5)
+    assert _ran_pool_kernel(sim.kernel(x, 5, 4))
+
+
+def test_ops_adaptive_avg_pool2d_is_a_pool_kernel():
+    x = RNG.standard_normal((2, 4, 15, 17)).astype(np.float32)
+    sim = _sim(adaptive_avg_pool2d, dynamic=False)
+    np.testing.assert_allclose(sim(x, (5, 4)), _interpret(adaptive_avg_pool2d, x, (5, 4)),
+                               rtol=1e-5, atol=1e-6)
+    k = sim.kernel(x, (5, 4))
+    assert [type(kk) for kk in k.ascend.kernels][0] is PoolKernel
+    assert _ran_pool_kernel(k)
+
+
+def test_geometry_outside_the_kernel_runs_the_scalar_twin():
+    x = RNG.standard_normal((2, 3, 9, 12)).astype(np.float32)
+    sim = _sim(strided_rows)
+    np.testing.assert_array_equal(sim(x, 3), _interpret(strided_rows, x, 3))
+    k = sim.kernel(x, 3)
+    kinds = {kk.name: type(kk) for kk in k.ascend.kernels}
+    assert [kinds[n] for n, _ in k.last_kernels] == [ScalarKernel]
+    assert PoolKernel in kinds.values()
+
+
+def test_windows_not_separable_stay_scalar():
+    x = RNG.standard_normal((2, 9, 9)).astype(np.float32)
+    prog = _sim(diagonal_windows, dynamic=False).specialize(x)
+    kinds = [type(k) for k in lower_program(prog).kernels]
+    assert PoolKernel not in kinds
+    np.testing.assert_allclose(_sim(diagonal_windows, dynamic=False)(x),
+                               _interpret(diagonal_windows, x), rtol=1e-5, atol=1e-6)
