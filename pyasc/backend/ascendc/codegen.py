@@ -27,7 +27,7 @@ from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_pool import launch_pool
 from pyasc.backend.ascendc.host_scalar import launch_scalar
-from pyasc.backend.ascendc.host_stencil import launch_stencil
+from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube
 from pyasc.backend.ascendc.partition import (
@@ -215,10 +215,30 @@ class _Lowering:
         k = plan_stencil_kernel(group, self.soc, self._name())
         if k is None:
             return False
+        flat = None
+        if k.dynamic:  # beside it the flat kernel, for shapes the stencil does not take
+            try:
+                flat = plan_vector_kernel(group, self.soc, f"{k.name}_flat")
+            except NotVectorizable:
+                return False
+            if flat.alt is not None or any(c.result is None for c in flat.spans.checks):
+                return False
+            flat.twin = True  # named after the stencil kernel
         self.kernels.append(k)
         self.hb.b.loc = group.loc
         inputs = [self.env[v] for v in group.inputs]
-        results = launch_stencil(self.hb, k, self.env, inputs)
+        if flat is None:
+            results = launch_stencil(self.hb, k, self.env, inputs)
+        else:
+            self.kernels.append(flat)
+            types = [r.type for r in group.result_values]
+            vec = flat
+
+            def launch_flat(hb: HostBuilder, operands: list[Value]) -> list[Value]:
+                return launch_vector(hb, vec, operands, self.soc, types)
+
+            results = launch_stencil_dynamic(self.hb, k, self.env, inputs,
+                                             self.soc.vector_blocks, launch_flat)
         self.env.update(zip(group.result_values, results, strict=True))
         return True
 

@@ -51,6 +51,8 @@ class StencilEmitter:
         ps += [("GM_ADDR", p.name) for p in k.planes_in]
         ps += [("GM_ADDR", o.buf.name) for o in k.written if o.buf is not None]
         ps += [(ctype(i.vv.dtype), i.vv.expr.rstrip("_")) for i in k.scalar_inputs]
+        if k.dynamic:  # the run-time extents and tiling (host_stencil.dynamic_arguments)
+            ps += [("int64_t", n) for n in dynamic_names(k)]
         return ps
 
     def param_names(self) -> list[str]:
@@ -65,15 +67,16 @@ class StencilEmitter:
         with w.block(f"__aicore__ inline void Init({self._sig()})"):
             for i in k.scalar_inputs:
                 w.line(f"{i.vv.expr} = {i.vv.expr.rstrip('_')};")
+            if k.dynamic:
+                for n in dynamic_names(k):
+                    w.line(f"{_member(n)} = {n};")
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
-                size = 1
-                for d in b.shape:
-                    size *= d
+                size = " * ".join(map(str, _base_dims(k, n, b.shape)))
                 w.line(f"{n}Gm_.SetGlobalBuffer((__gm__ {ctype(t)}*){n}, {size});", self.loc)
             for p in k.planes_in:
                 w.line(f"{p.name}Gm_.SetGlobalBuffer((__gm__ {ctype(p.dtype)}*){p.name}, "
                        f"{p.count});", self.loc)
-            out_size = k.match.space[0] * k.rows * k.cols
+            out_size = "PLANES * ROWS * COLS" if k.dynamic else k.match.space[0] * k.rows * k.cols
             for o in k.written:
                 assert o.buf is not None
                 t = storage_type(o.buf.dtype)
@@ -132,6 +135,9 @@ class StencilEmitter:
     def _constants(self) -> None:
         k, w = self.k, self.w
         w.line(f"static constexpr int32_t TILE = {k.tile};  // elements per tile buffer")
+        if k.dynamic:  # set by Init from the host's arguments
+            w.line("int64_t " + ", ".join(f"{_member(n)} = 0" for n in dynamic_names(k)) + ";")
+            return
         w.line(f"static constexpr int32_t PITCH = {k.pitch};  // UB row stride (32-byte blocks)")
         w.line(f"static constexpr int64_t ROWS = {k.rows}, COLS = {k.cols};")
         w.line(f"static constexpr int64_t TILE_ROWS = {k.tile_rows}, TILES_PER_PLANE = "
@@ -144,12 +150,12 @@ class StencilEmitter:
         with w.block("__aicore__ inline void CopyIn(int64_t plane, int64_t row, int32_t rows)"):
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
                 c = ctype(t)
-                height, width = b.shape[-2], b.shape[-1]
-                gap = (k.pitch * t.itemsize - -(-width * t.itemsize // 32) * 32) // 32
+                height, width = _base_dims(k, n, b.shape)[-2:]
+                gap = _gap(k, width, t.itemsize)
                 start = f"((plane + {b.plane}) * {height} + row + {b.rows[0]}) * {width}"
                 w.line(f"LocalTensor<{c}> {n}Halo = {n}Que_.AllocTensor<{c}>();")
                 w.line(f"DataCopyPad({n}Halo, {n}Gm_[{start}], DataCopyExtParams(static_cast"
-                       f"<uint16_t>(rows + {b.halo}), {width * t.itemsize}, 0, {gap}, 0), "
+                       f"<uint16_t>(rows + {b.halo}), {_bytes(width, t.itemsize)}, 0, {gap}, 0), "
                        f"DataCopyPadExtParams<{c}>(false, 0, 0, static_cast<{c}>(0)));",
                        self.loc)
                 w.line(f"{n}Que_.EnQue({n}Halo);")
@@ -161,11 +167,11 @@ class StencilEmitter:
                 assert o.buf is not None
                 b, t = o.buf, storage_type(o.buf.dtype)
                 size = o.buf.itemsize
-                gap = (k.pitch * size - -(-k.cols * size // 32) * 32) // 32
+                gap = _gap(k, "COLS" if k.dynamic else k.cols, size)
                 w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.DeQue<{t}>();")
                 w.line(f"DataCopyPad({b.name}Gm_[(plane * ROWS + row) * COLS], {b.name}, "
-                       f"DataCopyExtParams(static_cast<uint16_t>(rows), {k.cols * size}, {gap}, "
-                       "0, 0));", self.loc)
+                       f"DataCopyExtParams(static_cast<uint16_t>(rows), "
+                       f"{_bytes(k.cols, size)}, {gap}, 0, 0));", self.loc)
                 w.line(f"{b.phys}.FreeTensor({b.name});")
 
     # ---------------------------------------------------------------- compute
@@ -234,4 +240,45 @@ class StencilEmitter:
         w.raw("}")
 
 
-__all__ = ["StencilEmitter"]
+def dynamic_names(k: StencilKernel) -> list[str]:
+    """The run-time arguments of a dynamic stencil kernel, in order: the extents, the
+    tiling, then each base's dims."""
+    names = ["planes", "rows", "cols", "pitch", "tileRows", "tilesPerPlane", "units",
+             "perBlock"]
+    for n, b in zip(k.base_names, k.match.bases, strict=True):
+        names += [f"{n}Dim{a}" for a in range(len(b.shape))]
+    return names
+
+
+def _member(name: str) -> str:
+    """The member an argument sets: the static kernel's constant names where it has
+    one (``ROWS``, ``TILE_ROWS``...), so the shared text reads either."""
+    fixed = {"planes": "PLANES", "rows": "ROWS", "cols": "COLS", "pitch": "PITCH",
+             "tileRows": "TILE_ROWS", "tilesPerPlane": "TILES_PER_PLANE", "units": "UNITS",
+             "perBlock": "PER_BLOCK"}
+    return fixed.get(name, name + "_")
+
+
+def _base_dims(k: StencilKernel, name: str, shape: tuple[int, ...]) -> list[int | str]:
+    if k.dynamic:
+        return [f"{name}Dim{a}_" for a in range(len(shape))]
+    return list(shape)
+
+
+def _gap(k: StencilKernel, width: int | str, size: int) -> str | int:
+    """UB gap (32-byte blocks) between rows of ``width`` elements at the tile's pitch."""
+    if not k.dynamic:
+        assert isinstance(width, int)
+        return (k.pitch * size - -(-width * size // 32) * 32) // 32
+    return (f"static_cast<uint32_t>((PITCH * {size} - ({width} * {size} + 31) / 32 * 32) "
+            "/ 32)")
+
+
+def _bytes(cols: int | str, size: int) -> str | int:
+    """Bytes of ``cols`` elements (a static count, a run-time name, or ``-1``: COLS)."""
+    if isinstance(cols, str):
+        return f"static_cast<uint32_t>({cols} * {size})"
+    return f"static_cast<uint32_t>(COLS * {size})" if cols < 0 else cols * size
+
+
+__all__ = ["StencilEmitter", "dynamic_names"]

@@ -3,15 +3,24 @@
 The group's window inputs were snapshots of shifted views (``mem.to_tensor`` of a
 ``mem.subview``); the stencil kernel reads the arrays they view instead, so the host
 passes each base array once and the snapshots become dead (``canonicalize`` drops them).
-Shapes are static: the block count is a constant of the kernel's plan.
+Static shapes: the block count is a constant of the kernel's plan.  A run-time space
+(``dynamic_shape``): the host computes the pitch, the rows per tile, the units and the
+block split from the run-time extents and passes them (``launch_stencil_dynamic``), so
+one compiled kernel serves every shape; it checks that each window lies inside its base
+and that a tile's halo rows fit the halo buffer, and runs the group as the ``flat``
+kernel of before otherwise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.stencil_kernel import StencilKernel
-from pyasc.ir.core import Value
+from pyasc.backend.ascendc.stencil_kernel import MAX_ROWS, MIN_TILE_HALO, StencilKernel
+from pyasc.ir.core import OpResult, Value
+from pyasc.ir.ops import arith, mem
+from pyasc.ir.ops.loop import IfOp, YieldOp
 from pyasc.ir.types import TensorType
 
 
@@ -35,4 +44,88 @@ def launch_stencil(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
     return [hb.to_tensor(buf) for buf in outs]
 
 
-__all__ = ["launch_stencil"]
+
+
+def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
+                       cores: int) -> tuple[list[Value], Value, Value]:
+    """The run-time extents and tiling (``emit_stencil.dynamic_names`` order), the block
+    count, and whether the kernel applies (every window inside its base, the halo rows
+    of one tile within the halo buffer)."""
+    m = k.match
+    assert m.sizes is not None
+    sizes = [env[v] for v in m.sizes]
+    planes, rows, cols = ([hb.const(1)] if len(sizes) == 2 else []) + sizes
+    bases = [env[b.value] for b in m.bases]
+    dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
+                                                                          strict=True)]
+    widest = cols
+    for d in dims:
+        widest = hb.max(widest, d[-1])
+    pitch = hb.round_up(widest, k.unit)
+    halo = max(b.halo for b in m.bases)
+    most = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
+    spread = hb.ceil_div(hb.mul(planes, rows), cores)
+    tile_rows = hb.min(hb.min(most, hb.max(spread, max(MIN_TILE_HALO * halo, 1))),
+                       hb.max(hb.min(rows, MAX_ROWS - halo - 1), 1))
+    some = hb.max(rows, 1)
+    tile_rows = hb.ceil_div(some, hb.ceil_div(some, tile_rows))  # equal tiles per plane
+    per_plane = hb.ceil_div(rows, tile_rows)
+    units = hb.mul(planes, per_plane)
+    per_block = hb.max(hb.ceil_div(units, cores), 1)
+    blocks = hb.ceil_div(units, per_block)
+    fits = [_cmp(hb, "le", hb.mul(pitch, halo + 1), hb.const(k.tile))]
+    for w in m.windows:
+        b, d = m.bases[w.base], dims[w.base]
+        fits += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
+                 _cmp(hb, "le", hb.add(cols, w.col), d[-1])]
+        if len(d) == 3:
+            fits.append(_cmp(hb, "le", hb.add(planes, b.plane), d[0]))
+    ok = fits[0]
+    for c in fits[1:]:
+        ok = hb.binary(arith.AndOp, ok, c)
+    args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block]
+    return args + [x for d in dims for x in d], blocks, ok
+
+
+def _cmp(hb: HostBuilder, pred: str, a: Value, b: Value) -> Value:
+    return hb.insert(arith.CmpOp.new(pred, a, b)).result
+
+
+def launch_stencil_dynamic(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
+                           operands: list[Value], cores: int,
+                           flat: Callable[[HostBuilder, list[Value]], list[Value]]
+                           ) -> list[Value]:
+    """``if fits: the stencil kernel else: flat(hb, operands)`` (the group as a ``flat``
+    vector kernel, for windows past their base or rows too wide for the halo buffer).
+    The window snapshots the flat kernel reads are taken inside its branch only."""
+    args, blocks, ok = _dynamic_arguments(hb, k, env, cores)
+    types = [k.group.result_values[o.index].type for o in k.written]
+    branch = hb.insert(IfOp.empty(ok, types, k.group.loc))
+    then = HostBuilder(branch.then_region.blocks[0], k.group.loc)
+    bases = [env[b.value] for b in k.match.bases]
+    scalars = [then.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
+               if i.vv.cls == SCALAR]
+    space = args[:3] if len(k.match.sizes or ()) == 3 else args[1:3]
+    outs = []
+    for t in types:
+        assert isinstance(t, TensorType)
+        outs.append(then.alloc(t.shape, t.element, space))
+    first = len(bases)
+    then.launch(k.name, blocks, [*bases, *outs, *scalars, *args], range(first, first + len(outs)))
+    then.insert(YieldOp([then.to_tensor(buf) for buf in outs]))
+    other = HostBuilder(branch.else_region.blocks[0], k.group.loc)
+    local = [_snapshot_here(other, hb, v) for v in operands]
+    other.insert(YieldOp(flat(other, local)))
+    return list(branch.result_values)
+
+
+def _snapshot_here(other: HostBuilder, hb: HostBuilder, v: Value) -> Value:
+    """``v``, re-taken in ``other`` when it is a snapshot taken in ``hb``'s block (the
+    one there becomes dead: the stencil branch reads the base arrays)."""
+    if isinstance(v, OpResult) and isinstance(v.op, mem.ToTensorOp) and \
+            v.op.parent is hb.b.block:
+        return other.insert(v.op.clone({})).result_values[0]
+    return v
+
+
+__all__ = ["launch_stencil", "launch_stencil_dynamic"]

@@ -61,11 +61,14 @@ MIN_TILE_HALO = 4     # a tile spans at least 4x its halo rows: <= 1/4 extra inp
 
 @dataclass
 class Gathered:
-    """Window input ``index`` is base ``base`` shifted by ``shift`` UB elements."""
+    """Window input ``index`` is base ``base`` shifted by ``shift`` UB elements: ``drow``
+    rows of the pitch plus ``dcol`` (a run-time pitch: computed in the kernel)."""
 
     index: int
     base: int
     shift: int
+    drow: int = 0
+    dcol: int = 0
 
 
 @dataclass
@@ -100,6 +103,12 @@ class StencilKernel:
     units: int = 0                   # (plane, row tile) pairs
     per_block: int = 0
     blocks: int = 0
+    unit: int = 8                    # pitch granule: elements of 32 bytes
+
+    @property
+    def dynamic(self) -> bool:
+        """A run-time space: extents, pitch and tiling are kernel arguments."""
+        return self.match.sizes is not None
 
     @property
     def schedule(self) -> str:
@@ -127,7 +136,10 @@ class StencilKernel:
 
     def halo_elements(self, k: int) -> int:
         """UB elements of base ``k``'s halo buffer: its rows plus one row of slack (a
-        shifted read of a pad column may run one row past the copied ones)."""
+        shifted read of a pad column may run one row past the copied ones).  A run-time
+        pitch: twice a tile (the host keeps ``(halo + 1) * pitch <= TILE``)."""
+        if self.dynamic:
+            return 2 * self.tile
         return (self.tile_rows + self.match.bases[k].halo + 1) * self.pitch
 
 
@@ -162,8 +174,8 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
         k.planes_in.append(PlaneInput(index, low.prog.unique(value_name(v) or "perPlane"),
                                       t.element, t.shape[0]))  # type: ignore[attr-defined]
     _set_pitch(k)
-    k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col)
-                 for w in m.windows]
+    k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col,
+                          w.row - m.bases[w.base].rows[0], w.col) for w in m.windows]
     try:  # the SoC's tables decide whether Gather/Duplicate take these types
         _share_equal_windows(k)
         _place_gathers(k)
@@ -174,25 +186,28 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
     # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, and
     # one per per-plane input
     used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + len(k.planes_in)
-    return k if used <= MAX_PIPE_BUFFERS and _size(k, soc) else None
+    sized = _size_dynamic(k, soc) if k.dynamic else _size(k, soc)
+    return k if used <= MAX_PIPE_BUFFERS and sized else None
 
 
 def _set_pitch(k: StencilKernel) -> None:
     sizes = [b.itemsize for b in k.prog.buffers if b.kind == "tile"]
-    unit = 32 // min(sizes + [t.itemsize for t in k.base_types])
+    k.unit = 32 // min(sizes + [t.itemsize for t in k.base_types])
+    if k.dynamic:
+        return  # the host computes it from the run-time widths
     widest = max([k.cols] + [b.shape[-1] for b in k.match.bases])
-    k.pitch = -(-widest // unit) * unit
+    k.pitch = -(-widest // k.unit) * k.unit
 
 
 def _share_equal_windows(k: StencilKernel) -> None:
     """Windows of one base at one shift (a window sliced twice, ``img[i, j]`` inside
     ``img[i-5:i+6, j-5:j+6]``) are one buffer: one ``Gather``."""
-    first: dict[tuple[int, int], Buf] = {}
+    first: dict[tuple[int, int, int], Buf] = {}
     keep: list[Gathered] = []
     for g in k.gathers:
         buf = k.inputs[g.index].vv.buf
         assert buf is not None
-        same = first.setdefault((g.base, g.shift), buf)
+        same = first.setdefault((g.base, g.drow, g.dcol), buf)
         if same is buf:
             keep.append(g)
             continue
@@ -216,9 +231,10 @@ def _place_gathers(k: StencilKernel) -> None:
             continue
         buf = k.inputs[g.index].vv.buf
         assert buf is not None
+        shift = f"({g.drow} * PITCH + {g.dcol}) * {itemsize}" if k.dynamic else \
+            str(g.shift * itemsize)
         ins = Instr("Gather", Ref(buf), (k.base_names[g.base] + "Halo", "idx"),
-                    (f"static_cast<uint32_t>({g.shift * itemsize})",), "tile",
-                    loc=k.group.loc)
+                    (f"static_cast<uint32_t>({shift})",), "tile", loc=k.group.loc)
         _insert(k, at, ins)
 
 
@@ -288,6 +304,26 @@ def _size(k: StencilKernel, soc: SoC) -> bool:
     k.units = planes * k.tiles_per_plane
     k.per_block = -(-k.units // soc.vector_blocks)
     k.blocks = -(-k.units // k.per_block)
+    return True
+
+
+def _dynamic_bytes(k: StencilKernel, tile: int) -> int:
+    """UB bytes of a run-time stencil kernel with tiles of ``tile`` elements (halo
+    buffers of two tiles each, double buffered)."""
+    cap = colcap(tile, 8)
+    total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
+    return total + sum(2 * 2 * tile * t.itemsize for t in k.base_types)
+
+
+def _size_dynamic(k: StencilKernel, soc: SoC) -> bool:
+    """The largest tile (multiple of ``TILE_QUANTUM``) that fits; the host picks the
+    rows per tile from it and the run-time pitch (``host_stencil``)."""
+    tile = TILE_QUANTUM
+    if _dynamic_bytes(k, tile) > soc.init_buffer_bytes:
+        return False
+    while _dynamic_bytes(k, tile + TILE_QUANTUM) <= soc.init_buffer_bytes:
+        tile += TILE_QUANTUM
+    k.tile = tile
     return True
 
 

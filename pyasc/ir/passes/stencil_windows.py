@@ -16,8 +16,10 @@ the ``flat`` kernels.
 
 Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
 
-* the group's space is static of rank 2 or 3 (``(rows, cols)`` or ``(planes, rows,
-  cols)``) and every result is an array of that shape;
+* the group's space is of rank 2 or 3 (``(rows, cols)`` or ``(planes, rows, cols)``)
+  and every result is an array of that shape; a run-time space (``dynamic_shape``) takes
+  no per-plane inputs, and its windows have the same size values (``m.sizes``; the
+  backend computes the tiling on the host from them and checks the extents);
 * every other array input is a window: a snapshot of a static, unit-step, full-rank view of a
   C-contiguous static buffer of the group's rank, with constant offsets, whose snapshot
   and view are in the group's block with nothing written in between (the kernel reads
@@ -73,6 +75,8 @@ class Window:
 class StencilMatch:
     space: tuple[int, ...]           # (planes, rows, cols): rank 2 gets planes = 1
     bases: list[StencilBase] = field(default_factory=list)
+    # a run-time space (dynamic_shape): the windows' common size values, one per axis
+    sizes: list[Value] | None = None
     windows: list[Window] = field(default_factory=list)
     # inputs that are one value per plane broadcast over the plane (a depthwise conv's
     # weights): group input index -> the ``(planes, 1, 1)`` (or all-ones) array
@@ -118,19 +122,48 @@ def static_int(v: Value, depth: int = 8) -> int | None:
     return None if a is None or b is None else fold(a, b)
 
 
-def _offsets(view: mem.SubviewOp, space: tuple[int, ...]) -> list[int] | None:
+def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
+             m: StencilMatch | None = None) -> list[int] | None:
     """The view's constant offsets when it is a full-rank, unit-step window of ``space``'s
-    shape into a contiguous static buffer, else None."""
+    shape into a contiguous static buffer, else None.  With a run-time space (``m.sizes``
+    set) the buffer may have run-time extents and every window must have the same size
+    values (the first one sets them); the offsets stay constants, at least 0."""
     src = view.source.type
-    if not isinstance(src, MemRefType) or not src.is_contiguous or DYN in src.shape or \
-            view.attributes.get("drop") or src.rank != len(space):
+    dynamic = m is not None and DYN in space
+    if not isinstance(src, MemRefType) or not src.is_contiguous or \
+            DYN in src.shape and not dynamic or view.attributes.get("drop") or \
+            src.rank != len(space):
         return None
     offsets, sizes, steps = view.parts()
     offs = [static_int(o) for o in offsets]
-    if any(o is None for o in offs) or [static_int(s) for s in sizes] != list(space) or \
-            any(static_int(s) != 1 for s in steps):
+    if any(o is None for o in offs) or any(static_int(s) != 1 for s in steps):
+        return None
+    if dynamic:
+        assert m is not None
+        m.sizes = list(sizes) if m.sizes is None else m.sizes
+        if any(o < 0 for o in offs) or \
+                not all(_same_size(a, b) for a, b in zip(sizes, m.sizes, strict=True)):  # type: ignore[operator]
+            return None
+    elif [static_int(s) for s in sizes] != list(space):
         return None
     return offs  # type: ignore[return-value]
+
+
+def _same_size(a: Value, b: Value, depth: int = 8) -> bool:
+    """``a`` and ``b`` are one extent: the same value, the same constant, or the same
+    scalar expression of such (each loop's ``max(hi - lo, 0)`` is its own op)."""
+    if a is b:
+        return True
+    x, y = static_int(a), static_int(b)
+    if x is not None or y is not None:
+        return x == y
+    if depth == 0 or not (isinstance(a, OpResult) and isinstance(b, OpResult)) or \
+            type(a.op) is not type(b.op) or a.op.attributes != b.op.attributes or \
+            type(a.op).__module__ != arith.__name__ or a.index != b.index:
+        return False
+    xs, ys = a.op.operand_values, b.op.operand_values
+    return len(xs) == len(ys) and all(_same_size(p, q, depth - 1)
+                                      for p, q in zip(xs, ys, strict=True))
 
 
 def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
@@ -178,22 +211,25 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
     if not types or not all(isinstance(t, TensorType) for t in types):
         return None
     space = types[0].shape  # type: ignore[union-attr]
-    if len(space) not in (2, 3) or DYN in space or \
-            any(t.shape != space for t in types):  # type: ignore[union-attr]
+    dynamic = DYN in space
+    if len(space) not in (2, 3) or any(t.shape != space for t in types):  # type: ignore[union-attr]
         return None
     m = StencilMatch((1, *space) if len(space) == 2 else tuple(space))
     for index, v in enumerate(group.inputs):
         if isinstance(v.type, ScalarType):
             continue
-        plane = _per_plane(v, space)
+        plane = None if dynamic else _per_plane(v, space)
         if plane is not None:
             m.per_plane[index] = plane
             continue
         found = _window_view(v)
-        if found is None and isinstance(v.type, TensorType) and v.type.shape == space:
-            _add_window(m, index, v, [0] * len(space))  # an array of the space itself
+        if found is None and isinstance(v.type, TensorType) and \
+                (v.type.shape == space if not dynamic else v.type.rank == len(space)):
+            # an array of the space itself (at run time: the host checks that it spans
+            # the space, as for every window)
+            _add_window(m, index, v, [0] * len(space))
             continue
-        offs = _offsets(found[1], space) if found is not None else None
+        offs = _offsets(found[1], space, m) if found is not None else None
         if found is None or offs is None or not _unwritten_between(found[0], group) or \
                 not _add_window(m, index, found[1].source, offs):
             return None

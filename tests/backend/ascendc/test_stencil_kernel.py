@@ -226,3 +226,39 @@ def self_normalized_window(x):
 def test_windows_without_a_per_element_form_stay_scalar_and_correct(fn):
     k = check(fn, _f32(9, 11))
     assert "ScalarKernel" in [type(x).__name__ for x in k.ascend.kernels]
+
+
+# ---- run-time shapes (``dynamic_shape=True``) ------------------------------------------
+
+# (two_arrays and the window slices stay scalar kernels with run-time shapes: batch-loops
+# leaves those loops alone; the Sobel filter is two stencil kernels, gx apart)
+DYNAMIC = [("blur", blur3, [(41, 67), (20, 37), (130, 257), (3, 3)], 1),
+           ("laplacian", laplacian, [(31, 45), (64, 129)], 1),
+           ("sobel magnitude", gradient_magnitude, [(33, 70), (18, 129)], 2)]
+
+
+@pytest.mark.parametrize("name,fn,shapes,launches", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_dynamic_shape_stencil_one_kernel_for_every_shape(name, fn, shapes, launches):
+    dyn = hybrid(fn.__wrapped__, dynamic_shape=True)
+    for shape in shapes:
+        args = [_f32(*shape)]
+        k = check(dyn, *args)
+        kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
+        assert [kinds[n] for n, _ in k.last_kernels] == ["StencilKernel"] * launches, name
+        c = k.last_counters
+        assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+        if shape[0] * shape[1] >= 1024 and launches == 1:  # a 3x3 image is all halo
+            interior = np.asarray(fn.__wrapped__(*args))
+            gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
+            assert gm <= 1.2 * _minimum(args, interior), (shape, gm, _minimum(args, interior))
+    assert len(dyn.specializations) == 1
+
+
+def test_dynamic_stencil_too_wide_for_the_halo_buffer_runs_the_flat_kernel():
+    dyn = hybrid(blur3.__wrapped__, dynamic_shape=True)
+    k = check(dyn, _f32(6, 9000))
+    kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
+    assert [kinds[n] for n, _ in k.last_kernels] == ["VectorKernel"]
+    k = check(dyn, _f32(12, 40))
+    assert [kinds[n] for n, _ in k.last_kernels] == ["StencilKernel"]
+    assert len(dyn.specializations) == 1
