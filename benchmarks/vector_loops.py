@@ -1,17 +1,20 @@
 """User loops on the vector unit: ascend-sim counters with and without ``batch-loops``.
 
 For each program written with Python loops (the seed's bilateral filter, a 3x3 blur,
-a depthwise convolution, the adaptive pool, per-row softmax and layernorm), prints the
+a depthwise convolution, the adaptive pool, a max pool written with loops, a 3x3 blur
+compiled with ``dynamic_shape=True``, per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
-the scalar GM accesses and the kernel kinds.  Three builds: "scalar" with
-``PYASC_DISABLE_PASSES=batch-loops`` (no loop batching), "flat" with
+the scalar GM accesses and the kernels launched.  Three builds: "scalar" with
+``PYASC_DISABLE_PASSES=batch-loops,stencil-windows`` (no loop batching, no stencil or
+pool kernels: ``main``'s scalar kernels before issue 19), "flat" with
 ``PYASC_DISABLE_PASSES=stencil-windows`` (loops batched, each stencil window its own
-kernel input), "stencil" with every pass.  Host-side data movement (the flat build's
+kernel input; pooling loops stay scalar), "stencil" with every pass (stencil and pool
+kernels).  Host-side data movement (the flat build's
 snapshots of shifted views) is not counted by the sim: on an NPU those are device
 copies (see docs/ascendc-backend.md).
 
-    python benchmarks/vector_loops.py
+    python benchmarks/vector_loops.py [--only NAME,...]   (names: prefixes of the rows)
 """
 
 from __future__ import annotations
@@ -58,6 +61,20 @@ def depthwise(x, wt):
     return out
 
 
+def maxpool_loops(x, k, s, p):
+    h, w = x.shape[-2:]
+    oh = (h + 2 * p - k) // s + 1
+    ow = (w + 2 * p - k) // s + 1
+    out = np.empty(x.shape[:-2] + (oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            r0 = max(i * s - p, 0)
+            c0 = max(j * s - p, 0)
+            out[..., i, j] = x[..., r0:min(i * s - p + k, h),
+                               c0:min(j * s - p + k, w)].max(axis=(-2, -1))
+    return out
+
+
 def softmax_rows(x):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -86,6 +103,11 @@ def _cases():
                                              rng.random((8, 3, 3)).astype(f32))),
         ("adaptive pool 4x64x64->7x7", adaptive_pool.__wrapped__,
          (rng.random((4, 64, 64)).astype(f32), (7, 7))),
+        ("adaptive pool 8x64x30x45->7x7", adaptive_pool.__wrapped__,
+         (rng.random((8, 64, 30, 45)).astype(f32), (7, 7))),
+        ("max pool 3x3/2 pad 1 8x64x64", maxpool_loops,
+         (rng.random((8, 64, 64)).astype(f32), 3, 2, 1)),
+        ("blur 3x3 128x128 dynamic", blur3, (rng.random((128, 128)).astype(f32),)),
         ("softmax rows 128x1000", softmax_rows, (rng.random((128, 1000)).astype(f32),)),
         ("layernorm rows 128x1000", layernorm_rows,
          (rng.random((128, 1000)).astype(f32), rng.random(1000).astype(f32),
@@ -93,13 +115,15 @@ def _cases():
     ]
 
 
-BUILDS = (("scalar", "batch-loops"), ("flat", "stencil-windows"), ("stencil", ""))
-KINDS = {"VectorKernel": "V", "ScalarKernel": "S", "StencilKernel": "T", "CubeKernel": "C"}
+BUILDS = (("scalar", "batch-loops,stencil-windows"), ("flat", "stencil-windows"),
+          ("stencil", ""))
+KINDS = {"VectorKernel": "V", "ScalarKernel": "S", "StencilKernel": "T", "CubeKernel": "C",
+         "PoolKernel": "P"}
 
 
-def _measure(fn, args, disabled: str) -> dict:
+def _measure(name: str, fn, args, disabled: str) -> dict:
     os.environ["PYASC_DISABLE_PASSES"] = disabled
-    dynamic = fn.__name__ == "adaptive_pool"
+    dynamic = fn.__name__ in ("adaptive_pool", "maxpool_loops") or name.endswith("dynamic")
     # the bilateral filter computes in float64 (numpy's rules): demoted on the device
     compiled = hybrid(fn, target="ascend-sim", dynamic_shape=dynamic, device_float64="demote")
     with warnings.catch_warnings():
@@ -113,15 +137,24 @@ def _measure(fn, args, disabled: str) -> dict:
     scalar = c["gm_scalar_read_bytes"] + c["gm_scalar_write_bytes"]
     return {"gm": c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] + scalar, "min": minimum,
             "vec": c["vec_calls"], "scalar": scalar // itemsize,
-            "kinds": "+".join(KINDS[type(x).__name__] for x in k.ascend.kernels)}
+            "kinds": "+".join(_launched(k))}
+
+
+def _launched(k) -> list[str]:  # noqa: ANN001
+    """The kinds of the kernels that ran (not the twins the host did not launch)."""
+    kinds = {x.name: KINDS[type(x).__name__] for x in k.ascend.kernels}
+    return [kinds[name] for name, _ in k.last_kernels]
 
 
 def main() -> None:
     print(f"{'program':28} {'':7} {'GM bytes':>10} {'x min':>7} {'vector calls':>12} "
-          f"{'scalar GM acc.':>14}  kernels (V vector, T stencil, S scalar)")
+          f"{'scalar GM acc.':>14}  kernels (V vector, T stencil, P pool, S scalar)")
+    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
     for name, fn, args in _cases():
+        if only and not any(name.startswith(o) for o in only):
+            continue
         for label, disabled in BUILDS:
-            r = _measure(fn, args, disabled)
+            r = _measure(name, fn, args, disabled)
             print(f"{name:28} {label:7} {r['gm']:>10} {r['gm'] / r['min']:>7.2f} "
                   f"{r['vec']:>12} {r['scalar']:>14}  {r['kinds']}")
 
