@@ -25,7 +25,7 @@ from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.host_pool import launch_pool
+from pyasc.backend.ascendc.host_pool import launch_pool, launch_taps
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
@@ -40,6 +40,7 @@ from pyasc.backend.ascendc.partition import (
 )
 from pyasc.backend.ascendc.pool_kernel import plan_pool_kernel
 from pyasc.backend.ascendc.pool_loops import PoolLoop, find_pool_loops
+from pyasc.backend.ascendc.pool_taps import TapLoop, find_tap_loops
 from pyasc.backend.ascendc.render import Kernel, KernelObject, kernel_objects, program_source
 from pyasc.backend.ascendc.scalar_f64 import DEMOTE_OPTION
 from pyasc.backend.ascendc.scalar_plan import (
@@ -147,8 +148,9 @@ class _Lowering:
         copies = find_copy_loops(self.fn, self.soc)
         # loops of window reductions (pooling) become pool kernels (with the stencils)
         pools = find_pool_loops(self.fn) if self.stencils else {}
+        taps = find_tap_loops(self.fn) if self.stencils else {}
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
-                              lambda op: op in copies or op in pools):
+                              lambda op: op in copies or op in pools or op in taps):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem):
@@ -158,6 +160,8 @@ class _Lowering:
                 lower_cube(self, item.op)
             elif isinstance(item, CopyItem) and item.op in pools:
                 self._pool(pools[item.op], item.op)
+            elif isinstance(item, CopyItem) and item.op in taps:
+                self._taps(taps[item.op], item.op)
             elif isinstance(item, CopyItem):
                 lower_copy(self, copies[item.op])
             else:
@@ -260,6 +264,28 @@ class _Lowering:
             self._launch_scalar(fn, inputs, [], reason, p.loc, [nest], hb=hb, warn=False)
 
         launch_pool(self.hb, k, self.env, self.soc.vector_blocks, scalar)
+
+    def _taps(self, t: TapLoop, nest: Operation) -> None:
+        """A loop over kernel taps (``max_pool2d``) as a pool kernel, behind the host's
+        checks; the loop as a scalar kernel otherwise."""
+        k = plan_pool_kernel(t, self.soc, self._name())
+        if k is None:
+            self._scalar(ScalarItem([nest]))
+            return
+        self.kernels.append(k)
+        self.hb.b.loc = t.loc
+        inputs = [v for v in external_values([nest]) if not is_scalar_constant(v)]
+        outputs = escaping_values([nest])
+        fn = outline([nest], inputs, outputs)
+        reason = (f"the run-time views of the taps are outside what pool kernel {k.name} "
+                  "takes (not one array's window, sizes past its UB capacity)")
+
+        def scalar(hb: HostBuilder) -> list[Value]:
+            return self._launch_scalar(fn, inputs, outputs, reason, t.loc, [nest], hb=hb,
+                                       warn=False)
+
+        results = launch_taps(self.hb, k, t, self.env, self.soc.vector_blocks, scalar)
+        self.env.update(zip(outputs, results, strict=True))
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:

@@ -31,6 +31,7 @@ from typing import ClassVar
 from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.pool_loops import PoolLoop
+from pyasc.backend.ascendc.pool_taps import TapLoop
 from pyasc.backend.ascendc.soc import API_DTYPE_CLASS, SoC
 from pyasc.backend.ascendc.tiles import ctype
 
@@ -47,7 +48,7 @@ class PoolKernel:
 
     core: ClassVar[str] = VECTOR
     name: str
-    loop: PoolLoop
+    loop: PoolLoop | TapLoop
     in_elems: int = 0   # UB elements of the input rows buffer
 
     @property
@@ -59,7 +60,7 @@ class PoolKernel:
         return "pool"
 
 
-def plan_pool_kernel(p: PoolLoop, soc: SoC, name: str) -> PoolKernel | None:
+def plan_pool_kernel(p: PoolLoop | TapLoop, soc: SoC, name: str) -> PoolKernel | None:
     """The kernel of ``p`` on ``soc``; None when the SoC lacks an API for its type."""
     t = p.dtype.name
     apis = [("Gather", t), (_API[p.kind], t), ("Muls", t), ("Duplicate", t)]

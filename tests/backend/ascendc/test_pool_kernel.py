@@ -22,7 +22,7 @@ from pyasc import hybrid
 from pyasc.backend.ascendc.codegen import lower_program
 from pyasc.backend.ascendc.pool_kernel import PoolKernel
 from pyasc.backend.ascendc.scalar_plan import ScalarKernel
-from pyasc.ops import adaptive_avg_pool2d
+from pyasc.ops import adaptive_avg_pool2d, max_pool2d
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
 from adaptive_pool import adaptive_pool  # noqa: E402
@@ -209,3 +209,40 @@ def test_windows_not_separable_stay_scalar():
     assert PoolKernel not in kinds
     np.testing.assert_allclose(_sim(diagonal_windows, dynamic=False)(x),
                                _interpret(diagonal_windows, x), rtol=1e-5, atol=1e-6)
+
+
+def max_pool_op(x, k, s, p, ceil):
+    return max_pool2d(x, k, s, p, 1, ceil)
+
+
+MAXPOOL_OPS = [((2, 3, 15, 17), (3, 2, 1, False)), ((3, 7, 10), (2, 2, 0, False)),
+               ((1, 2, 9, 8), ((3, 2), (2, 1), (1, 0), True)),
+               ((2, 16, 40, 33), (3, 2, 1, False))]
+
+
+@pytest.mark.parametrize("shape,args", MAXPOOL_OPS)
+def test_ops_max_pool2d_taps_are_a_pool_kernel(shape, args):
+    """``pyasc.ops.max_pool2d`` (one strided slice per tap folded with np.maximum) is a
+    pool kernel over the padded input (static shapes; the padding is the host's)."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    sim = _sim(max_pool_op, dynamic=False)
+    got = sim(x, *args)
+    np.testing.assert_array_equal(got, _interpret(max_pool_op, x, *args))
+    k = sim.kernel(x, *args)
+    assert _ran_pool_kernel(k), k.last_kernels
+    if x.size >= 4096:
+        pad = args[2]
+        padded = x.nbytes // (shape[-2] * shape[-1]) * (shape[-2] + 2 * pad) * \
+            (shape[-1] + 2 * pad)
+        assert _gm_bytes(k) <= 1.2 * (padded + got.nbytes), k.last_counters
+
+
+def max_pool_dilated(x):
+    return max_pool2d(x, 2, 2, 0, 2)
+
+
+def test_ops_max_pool2d_with_dilation_stays_scalar():
+    x = RNG.standard_normal((1, 2, 9, 8)).astype(np.float32)
+
+    prog = _sim(max_pool_dilated, dynamic=False).specialize(x)
+    assert PoolKernel not in [type(k) for k in lower_program(prog).kernels]
