@@ -1,7 +1,8 @@
 """User loops on the vector unit: ascend-sim counters with and without ``batch-loops``.
 
 For each program written with Python loops (the seed's bilateral filter, a 3x3 blur,
-a depthwise convolution, the adaptive pool, a max pool written with loops, a 3x3 blur
+a depthwise convolution, the adaptive pool, a max pool written with loops and
+``pyasc.ops.max_pool2d``, a 3x3 blur
 compiled with ``dynamic_shape=True``, per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from adaptive_pool import adaptive_pool  # noqa: E402
 from bilateral_filter import bilateral_filter  # noqa: E402
 from pyasc import hybrid  # noqa: E402
+from pyasc.ops import max_pool2d  # noqa: E402
 
 
 def blur3(img):
@@ -75,6 +77,10 @@ def maxpool_loops(x, k, s, p):
     return out
 
 
+def max_pool_op(x):
+    return max_pool2d(x, 3, 2, 1)
+
+
 def softmax_rows(x):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -107,6 +113,8 @@ def _cases():
          (rng.random((8, 64, 30, 45)).astype(f32), (7, 7))),
         ("max pool 3x3/2 pad 1 8x64x64", maxpool_loops,
          (rng.random((8, 64, 64)).astype(f32), 3, 2, 1)),
+        ("max_pool2d (pyasc.ops) 3x3/2 pad 1 1x8x64x64", max_pool_op,
+         (rng.random((1, 8, 64, 64)).astype(f32),)),
         ("blur 3x3 128x128 dynamic", blur3, (rng.random((128, 128)).astype(f32),)),
         ("softmax rows 128x1000", softmax_rows, (rng.random((128, 1000)).astype(f32),)),
         ("layernorm rows 128x1000", layernorm_rows,
