@@ -25,11 +25,11 @@ from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.host_pool import launch_pool, launch_taps
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube
+from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
 from pyasc.backend.ascendc.partition import (
     CopyItem,
     CubeItem,
@@ -38,9 +38,8 @@ from pyasc.backend.ascendc.partition import (
     ScalarItem,
     partition,
 )
-from pyasc.backend.ascendc.pool_kernel import plan_pool_kernel
-from pyasc.backend.ascendc.pool_loops import PoolLoop, find_pool_loops
-from pyasc.backend.ascendc.pool_taps import TapLoop, find_tap_loops
+from pyasc.backend.ascendc.pool_loops import find_pool_loops
+from pyasc.backend.ascendc.pool_taps import find_tap_loops
 from pyasc.backend.ascendc.render import Kernel, KernelObject, kernel_objects, program_source
 from pyasc.backend.ascendc.scalar_f64 import DEMOTE_OPTION
 from pyasc.backend.ascendc.scalar_plan import (
@@ -159,9 +158,9 @@ class _Lowering:
                 assert isinstance(item.op, CubeMatmulOp)
                 lower_cube(self, item.op)
             elif isinstance(item, CopyItem) and item.op in pools:
-                self._pool(pools[item.op], item.op)
+                lower_pool(self, pools[item.op], item.op)
             elif isinstance(item, CopyItem) and item.op in taps:
-                self._taps(taps[item.op], item.op)
+                lower_taps(self, taps[item.op], item.op)
             elif isinstance(item, CopyItem):
                 lower_copy(self, copies[item.op])
             else:
@@ -245,47 +244,6 @@ class _Lowering:
                                              self.soc.vector_blocks, launch_flat)
         self.env.update(zip(group.result_values, results, strict=True))
         return True
-
-    def _pool(self, p: PoolLoop, nest: Operation) -> None:
-        """A pooling loop as a pool kernel, behind the host's checks; the loop as a
-        scalar kernel otherwise (also when the SoC lacks an API the kernel needs)."""
-        k = plan_pool_kernel(p, self.soc, self._name())
-        if k is None:
-            self._scalar(ScalarItem([nest]))
-            return
-        self.kernels.append(k)
-        self.hb.b.loc = p.loc
-        inputs = [v for v in external_values([nest]) if not is_scalar_constant(v)]
-        fn = outline([nest], inputs, [])
-        reason = (f"the run-time window geometry is outside what pool kernel {k.name} "
-                  "takes (steps, empty windows, sizes past its UB capacity)")
-
-        def scalar(hb: HostBuilder) -> None:
-            self._launch_scalar(fn, inputs, [], reason, p.loc, [nest], hb=hb, warn=False)
-
-        launch_pool(self.hb, k, self.env, self.soc.vector_blocks, scalar)
-
-    def _taps(self, t: TapLoop, nest: Operation) -> None:
-        """A loop over kernel taps (``max_pool2d``) as a pool kernel, behind the host's
-        checks; the loop as a scalar kernel otherwise."""
-        k = plan_pool_kernel(t, self.soc, self._name())
-        if k is None:
-            self._scalar(ScalarItem([nest]))
-            return
-        self.kernels.append(k)
-        self.hb.b.loc = t.loc
-        inputs = [v for v in external_values([nest]) if not is_scalar_constant(v)]
-        outputs = escaping_values([nest])
-        fn = outline([nest], inputs, outputs)
-        reason = (f"the run-time views of the taps are outside what pool kernel {k.name} "
-                  "takes (not one array's window, sizes past its UB capacity)")
-
-        def scalar(hb: HostBuilder) -> list[Value]:
-            return self._launch_scalar(fn, inputs, outputs, reason, t.loc, [nest], hb=hb,
-                                       warn=False)
-
-        results = launch_taps(self.hb, k, t, self.env, self.soc.vector_blocks, scalar)
-        self.env.update(zip(outputs, results, strict=True))
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:

@@ -10,7 +10,7 @@ kernel of ``copy_loops``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from pyasc.backend.ascendc.copy_loops import CopyLoop
 from pyasc.backend.ascendc.cube_dynamic import (
@@ -41,6 +41,8 @@ class Lowering(Protocol):
     kernels: list
 
     def _name(self) -> str: ...
+
+    def _scalar(self, item: Any) -> None: ...
 
     def _launch_scalar(self, fn: FuncOp, inputs: list[Value], outputs: list[Value],
                        reason: str, loc: Location, region: Sequence | None = None,
