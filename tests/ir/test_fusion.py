@@ -201,6 +201,38 @@ def test_fusion_group_fuses_across_hybrid_callees() -> None:
     np.testing.assert_allclose(got, e / np.sum(e, axis=-1, keepdims=True), rtol=1e-6)
 
 
+def test_a_value_of_row_statistics_is_recomputed_per_row_not_materialized() -> None:
+    # xh reads the row statistics m, s (64x1: computed once per row), so recomputing
+    # it costs a subtract and a divide per element: it is cloned into the column sum's
+    # group and the row group instead of being stored by one and read by the other
+    # (which also forced the statistics into a third group: a path would leave the row
+    # group through the column group and come back)
+    from pyasc import hybrid
+
+    @hybrid
+    def norm_grad(x, g, w):
+        m = x.sum(axis=-1, keepdims=True) / 8.0
+        s = np.sqrt(((x - m) * (x - m)).sum(axis=-1, keepdims=True) / 8.0 + 1e-5)
+        xh = (x - m) / s
+        gw = (g * xh).sum(axis=0)  # used first: xh's first consumer is the column sum
+        gx = g * w
+        return gw, gx - xh * (gx * xh).sum(axis=-1, keepdims=True) / 8.0
+
+    rng = np.random.default_rng(0)
+    x, g = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    w = rng.standard_normal(8).astype(np.float32)
+    text = norm_grad.ir(x, g, w)
+    assert text.count('"fusion.group"') == 2
+    program = norm_grad.specialize(x, g, w)
+    got = Interpreter(program.module).call(program.entry, x, g, w)
+    m = x.mean(axis=-1, keepdims=True)
+    xh = (x - m) / np.sqrt(((x - m) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+    gx = g * w
+    want = ((g * xh).sum(axis=0), gx - xh * (gx * xh).mean(axis=-1, keepdims=True))
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(dag=dags(max_ops=25))
 def test_incremental_cluster_facts_agree_with_the_full_analysis(dag, monkeypatch) -> None:

@@ -157,7 +157,10 @@ class GradEmitter:
         lead = len(gshape) - len(tshape)
         axes = list(range(lead)) + [lead + i for i, d in enumerate(tshape)
                                     if d == 1 and gshape[lead + i] != 1]
-        g = self.sum(g, axes, keepdims=False)
+        # Same rank: keep the summed dims.  A row sum then stays row-shaped (64x1), the
+        # form the fusion pass's row schedule fuses back into the row's elementwise
+        # work; summing them away and reshaping back (64 -> 64x1) split the kernel.
+        g = self.sum(g, axes, keepdims=lead == 0)
         if not _same(shape_of(g.type), tshape):
             g = self.reshape(g, tshape, target)
         dyn = [a for a, d in enumerate(tshape) if d == DYN and shape_of(g.type)[a] != 1]

@@ -42,7 +42,7 @@ from pyasc.ir.passes.fusion_build import build_group, topological
 from pyasc.ir.passes.fusion_clusters import Clusters
 from pyasc.ir.passes.fusion_rules import op_cost, role_of
 from pyasc.ir.passes.fusion_schedule import Schedule
-from pyasc.ir.passes.fusion_shapes import ShapeSyms
+from pyasc.ir.passes.fusion_shapes import ShapeSyms, aligned
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.snapshots import inline_fusion_scopes
 from pyasc.ir.types import TensorType
@@ -117,9 +117,23 @@ class _Partition:
                 break
             q = v.op if isinstance(v, OpResult) else None
             if q is not None and q.parent is self.block and \
-                    role_of(q) not in (None, "scalar", "reduce"):
+                    role_of(q) not in (None, "scalar", "reduce") and \
+                    not self._per_row(v, op):
                 cost += self._chain_cost(q, depth + 1, spent + cost)
         return cost
+
+    def _per_row(self, v: Value, op: Operation) -> bool:
+        """True if ``v`` is constant along trailing axes of ``op``'s result (a
+        ``64x1`` statistic of ``64x32`` rows): a group computes it once per row, so it
+        adds nothing per element to a recomputation (a layernorm's normalized ``x``
+        recomputed from the row statistics, in a backward)."""
+        want = self.cl.syms.of(op.result_values[0])
+        have = aligned(self.cl.syms.of(v), len(want))
+        if len(have) != len(want) or have == list(want):
+            return False
+        const = [h in (None, 1) and w != 1 for h, w in zip(have, want, strict=True)]
+        first = const.index(True) if True in const else len(const)
+        return all(const[first:]) and have[:first] == list(want[:first])
 
     def _clone_into(self, p: Operation, cids: Sequence[int]) -> list[Operation]:
         """Give every cluster in ``cids`` its own copy of ``p`` (if it may take it);

@@ -46,12 +46,14 @@ from pyasc.ir.passes.fusion_shapes import Shape, ShapeSyms, aligned
 from pyasc.ir.types import TensorType
 
 BCAST_FLOPS = 2
-MAX_CHAINED_REDUCTIONS = 2
+MAX_CHAINED_REDUCTIONS = 4
 """Most reductions per group whose source needs another member reduction.  Each one is
 a further pass over the row that recomputes the elementwise work before it from the
 group's inputs (``lower_group_rows``), so a group with p chained reductions does
 O(p^2) work per element and has O(p^2) code: a long program alternating elementwise
-statements and reductions would be quadratic.  Softmax and layernorm need one."""
+statements and reductions would be quadratic.  Softmax and layernorm need one, their
+automatic backwards four (softmax's: the sum of ``exp``, the ties of the row maximum,
+the two sums of the division's and the subtraction's adjoints), so each is one group."""
 
 REMAPS = (tensor.SliceOp, tensor.TransposeOp, tensor.GatherOp)
 """Ops reading their source (operand 0) at other indices than the element they compute."""
