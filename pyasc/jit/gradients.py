@@ -5,9 +5,11 @@ It takes the forward inputs then ``dout`` (the gradient of the output): the inpu
 ``fn`` binds them, defaults filled in, in ``fn``'s parameter order (keyword-only ones by
 keyword).  ``fn.vjp(*inputs, dout)`` runs it and returns a tuple with one entry per
 input: the gradient for an array input (checked: an ndarray of the input's shape and
-dtype), ``None`` for any other input.  The gradient function returns either one value
-per array input or one per input (``None`` for the others); a single array input may
-get a bare array.  A wrong count, kind, shape or dtype is a coded error (E50001,
+dtype), ``None`` for any other input.  Given torch tensors (inputs or ``dout``) it
+returns tensors: the arguments are viewed as arrays over the tensors' memory and the
+gradients wrapped without copies (``pyasc.jit.tensors``).  The gradient function returns
+either one value per array input or one per input (``None`` for the others); a single
+array input may get a bare array.  A wrong count, kind, shape or dtype is a coded error (E50001,
 E50002) located at the gradient function's ``return``.
 
 Without a registered gradient ``vjp`` differentiates the function automatically
@@ -34,6 +36,7 @@ from pyasc.errors import (
     TypeMismatchError,
 )
 from pyasc.frontend.callee import Callee
+from pyasc.jit.tensors import unwrap
 
 NO_GRADIENT_HINT = "register one: @fn.def_grad def fn_grad(*inputs, dout): ..."
 
@@ -46,6 +49,7 @@ class Differentiable:
     __name__: str
     __signature__: inspect.Signature
     _grad: Any = None
+    _positional_names: tuple[tuple[str, ...], str | None]  # (TensorOps's)
 
     def _derived(self, fn: Callable) -> Any:  # pragma: no cover - HybridFunction's
         raise NotImplementedError
@@ -65,6 +69,14 @@ class Differentiable:
         if not args:
             raise at_caller(ArgumentError(f"{self.__name__}.vjp(): missing dout",
                                           hint="call fn.vjp(*inputs, dout)"))
+        positional, var = self._positional_names
+        bridged = unwrap(((*positional, "dout"), var), args, kwargs)
+        if bridged is None:
+            return self._vjp(args, kwargs)
+        # tensors in (arrays over their memory), tensors out (over the results' arrays)
+        return bridged.wrap(self._vjp(bridged.args, bridged.kwargs))
+
+    def _vjp(self, args: tuple, kwargs: dict[str, Any]) -> tuple[Any, ...]:
         if self._grad is None:
             auto = self._automatic_vjp()
             return auto(*args[:-1], **kwargs, **{auto.dout_name: args[-1]})

@@ -259,3 +259,61 @@ def test_overlap_rule_on_ordinary_layouts():
               torch.ones(0, 3).expand(0, 3)):
         assert not may_self_overlap(t.numpy()), t.stride()
     assert may_self_overlap(torch.ones(3, 1).expand(3, 2).numpy())
+
+
+def _spy_pointers(monkeypatch, fn) -> tuple[list[int], list[tuple[int, int]]]:
+    """The data pointers of the arrays ``fn``'s kernel gets, and of each result array
+    with the tensor ``torch.from_numpy`` made over it."""
+    args_seen: list[int] = []
+    wrapped: list[tuple[int, int]] = []
+    real_dispatch, real_from_numpy = fn._dispatch, torch.from_numpy
+
+    def dispatch(args, kwargs):
+        args_seen.extend(a.__array_interface__["data"][0]
+                         for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray))
+        return real_dispatch(args, kwargs)
+
+    def from_numpy(a):
+        t = real_from_numpy(a)
+        wrapped.append((a.__array_interface__["data"][0], t.data_ptr()))
+        return t
+    monkeypatch.setattr(fn, "_dispatch", dispatch)
+    monkeypatch.setattr(torch, "from_numpy", from_numpy)
+    return args_seen, wrapped
+
+
+def test_vjp_takes_and_returns_tensors_without_copies(monkeypatch):
+    @pyasc.hybrid
+    def cube(x, k):
+        return x * x * x * k
+
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    auto = cube._automatic_vjp()
+    args_seen, wrapped = _spy_pointers(monkeypatch, auto)
+    x, d = torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+    gx, gk = cube.vjp(x, 2.0, d)
+    assert isinstance(gx, torch.Tensor) and gk is None
+    torch.testing.assert_close(gx, 6 * x * x * d)
+    assert x.data_ptr() in args_seen and d.data_ptr() in args_seen  # read in place
+    assert wrapped and all(p == q for p, q in wrapped)  # the result arrays' memory
+
+
+def test_vjp_of_a_registered_gradient_takes_and_returns_tensors(monkeypatch):
+    @pyasc.hybrid
+    def mul(a, b):
+        return a * b
+
+    @mul.def_grad
+    def mul_grad(a, b, dout):
+        return dout * b, dout * a
+
+    monkeypatch.setenv("PYASC_TARGET", "cpu")
+    args_seen, wrapped = _spy_pointers(monkeypatch, mul_grad)
+    a, b, d = (torch.randn(3, 4) for _ in range(3))
+    ga, gb = mul.vjp(a, b, d)
+    assert isinstance(ga, torch.Tensor) and isinstance(gb, torch.Tensor)
+    torch.testing.assert_close(ga, d * b)
+    torch.testing.assert_close(gb, d * a)
+    assert {a.data_ptr(), b.data_ptr(), d.data_ptr()} <= set(args_seen)
+    assert wrapped and all(p == q for p, q in wrapped)
+    assert isinstance(mul.vjp(a.numpy(), b.numpy(), d.numpy())[0], np.ndarray)
