@@ -4,7 +4,9 @@
 wheel as ``pyasc/examples``) on the default target, checks each against the same Python
 function run on numpy, prints the time per call of both, and writes every kernel's
 generated code (tensor IR, loop IR, LLVM IR and AscendC source) under an output folder
-it names.  ``pyasc doctor`` checks this machine for each target
+it names; then, when torch is installed, it trains the MLP of
+``examples/training/train_mlp.py`` beside torch (:mod:`pyasc.tools.training_demo`).
+``pyasc doctor`` checks this machine for each target
 (:mod:`pyasc.tools.doctor`).  ``pyasc opt`` runs passes on an IR file and ``pyasc cache``
 shows or clears the kernel cache (:mod:`pyasc.tools.commands`).  ``pyasc --help`` lists
 the commands (:data:`COMMANDS`); ``pyasc <command> --help`` a command's options.
@@ -158,7 +160,8 @@ def demo(argv: Sequence[str]) -> int:
                         help="where generated code is written (default: ./pyasc-demo-out)")
     parser.add_argument("--size", choices=("small", "default"), default="default")
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", default="", help="comma-separated operator names")
+    parser.add_argument("--only", default="", help="comma-separated operator names "
+                        "(train_mlp: the MLP training)")
     opts = parser.parse_args(argv)
     if not opts.examples.is_dir():
         print(f"pyasc demo: no examples folder at {opts.examples}; pass --examples DIR "
@@ -167,7 +170,9 @@ def demo(argv: Sequence[str]) -> int:
         return 2
     wanted = {n for n in opts.only.split(",") if n}
     cases = _load_cases(opts.examples)
-    unknown = sorted(wanted - {c["name"] for c in cases})
+    from pyasc.tools import training_demo
+
+    unknown = sorted(wanted - {c["name"] for c in cases} - {training_demo.NAME})
     if unknown:
         print(f"pyasc demo: unknown operator {', '.join(map(repr, unknown))} in --only; the "
               f"operators are: {', '.join(sorted(c['name'] for c in cases))}", file=sys.stderr)
@@ -181,8 +186,13 @@ def demo(argv: Sequence[str]) -> int:
         except Exception as exc:  # report and keep going: one broken example is a finding
             rows.append({"name": case["name"], "error": f"{type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}"})
-    _print_table(rows, _default_target(), opts.out)
-    return 0 if rows and all(r.get("ok") for r in rows) else 1
+    if rows:
+        _print_table(rows, _default_target(), opts.out)
+    trained = True  # (the MLP training: after the operators, or alone with --only)
+    if not wanted or training_demo.NAME in wanted:
+        trained = training_demo.run(opts.examples, opts.size)
+    ok = all(r.get("ok") for r in rows) and trained
+    return 0 if (rows or training_demo.NAME in wanted) and ok else 1
 
 
 def _default_target() -> str:

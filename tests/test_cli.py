@@ -115,3 +115,22 @@ def test_demo_runs_every_example_and_writes_their_ascendc(tmp_path, capsys):
     assert bilateral.startswith("// pyasc demo: this function computes in float64")
     assert "__global__ __aicore__" in bilateral
     assert "float64" not in (tmp_path / "relu" / "kernel_ascendc.cpp").read_text()
+
+
+def test_demo_trains_the_mlp_beside_torch(tmp_path, capsys):
+    pytest.importorskip("torch")
+    status = main(["demo", "--size", "small", "--only", "train_mlp", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "pyasc loss" in out and "torch loss" in out
+    assert "training: loss decreased as in torch" in out and "60 steps in" in out
+
+
+def test_demo_says_it_skipped_the_training_without_torch(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    status = main(["demo", "--size", "small", "--only", "relu,train_mlp",
+                   "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "relu" in out and "training: skipped (torch is not installed" in out
+    assert "pyasc loss" not in out
