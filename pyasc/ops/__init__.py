@@ -10,7 +10,7 @@ from pyasc.ops.activation import gelu, silu
 from pyasc.ops.conv import conv2d
 from pyasc.ops.normalization import layer_norm, log_softmax, rms_norm, softmax
 from pyasc.ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
-from pyasc.ops.special import erf
+from pyasc.ops.special import erf, stop_gradient
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "conv2d", "erf", "gelu", "layer_norm",
-           "log_softmax", "max_pool2d", "rms_norm", "silu", "softmax"]
+           "log_softmax", "max_pool2d", "rms_norm", "silu", "softmax", "stop_gradient"]

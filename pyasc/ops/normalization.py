@@ -9,6 +9,7 @@ import numpy as np
 from pyasc.frontend import require, static
 from pyasc.jit import hybrid
 from pyasc.ops._common import opmath
+from pyasc.ops.special import stop_gradient
 
 
 @hybrid
@@ -16,7 +17,8 @@ def softmax(x, dim=-1):
     """``exp(x) / sum(exp(x))`` along ``dim`` (a compile-time int), computed from
     ``x - max`` so that it does not overflow."""
     xa = opmath(x)
-    e = np.exp(xa - np.max(xa, axis=dim, keepdims=True))
+    # the shift's exact gradient is 0: not differentiated (as torch's and JAX's softmax)
+    e = np.exp(xa - stop_gradient(np.max(xa, axis=dim, keepdims=True)))
     return (e / np.sum(e, axis=dim, keepdims=True)).astype(x.dtype)
 
 
@@ -24,7 +26,7 @@ def softmax(x, dim=-1):
 def log_softmax(x, dim=-1):
     """``x - log(sum(exp(x)))`` along ``dim``, computed from ``x - max``."""
     xa = opmath(x)
-    shifted = xa - np.max(xa, axis=dim, keepdims=True)
+    shifted = xa - stop_gradient(np.max(xa, axis=dim, keepdims=True))
     return (shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
             ).astype(x.dtype)
 

@@ -1,5 +1,9 @@
 """Elementwise special functions numpy lacks, usable in plain Python and compiled code.
 
+``stop_gradient(x)`` is ``x``, through which automatic differentiation passes no
+gradient (JAX's ``lax.stop_gradient``): softmax's row maximum, a numerical shift whose
+exact gradient is zero, is not differentiated (``docs/autodiff.md``).
+
 ``erf`` is an ordinary function (numpy-ufunc dtype rules, computed with ``math.erf``
 element by element) when Python runs it, and the IR's vectorized ``math.erf`` when a
 ``@hybrid`` function calls it: the ``__pyasc_intrinsic__`` attribute names the compiler's
@@ -36,3 +40,13 @@ def erf(x: object, /, out: np.ndarray | None = None, *, dtype: object = None
 
 
 erf.__pyasc_intrinsic__ = "pyasc.ops.erf"  # type: ignore[attr-defined]
+
+
+def stop_gradient(x: object, /) -> object:
+    """``x`` itself; ``pyasc.grad``/``fn.vjp`` pass no gradient through it (JAX's
+    ``lax.stop_gradient``).  Use it where a value only steers the computation (a shift
+    for numerical range, a detached target) and its exact gradient is zero or unwanted."""
+    return x
+
+
+stop_gradient.__pyasc_intrinsic__ = "pyasc.ops.stop_gradient"  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from ad_fdcheck import numeric_vjp
 
 import pyasc
 from pyasc import hybrid
+from pyasc.ops import stop_gradient
 from pyasc.testing import parametrize_targets
 
 RNG = np.random.default_rng(3)
@@ -204,3 +205,36 @@ def test_a_callee_gradient_is_part_of_the_cache_key():
 
     assert function_digest(caller) not in (plain, registered)
     np.testing.assert_allclose(pyasc.grad(caller)(X), 3.0)
+
+
+@hybrid
+def _half_stopped(x, y):
+    s = stop_gradient(x * y)  # a value, not a path for the gradient
+    return (x * s + stop_gradient(y)).sum()
+
+
+@parametrize_targets(("interpret", "cpu", "ascend-sim"))
+def test_stop_gradient_passes_no_gradient(monkeypatch, target):
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x, y = X[:2].astype(np.float32), X[2:4].astype(np.float32)
+    gx, gy = pyasc.grad(_half_stopped, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, x * y, rtol=1e-6)  # d/dx of x * s with s fixed
+    np.testing.assert_allclose(gy, np.zeros_like(y))
+    assert _half_stopped(x, y) == pytest.approx(_half_stopped.__wrapped__(x, y), rel=1e-5)
+
+
+def test_stop_gradient_leaves_no_op_in_compiled_code():
+    x, y = X[:2], X[2:4]
+    assert '"autodiff.' not in _half_stopped.ir(x, y, optimized=False)
+    grad = pyasc.grad(_half_stopped, argnums=(0, 1))
+    assert '"autodiff.' not in grad.ir(x, y, optimized=False)
+
+
+def test_softmax_does_not_differentiate_its_shift():
+    # softmax's row maximum is a shift with an exact gradient of 0 (torch and JAX do
+    # not differentiate it): its backward has no tie count of the maximum
+    import pyasc.ops as O
+
+    auto = O.softmax._automatic_vjp()
+    text = auto.ir(X, -1, **{auto.dout_name: X}, optimized=False)
+    assert '"tensor.max"' in text and 'predicate = "eq"' not in text

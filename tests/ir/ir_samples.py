@@ -189,7 +189,8 @@ def _func_ops(s: _Sample, x: Value, bo: Value) -> list[Value]:
         s.op(loop.YieldOp([s.val(m.TanhOp.new(x))]))
     with s.b.at(custom.backward.block):
         s.op(loop.YieldOp([s.val(arith.MulOp.new(custom.backward.block.args[0], x))]))
-    return [scope.result, group.result, custom.result]
+    stopped = s.op(autodiff.StopGradientOp([x], [f32]))
+    return [scope.result, group.result, custom.result, stopped.result]
 
 
 def all_ops_module() -> ModuleOp:

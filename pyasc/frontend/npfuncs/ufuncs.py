@@ -9,11 +9,13 @@ casting.  ``math.*`` functions follow Python: they take and return Python floats
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from pyasc.errors import TypeMismatchError, UnsupportedNumpyError
+from pyasc.frontend.custom_vjp import AUTODIFF_CALLS
 from pyasc.frontend.elementwise import UFUNCS, apply_ufunc
 from pyasc.frontend.npfuncs.common import as_dtype, finish, python_dtype, static_int, strong
 from pyasc.frontend.numpy_registry import register
@@ -21,6 +23,7 @@ from pyasc.frontend.promotion import result_type
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
 from pyasc.ir.ops import arith
 from pyasc.ir.ops import math as m
+from pyasc.ir.ops.autodiff import StopGradientOp
 from pyasc.ir.types import f64, i1, index
 
 INTRINSIC_UFUNCS = {"erf": "pyasc.ops.erf"}
@@ -69,6 +72,17 @@ def _register_ufuncs() -> None:
 _register_ufuncs()
 for _name, _public in INTRINSIC_UFUNCS.items():
     register(_public)(_unary(_name))
+
+
+@register("pyasc.ops.stop_gradient")
+def stop_gradient(lw, x, /):
+    """`x` itself, through which automatic differentiation passes no gradient (JAX's
+    `lax.stop_gradient`)"""
+    v = lw.em.operand(x)
+    if not lw.unit.options.get(AUTODIFF_CALLS) or not isinstance(v, Tensor | Scalar):
+        return v  # a forward compiled to run: no op at all
+    return dataclasses.replace(v, value=lw.em.result(StopGradientOp([v.value],
+                                                                     [v.value.type])))
 
 
 @register("where")

@@ -32,6 +32,7 @@ from pyasc.ir.autodiff.unroll import dissolve_scopes, unroll_active_loops
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import func, mem
+from pyasc.ir.ops.autodiff import StopGradientOp
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.types import MemRefType, ScalarType, Type, element_type, shape_of
 
@@ -76,7 +77,16 @@ def build_backward(fwd: FuncOp, name: str, layout: Sequence[int | None],
     results += [_gradient(sw, a) for a in seeds]
     b.insert(func.ReturnOp(results))
     bwd.set_result_types([v.type for v in results])
+    _drop_stop_gradients(bwd)
     return bwd
+
+
+def _drop_stop_gradients(fn: FuncOp) -> None:
+    """``stop_gradient(x)`` is ``x`` once differentiated (the activity analysis gave it
+    no adjoint): no pass or backend sees the op."""
+    for op in [o for o in fn.walk() if isinstance(o, StopGradientOp)]:
+        op.result.replace_all_uses_with(op.x)
+        op.erase()
 
 
 def _single_result(fn: FuncOp, ret: func.ReturnOp, seeding: bool) -> Value:

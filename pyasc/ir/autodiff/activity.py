@@ -3,8 +3,9 @@
 A value is *active* when it is a float scalar/tensor computed from an active value, or
 a float buffer (or a view of one) an active value was written into; the inputs being
 differentiated start it.  Integers and booleans are never active (they carry no
-adjoint).  Only ops with an active result get a gradient rule, so an op on a constant
-path never needs one.  The analysis runs to a fixed point (a buffer written late makes
+adjoint), nor is the result of ``autodiff.stop_gradient`` (``pyasc.ops.stop_gradient``).
+Only ops with an active result get a gradient rule, so an op on a constant path never
+needs one.  The analysis runs to a fixed point (a buffer written late makes
 its earlier reads active, loop-carried values their loop's results).
 
 It also refuses the one way an integer could carry a hidden dependence into a float:
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 from pyasc.ir.autodiff.registry import not_differentiable
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, scatter, sort, tensor
+from pyasc.ir.ops.autodiff import StopGradientOp
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.types import MemRefType, element_type
 
@@ -67,6 +69,8 @@ def _step(op: Operation, active: set[Value], tainted: set[Value]) -> bool:
         return _add([root(dest)], active) if written in active else False
     if isinstance(op, loop.ForOp):
         return _loop_step(op, active)
+    if isinstance(op, StopGradientOp):  # its result carries no adjoint
+        return False
     if isinstance(op, loop.IfOp):
         ys = [r.blocks[0].terminator.operand_values for r in op.region_list]
         return _add([r for i, r in enumerate(op.result_values)

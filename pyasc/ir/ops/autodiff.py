@@ -1,5 +1,6 @@
-"""``autodiff.custom_vjp``: a call of a function with a registered gradient, kept whole
-for automatic differentiation.
+"""Ops that only the IR read by automatic differentiation holds: ``autodiff.custom_vjp``
+(a call of a function with a registered gradient, kept whole) and
+``autodiff.stop_gradient`` (``pyasc.ops.stop_gradient``: its operand, without gradient).
 
 ``custom_vjp(inputs*) {callee, wrt}`` has two regions.  ``forward`` (no arguments) is
 the callee's body as inlined at the call, reading the caller's values, ending in
@@ -51,3 +52,19 @@ class CustomVjpOp(Operation):
             if term is not None and term.name == "loop.yield":
                 got = [v.type for v in term.operand_values]
                 require(got == want, f"yields {got}, expected {want}")
+
+
+class StopGradientOp(Operation):
+    """``stop_gradient(x) = x`` with a zero gradient (``pyasc.ops.stop_gradient``).
+
+    Emitted, like ``custom_vjp``, only into the IR automatic differentiation reads; the
+    transform replaces its result by its operand in the recomputed forward and gives it
+    no adjoint, so no pass, interpreter or backend sees it (a forward compiled to run
+    has no op at all there)."""
+
+    name = "autodiff.stop_gradient"
+    operands = ("x",)
+    results = ("result",)
+
+    def verify_op(self) -> None:
+        require(self.result.type == self.x.type, "the result has the operand's type")
