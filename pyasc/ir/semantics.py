@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pyasc.ir.core import DenseArray, Operation
-from pyasc.ir.ops import arith, mem, scatter, sort, tensor
+from pyasc.ir.ops import arith, autodiff, mem, scatter, sort, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import DYN, ScalarType, ShapedType, Type, element_type
 
@@ -370,7 +370,11 @@ def _reshape_view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return view
 
 
-EVALUATORS: dict[type[Operation], Evaluator] = {**ARITH, **MATH, **TENSOR, **MEM}
+EVALUATORS: dict[type[Operation], Evaluator] = {
+    **ARITH, **MATH, **TENSOR, **MEM,
+    # only in the IR autodiff reads (where it is dropped): the value itself
+    autodiff.StopGradientOp: lambda op, x: x,
+}
 
 
 def register_evaluator(op_class: type[Operation], fn: Evaluator) -> None:
