@@ -238,3 +238,15 @@ def test_softmax_does_not_differentiate_its_shift():
     auto = O.softmax._automatic_vjp()
     text = auto.ir(X, -1, **{auto.dout_name: X}, optimized=False)
     assert '"tensor.max"' in text and 'predicate = "eq"' not in text
+
+
+@hybrid
+def _write_through_stopped(x):
+    y = stop_gradient(x)  # x itself, as in Python: a write through y lands in x
+    y[0] = 5.0
+    return x.sum()
+
+
+def test_stop_gradient_of_an_array_is_the_array():
+    assert _write_through_stopped(np.ones(3)) == _write_through_stopped.__wrapped__(
+        np.ones(3)) == 7.0

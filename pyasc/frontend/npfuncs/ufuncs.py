@@ -78,9 +78,11 @@ for _name, _public in INTRINSIC_UFUNCS.items():
 def stop_gradient(lw, x, /):
     """`x` itself, through which automatic differentiation passes no gradient (JAX's
     `lax.stop_gradient`)"""
+    if not lw.unit.options.get(AUTODIFF_CALLS):
+        return x  # a forward compiled to run: the very value (an array: the same buffer)
     v = lw.em.operand(x)
-    if not lw.unit.options.get(AUTODIFF_CALLS) or not isinstance(v, Tensor | Scalar):
-        return v  # a forward compiled to run: no op at all
+    if not isinstance(v, Tensor | Scalar):
+        return v
     return dataclasses.replace(v, value=lw.em.result(StopGradientOp([v.value],
                                                                      [v.value.type])))
 
