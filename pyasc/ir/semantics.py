@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 
@@ -96,7 +97,10 @@ def _pow(op: Operation, a: object, b: object) -> object:
 def _fma(op: Operation, a: object, b: object, c: object) -> object:
     """``a * b + c`` rounded once to float32: the product is exact in float64, the sum
     rounded to float64 (``s``, with its exact error ``e`` by TwoSum); rounding ``s`` to
-    float32 is then right unless ``s`` is a float32 midpoint that ``e`` moves off."""
+    float32 is then right unless ``s`` is a float32 midpoint that ``e`` moves off.
+    float64: exactly, in rationals (non-finite operands as float64 arithmetic gives)."""
+    if np.asarray(a).dtype == np.float64:
+        return as_type(np.vectorize(_fma64, otypes=[np.float64])(a, b, c), op.result.type)
     a64, b64, c64 = (np.asarray(v, np.float64) for v in (a, b, c))
     with np.errstate(all="ignore"):
         p = a64 * b64
@@ -111,6 +115,20 @@ def _fma(op: Operation, a: object, b: object, c: object) -> object:
         toward = np.where(up, e > 0, e < 0)  # the exact value lies beyond the midpoint
         out = np.where(fix & toward, nb, r)
     return as_type(out.astype(np.float32), op.result.type)
+
+
+def _fma64(a: float, b: float, c: float) -> float:
+    if not all(map(math.isfinite, (a, b, c))):
+        return a * b + c
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:  # IEEE: -0 only for (-0) + (-0), else +0 (round to nearest)
+        product_negative = math.copysign(1.0, a) * math.copysign(1.0, b) < 0
+        both = (a == 0 or b == 0) and product_negative and math.copysign(1.0, c) < 0
+        return -0.0 if both else 0.0
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.copysign(math.inf, exact)
 
 
 def _erf(x: object) -> object:

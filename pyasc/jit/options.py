@@ -8,7 +8,10 @@ of bounds raises ``IndexOutOfBoundsError``, an ``IndexError``, on every target;
 ``boundscheck=False`` removes them and makes such an access undefined), ``cache`` (let
 the backend use its on-disk kernel cache), ``device_float64`` (``"error"``, the default:
 float64 device code on an ascend target is E50041; ``"demote"``: computed in float32 on
-the device, with a warning; see docs/ascendc-backend.md).
+the device, with a warning; see docs/ascendc-backend.md), ``matmul_fma`` (on by
+default: the CPU backend's float matmul steps are fused multiply-adds when the host has
+FMA, as numpy's BLAS computes them; ``False``: a multiply and an add; see
+docs/math-accuracy.md).
 
 Target selection: an explicit ``target=`` on the decorator wins; otherwise the
 ``PYASC_TARGET`` environment variable (read at each call) overrides the default
@@ -45,12 +48,14 @@ class Options:
     boundscheck: bool = True
     cache: bool = True
     device_float64: str = "error"
+    matmul_fma: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         """The options passed to passes and backends (``Program.options``)."""
         return {"dynamic_shape": self.dynamic_shape, "device_type": self.device_type,
                 "fastmath": self.fastmath, "boundscheck": self.boundscheck,
-                "cache": self.cache, "device_float64": self.device_float64}
+                "cache": self.cache, "device_float64": self.device_float64,
+                "matmul_fma": self.matmul_fma}
 
 
 OPTION_NAMES = tuple(f.name for f in fields(Options))
@@ -66,7 +71,7 @@ def make_options(kwargs: dict[str, Any]) -> Options:
     if target is not None and target not in TARGETS:
         raise InvalidOptionError(f"unknown target {target!r}",
                                  hint=f"choose one of {', '.join(TARGETS)}")
-    for name in ("dynamic_shape", "fastmath", "boundscheck", "cache"):
+    for name in ("dynamic_shape", "fastmath", "boundscheck", "cache", "matmul_fma"):
         if name in kwargs and not isinstance(kwargs[name], bool):
             raise InvalidOptionError(f"option {name!r} must be True or False")
     f64 = kwargs.get("device_float64", "error")
@@ -76,7 +81,7 @@ def make_options(kwargs: dict[str, Any]) -> Options:
     return Options(target=target, device_type=_devices(kwargs.get("device_type")),
                    device_float64=f64,
                    **{k: kwargs[k] for k in ("dynamic_shape", "fastmath", "boundscheck",
-                                             "cache") if k in kwargs})
+                                             "cache", "matmul_fma") if k in kwargs})
 
 
 def _devices(value: Any) -> tuple[str, ...] | None:

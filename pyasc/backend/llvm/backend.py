@@ -64,14 +64,15 @@ lists those a disk-cache hit did not produce)."""
 
 def lower_to_loops(program: Program) -> ModuleOp:
     """A loop-level clone of the program's module (the original is left untouched);
-    ``expand-math`` uses FMA in its polynomials when the host has it."""
-    from pyasc.backend.llvm.jit import host_has_fma
+    ``expand-math`` uses FMA in its polynomials when the host has it, and the matmul
+    sizes its register tile for the host's vectors."""
+    from pyasc.backend.llvm.jit import host_has_fma, host_vector_bits
     from pyasc.ir.ops.func import ModuleOp
     from pyasc.ir.passes import LOOP_PIPELINE, run_pipeline
 
     module = program.module.clone()
     assert isinstance(module, ModuleOp)
-    options = {**program.options, "fma": host_has_fma()}
+    options = {**program.options, "fma": host_has_fma(), "vector_bits": host_vector_bits()}
     return run_pipeline(module, LOOP_PIPELINE, options,
                         (program.entry, program.cache_key, "loops"),
                         program.dump_site().stage_dir("cpu/loops"))

@@ -148,6 +148,8 @@ def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Valu
                 first: ir.Value, end: ir.Value) -> None:
     """The iterations ``k`` in ``[first, end)`` of ``op`` (``iv = lb + k * step``)."""
     mode = op.attributes.get("poll")
+    if op.attributes.get("vector_bits"):
+        prefer_vector_width(fe.fn, op.attributes["vector_bits"])
     inits = [p for v in op.inits for p in flatten(fe, v)]
     if mode == "strips":
         out = _strips(fe, op, lb, step, first, end, inits)
@@ -156,6 +158,14 @@ def _emit_range(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Valu
         if mode is None and emit_poll.counts_trips(op):
             emit_poll.spend(fe, fe.b.sub(end, first))
     _bind(fe, op.outputs, out)
+
+
+def prefer_vector_width(fn: ir.Function, bits: int) -> None:
+    """``"prefer-vector-width"`` on ``fn``: LLVM's X86 tuning prefers 256-bit vectors on
+    AVX-512 CPUs such as Ice Lake and Sapphire Rapids unless a function asks otherwise
+    (a loop's ``vector_bits``)."""
+    # llvmlite's list of function attributes has no key-value pairs: add it unchecked
+    set.add(fn.attributes, f'"prefer-vector-width"="{bits}"')
 
 
 def _counted(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,

@@ -87,6 +87,13 @@ def host_has_fma() -> bool:
     return "+fma" in host_cpu()[1].split(",")
 
 
+def host_vector_bits() -> int:
+    """The widest vector registers of the host (512 with AVX-512F, 256 with AVX2, else
+    128): the matmul's register tile is sized for them (``lower_matmul_tiled``)."""
+    features = host_cpu()[1].split(",")
+    return 512 if "+avx512f" in features else 256 if "+avx2" in features else 128
+
+
 def target_machine() -> llvm.TargetMachine:
     """A fresh target machine for the host CPU at O3."""
     name, features = host_cpu()

@@ -45,8 +45,10 @@ class ForOp(Operation):
     operands = ("lower", "upper", "step", "inits*")
     results = ("outputs*",)
     regions = ("body",)
+    # ``vector_bits``: the function holding the loop should use vectors this wide (the
+    # matmul's micro-kernel on AVX-512; see lower_matmul_tiled)
     attrs = {"parallel": attr(bool, optional=True), "poll": attr(str, optional=True),
-             "lanes": attr(int, optional=True)}
+             "lanes": attr(int, optional=True), "vector_bits": attr(int, optional=True)}
     terminators = ("loop.yield",)
 
     @classmethod

@@ -4,7 +4,7 @@ Unary float ops: ``exp exp2 expm1 log log2 log10 log1p sqrt rsqrt tanh sin cos t
 floor ceil round trunc sigmoid``.  ``round`` rounds half to even (``np.round`` with
 ``decimals=0``); ``rsqrt(x) = 1/sqrt(x)``; ``sigmoid(x) = 1/(1+exp(-x))`` is produced by
 pattern rewrites, not by the frontend.
-``fma(a, b, c)`` is ``a * b + c`` rounded once (f32; see :class:`FmaOp`).
+``fma(a, b, c)`` is ``a * b + c`` rounded once (f32, f64; see :class:`FmaOp`).
 ``abs`` and ``sign`` take any numeric type; ``isnan isinf isfinite`` give ``i1``;
 ``pow`` is numpy ``power`` (integer ``pow`` with a negative exponent is an error in
 numpy and gives 0 here, except 1 and -1 bases).
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyasc.ir.core import Location, Operation, Value
 from pyasc.ir.ops.arith import BinaryOp, ElementwiseOp
 from pyasc.ir.ops.common import check_elementwise_result, elementwise_type, require
-from pyasc.ir.types import element_type, f32, i1
+from pyasc.ir.types import element_type, f32, f64, i1
 
 
 class UnaryFloatOp(ElementwiseOp):
@@ -61,9 +61,10 @@ class PowOp(BinaryOp):
 
 
 class FmaOp(ElementwiseOp):
-    """``a * b + c`` rounded once (IEEE ``fusedMultiplyAdd``), ``f32`` only.  Emitted by
-    ``expand-math`` inside pyasc's own polynomials when the target has FMA
-    (``PassContext.options["fma"]``); user arithmetic is never contracted into it."""
+    """``a * b + c`` rounded once (IEEE ``fusedMultiplyAdd``), ``f32`` or ``f64``.
+    Emitted when the target has FMA (``PassContext.options["fma"]``) by ``expand-math``
+    inside pyasc's own polynomials (f32) and by the matmul lowering (``matmul_fma``);
+    user arithmetic is never contracted into it."""
 
     name = "math.fma"
     operands = ("a", "b", "c")
@@ -71,7 +72,7 @@ class FmaOp(ElementwiseOp):
 
     def verify_op(self) -> None:
         super().verify_op()
-        require(element_type(self.a.type) == f32, "math.fma is defined on f32 only")
+        require(element_type(self.a.type) in (f32, f64), "math.fma is defined on f32 and f64")
 
 
 class ClassifyOp(Operation):

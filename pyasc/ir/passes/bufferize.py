@@ -28,7 +28,7 @@ Ownership (what makes deallocation simple and loop-carried tensors safe):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
@@ -52,10 +52,15 @@ class Lowerer:
     """State of lowering one function: value map, ownership, emission helpers."""
 
     def __init__(self, rules: dict[type[Operation], LowerFn], gen: LoopGen,
-                 reuse: set[Operation]) -> None:
+                 reuse: set[Operation], options: Mapping[str, object] | None = None) -> None:
         self.rules = rules
         self.gen = gen
         self.reuse = reuse
+        self.options: Mapping[str, object] = options or {}  # the pass options
+        # rules for single ops that replace their class's (an operand lowered lazily
+        # by its one user), and what such a rule leaves for that user
+        self.overrides: dict[Operation, LowerFn] = {}
+        self.deferred: dict[Value, object] = {}
         self.values: dict[Value, Value] = {}
         self.owned: set[Value] = set()
         self.transferred: set[Value] = set()
@@ -79,7 +84,7 @@ class Lowerer:
         """Lower ``ops`` at the current insertion point."""
         for op in ops:
             with self.gen.b.location(op.loc):
-                rule = self.rules.get(type(op), lower_generic)
+                rule = self.overrides.get(op) or self.rules.get(type(op), lower_generic)
                 new = rule(self, op)
             for old, value in zip(op.result_values, new, strict=True):
                 self.bind(old, value)

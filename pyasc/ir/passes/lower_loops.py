@@ -52,6 +52,8 @@ buffers that escape a region (``np.empty`` in a loop body, yielded out) are not 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Block
 from pyasc.ir.ops.func import FuncOp, ModuleOp
@@ -60,6 +62,7 @@ from pyasc.ir.passes import (
     lower_elementwise,
     lower_group,
     lower_matmul,
+    lower_matmul_gather,
     lower_reduce,
     lower_scatter,
     lower_shapes,
@@ -86,16 +89,19 @@ RULES: dict[type, LowerFn] = {
 }
 
 
-def lower_function(fn: FuncOp, boundscheck: bool = True) -> None:
+def lower_function(fn: FuncOp, boundscheck: bool = True,
+                   options: Mapping[str, object] | None = None) -> None:
     """Lower one function in place to loop-level IR (``boundscheck``: check the indices
-    of gathers and scatters)."""
+    of gathers and scatters; ``options``: the pass options, read by rules such as the
+    matmul's)."""
     inline_fusion_scopes(fn)
     place_destinations(fn)
     reuse = reusable_snapshots(fn)
     old = fn.entry
     new = Block([buffer_type(a.type) for a in old.args], [a.name_hint for a in old.args])
     gen = LoopGen(Builder.at_end(new, fn.loc), boundscheck)
-    cx = Lowerer(RULES, gen, reuse)
+    cx = Lowerer(RULES, gen, reuse, options)
+    lower_matmul_gather.plan(fn, cx)
     cx.lower_into(old, new)
     gen.flush_constants(new)
     region = fn.body
@@ -116,4 +122,4 @@ class LowerToLoops(Pass):
 
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
         for fn in list(module.functions):
-            lower_function(fn, bool(ctx.options.get("boundscheck", True)))
+            lower_function(fn, bool(ctx.options.get("boundscheck", True)), ctx.options)

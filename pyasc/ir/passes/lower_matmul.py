@@ -13,43 +13,87 @@ and a ``shape`` check compares the two ``k`` sizes when either is dynamic.
   reduction over ``k`` (``reduce_space``: 8 partial sums for floats; f16/bf16 multiply
   and accumulate in f32, as numpy does, and round once).
 
-On ``i1`` the products are ``and`` and the sums ``or``.
+On ``i1`` the products are ``and`` and the sums ``or``.  In the first two paths each
+step ``acc + a * b`` is a fused multiply-add for f32/f64 when the ``matmul_fma`` option
+is on (the default) and the host has FMA (``multiply_add``; docs/math-accuracy.md), as
+numpy's BLAS computes it; ``matmul_fma=False`` gives a multiply and an add.  An operand
+that is a gather of table rows is read through its indices (``lower_matmul_gather``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, tensor
+from pyasc.ir.ops import math as mathops
 from pyasc.ir.passes import lower_matmul_tiled as tiled
 from pyasc.ir.passes.bufferize import Lowerer, LowerFn
 from pyasc.ir.passes.loopgen import Broadcast, LoopGen
+from pyasc.ir.passes.lower_matmul_gather import GatheredRows
 from pyasc.ir.passes.lower_reduce import LANES, identity, reduce_space
-from pyasc.ir.types import DYN, ScalarType, TensorType, f32
+from pyasc.ir.types import DYN, ScalarType, TensorType, element_type, f32
+
+FMA_ELEMENTS = frozenset({"f32", "f64"})
+"""Float types whose matmul steps may be fused multiply-adds (``multiply_add``)."""
+
+
+Operand = Value | GatheredRows
+"""A lowered operand: a buffer, or rows of a table read through an index buffer."""
+
+
+def _load(gen: LoopGen, v: Operand, idx: list[Value]) -> Value:
+    return v.load(gen, idx) if isinstance(v, GatheredRows) else gen.load(v, idx)
 
 
 class _Operands:
     """Index helpers for the two matmul operands."""
 
-    def __init__(self, gen: LoopGen, a: Value, b: Value, nb: int, bc: Broadcast) -> None:
-        self.gen, self.a, self.b, self.nb, self.bc = gen, a, b, nb, bc
-        self.a_mat, self.b_mat = a.type.rank >= 2, b.type.rank >= 2
+    def __init__(self, gen: LoopGen, ab: tuple[Operand, Operand], ranks: tuple[int, int],
+                 nb: int, bc: Broadcast) -> None:
+        self.gen, (self.a, self.b), self.nb, self.bc = gen, ab, nb, bc
+        self.a_mat, self.b_mat = ranks[0] >= 2, ranks[1] >= 2
 
     def load_a(self, ivs: Sequence[Value], k: Value) -> Value:
         """``a[batch, i, k]`` for an output position ``ivs`` (batch + [i])."""
         i = [ivs[self.nb]] if self.a_mat else []
-        return self.gen.load(self.a, [*self.bc.index(self.gen, 0, ivs[:self.nb]), *i, k])
+        return _load(self.gen, self.a, [*self.bc.index(self.gen, 0, ivs[:self.nb]), *i, k])
+
+    def row_a(self, bidx: list[Value], i: Value) -> Callable[[Value], Value]:
+        """The loader of ``a[batch, i, k]`` for each ``k`` (a matrix ``a``)."""
+        if isinstance(self.a, GatheredRows):
+            return self.a.row(self.gen, i)
+        return lambda k: self.load_a([*bidx, i], k)
 
     def load_b(self, ivs: Sequence[Value], k: Value, j: Value | None) -> Value:
         js = [j] if j is not None else []
-        return self.gen.load(self.b, [*self.bc.index(self.gen, 1, ivs[:self.nb]), k, *js])
+        return _load(self.gen, self.b, [*self.bc.index(self.gen, 1, ivs[:self.nb]), k, *js])
+
+
+def _operand(cx: Lowerer, old: Value) -> tuple[Operand, list[Value]]:
+    """The lowered operand and its sizes."""
+    deferred = cx.deferred.get(old)
+    if isinstance(deferred, GatheredRows):
+        return deferred, deferred.dims(cx.gen)
+    new = cx.get(old)
+    return new, cx.gen.dims(new)
+
+
+def multiply_add(cx: Lowerer, elem: ScalarType) -> tiled.MultiplyAdd:
+    """One step ``acc + a * b`` of the matmul's sums: fused (one rounding) for floats
+    when the ``matmul_fma`` option is on (the default) and the host has FMA, else a
+    multiply and an add; ``and``/``or`` on ``i1``."""
+    gen = cx.gen
+    if elem.name in FMA_ELEMENTS and cx.options.get("matmul_fma", True) \
+            and cx.options.get("fma", False):
+        return lambda acc, a, b: gen.emit(mathops.FmaOp.new(a, b, acc))
+    add_cls, mul_cls = (arith.OrOp, arith.AndOp) if elem.is_bool else (arith.AddOp, arith.MulOp)
+    return lambda acc, a, b: gen.emit(add_cls.new(acc, gen.emit(mul_cls.new(a, b))))
 
 
 def _lower_matmul(cx: Lowerer, op: tensor.MatmulOp) -> list[Value]:
     gen = cx.gen
-    a, b = cx.get(op.lhs), cx.get(op.rhs)
-    da, db = gen.dims(a), gen.dims(b)
+    (a, da), (b, db) = _operand(cx, op.lhs), _operand(cx, op.rhs)
     a_mat, b_mat = len(da) >= 2, len(db) >= 2
     k_a, k_b = da[-1], (db[-2] if b_mat else db[0])
     gen.check(gen.cmp("eq", k_a, k_b), "matmul: Input operand 1 has a mismatch in its "
@@ -60,31 +104,32 @@ def _lower_matmul(cx: Lowerer, op: tensor.MatmulOp) -> list[Value]:
     bc = gen.broadcast([da[:-2], db[:-2]], shape[:nb])
     rows = [*bc.out_dims, *([da[-2]] if a_mat else [])]
     cols = [db[-1]] if b_mat else []
-    ops = _Operands(gen, a, b, nb, bc)
-    elem = a.type.element
+    ops = _Operands(gen, (a, b), (len(da), len(db)), nb, bc)
+    elem = element_type(op.lhs.type)
+    tile = tiled.tiling(elem, int(cx.options.get("vector_bits", 256)))
     if not b_mat or elem.name in ("f16", "bf16"):
         return [_by_dot_products(cx, op, ops, rows, cols, k_a)]
-    if a_mat and tiled.worth_tiling(elem, shape[-2], shape[-1]):
-        return [_tiled(cx, op, ops, (rows, cols, k_a), k_static=_static_k(a, b))]
+    if a_mat and tiled.worth_tiling(elem, shape[-2], shape[-1], tile):
+        return [_tiled(cx, op, ops, (rows, cols, k_a), (_static_k(op), tile))]
     return [_ikj(cx, op, ops, rows, cols, k_a)]
 
 
-def _static_k(a: Value, b: Value) -> int:
-    k = a.type.shape[-1]
-    return k if k != DYN else b.type.shape[-2]
+def _static_k(op: tensor.MatmulOp) -> int:
+    k = op.lhs.type.shape[-1]
+    return k if k != DYN else op.rhs.type.shape[-2 if op.rhs.type.rank >= 2 else 0]
 
 
 def _tiled(cx: Lowerer, op: Operation, ops: _Operands,
-           sizes: tuple[list[Value], list[Value], Value], k_static: int) -> Value:
+           sizes: tuple[list[Value], list[Value], Value],
+           how: tuple[int, tiled.Tiling]) -> Value:
     """The cache-blocked nest of ``lower_matmul_tiled`` after zeroing the output."""
     gen = cx.gen
     rows, cols, k = sizes
-    elem = ops.a.type.element
+    elem = element_type(op.result.type)
     out = cx.alloc(op.result.type, [*rows, *cols], op.result.name_hint)
     gen.copy(gen.const(_zero(elem), elem), out, [*rows, *cols], parallel=True)
-    nest = tiled.TiledMatmul(
-        gen, out, lambda bidx, i, kk: ops.load_a([*bidx, i], kk), ops.load_b,
-        (rows[-1], cols[0], k), (arith.AddOp, arith.MulOp), k_static)
+    nest = tiled.TiledMatmul(gen, out, (ops.row_a, ops.load_b), (rows[-1], cols[0], k),
+                             multiply_add(cx, elem), how[0], how[1])
     tiled.batch_nest(gen, rows[:-1], nest.emit)
     return out
 
@@ -93,9 +138,9 @@ def _ikj(cx: Lowerer, op: Operation, ops: _Operands, rows: list[Value], cols: li
          k: Value) -> Value:
     """``out[i, :] = 0; for k: out[i, :] += a[i, k] * b[k, :]`` per row."""
     gen = cx.gen
-    elem = ops.a.type.element
+    elem = element_type(op.result.type)
     out = cx.alloc(op.result.type, [*rows, *cols], op.result.name_hint)
-    add_cls, mul_cls = (arith.OrOp, arith.AndOp) if elem.is_bool else (arith.AddOp, arith.MulOp)
+    madd = multiply_add(cx, elem)
     zero = identity(gen, "zero", elem) if elem.is_bool else gen.const(_zero(elem), elem)
 
     def row(ivs: list[Value]) -> None:
@@ -105,9 +150,8 @@ def _ikj(cx: Lowerer, op: Operation, ops: _Operands, rows: list[Value], cols: li
             aik = ops.load_a(ivs, ks[0])
 
             def update(js: list[Value]) -> None:
-                prod = gen.emit(mul_cls.new(aik, ops.load_b(ivs, ks[0], js[0])))
                 acc = gen.load(out, [*ivs, *js])
-                gen.store(gen.emit(add_cls.new(acc, prod)), out, [*ivs, *js])
+                gen.store(madd(acc, aik, ops.load_b(ivs, ks[0], js[0])), out, [*ivs, *js])
             gen.nest(cols, update, prefix="j")
         gen.nest([k], k_step, prefix="k")
     gen.nest(rows, row, parallel=True)
@@ -122,7 +166,7 @@ def _by_dot_products(cx: Lowerer, op: Operation, ops: _Operands, rows: list[Valu
                      cols: list[Value], k: Value) -> Value:
     """Each output element as a reduction over ``k``."""
     gen = cx.gen
-    elem = ops.a.type.element
+    elem = element_type(op.lhs.type)
     acc_t = f32 if elem.name in ("f16", "bf16") else elem
     add_cls, mul_cls = (arith.OrOp, arith.AndOp) if elem.is_bool else (arith.AddOp, arith.MulOp)
     lanes = LANES if acc_t.is_float else 1

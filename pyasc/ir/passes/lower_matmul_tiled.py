@@ -11,30 +11,44 @@ Loop nest per batch index (after the output is zeroed), BLIS style::
             acc[MR][NR] = out[i0:i0+MR, j0:j0+NR]      # scalars carried by the k loop
             for k in [0, kc): acc[ii][jj] += ap[k, ii] * bp[jr, k, jj]
             out[i0:i0+MR, j0:j0+NR] = acc
+        the rows [Mf, M): the same with tiles of 4, 2 and 1 rows (binary decomposition)
+    columns [Nf, N): plain i-k-j loops
 
-``Mf``/``Nf`` are ``M``/``N`` rounded down to multiples of ``MR``/``NR``; the remaining
-rows and columns are done by plain i-k-j loops.  The ``MR x NR`` accumulators are
-unrolled scalars that LLVM's SLP vectorizer packs into vector registers (``NR`` is two
-256-bit vectors of the element type: 12 accumulators, two ``b`` vectors, one broadcast
-``a`` and one product fill the 16 AVX2 registers without spills).  Packing makes the
+``Mf``/``Nf`` are ``M``/``N`` rounded down to multiples of ``MR``/``NR``.  The remaining
+rows go through the same packed micro-kernel with fewer rows (as i-k-j loops, which
+load and store the output at every ``k``, 4 leftover rows of 64 cost a third of the
+product's time); only the last ``N mod NR`` columns take the i-k-j loops.
+
+The register tile follows the host's vector registers (:func:`tiling`, from the
+``vector_bits`` pass option the CPU backend sets): ``NR`` is two vectors of the element
+type and ``MR`` rows fill the register file (AVX2, 16 ymm: 6 x 16 f32, 12 accumulators;
+AVX-512, 32 zmm: 8 x 32 f32, 16 accumulators).  The accumulators are unrolled scalars
+that LLVM's SLP vectorizer packs into vector registers; on AVX-512 the micro-kernel's
+loop carries ``vector_bits = 512`` so that the function it lands in is compiled with
+``"prefer-vector-width"="512"`` (LLVM prefers 256-bit vectors on these CPUs otherwise
+and splits each row into four ymm accumulators, which spill).  Packing makes the
 micro-kernel read two small contiguous streams whatever the operands' strides (a
 transposed operand included) and avoids the cache-set conflicts of rows of ``a`` a
-power of two apart.  The sizes were chosen by measurement on AVX2 (1024^2 f32, one
-thread): ``NC`` spanning all of ``N`` up to 1 MiB of panel (so ``a`` is packed once
-per k block) was worth ~1.5x over a 256 KiB panel.  The panel is allocated with no more
-column panels than ``N`` has (a small product must not take a device workspace's 1 MiB).
+power of two apart.  ``NC`` spans all of ``N`` up to 1 MiB of panel (so ``a`` is packed
+once per k block): ~1.5x over a 256 KiB panel on AVX2.  The panel is allocated with no
+more column panels than ``N`` has (a small product must not take a device workspace's
+1 MiB).
 
-Determinism and accuracy: every output element is the plain sequential sum
-``((0 + a0*b0) + a1*b1) + ...`` in increasing ``k`` (the accumulator is stored after a
-k block and reloaded by the next), in every path, so the result does not depend on
-the tiling, on which path computed the element, or on the thread count.
+Determinism and accuracy: every output element is the sequential sum in increasing
+``k``, ``acc = acc + a[i, k] * b[k, j]`` from ``acc = 0`` (the accumulator is stored
+after a k block and reloaded by the next), in every path, so the result does not depend
+on the tiling, on which path computed the element, or on the thread count.  Each step
+is one ``madd`` given by ``lower_matmul``: a multiply then an add (two roundings), or
+for floats with ``matmul_fma`` on a host with FMA, one fused multiply-add (one
+rounding, as numpy's BLAS does; docs/math-accuracy.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from pyasc.ir.core import Operation, Value
+from pyasc.ir.core import Value
 from pyasc.ir.ops import arith
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
 from pyasc.ir.types import DYN, ScalarType
@@ -42,44 +56,65 @@ from pyasc.ir.types import DYN, ScalarType
 TILED_ELEMENTS = frozenset({"f32", "f64", "i32", "i64"})
 """Element types taking the tiled path (others keep the plain i-k-j loops)."""
 
-MR = 6
-"""Rows of the register tile."""
-VECTOR_BYTES = 32
-"""One AVX2 register; ``NR`` spans two of them."""
+ROWS_BY_VECTOR_BITS = {512: 8, 256: 6, 128: 6}
+"""``MR`` per vector width: 32 zmm hold 8 x 2 accumulators, two ``b`` vectors, the
+broadcast ``a`` and a product (8 x 32 f32 ran as fast as 12 x 32 on 1024^2, and 8
+divides the usual channel counts, so fewer rows reach the tails); 16 ymm or xmm hold
+6 x 2 accumulators and the same four."""
 KC = 256
 """Depth of a k block (one micro-panel of ``bp`` is ``KC x NR`` elements)."""
 PANEL_BYTES = 1 << 20
 """Upper bound of the packed ``b`` block (``KC x NC`` elements)."""
 
 
-def nr_of(t: ScalarType) -> int:
-    """Columns of the register tile for element type ``t``."""
-    return 2 * VECTOR_BYTES // (t.bitwidth // 8)
+@dataclass(frozen=True)
+class Tiling:
+    """The register tile of one element type on one host."""
+
+    vector_bits: int
+    mr: int
+    nr: int
+
+    @property
+    def tails(self) -> tuple[int, ...]:
+        """Row counts of the tail tiles, largest first (their sums reach ``mr - 1``)."""
+        return tuple(1 << p for p in reversed(range((self.mr - 1).bit_length())))
 
 
-def worth_tiling(t: ScalarType, m: int, n: int) -> bool:
+def tiling(t: ScalarType, vector_bits: int = 256) -> Tiling:
+    """The register tile for element type ``t`` with vectors of ``vector_bits``."""
+    bits = vector_bits if vector_bits in ROWS_BY_VECTOR_BITS else 256
+    return Tiling(bits, ROWS_BY_VECTOR_BITS[bits], 2 * bits // t.bitwidth)
+
+
+def worth_tiling(t: ScalarType, m: int, n: int, tile: Tiling) -> bool:
     """Whether the tiled nest applies: a supported type and, for static sizes, at
     least one full register tile."""
     if t.name not in TILED_ELEMENTS:
         return False
-    return (m == DYN or m >= MR) and (n == DYN or n >= nr_of(t))
+    return (m == DYN or m >= tile.mr) and (n == DYN or n >= tile.nr)
 
 
+RowLoad = Callable[[list[Value], Value], Callable[[Value], Value]]
+"""``row(batch ivs, i)``: the loader of ``a[batch, i, k]`` for each ``k`` (what does not
+depend on ``k``, such as a gathered row's index, is computed once)."""
 Load = Callable[[list[Value], Value, Value], Value]
-"""``load(batch ivs, row or k, k or column)``: an operand element."""
+"""``load(batch ivs, k, j)``: an element of ``b``."""
+MultiplyAdd = Callable[[Value, Value, Value], Value]
+"""``madd(acc, a, b)``: one step of the sum, ``acc + a * b``."""
 
 
 class TiledMatmul:
     """Emits the tiled nest into ``out`` (zeroed, contiguous ``[*batch, M, N]``)."""
 
-    def __init__(self, gen: LoopGen, out: Value, load_a: Load, load_b: Load,
-                 sizes: tuple[Value, Value, Value], classes: tuple[type[Operation], ...],
-                 k_static: int) -> None:
-        self.gen, self.out, self.load_a, self.load_b = gen, out, load_a, load_b
+    def __init__(self, gen: LoopGen, out: Value, loads: tuple[RowLoad, Load],
+                 sizes: tuple[Value, Value, Value], madd: MultiplyAdd, k_static: int,
+                 tile: Tiling) -> None:
+        self.gen, self.out, self.madd, self.tile = gen, out, madd, tile
+        self.row_a, self.load_b = loads
         self.m, self.n, self.k = sizes
-        self.add_cls, self.mul_cls = classes
         elem = out.type.element
-        self.nr = nr_of(elem)
+        self.nr = tile.nr
         self.kc = KC if k_static == DYN else max(1, min(KC, k_static))
         nc = max(self.nr, PANEL_BYTES // (self.kc * elem.bitwidth // 8) // self.nr * self.nr)
         n_static = constant_of(self.n)
@@ -111,17 +146,26 @@ class TiledMatmul:
     def emit(self, bidx: list[Value]) -> None:
         """The whole product for one batch index."""
         gen = self.gen
-        mf, nf = self.full(self.m, MR), self.full(self.n, self.nr)
-        step = gen.const(self.nc)
-        gen.for_(gen.const(0), nf, lambda jc, _: self._column_block(bidx, jc[0], mf, nf),
-                 step=step, name="jc")
-        zero = gen.const(0)
-        self.ikj(bidx, (zero, mf), (nf, self.n))
-        self.ikj(bidx, (mf, self.m), (zero, self.n))
+        mf, nf = self.full(self.m, self.tile.mr), self.full(self.n, self.nr)
+        tails = self._tail_rows(mf)
+        gen.for_(gen.const(0), nf, lambda jc, _: self._column_block(
+            bidx, jc[0], mf, tails), step=gen.const(self.nc), name="jc")
+        self.ikj(bidx, (gen.const(0), self.m), (nf, self.n))
+
+    def _tail_rows(self, mf: Value) -> list[tuple[int, Value, Value]]:
+        """(rows, first row, count in {0, 1}) of the tail tiles covering ``[mf, m)``."""
+        gen, out = self.gen, []
+        start = mf
+        for rows in self.tile.tails:
+            count = gen.emit(arith.FloorDivOp.new(gen.sub(self.m, start), gen.const(rows)))
+            out.append((rows, start, count))
+            start = gen.add(start, gen.mul(count, gen.const(rows)))
+        return out
 
     def _column_block(self, bidx: list[Value], jc: Value, mf: Value,
-                      nf: Value) -> list[Value]:
-        gen = self.gen
+                      tails: list[tuple[int, Value, Value]]) -> list[Value]:
+        gen, mr = self.gen, self.tile.mr
+        nf = self.full(self.n, self.nr)
         nc = gen.emit(arith.MinOp.new(gen.const(self.nc), gen.sub(nf, jc)))
         panels = gen.emit(arith.FloorDivOp.new(nc, gen.const(self.nr)))
 
@@ -129,10 +173,14 @@ class TiledMatmul:
             pc = pcs[0]
             kc = gen.emit(arith.MinOp.new(gen.const(self.kc), gen.sub(self.k, pc)))
             self._pack(bidx, jc, pc, panels, kc)
-            rows = gen.emit(arith.FloorDivOp.new(mf, gen.const(MR)))
-            gen.for_(gen.const(0), rows, lambda ir, _: self._row_tiles(
-                bidx, gen.mul(ir[0], gen.const(MR)), jc, pc, panels, kc), name="ir")
+            block = (jc, pc, panels, kc)
+            count = gen.emit(arith.FloorDivOp.new(mf, gen.const(mr)))
+            gen.for_(gen.const(0), count, lambda ir, _: self._row_tiles(
+                bidx, gen.mul(ir[0], gen.const(mr)), block, mr), name="ir")
             gen.b.block.ops[gen.b.index - 1].attributes["parallel"] = True
+            for rows, start, n_tiles in tails:  # 0 or 1 tile each
+                gen.for_(gen.const(0), n_tiles, lambda _i, _c, r=rows, s=start:
+                         self._row_tiles(bidx, s, block, r), name="it")
             return []
         gen.for_(gen.const(0), self.k, k_block, step=gen.const(self.kc), name="pc")
         return []
@@ -149,33 +197,38 @@ class TiledMatmul:
             gen.store(self.load_b(bidx, gen.add(pc, k), j), self.bp, ivs)
         gen.nest([panels, kc, nr], body, prefix="p")
 
-    def _row_tiles(self, bidx: list[Value], i0: Value, jc: Value, pc: Value,
-                   panels: Value, kc: Value) -> list[Value]:
+    def _row_tiles(self, bidx: list[Value], i0: Value,
+                   block: tuple[Value, Value, Value, Value], rows: int) -> list[Value]:
+        """Rows ``[i0, i0 + rows)`` of the column block ``block`` = (jc, pc, panels, kc)."""
         gen = self.gen
-        load_a = self._pack_a(bidx, i0, pc, kc)
+        jc, pc, panels, kc = block
+        load_a = self._pack_a(bidx, i0, pc, kc, rows)
         gen.for_(gen.const(0), panels, lambda jr, _: self._micro(
-            bidx, i0, jc, jr[0], kc, load_a), name="jr")
+            bidx, (i0, rows), jc, jr[0], kc, load_a), name="jr")
         return []
 
-    def _pack_a(self, bidx: list[Value], i0: Value, pc: Value,
-                kc: Value) -> Callable[[int, Value], Value]:
+    def _pack_a(self, bidx: list[Value], i0: Value, pc: Value, kc: Value,
+                rows: int) -> Callable[[int, Value], Value]:
         """``ap[k, ii] = a[i0 + ii, pc + k]`` in a buffer of this (parallel) iteration."""
         gen = self.gen
         elem = self.out.type.element
-        ap = gen.alloc((self.kc, MR), elem, [gen.const(self.kc), gen.const(MR)], "packed_a")
+        ap = gen.alloc((self.kc, rows), elem, [gen.const(self.kc), gen.const(rows)],
+                       "packed_a")
 
-        def body(ivs: list[Value]) -> None:
-            ii, k = ivs
-            gen.store(self.load_a(bidx, gen.add(i0, ii), gen.add(pc, k)), ap, [k, ii])
-        gen.nest([gen.const(MR), kc], body, prefix="q")
+        def row(ivs: list[Value]) -> None:
+            load = self.row_a(bidx, gen.add(i0, ivs[0]))
+            gen.nest([kc], lambda ks: gen.store(load(gen.add(pc, ks[0])), ap,
+                                                 [ks[0], ivs[0]]), prefix="q")
+        gen.nest([gen.const(rows)], row, prefix="r")
         return lambda ii, k: gen.load(ap, [k, gen.const(ii)])
 
-    def _micro(self, bidx: list[Value], i0: Value, jc: Value, jr: Value, kc: Value,
-               load_a: Callable[[int, Value], Value]) -> list[Value]:
-        """One ``MR x NR`` register tile over one k block."""
+    def _micro(self, bidx: list[Value], tile_rows: tuple[Value, int], jc: Value,
+               jr: Value, kc: Value, load_a: Callable[[int, Value], Value]) -> list[Value]:
+        """One ``rows x NR`` register tile over one k block."""
         gen = self.gen
+        i0, count = tile_rows
         j0 = gen.add(jc, gen.mul(jr, gen.const(self.nr)))
-        rows = [gen.add(i0, gen.const(ii)) for ii in range(MR)]
+        rows = [gen.add(i0, gen.const(ii)) for ii in range(count)]
         cols = [gen.add(j0, gen.const(jj)) for jj in range(self.nr)]
         places = [[*bidx, i, j] for i in rows for j in cols]
         inits = [gen.load(self.out, p) for p in places]
@@ -183,13 +236,13 @@ class TiledMatmul:
         def step(ks: list[Value], accs: list[Value]) -> list[Value]:
             bs = [gen.load(self.bp, [jr, ks[0], gen.const(jj)]) for jj in range(self.nr)]
             new: list[Value] = []
-            for ii in range(MR):
+            for ii in range(count):
                 a = load_a(ii, ks[0])
-                for jj, b in enumerate(bs):
-                    prod = gen.emit(self.mul_cls.new(a, b))
-                    new.append(gen.emit(self.add_cls.new(accs[ii * self.nr + jj], prod)))
+                new += [self.madd(accs[ii * self.nr + jj], a, b) for jj, b in enumerate(bs)]
             return new
         accs = gen.for_(gen.const(0), kc, step, inits, name="k")
+        if self.tile.vector_bits > 256:  # see the module docstring
+            gen.b.block.ops[gen.b.index - 1].attributes["vector_bits"] = self.tile.vector_bits
         for value, p in zip(accs, places, strict=True):
             gen.store(value, self.out, p)
         return []
@@ -201,13 +254,15 @@ class TiledMatmul:
         gen = self.gen
 
         def row(i: Value) -> None:
+            load = self.row_a(bidx, i)
+
             def k_step(ks: list[Value], _: list[Value]) -> list[Value]:
-                aik = self.load_a(bidx, i, ks[0])
+                aik = load(ks[0])
 
                 def update(js: list[Value], _: list[Value]) -> list[Value]:
                     place = [*bidx, i, js[0]]
-                    prod = gen.emit(self.mul_cls.new(aik, self.load_b(bidx, ks[0], js[0])))
-                    gen.store(gen.emit(self.add_cls.new(gen.load(self.out, place), prod)),
+                    acc = gen.load(self.out, place)
+                    gen.store(self.madd(acc, aik, self.load_b(bidx, ks[0], js[0])),
                               self.out, place)
                     return []
                 gen.for_(cols[0], cols[1], update, name="j")

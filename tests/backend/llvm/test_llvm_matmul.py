@@ -1,13 +1,18 @@
 """Compiled ``a @ b`` (the tiled nest of ``lower_matmul_tiled`` at its real block sizes):
 numpy's results for odd sizes, strides, dtypes and batches; every float element is the
-plain sequential sum over k, bit for bit, whatever the thread count."""
+sequential sum over k, bit for bit, whatever the thread count: of fused multiply-adds
+(``matmul_fma``, the default, on a host with FMA) or of products (``matmul_fma=False``)."""
 
 from __future__ import annotations
+
+import ctypes
+import ctypes.util
 
 import numpy as np
 import pytest
 
 from pyasc import hybrid
+from pyasc.backend.llvm.jit import host_has_fma
 from pyasc.runtime import threads
 
 RNG = np.random.default_rng(11)
@@ -18,6 +23,16 @@ def mm(a, b):
     return a @ b
 
 
+@hybrid(matmul_fma=False)
+def mm_unfused(a, b):
+    return a @ b
+
+
+@hybrid(dynamic_shape=True)
+def mm_dynamic(a, b):
+    return a @ b
+
+
 def rand(shape, dtype=np.float32):
     dt = np.dtype(dtype)
     if dt.kind == "f":
@@ -25,11 +40,33 @@ def rand(shape, dtype=np.float32):
     return RNG.integers(-30, 31, shape).astype(dt)
 
 
-def sequential(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def sequential_unfused(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.zeros(a.shape[:-1] + b.shape[-1:], a.dtype)
     for k in range(a.shape[-1]):
         out = out + a[..., :, k:k + 1] * b[..., k:k + 1, :]
     return out
+
+
+def _libm_fma(dtype: np.dtype):
+    """C's ``fmaf``/``fma`` (correctly rounded) as a numpy ufunc."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    f = libm.fmaf if dtype == np.float32 else libm.fma
+    c_type = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+    f.restype, f.argtypes = c_type, [c_type] * 3
+    return np.frompyfunc(f, 3, 1)
+
+
+def sequential_fma(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    fma = _libm_fma(a.dtype)
+    out = np.zeros(a.shape[:-1] + b.shape[-1:], a.dtype)
+    for k in range(a.shape[-1]):
+        out = fma(a[..., :, k:k + 1], b[..., k:k + 1, :], out).astype(a.dtype)
+    return out
+
+
+def sequential(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """What ``mm`` computes on this host."""
+    return sequential_fma(a, b) if host_has_fma() else sequential_unfused(a, b)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
@@ -48,6 +85,33 @@ def test_square_odd_sizes(n, dtype):
 def test_blocks_and_tails_are_the_sequential_sum(m, k, n):
     a, b = rand((m, k)), rand((k, n))
     np.testing.assert_array_equal(mm(a, b), sequential(a, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", [(64, 300, 70), (15, 40, 33), (7, 9, 130), (1, 17, 40)])
+def test_every_tail_of_rows_static_and_dynamic(m, k, n, dtype):
+    """Rows past the last full register tile go through tiles of 4, 2 and 1 rows: each
+    element is still the sequential sum (with static and run-time sizes alike)."""
+    a, b = rand((m, k), dtype), rand((k, n), dtype)
+    want = sequential(a, b)
+    np.testing.assert_array_equal(mm(a, b), want)
+    np.testing.assert_array_equal(mm_dynamic(a, b), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_fma_false_is_the_sum_of_rounded_products(dtype):
+    a, b = rand((37, 300), dtype), rand((300, 70), dtype)
+    np.testing.assert_array_equal(mm_unfused(a, b), sequential_unfused(a, b))
+
+
+@pytest.mark.skipif(not host_has_fma(), reason="the host has no FMA")
+def test_matmul_fma_fuses_each_step():
+    """Steps whose product is not exact tell the two apart: the default is fused."""
+    a = np.array([[1.0, 1 + 2.0 ** -13]], np.float32)
+    b = np.array([[-1.0], [1 - 2.0 ** -13]], np.float32)
+    # -1 + (1 - 2^-26): the product rounded first is 1 and the sum 0
+    assert mm(a, b)[0, 0] == np.float32(-(2.0 ** -26))
+    assert mm_unfused(a, b)[0, 0] == 0.0
 
 
 def test_transposed_and_strided_operands():
@@ -70,3 +134,18 @@ def test_identical_for_every_thread_count(monkeypatch):
             monkeypatch.setenv("PYASC_NUM_THREADS", str(count))
             found.add(mm(a, b).tobytes())
     assert len(found) == 1
+
+
+def test_register_tile_uses_the_widest_vectors():
+    """On AVX-512 the micro-kernel's accumulators are zmm registers (LLVM would pick
+    256-bit vectors on these CPUs without the function's ``prefer-vector-width``)."""
+    from pyasc.backend.llvm.jit import host_vector_bits
+
+    a, b = rand((64, 64)), rand((64, 64))
+    asm = mm.asm(a, b)
+    if host_vector_bits() == 512:
+        assert '"prefer-vector-width"="512"' in mm.llvm_ir(a, b)
+        fused = "vfmadd" if host_has_fma() else "vmulps"
+        assert any(fused in line and "zmm" in line for line in asm.splitlines())
+    else:
+        assert "zmm" not in asm
