@@ -3,7 +3,7 @@
 Loop nest per batch index (after the output is zeroed), BLIS style::
 
     for jc in [0, Nf) step NC:             # column block of the output
-      for pc in [0, K) step KC:            # k block
+      for pc in [0, K) step KC:            # k block (a 16 KiB micro-panel of b)
         pack b[pc:pc+kc, jc:jc+nc] -> bp[nc/NR][kc][NR]  (contiguous micro-panels)
         for ir in [0, Mf/MR):              # parallel: disjoint output rows
           pack a[i0:i0+MR, pc:pc+kc] -> ap[kc][MR]       (a buffer per iteration)
@@ -61,8 +61,10 @@ ROWS_BY_VECTOR_BITS = {512: 8, 256: 6, 128: 6}
 broadcast ``a`` and a product (8 x 32 f32 ran as fast as 12 x 32 on 1024^2, and 8
 divides the usual channel counts, so fewer rows reach the tails); 16 ymm or xmm hold
 6 x 2 accumulators and the same four."""
-KC = 256
-"""Depth of a k block (one micro-panel of ``bp`` is ``KC x NR`` elements)."""
+MICRO_PANEL_BYTES = 16 << 10
+"""One micro-panel of ``bp`` (``KC x NR`` elements) sets the depth ``KC`` of a k block:
+16 KiB stays in L1 beside the ``a`` micro-panel (AVX2 f32: KC = 256; AVX-512 f32 and
+f64: 128, which measured ~5-10% faster than 256 on conv2d's 64 x 576 x 3136)."""
 PANEL_BYTES = 1 << 20
 """Upper bound of the packed ``b`` block (``KC x NC`` elements)."""
 
@@ -74,6 +76,7 @@ class Tiling:
     vector_bits: int
     mr: int
     nr: int
+    kc: int
 
     @property
     def tails(self) -> tuple[int, ...]:
@@ -84,7 +87,8 @@ class Tiling:
 def tiling(t: ScalarType, vector_bits: int = 256) -> Tiling:
     """The register tile for element type ``t`` with vectors of ``vector_bits``."""
     bits = vector_bits if vector_bits in ROWS_BY_VECTOR_BITS else 256
-    return Tiling(bits, ROWS_BY_VECTOR_BITS[bits], 2 * bits // t.bitwidth)
+    nr = 2 * bits // t.bitwidth
+    return Tiling(bits, ROWS_BY_VECTOR_BITS[bits], nr, MICRO_PANEL_BYTES // (nr * t.bitwidth // 8))
 
 
 def worth_tiling(t: ScalarType, m: int, n: int, tile: Tiling) -> bool:
@@ -115,7 +119,7 @@ class TiledMatmul:
         self.m, self.n, self.k = sizes
         elem = out.type.element
         self.nr = tile.nr
-        self.kc = KC if k_static == DYN else max(1, min(KC, k_static))
+        self.kc = tile.kc if k_static == DYN else max(1, min(tile.kc, k_static))
         nc = max(self.nr, PANEL_BYTES // (self.kc * elem.bitwidth // 8) // self.nr * self.nr)
         n_static = constant_of(self.n)
         if isinstance(n_static, int):

@@ -14,14 +14,18 @@
   because it may read the value while it writes (``a[1:] = a[:-1]``), and a loop
   containing a use and a write is included whole because a later iteration reads
   again after an earlier iteration's write.  No alias analysis: a write to *any*
-  buffer counts.
+  buffer counts, but for one case of ``L``: a ``mem.write`` into a fresh allocation
+  (``cols[:, i] = x[..., i:]`` into ``np.empty``) of a snapshot of a function argument
+  or of another allocation cannot overlap what it reads, so ``L`` itself is then left
+  out (the slice is copied once, not into a temporary first).
 """
 
 from __future__ import annotations
 
-from pyasc.ir.core import Block, Operation, OpResult, Value
+from pyasc.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from pyasc.ir.ops import func, mem, tensor
 from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.passes.effects import base_buffer
 
 _VIEW_OPS = (tensor.SliceOp, tensor.TransposeOp, tensor.ReshapeOp)
 
@@ -124,6 +128,21 @@ def reusable_snapshots(fn: FuncOp) -> set[Operation]:
         users = _transitive_users(op.result)
         last = max((index.position(block, _ancestor_in(block, u)) for u in users),
                    default=start)
-        if last <= start or not index.any_write(block, start + 1, last):
+        end = last - 1 if _writes_elsewhere(block.ops[last], op) else last
+        if last <= start or not index.any_write(block, start + 1, end):
             reuse.add(op)
     return reuse
+
+
+def _writes_elsewhere(last: Operation, snapshot: mem.ToTensorOp) -> bool:
+    """Whether ``last`` is a ``mem.write`` into a fresh allocation that the snapshot's
+    buffer cannot share (an argument of the function, or another allocation)."""
+    if not isinstance(last, mem.WriteOp):
+        return False
+    dest = base_buffer(last.dest)
+    src = base_buffer(snapshot.operand_values[0])
+    if not (isinstance(dest, OpResult) and isinstance(dest.op, mem.AllocOp)) or src is dest:
+        return False
+    if isinstance(src, OpResult):
+        return isinstance(src.op, mem.AllocOp)
+    return isinstance(src, BlockArgument) and isinstance(src.block.parent_op, FuncOp)
