@@ -213,17 +213,20 @@ class TiledMatmul:
 
     def _pack_a(self, bidx: list[Value], i0: Value, pc: Value, kc: Value,
                 rows: int) -> Callable[[int, Value], Value]:
-        """``ap[k, ii] = a[i0 + ii, pc + k]`` in a buffer of this (parallel) iteration."""
+        """``ap[k, ii] = a[i0 + ii, pc + k]`` in a buffer of this (parallel) iteration,
+        the rows side by side in one k loop: their cache misses overlap (rows gathered
+        from a table are far apart) and the stores are contiguous."""
         gen = self.gen
         elem = self.out.type.element
         ap = gen.alloc((self.kc, rows), elem, [gen.const(self.kc), gen.const(rows)],
                        "packed_a")
+        loads = [self.row_a(bidx, gen.add(i0, gen.const(ii))) for ii in range(rows)]
 
-        def row(ivs: list[Value]) -> None:
-            load = self.row_a(bidx, gen.add(i0, ivs[0]))
-            gen.nest([kc], lambda ks: gen.store(load(gen.add(pc, ks[0])), ap,
-                                                 [ks[0], ivs[0]]), prefix="q")
-        gen.nest([gen.const(rows)], row, prefix="r")
+        def step(ks: list[Value]) -> None:
+            k = gen.add(pc, ks[0])
+            for ii, load in enumerate(loads):
+                gen.store(load(k), ap, [ks[0], gen.const(ii)])
+        gen.nest([kc], step, prefix="q")
         return lambda ii, k: gen.load(ap, [k, gen.const(ii)])
 
     def _micro(self, bidx: list[Value], tile_rows: tuple[Value, int], jc: Value,
