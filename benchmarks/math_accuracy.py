@@ -87,6 +87,22 @@ tested for `f16`: at most one step from the correctly rounded result, by double
 rounding).  `f64` ops are left as `math` ops (libm is accurate; a vector f64 expansion
 is not implemented).
 
+## Matrix products (`matmul_fma`)
+
+The CPU backend computes each element of a float32/float64 matrix product (`a @ b`,
+`np.matmul`, the product inside `pyasc.ops.conv2d`) as the sequential sum in increasing `k`,
+`acc = acc + a[i, k] * b[k, j]` from 0, in every tiling and for every thread count.
+With the `@hybrid` option `matmul_fma=True` (the default) on a host with FMA each step
+is one fused multiply-add (`math.fma`, one rounding per step instead of two), which is
+what numpy's BLAS (OpenBLAS, MKL) does in its kernels; the result is then at least as
+accurate as the unfused sum, and the product runs at FMA speed (about 2x on AVX-512:
+`benchmarks/RESULTS.md`).  `matmul_fma=False` gives a multiply and an add per step,
+bit-identical to a Python loop `acc = acc + a[i, k] * b[k, j]`.  Both differ from
+numpy's own result (BLAS blocks the sum differently) by the budget the differential
+tests allow any sum: 2 ulp of the result dtype per summed term, scaled by the terms'
+magnitude (`tests/frontend/diff.py`, `ULPS["term"]`).  The user's own `a * b + c` is
+still never contracted without `fastmath=True`.
+
 ## `pow` with a constant exponent
 
 `x**0.5` becomes `sqrt(x)` and `x**0, x**1, x**2, x**-1` become `1, x, x*x, 1/x` (numpy's

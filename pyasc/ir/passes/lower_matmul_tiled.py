@@ -16,8 +16,8 @@ Loop nest per batch index (after the output is zeroed), BLIS style::
 
 ``Mf``/``Nf`` are ``M``/``N`` rounded down to multiples of ``MR``/``NR``.  The remaining
 rows go through the same packed micro-kernel with fewer rows (as i-k-j loops, which
-load and store the output at every ``k``, 4 leftover rows of 64 cost a third of the
-product's time); only the last ``N mod NR`` columns take the i-k-j loops.
+load and store the output at every ``k``, the 4 rows left by 12-row tiles of 64 made
+the product ~35% slower); only the last ``N mod NR`` columns take the i-k-j loops.
 
 The register tile follows the host's vector registers (:func:`tiling`, from the
 ``vector_bits`` pass option the CPU backend sets): ``NR`` is two vectors of the element
