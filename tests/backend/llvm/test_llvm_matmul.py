@@ -149,3 +149,10 @@ def test_register_tile_uses_the_widest_vectors():
         assert any(fused in line and "zmm" in line for line in asm.splitlines())
     else:
         assert "zmm" not in asm
+
+
+def test_matmul_fma_must_be_a_bool():
+    from pyasc.errors import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match="matmul_fma"):
+        hybrid(matmul_fma=1)(lambda a, b: a @ b)
