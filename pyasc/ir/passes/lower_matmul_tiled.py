@@ -119,7 +119,7 @@ class TiledMatmul:
         self.m, self.n, self.k = sizes
         elem = out.type.element
         self.nr = tile.nr
-        self.kc = tile.kc if k_static == DYN else max(1, min(tile.kc, k_static))
+        self.kc = tile.kc if k_static == DYN else _even_depth(k_static, tile.kc)
         nc = max(self.nr, PANEL_BYTES // (self.kc * elem.bitwidth // 8) // self.nr * self.nr)
         n_static = constant_of(self.n)
         if isinstance(n_static, int):
@@ -276,6 +276,14 @@ class TiledMatmul:
                 return []
             gen.for_(gen.const(0), self.k, k_step, name="k")
         _ranged_parallel(gen, rows, row)
+
+
+def _even_depth(k: int, kc: int) -> int:
+    """The depth of the k blocks of a static ``k``: at most ``kc``, the blocks as even as
+    possible (144 = 72 + 72, not 128 + 16: a shallow block stores and reloads the
+    output tile for little work)."""
+    blocks = max(1, -(-k // kc))
+    return max(1, -(-k // blocks))
 
 
 def _ranged_parallel(gen: LoopGen, bounds: tuple[Value, Value],
