@@ -156,3 +156,10 @@ def test_matmul_fma_must_be_a_bool():
 
     with pytest.raises(InvalidOptionError, match="matmul_fma"):
         hybrid(matmul_fma=1)(lambda a, b: a @ b)
+
+
+def test_k_blocks_are_even():
+    from pyasc.ir.passes.lower_matmul_tiled import _even_depth
+
+    assert [_even_depth(k, 128) for k in (1, 100, 128, 144, 257, 576)] == \
+        [1, 100, 128, 72, 86, 116]
