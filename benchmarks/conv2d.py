@@ -8,8 +8,8 @@ rounds so that drifting machine load hits both alike.  Times are medians of this
 thread's CPU time per call and of wall time, and the minimum CPU time (on a shared,
 loaded machine the call least disturbed by other processes' use of the caches); the
 ratio is pyasc / numpy (below 1: pyasc is faster).  The thread variables
-(OPENBLAS/OMP/MKL/PYASC_NUM_THREADS) are set before numpy is imported; with one thread every kernel runs on the calling thread, so
-its CPU time is the whole cost.
+(OPENBLAS/OMP/MKL/PYASC_NUM_THREADS) are set before numpy is imported; with one thread
+every kernel runs on the calling thread, so its CPU time is the whole cost.
 """
 
 from __future__ import annotations
