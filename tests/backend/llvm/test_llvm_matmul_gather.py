@@ -130,3 +130,20 @@ def test_gathered_rows_used_twice_are_copied_once():
     np.testing.assert_allclose(gathered_twice(ids, table, w), e @ w + e.sum(),
                                rtol=1e-4, atol=1e-3)
     assert len(gathered_buffers(gathered_twice, ids, table, w)) == 1
+
+
+@hybrid(dynamic_shape=True)
+def lookup_then_matmul_dynamic(ids, table, w):
+    return table[ids] @ w
+
+
+def test_one_dynamic_kernel_for_every_size():
+    for n, vocab, dim, out in [(5, 30, 7, 40), (100, 50, 33, 9), (1, 3, 1, 1)]:
+        ids, table, w = operands(n, vocab, dim, out)
+        np.testing.assert_allclose(lookup_then_matmul_dynamic(ids, table, w), table[ids] @ w,
+                                   rtol=1e-5, atol=1e-4)
+    assert len(lookup_then_matmul_dynamic.specializations) == 1
+    matrices = [line for line in str(lookup_then_matmul_dynamic.kernel(ids, table, w)
+                                     .loop_ir).splitlines()
+                if '"mem.alloc"' in line and "memref<?x?xf32>" in line]
+    assert len(matrices) == 1  # the result; no gathered rows
