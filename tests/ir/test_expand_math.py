@@ -295,9 +295,10 @@ def test_fma_rounds_once():
     np.testing.assert_array_equal(ys, np.array(want, np.float32))
 
 
-def test_fma_is_f32_only_and_only_with_the_option():
-    with pytest.raises(Exception, match="f32"):
-        _fma_op(f64).verify_op()
+def test_fma_is_f32_or_f64_and_only_with_the_option():
+    _fma_op(f64).verify_op()  # the matmul's steps (lower_matmul.multiply_add)
+    with pytest.raises(Exception, match="f32 and f64"):
+        _fma_op(f16).verify_op()
     for fma in (False, True):
         module = ModuleOp.empty()
         fn = FuncOp.empty("f", [f32], [f32], ["x"])
@@ -306,3 +307,15 @@ def test_fma_is_f32_only_and_only_with_the_option():
         module.append(fn)
         run_pipeline(module, ["expand-math"], {"fma": fma})
         assert ("math.fma" in _names(module)) == fma
+
+
+def test_f64_fma_reference_semantics_rounds_once():
+    """The IR's reference semantics of ``math.fma`` on f64 (exact rationals)."""
+    from pyasc.ir.semantics import _fma64
+
+    e = 2.0 ** -30
+    assert _fma64(1 + e, 1 - e, -1.0) == -(2.0 ** -60)  # rounded first: 0
+    assert _fma64(0.1, 10.0, -1.0) == 2.0 ** -54          # 0.1 * 10 is 1 + 2^-54
+    assert str(_fma64(-0.0, 1.0, -0.0)) == "-0.0" and str(_fma64(1.0, -1.0, 1.0)) == "0.0"
+    assert _fma64(1e308, 10.0, -1e308) == np.inf and _fma64(-1e308, 10.0, 0.0) == -np.inf
+    assert np.isnan(_fma64(np.inf, 0.0, 1.0))

@@ -11,7 +11,7 @@ from loops_harness import build, check, kernel, memref_of, run_both, to_tensor
 from pyasc.ir.interpreter import Interpreter
 from pyasc.ir.ops import mem, tensor
 from pyasc.ir.passes import lower_matmul_tiled as tiled
-from pyasc.ir.types import scalar_from_numpy
+from pyasc.ir.types import f32, scalar_from_numpy
 
 RNG = np.random.default_rng(7)
 RTOL = {"float32": 2e-6, "float64": 1e-13}
@@ -19,8 +19,9 @@ RTOL = {"float32": 2e-6, "float64": 1e-13}
 
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
-    """k blocks of 4 and column blocks of one register tile's width."""
-    monkeypatch.setattr(tiled, "KC", 4)
+    """k blocks of 4 and column blocks of one register tile's width (the harness compiles
+    for 256-bit vectors: a micro-panel row of NR elements is 64 bytes for every type)."""
+    monkeypatch.setattr(tiled, "MICRO_PANEL_BYTES", 4 * 64)
     monkeypatch.setattr(tiled, "PANEL_BYTES", 1)  # the minimum: one NR-wide panel
 
 
@@ -59,7 +60,8 @@ def test_sizes_and_dtypes(m, k, n, dtype):
         mod = kernel([a, b], matmul, dynamic)
         low = check(mod, [a, b], RTOL.get(np.dtype(dtype).name, 0.0))
         # a static size below one register tile keeps the plain loops
-        assert packs(low) == (dynamic or (m >= tiled.MR and n >= tiled.nr_of(scalar_from_numpy(np.dtype(dtype)))))
+        tile = tiled.tiling(scalar_from_numpy(np.dtype(dtype)))
+        assert packs(low) == (dynamic or (m >= tile.mr and n >= tile.nr))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -111,7 +113,8 @@ def test_micro_kernel_keeps_the_tile_in_registers():
     low = check(kernel([a, b], matmul), [a, b], 2e-6)
     out = low.get("f").entry.terminator.operand_values[0]
     carried = [op for op in low.walk() if op.name == "loop.for" and op.result_values]
-    assert carried and all(len(op.result_values) == tiled.MR * 16 for op in carried)
+    assert carried and all(len(op.result_values) == tiled.tiling(f32).mr * 16
+                           for op in carried)
     for op in carried:
         inner = list(op.walk())
         assert not any(isinstance(x, mem.StoreOp) for x in inner)

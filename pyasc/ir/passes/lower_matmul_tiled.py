@@ -157,10 +157,16 @@ class TiledMatmul:
         self.ikj(bidx, (gen.const(0), self.m), (nf, self.n))
 
     def _tail_rows(self, mf: Value) -> list[tuple[int, Value, Value]]:
-        """(rows, first row, count in {0, 1}) of the tail tiles covering ``[mf, m)``."""
+        """(rows, first row, count in {0, 1}) of the tail tiles covering ``[mf, m)``
+        (for a static ``m``, only those that run)."""
         gen, out = self.gen, []
-        start = mf
+        start, m = mf, constant_of(self.m)
         for rows in self.tile.tails:
+            if isinstance(m, int):
+                if m % self.tile.mr & rows:
+                    out.append((rows, start, gen.const(1)))
+                    start = gen.add(start, gen.const(rows))
+                continue
             count = gen.emit(arith.FloorDivOp.new(gen.sub(self.m, start), gen.const(rows)))
             out.append((rows, start, count))
             start = gen.add(start, gen.mul(count, gen.const(rows)))
