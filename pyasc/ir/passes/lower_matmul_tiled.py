@@ -29,7 +29,9 @@ loop carries ``vector_bits = 512`` so that the function it lands in is compiled 
 and splits each row into four ymm accumulators, which spill).  Packing makes the
 micro-kernel read two small contiguous streams whatever the operands' strides (a
 transposed operand included) and avoids the cache-set conflicts of rows of ``a`` a
-power of two apart.  ``NC`` spans all of ``N`` up to 1 MiB of panel (so ``a`` is packed
+power of two apart.  A static ``k`` is cut into blocks of at most ``KC`` as even as
+possible (a shallow last block stores and reloads the output tile for little work).
+``NC`` spans all of ``N`` up to 1 MiB of panel (so ``a`` is packed
 once per k block): ~1.5x over a 256 KiB panel on AVX2.  The panel is allocated with no
 more column panels than ``N`` has (a small product must not take a device workspace's
 1 MiB).
