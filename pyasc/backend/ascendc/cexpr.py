@@ -355,6 +355,19 @@ __aicore__ inline DataCopyExtParams PyascRows(int32_t rows, int64_t cols, int64_
               : DataCopyExtParams(static_cast<uint16_t>(rows), bytes, 0, gap, 0);
 }
 """,
+    "PyascRowsAt": """\
+// DataCopyPad parameters for `rows` rows of `cols` elements that are `gmPitch` elements
+// apart in GM and `pitch` elements apart in UB (a block of a larger matrix: MIX kernels).
+template <typename T>
+__aicore__ inline DataCopyExtParams PyascRowsAt(int32_t rows, int64_t cols, int64_t pitch,
+                                                int64_t gmPitch, bool toGm) {
+  const uint32_t bytes = static_cast<uint32_t>(cols * sizeof(T));
+  const uint32_t gap = static_cast<uint32_t>((pitch * sizeof(T) - (bytes + 31) / 32 * 32) / 32);
+  const uint32_t gmGap = static_cast<uint32_t>((gmPitch - cols) * sizeof(T));
+  return toGm ? DataCopyExtParams(static_cast<uint16_t>(rows), bytes, gap, gmGap, 0)
+              : DataCopyExtParams(static_cast<uint16_t>(rows), bytes, gmGap, gap, 0);
+}
+""",
     "PyascShl": """\
 // numpy shifts: counts outside [0, bit width) give 0 (or -1 for a negative >>).
 template <typename T>
@@ -377,7 +390,7 @@ def helpers_used(text: str) -> list[str]:
     """The helper definitions ``text`` calls (each once, dependencies first)."""
     out: list[str] = []
     names = ["PyascFloorDiv", "PyascRem", "PyascFloorDivF", "PyascRemF", "PyascFMax",
-             "PyascFMin", "PyascShl", "PyascShr", "PyascBitcast", "PyascRows"]
+             "PyascFMin", "PyascShl", "PyascShr", "PyascBitcast", "PyascRows", "PyascRowsAt"]
     for name in names:
         if name + "<" not in text:
             continue

@@ -28,8 +28,10 @@ from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
-from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube
+from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
+from pyasc.backend.ascendc.mix_plan import PASS_NAME as MIX_PASS
+from pyasc.backend.ascendc.mix_plan import find_epilogues
 from pyasc.backend.ascendc.partition import (
     CopyItem,
     CubeItem,
@@ -148,15 +150,23 @@ class _Lowering:
         # loops of window reductions (pooling) become pool kernels (with the stencils)
         pools = find_pool_loops(self.fn) if self.stencils else {}
         taps = find_tap_loops(self.fn) if self.stencils else {}
+        # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU)
+        fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                               lambda op: op in copies or op in pools or op in taps):
             if isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
+            elif isinstance(item, GroupItem) and item.op in fused.mix:
+                lower_mix(self, *fused.mix[item.op], item.op)
+            elif isinstance(item, GroupItem) and item.op in fused.relu:
+                self.env[item.op.result_values[0]] = self.env[fused.relu[item.op].result]
             elif isinstance(item, GroupItem):
                 self._group(item.op)
+            elif isinstance(item, CubeItem) and fused.skipped(item.op):
+                continue  # launched with its epilogue (lower_mix)
             elif isinstance(item, CubeItem):
                 assert isinstance(item.op, CubeMatmulOp)
-                lower_cube(self, item.op)
+                lower_cube(self, item.op, item.op in fused.relu.values())
             elif isinstance(item, CopyItem) and item.op in pools:
                 lower_pool(self, pools[item.op], item.op)
             elif isinstance(item, CopyItem) and item.op in taps:

@@ -6,7 +6,10 @@ cube kernels (the AIC cores, dav-c220 only).  bisheng compiles one source for on
 ``--cce-aicore-arch`` (``dav-c220-vec`` or ``dav-c220-cube``), and the runtime loads an
 object with the magic of one core type, so a program holding both kinds is built as one
 kernel object per core type (``codegen.AscendProgram.objects``).  MIX kernels (cube and
-vector cores of one launch) would be a third type; pyasc emits none yet.
+vector cores of one launch: ``mix_plan``) are a third type, ``mix``: one source holds both
+parts (``if ASCEND_IS_AIC`` / ``if ASCEND_IS_AIV``), compiled once per core type by the
+toolchain [I: reference 8.2 says a MIX kernel is compiled twice; pyasc builds its object
+for ``dav-c220`` without a core suffix and cannot check that without the toolchain].
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pyasc.backend.ascendc.soc import SoC
 
 VECTOR = "vector"
 CUBE = "cube"
-CORES = (VECTOR, CUBE)
+MIX = "mix"
+CORES = (VECTOR, CUBE, MIX)
 """The core types, in the order a program's objects are listed."""
 
 
@@ -34,9 +38,10 @@ K = TypeVar("K", bound=HasCore)
 
 def core_arch(soc: SoC, core: str) -> str:
     """``--cce-aicore-arch`` of ``core`` kernels on ``soc``."""
-    if core == CUBE:
+    if core in (CUBE, MIX):
         assert soc.cube is not None, f"a cube kernel on {soc.name}, which has no cube facts"
-        return soc.cube.aicore_arch
+        # dav-c220-cube -> dav-c220: both core types' code (inferred, module docstring)
+        return soc.cube.aicore_arch.rsplit("-", 1)[0] if core == MIX else soc.cube.aicore_arch
     assert core == VECTOR, core
     return soc.aicore_arch
 

@@ -87,6 +87,7 @@ class CubeKernel:
     # computed by the host per call; fold_m: A's batch axes are folded into M
     dynamic: bool = False
     fold_m: bool = False
+    relu: bool = False         # Fixpipe applies ReLU (reluEn): a max(C, 0) epilogue (mix_plan)
 
     @property
     def split(self) -> Split:

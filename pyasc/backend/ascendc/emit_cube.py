@@ -81,6 +81,15 @@ class CubeEmitter:
         w.raw(f'extern "C" __global__ __aicore__ void {k.name}({sig})')
         w.raw("{")
         w.depth += 1
+        w.line("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);")
+        self.body()
+        w.depth -= 1
+        w.raw("}")
+        w.raw("")
+
+    def body(self) -> None:
+        """The kernel's statements after its task type."""
+        k, w = self.k, self.w
         self._prologue()
         self._backward("SetFlag")
         with w.block("for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum())"):
@@ -94,9 +103,6 @@ class CubeEmitter:
                 self._panel(k.a_resident, A_PANEL, "SetFlag")
             self._panel(k.b_resident, B_PANEL, "SetFlag")
         self._backward("WaitFlag")
-        w.depth -= 1
-        w.raw("}")
-        w.raw("")
 
     def _panel(self, resident: bool, event_id: int, call: str) -> None:
         """Before its first copy an L1-resident panel waits until MTE1 has read the
@@ -123,14 +129,13 @@ class CubeEmitter:
     def _prologue(self) -> None:
         k, w = self.k, self.w
         t, tile = k.ctype, k.tile
-        w.line("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);")
         w.line("InitSocState();", k.loc)
         w.line(f"constexpr int32_t baseM = {tile.base_m}, baseN = {tile.base_n}, "
                f"baseK = {tile.base_k}, c0 = {k.c0}, cBufs = {tile.c_bufs};")
         batch = " * ".join(f"batch{i}" for i in range(len(k.groups))) or "1"
         w.line(f"const int32_t tiles = mBlocks * nBlocks, units = {batch} * tiles;")
         sizes = {"a": self._extent("M * K", "a"), "b": self._extent("K * N", "b"),
-                 "c": "(uint64_t)units / tiles * M * N"}
+                 "c": self._c_size()}
         w.line(f"GlobalTensor<{t}> aGM, bGM;")
         w.line(f"GlobalTensor<{k.out_ctype}> cGM;")
         for name, size in sizes.items():
@@ -138,6 +143,10 @@ class CubeEmitter:
             w.line(f"{name}GM.SetGlobalBuffer((__gm__ {ct}*){name}, {size});", k.loc)
         self._buffers()
         w.line("int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C")
+
+    def _c_size(self) -> str:
+        """Elements of the C buffer the kernel writes."""
+        return "(uint64_t)units / tiles * M * N"
 
     def _buffers(self) -> None:
         """L1: the A slots, then the B slots (ping and pong, or every K step of a
@@ -192,11 +201,17 @@ class CubeEmitter:
             self._k_step()
         w.line("SetFlag<HardEvent::M_FIX>(cp);", k.loc)
         w.line("WaitFlag<HardEvent::M_FIX>(cp);", k.loc)
-        w.line(f"Fixpipe(cGM[cBase + (uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220(curN, "
-               f"curM, (curM + 15) / 16 * 16, N, false, QuantMode_t::{k.quant}, 0, 1, 0, 0, 0));",
-               k.loc)
+        self._fixpipe()
         w.line("SetFlag<HardEvent::FIX_M>(cp);", k.loc)
         w.line("++tile;")
+
+    def _fixpipe(self) -> None:
+        """The block of C from L0C to GM (NZ -> ND, the real curM x curN)."""
+        k = self.k
+        relu = "true" if k.relu else "false"
+        self.w.line(f"Fixpipe(cGM[cBase + (uint64_t)mt * N + nt], c1[cp], FixpipeParamsV220("
+                    f"curN, curM, (curM + 15) / 16 * 16, N, {relu}, QuantMode_t::{k.quant}, 0, 1, "
+                    "0, 0, 0));", k.loc)
 
     def _k_step(self) -> None:
         k, w = self.k, self.w

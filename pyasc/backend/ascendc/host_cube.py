@@ -12,9 +12,12 @@ by batch, which is numpy's layout of the result whatever its rank.
 
 from __future__ import annotations
 
+from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.emit_cube import param_values
 from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host_vector import prepare_input
+from pyasc.backend.ascendc.mix_plan import MixKernel
 from pyasc.ir.core import Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.types import TensorType
@@ -42,4 +45,30 @@ def launch_cube(hb: HostBuilder, k: CubeKernel, lhs: Value, rhs: Value,
     return hb.to_tensor(out)
 
 
-__all__ = ["launch_cube", "swapped"]
+def launch_mix(hb: HostBuilder, k: MixKernel, lhs: Value, rhs: Value,
+               operands: list[Value], result_types: list) -> list[Value]:  # noqa: ANN001
+    """Launch MIX kernel ``k``: ``lhs @ rhs`` and the epilogue on the group's other
+    ``operands`` (the matmul result's position is not read); returns the group's
+    results.  The workspace holds two ``baseM x baseN`` blocks of C per cube core."""
+    cube, vec = k.cube, k.vec
+    a = swapped(hb, lhs) if cube.host_trans_a else lhs
+    b = swapped(hb, rhs) if cube.host_trans_b else rhs
+    dims = [hb.const(d) for d in vec.info.space]
+    arrays = [prepare_input(hb, i, h, vec, dims)
+              for j, (i, h) in enumerate(zip(vec.inputs, operands, strict=True))
+              if i.vv.cls != SCALAR and j != k.c_arg]
+    scalars = [hb.extract_scalar(h) for i, h in zip(vec.inputs, operands, strict=True)
+               if i.vv.cls == SCALAR]
+    outs = []
+    for o in vec.written:
+        t = result_types[o.index]
+        outs.append(hb.alloc(t.shape, t.element, [hb.const(d) for d in t.shape]))
+    ws = hb.alloc((k.workspace_elems,), cube.out, [hb.const(k.workspace_elems)])
+    cube_args = [hb.const(v) for v in param_values(cube)]
+    args = [a, b, *arrays, *outs, ws, *scalars, *cube_args]
+    first = 2 + len(arrays)
+    hb.launch(k.name, hb.const(k.block_dim), args, [*range(first, first + len(outs) + 1)])
+    return [hb.to_tensor(o) for o in outs]
+
+
+__all__ = ["launch_cube", "launch_mix", "swapped"]

@@ -334,4 +334,9 @@ def _final_reduce(hb: HostBuilder, o, buf: Value, block_dim: Value, t) -> Value:
     return hb.insert(tensor.FillOp.new(red, t)).result
 
 
-__all__ = ["MIN_BLOCK_ELEMENTS", "launch_vector", "space_dims", "span_condition"]
+__all__ = ["MIN_BLOCK_ELEMENTS", "launch_vector", "prepare_input", "space_dims",
+           "span_condition"]
+
+
+prepare_input = _prepare_input
+"""The array a vector kernel reads for one input (also the epilogue of a MIX kernel)."""

@@ -24,11 +24,14 @@ from pyasc.backend.ascendc.cube_match import CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import plan_cube_kernel
 from pyasc.backend.ascendc.emit_copy import launch_copy
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.host_cube import launch_cube
+from pyasc.backend.ascendc.host_cube import launch_cube, launch_mix
+from pyasc.backend.ascendc.mix_plan import plan_mix_kernel
 from pyasc.backend.ascendc.scalar_plan import outline
 from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.vec_kernel import VectorKernel
 from pyasc.ir.core import Location, Value
 from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.types import TensorType
 
 
@@ -49,12 +52,14 @@ class Lowering(Protocol):
                        hb: HostBuilder | None = None, warn: bool = True) -> list[Value]: ...
 
 
-def lower_cube(lw: Lowering, op: CubeMatmulOp) -> None:
-    """``op`` as a cube kernel launch (with the scalar twin for run-time shapes)."""
+def lower_cube(lw: Lowering, op: CubeMatmulOp, relu: bool = False) -> None:
+    """``op`` as a cube kernel launch (with the scalar twin for run-time shapes);
+    ``relu``: Fixpipe applies ReLU to the result (a ``max(C, 0)`` epilogue)."""
     if is_dynamic(op):
         _lower_dynamic(lw, op)
         return
     k = plan_cube_kernel(op, lw.soc, lw._name())
+    k.relu = relu
     lw.kernels.append(k)
     lw.hb.b.loc = op.loc
     lhs, rhs = (lw.env[v] for v in op.operand_values)
@@ -83,6 +88,19 @@ def _lower_dynamic(lw: Lowering, op: CubeMatmulOp) -> None:
     lw.env[op.result] = launch_dynamic(lw.hb, k, op, lhs, rhs, cube.cores, twin)
 
 
+def lower_mix(lw: Lowering, op: CubeMatmulOp, vec: VectorKernel, c_arg: int,
+              group: FusionGroupOp) -> None:
+    """``op`` and its epilogue ``group`` (planned as ``vec``) as one MIX kernel launch."""
+    k = plan_mix_kernel(op, vec, c_arg, lw.soc, lw._name())
+    lw.kernels.append(k)
+    lw.hb.b.loc = group.loc
+    lhs, rhs = (lw.env[v] for v in op.operand_values)
+    operands = [lw.env.get(v, v) if j != c_arg else v for j, v in enumerate(group.inputs)]
+    types = [r.type for r in group.result_values]
+    results = launch_mix(lw.hb, k, lhs, rhs, operands, types)
+    lw.env.update(zip(group.result_values, results, strict=True))
+
+
 def lower_copy(lw: Lowering, c: CopyLoop) -> None:
     """A loop of window copies as one copy kernel launch."""
     k = c.plan
@@ -92,4 +110,4 @@ def lower_copy(lw: Lowering, c: CopyLoop) -> None:
     launch_copy(lw.hb, k, lw.env[c.src], lw.env[c.dst], lw.soc)
 
 
-__all__ = ["Lowering", "lower_copy", "lower_cube"]
+__all__ = ["Lowering", "lower_copy", "lower_cube", "lower_mix"]

@@ -36,7 +36,7 @@ from pyasc.backend.ascendc.bisheng import (
     find_toolchain,
 )
 from pyasc.backend.ascendc.codegen import AscendProgram, KernelObject, lower_variants
-from pyasc.backend.ascendc.cores import CUBE, VECTOR
+from pyasc.backend.ascendc.cores import CUBE, MIX, VECTOR
 from pyasc.backend.ascendc.dumps import dump_bisheng, dump_variants
 from pyasc.backend.ascendc.host_device import (
     DeviceHostRunner,
@@ -59,9 +59,10 @@ OBJECT_BUILDERS = ("bisheng", "ascend-sim")
 MAGICS: dict[str, int] = {
     VECTOR: acl.BinaryMagic.VECTOR_CORE,   # AIV_ONLY: without it a 910B assumes cube
     CUBE: acl.BinaryMagic.CUBE_CORE,
+    MIX: acl.BinaryMagic.AICORE,          # mixed (cube + vector): MIX kernels (mix_plan)
 }
 """Core type -> the ``ACL_RT_BINARY_LOAD_OPT_MAGIC`` its objects are loaded with
-(``ascendc-reference.md`` section 2.3; MIX kernels would take ``AICORE``)."""
+(``ascendc-reference.md`` section 2.3)."""
 
 
 def object_builder(environ: Mapping[str, str] | None = None) -> str:

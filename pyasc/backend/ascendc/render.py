@@ -17,9 +17,11 @@ from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_copy import CopyEmitter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
+from pyasc.backend.ascendc.emit_mix import MixEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
 from pyasc.backend.ascendc.emit_stencil import StencilEmitter
 from pyasc.backend.ascendc.emit_vector import VectorEmitter
+from pyasc.backend.ascendc.mix_plan import MixKernel
 from pyasc.backend.ascendc.pool_kernel import PoolEmitter, PoolKernel
 from pyasc.backend.ascendc.scalar_math import helper_texts
 from pyasc.backend.ascendc.scalar_plan import ScalarKernel
@@ -58,6 +60,8 @@ def _render(kernels: list[Kernel], filename: str,
             (LongRowsEmitter if k.long is not None else VectorEmitter)(w, k).emit()
         elif isinstance(k, CubeKernel):
             CubeEmitter(w, k).emit()
+        elif isinstance(k, MixKernel):
+            MixEmitter(w, k).emit()
         elif isinstance(k, CopyKernel):
             CopyEmitter(w, k).emit()
         elif isinstance(k, PoolKernel):

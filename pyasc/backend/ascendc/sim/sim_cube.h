@@ -337,6 +337,9 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
                             pyasc_sim::fixpipe_convert<T, U>(v, p.quantPre, p.reluEn, api, loc));
       }
       pyasc_sim::t_block->record_write(d, d + uint64_t{p.nSize} * sizeof(T), api, loc);
+      if (pyasc_sim::t_block->mix != nullptr) {
+        pyasc_sim::mix_gm(*pyasc_sim::t_block, d, d + uint64_t{p.nSize} * sizeof(T), true, api, loc);
+      }
     }
   }
   pyasc_sim::count(pyasc_sim::Ctr::l0c_to_gm_bytes, uint64_t{p.ndNum} * p.mSize * p.nSize * sizeof(T));

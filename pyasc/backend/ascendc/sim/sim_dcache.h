@@ -73,6 +73,7 @@ inline void dcache_store(uintptr_t p, uint64_t bytes, const char* api, const Src
 
 // A DMA access of GM bytes [lo, hi) by this block: stale if its own cache holds them dirty.
 inline void dcache_dma(uintptr_t lo, uintptr_t hi, bool writes, const char* api, const SrcLoc& loc) {
+  if (t_block != nullptr && t_block->mix != nullptr && lo != hi) mix_gm(*t_block, lo, hi, writes, api, loc);
   if (!PYASC_SIM_DCACHE || t_block == nullptr || t_block->dcache.dirty.empty() || lo == hi) return;
   const auto* d = t_block->dcache.first_dirty(line_of(lo), hi);
   if (d == nullptr) return;

@@ -225,9 +225,11 @@ inline void await_workers(const LaunchCtx& ctx, std::mutex& m, std::condition_va
   }
 }
 
+inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* counters, char* err, size_t errlen);
+
 inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
                   const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
-                  void* const* interrupt) {
+                  void* const* interrupt, bool mix = false) {
   if (block_dim == 0 || block_dim > 65535) {
     write_err(report("launch", SrcLoc(LocTag(), 0, "?"), 0, fmt("block_dim %u is not in [1, 65535]", block_dim)), err, errlen);
     return 2;
@@ -244,6 +246,7 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
       ctx.regions.push_back({lo, lo + arg_bytes[i], static_cast<int>(i)});
     }
   }
+  if (mix) return launch_mix(invoke, args, ctx, counters, err, errlen);
   std::vector<BlockResult> results(block_dim);
   std::atomic<uint32_t> next{0};
   std::atomic<bool> stop{false};
@@ -295,6 +298,125 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
   return 0;
 }
 
+// ---- MIX launches (sim_mix.h): block_dim groups of one cube core and two vector cores ----
+inline void run_core(Invoker invoke, void** args, const LaunchCtx& ctx, MixGroup& g, uint32_t grp, int slot,
+                     BlockResult& out) {
+  {
+    std::unique_lock<std::mutex> lock(g.m);
+    g.cv.wait(lock, [&] { return g.turn == slot || g.aborted; });
+    if (g.aborted) {
+      g.done[slot] = true;
+      return;
+    }
+  }
+  const uint32_t idx = slot == 0 ? grp : 2 * grp + static_cast<uint32_t>(slot - 1);
+  bool failed = false;
+  try {
+    BlockState state(idx, ctx.block_dim, &ctx);
+    state.core = slot == 0 ? 1 : 2;
+    state.sub = slot == 0 ? 0 : static_cast<uint32_t>(slot - 1);
+    state.mix = &g;
+    t_block = &state;
+    invoke(args);
+    std::copy(state.counters, state.counters + kNumCounters, out.counters);
+    out.writes = std::move(state.writes);
+  } catch (const Aborted&) {
+  } catch (const Interrupted&) {
+    out.rc = 3, out.err = "interrupted", failed = true;
+  } catch (const Violation& v) {
+    out.rc = 1, failed = true;
+    out.err = v.api + "|" + v.file + "|" + std::to_string(v.line) + "|" + std::to_string(idx) + "|" +
+              (slot == 0 ? "cube core: " : "vector core: ") + v.detail;
+  } catch (const std::exception& e) {
+    out.rc = 2, failed = true;
+    out.err = report("kernel", SrcLoc(LocTag(), 0, "?"), idx, std::string("unexpected C++ exception: ") + e.what());
+  }
+  t_block = nullptr;
+  std::lock_guard<std::mutex> lock(g.m);
+  g.done[slot] = true;
+  g.waiting[slot] = -1;
+  if (failed) {
+    g.aborted = true;
+    g.cv.notify_all();
+  } else if (!g.aborted) {
+    g.pass(slot);
+  }
+}
+
+// A flag still counted when every core of the group has finished.
+inline std::string leftover_flag(const MixGroup& g, uint32_t grp) {
+  for (int v = 0; v < 2; ++v) {
+    for (int id = 0; id < kCrossFlags; ++id) {
+      for (const auto* q : {&g.to_aiv[v][id], &g.to_aic[v][id]}) {
+        if (q->empty()) continue;
+        const SrcLoc& loc = q->front().loc;
+        return report("CrossCoreSetFlag", loc, grp, fmt(
+            "flag %d was set and never waited for (%zu count(s) left when the kernel ends): on hardware the "
+            "count stays and passes a later wait on that core", id, q->size()));
+      }
+    }
+  }
+  return {};
+}
+
+inline void run_group(Invoker invoke, void** args, const LaunchCtx& ctx, uint32_t grp, BlockResult* out,
+                      std::string& leftover) {
+  MixGroup g;
+  std::thread aiv0([&] { run_core(invoke, args, ctx, g, grp, 1, out[1]); });
+  std::thread aiv1([&] { run_core(invoke, args, ctx, g, grp, 2, out[2]); });
+  run_core(invoke, args, ctx, g, grp, 0, out[0]);
+  aiv0.join();
+  aiv1.join();
+  if (!g.aborted) leftover = leftover_flag(g, grp);
+}
+
+inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* counters, char* err, size_t errlen) {
+  const uint32_t groups = ctx.block_dim;
+  std::vector<BlockResult> results(3 * size_t{groups});
+  std::vector<std::string> leftovers(groups);
+  std::atomic<uint32_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    for (uint32_t b; !stop && !ctx.interrupted && (b = next.fetch_add(1)) < groups;) {
+      run_group(invoke, args, ctx, b, &results[3 * size_t{b}], leftovers[b]);
+      for (int c = 0; c < 3; ++c) stop = stop || results[3 * size_t{b} + c].rc != 0 || !leftovers[b].empty();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < worker_count(groups); ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (ctx.interrupted) {
+    write_err("interrupted", err, errlen);
+    return 3;
+  }
+  for (uint32_t b = 0; b < groups; ++b) {
+    for (int c = 0; c < 3; ++c) {
+      if (const BlockResult& r = results[3 * size_t{b} + c]; r.rc != 0) {
+        write_err(r.err, err, errlen);
+        return r.rc;
+      }
+    }
+    if (!leftovers[b].empty()) {
+      write_err(leftovers[b], err, errlen);
+      return 1;
+    }
+  }
+  if (std::string race = find_write_race(results, ctx); !race.empty()) {
+    write_err(race, err, errlen);
+    return 1;
+  }
+  if (counters != nullptr) {
+    std::fill(counters, counters + kNumCounters, 0);
+    for (const BlockResult& r : results) {
+      for (int c = 0; c < kNumCounters; ++c) {
+        counters[c] = kCounterInfo[c].is_max ? std::max(counters[c], r.counters[c]) : counters[c] + r.counters[c];
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace pyasc_sim
 
 PYASC_SIM_API const char* pyasc_sim_counter_names() {
@@ -323,5 +445,6 @@ PYASC_SIM_API const char* pyasc_sim_config() {
                                             void* const* interrupt) {                                 \
     return ::pyasc_sim::launch(&::pyasc_sim::invoker<&name>, ::pyasc_sim::pointer_params(&name),     \
                                std::tuple_size_v<decltype(::pyasc_sim::params_of(&name))>, block_dim, args, \
-                               arg_bytes, counters, err, errlen, interrupt);                          \
+                               arg_bytes, counters, err, errlen, interrupt,                           \
+                               std::string_view(#core) == "mix");                                    \
   }

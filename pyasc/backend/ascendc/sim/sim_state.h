@@ -145,6 +145,8 @@ struct DataCache {
   }
 };
 
+struct MixGroup;  // sim_mix.h: the three cores of one MIX block
+
 struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
 };
@@ -160,6 +162,9 @@ struct BlockState {
   std::unique_ptr<CubeState> cube = std::make_unique<CubeState>();  // L1/L0, pipes, flags
   int64_t poll_state[2];
   int64_t poll_budget = kPollBudget;
+  int core = 0;              // in a MIX launch: 1 the cube core (AIC), 2 a vector core (AIV)
+  uint32_t sub = 0;          // GetSubBlockIdx(): which AIV of its AIC
+  MixGroup* mix = nullptr;   // the MIX block this core belongs to (null outside MIX launches)
 
   BlockState(uint32_t i, uint32_t n, const LaunchCtx* c)
       : idx(i), num(n), ctx(c),
@@ -187,6 +192,9 @@ struct BlockState {
 };
 
 inline thread_local BlockState* t_block = nullptr;
+
+// A DMA or Fixpipe access of GM in a MIX launch (sim_mix.h: the cross-core hand-off check).
+inline void mix_gm(BlockState& b, uintptr_t lo, uintptr_t hi, bool writes, const char* api, const SrcLoc& loc);
 
 inline BlockState& block(const char* api, const SrcLoc& loc) {
   if (t_block == nullptr) fail(api, loc, "called outside a kernel run by the ascend-sim launcher");

@@ -1,0 +1,187 @@
+"""MIX kernels: a cube matmul and the elementwise epilogue fused after it.
+
+After kernels are formed, a static-shape ``ascend.cube_matmul`` whose only user is a
+fusion group that plans as a vector kernel and is an *epilogue* of it becomes one MIX
+kernel (``__mix__(1, 2)``: one cube core and two vector cores per block, reference
+section 8).  An epilogue is recognized from the group's analysis, not from a list of
+patterns: every value is elementwise over the matmul result's shape (the ``flat`` or
+``rows`` schedule without row reductions), the result is one of its array inputs (class
+``full``), every other input is a same-shape array (``full``), a per-row column
+(``col``, e.g. ``(M, 1)``), a per-column row (``row``, e.g. a bias ``(N,)``) or a
+scalar, and every output is a ``full`` array.  The cube part writes each ``baseM x
+baseN`` block of C through ``Fixpipe`` into one of two GM workspace slots of its core
+and hands it to the vector cores with ``CrossCoreSetFlag``; each vector core runs the
+group's tile program (``vec_lower``, the vector kernel's own lowering) on half of the
+block's rows and gives the slot back (``emit_mix``).
+
+A ``max(C, 0)`` epilogue and nothing else needs no vector core at all: Fixpipe applies
+ReLU on the way out (``reluEn``), so the cube kernel does it (``fixpipe_relu``).
+
+``PYASC_DISABLE_PASSES=mix-epilogue`` keeps the separate kernels (as does a matmul
+with run-time shapes: the vector part's tiling is static).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pyasc.backend.ascendc.analysis import COL, FULL, ROW, SCALAR, NotVectorizable
+from pyasc.backend.ascendc.cores import MIX
+from pyasc.backend.ascendc.cube_match import CubeMatmulOp
+from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.vec_alloc import MAX_TILE_ROWS, choose_tile
+from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
+from pyasc.errors import OutOfMemoryError
+from pyasc.ir.core import BlockArgument, Operation, OpResult
+from pyasc.ir.ops import arith
+from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.rewrite import constant_value
+from pyasc.ir.types import DYN, TensorType
+
+SLOTS = 2
+"""Workspace slots per cube core: the cube writes one while the vector cores read the
+other (flags ``READY + slot`` cube -> vector, ``FREE + slot`` vector -> cube)."""
+READY, FREE = 0, 2
+PASS_NAME = "mix-epilogue"
+
+
+@dataclass
+class MixKernel:
+    """A cube matmul and its epilogue as one MIX kernel."""
+
+    core: ClassVar[str] = MIX
+    name: str
+    cube: CubeKernel
+    vec: VectorKernel
+    c_arg: int                 # the position of the matmul result among vec's inputs
+    rows: int                  # rows of C (its leading axes flattened)
+    cols: int                  # N
+
+    @property
+    def block_dim(self) -> int:
+        """The launch's numBlocks: cube cores, each with two vector cores (8.6)."""
+        return self.cube.block_dim
+
+    @property
+    def workspace_elems(self) -> int:
+        t = self.cube.tile
+        return self.block_dim * SLOTS * t.base_m * t.base_n
+
+
+def _only_user(op: CubeMatmulOp) -> FusionGroupOp | None:
+    users = {user for user, _ in op.result.uses}
+    if len(users) != 1:
+        return None
+    user = users.pop()
+    return user if isinstance(user, FusionGroupOp) else None
+
+
+def _epilogue(group: FusionGroupOp, c: OpResult, soc: SoC) -> tuple[VectorKernel, int] | None:
+    """(the group as a vector kernel, the position of ``c`` among its inputs) when the
+    group is an epilogue of ``c`` (module docstring)."""
+    ct = c.type
+    assert isinstance(ct, TensorType)
+    if list(group.inputs).count(c) != 1:
+        return None
+    try:
+        k = plan_vector_kernel(group, soc, "probe")
+    except (NotVectorizable, OutOfMemoryError):
+        return None
+    info = k.info
+    if k.long is not None or info.schedule not in ("flat", "rows") or info.row_reductions:
+        return None
+    if tuple(info.space) != ct.shape:
+        return None
+    pos = list(group.inputs).index(c)
+    for j, i in enumerate(k.inputs):
+        if i.vv.cls not in (FULL, ROW, COL, SCALAR) or (j == pos and i.vv.cls != FULL):
+            return None
+        if i.vv.cls == FULL and tuple(i.arg.type.shape) != ct.shape:  # type: ignore[union-attr]
+            return None
+    if any(o.kind != FULL for o in k.outputs):
+        return None
+    return k, pos
+
+
+def _is_relu_of(group: FusionGroupOp, c: OpResult) -> bool:
+    """The group is exactly ``max(C, 0)`` (or ``maximum(0, C)``): Fixpipe's ReLU."""
+    block = group.body.blocks[0]
+    body = [op for op in block.ops if op.name != "fusion.yield"]
+    term = block.terminator
+    assert term is not None
+    if len(term.operand_values) != 1 or list(group.inputs) != [c] \
+            or group.result_values[0].type != c.type:
+        return False
+    ops = [op for op in body if not isinstance(op, arith.ConstantOp)]
+    if len(ops) != 1 or type(ops[0]) is not arith.MaxOp or term.operand_values[0] is not \
+            ops[0].result:
+        return False
+    arg = block.args[0]
+    a, b = ops[0].operand_values
+    other = b if a is arg else a if b is arg else None
+    return other is not None and constant_value(other) == 0
+
+
+@dataclass
+class Fused:
+    """The epilogues found in a function: ``mix[group]`` launches in the group's place
+    (its cube op is skipped), ``relu`` cube ops absorb their group."""
+
+    mix: dict[Operation, tuple[CubeMatmulOp, VectorKernel, int]]
+    relu: dict[Operation, CubeMatmulOp]
+
+    def skipped(self, op: Operation) -> bool:
+        """The cube op of a MIX kernel: launched with its group."""
+        return any(op is c for c, _, _ in self.mix.values())
+
+
+def find_epilogues(fn: FuncOp, soc: SoC, enabled: bool) -> Fused:
+    """The MIX kernels and Fixpipe-ReLU cube kernels of ``fn``'s top level."""
+    fused = Fused({}, {})
+    if not enabled or soc.cube is None:
+        return fused
+    for op in fn.entry.ops:
+        if not isinstance(op, CubeMatmulOp) or DYN in op.result.type.shape:  # type: ignore
+            continue
+        group = _only_user(op)
+        if group is None:
+            continue
+        if _is_relu_of(group, op.result):
+            fused.relu[group] = op
+            continue
+        found = _epilogue(group, op.result, soc)
+        if found is not None:
+            fused.mix[group] = (op, *found)
+    return fused
+
+
+def plan_mix_kernel(op: CubeMatmulOp, vec: VectorKernel, c_arg: int, soc: SoC,
+                    name: str) -> MixKernel:
+    """The cube plan of ``op`` and ``vec`` retiled for blocks of C: a tile of UB holds
+    at least one row of a block (``baseN`` columns), at most half a block."""
+    cube = plan_cube_kernel(op, soc, name)
+    vec.name = name
+    shape = op.result.type.shape  # type: ignore[union-attr]
+    cols = shape[-1]
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    t = cube.tile
+    pitch = -(-min(cols, t.base_n) // vec.unit) * vec.unit
+    half = -(-min(rows, t.base_m) // 2)
+    what = f"the epilogue of the MIX kernel {name}"
+    vec.tile = choose_tile(vec.phys, soc.init_buffer_bytes, vec.unit, pitch, pitch * half,
+                           vec.group.loc, what, soc.name, max_rows=MAX_TILE_ROWS)
+    return MixKernel(name, cube, vec, c_arg, rows, cols)
+
+
+def c_input(k: MixKernel) -> BlockArgument:
+    """The group argument the workspace feeds."""
+    return k.vec.inputs[k.c_arg].arg
+
+
+__all__ = ["FREE", "PASS_NAME", "READY", "SLOTS", "Fused", "MixKernel", "c_input",
+           "find_epilogues", "plan_mix_kernel"]
