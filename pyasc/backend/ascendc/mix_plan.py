@@ -17,8 +17,8 @@ block's rows and gives the slot back (``emit_mix``).
 A ``max(C, 0)`` epilogue and nothing else needs no vector core at all: Fixpipe applies
 ReLU on the way out (``reluEn``), so the cube kernel does it (``fixpipe_relu``).
 
-``PYASC_DISABLE_PASSES=mix-epilogue`` keeps the separate kernels (as does a matmul
-with run-time shapes: the vector part's tiling is static).
+``PYASC_DISABLE_PASSES=fusion`` keeps the separate kernels (as does a matmul with
+run-time shapes: the vector part's tiling is static).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ SLOTS = 2
 """Workspace slots per cube core: the cube writes one while the vector cores read the
 other (flags ``READY + slot`` cube -> vector, ``FREE + slot`` vector -> cube)."""
 READY, FREE = 0, 2
-PASS_NAME = "mix-epilogue"
+PASS_NAME = "fusion"
+"""Disabling fusion (``PYASC_DISABLE_PASSES``) disables MIX kernels too."""
 
 
 @dataclass
@@ -99,7 +100,9 @@ def _epilogue(group: FusionGroupOp, c: OpResult, soc: SoC) -> tuple[VectorKernel
     for j, i in enumerate(k.inputs):
         if i.vv.cls not in (FULL, ROW, COL, SCALAR) or (j == pos and i.vv.cls != FULL):
             return None
-        if i.vv.cls == FULL and tuple(i.arg.type.shape) != ct.shape:  # type: ignore[union-attr]
+        # a same-shape array, maybe without C's leading 1s (same layout)
+        shape = tuple(getattr(i.arg.type, "shape", ()))
+        if i.vv.cls == FULL and (1,) * (ct.rank - len(shape)) + shape != ct.shape:
             return None
     if any(o.kind != FULL for o in k.outputs):
         return None
