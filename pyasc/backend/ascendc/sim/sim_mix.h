@@ -192,6 +192,14 @@ __aicore__ inline void CrossCoreSetFlag(uint16_t flagId, SrcLoc loc = {}) {
     }
     q.push_back({seq, pipe == (b.core == 1 ? PIPE_FIX : PIPE_MTE2), loc});
   }
+  // A set is a scheduling point: the cores it lets pass run now (so an AIC that goes on
+  // without waiting meets the AIVs' accesses in the hand-off check, not after them).
+  std::unique_lock<std::mutex> turn(g.m, std::adopt_lock);
+  const int me = pyasc_sim::core_slot(b);
+  g.pass(me);
+  g.cv.wait(turn, [&] { return g.turn == me || g.aborted; });
+  turn.release();
+  if (g.aborted) throw pyasc_sim::Aborted{};
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
