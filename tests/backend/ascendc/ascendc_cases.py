@@ -155,3 +155,10 @@ def cumulative_rows(x):
         acc += x[i]
         out[i] = acc
     return out
+
+
+@hybrid
+def matmul_bias_gelu(a, b, bias):
+    """A linear layer with GELU: one MIX kernel (cube matmul, vector epilogue)."""
+    y = a @ b + bias
+    return 0.5 * y * (1 + np.tanh(0.7978845608 * (y + 0.044715 * y**3)))

@@ -3,7 +3,7 @@
 Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
 diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
 not depend on the shapes), plus the adaptive pool's loops (a pool kernel and its scalar
-twin) and two float16 matmuls on the cube unit.
+twin), two float16 matmuls on the cube unit and one MIX kernel (matmul + bias + GELU).
 """
 
 from __future__ import annotations
@@ -14,7 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ascendc_cases import adaptive_avg_pool, gelu, layernorm, matmul, relu, softmax
+from ascendc_cases import (
+    adaptive_avg_pool,
+    gelu,
+    layernorm,
+    matmul,
+    matmul_bias_gelu,
+    relu,
+    softmax,
+)
 
 from pyasc.backend.ascendc import PyascPerformanceWarning, generate_ascendc, lower_program
 
@@ -31,6 +39,11 @@ CASES = {
     "matmul": (matmul, (np.ones((17, 33), np.float16), np.ones((33, 5), np.float16))),
     "matmul_resident": (matmul, (np.ones((1000, 100), np.float16),
                                  np.ones((100, 1000), np.float16))),
+    # a MIX kernel: the cube part writes workspace slots, the vector cores run the bias +
+    # GELU epilogue (mix_plan, emit_mix)
+    "matmul_bias_gelu": (matmul_bias_gelu, (np.ones((17, 33), np.float16),
+                                            np.ones((33, 130), np.float16),
+                                            np.ones((130,), np.float16))),
 }
 
 
