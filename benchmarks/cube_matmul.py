@@ -16,11 +16,15 @@ A second table is the seed's ``CustomConv`` (``examples/custom_conv.py``: input 
 128, 128), weights (16, 8, 3, 3), ``pyasc.ops.conv2d``): its kernels (the im2col's DMA
 copy kernel, the cube kernel, the float16 cast), each one's GM bytes and estimate, and
 the total against the least traffic of any conv2d (x and w read once, y written once).
+
+A third table is linear + bias + activation, fused into one MIX kernel and not
+(``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -29,6 +33,8 @@ from pyasc import hybrid
 from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
 from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.backend.ascendc.mix_cost import mix_cost
+from pyasc.backend.ascendc.mix_plan import MixKernel
 from pyasc.backend.ascendc.soc import get_soc
 from pyasc.ops import conv2d
 
@@ -80,6 +86,81 @@ def _row(name: str, sa: tuple, sb: tuple, soc_name: str, sim_macs: float) -> lis
 HEADER = ["shape", "kernel M x N x K", "block/L0C bufs, L1-resident", "blocks", "MACs",
           "GM->L1 MiB", "min MiB", "bound MiB", "read/bound", "compute us", "memory us",
           "estimate us", "peak us", "est/peak", "sim"]
+
+
+def linear_gelu(a, b, bias):
+    y = a @ b + bias
+    return 0.5 * y * (1 + np.tanh(0.7978845608 * (y + 0.044715 * y**3)))
+
+
+def linear_relu(a, b, bias):
+    return np.maximum(a @ b + bias, 0)
+
+
+# name -> (epilogue, A shape, B shape): fused (one MIX kernel) and not (PYASC_DISABLE_PASSES)
+MIX_SHAPES = {
+    "4096^3 + bias + gelu": (linear_gelu, (4096, 4096), (4096, 4096)),
+    "attention 8x128x64 @ 8x64x128 + bias + gelu": (linear_gelu, (8, 128, 64), (8, 64, 128)),
+    "attention 8x128x64 @ 8x64x128 + bias + relu": (linear_relu, (8, 128, 64), (8, 64, 128)),
+}
+MIX_HEADER = ["case", "kernels", "cube GM->L1 MiB", "C hand-off MiB (x2)", "intermediate MiB",
+              "epilogue GM->UB MiB", "out MiB", "GM bytes MiB (sim)", "estimate us", "sim"]
+_KEYS = ("gm_to_l1_bytes", "l0c_to_gm_bytes", "gm_to_ub_bytes", "ub_to_gm_bytes")
+
+
+def _unfused_bytes(fn, args: tuple, soc_name: str) -> int:  # noqa: ANN001
+    """All GM bytes the sim counts for the cube + vector kernels without fusion."""
+    old = os.environ.get("PYASC_DISABLE_PASSES")
+    os.environ["PYASC_DISABLE_PASSES"] = "fusion"
+    try:
+        sim = hybrid(fn, target="ascend-sim", device_type=[soc_name])
+        sim(*args)
+        c = sim.kernel(*args).last_counters
+    finally:
+        if old is None:
+            del os.environ["PYASC_DISABLE_PASSES"]
+        else:
+            os.environ["PYASC_DISABLE_PASSES"] = old
+    return sum(c[key] for key in _KEYS)
+
+
+def _mix_rows(name: str, fn, sa: tuple, sb: tuple, soc_name: str,  # noqa: ANN001
+              sim_macs: float) -> list[list[str]]:
+    """The fused MIX kernel and the unfused cube + vector pair of one linear layer.  The
+    unfused pair's counts are the fused ones with a whole C array in place of the
+    workspace (the same bytes), its estimate the sum of the two parts (mix_cost)."""
+    soc = get_soc(soc_name)
+    rng = np.random.default_rng(0)
+    # scaled so that float16 y**3 of the reference does not overflow
+    a, b = ((rng.standard_normal(s) / 4).astype(np.float16) for s in (sa, sb))
+    bias = rng.standard_normal(sb[-1]).astype(np.float16)
+    sim = hybrid(fn, target="ascend-sim", device_type=[soc.name])
+    kernel = sim.kernel(a, b, bias)
+    (k,) = kernel.ascend.kernels
+    assert isinstance(k, MixKernel), kernel.ascend.kernels
+    cost = mix_cost(k, soc)
+    check, fused_sim, unfused_sim = "-", "-", "-"
+    if k.cube.batch * k.cube.m * k.cube.n * k.cube.k <= sim_macs:
+        got = sim(a, b, bias)
+        want = hybrid(fn, target="interpret")(a, b, bias)
+        c = kernel.last_counters
+        same = (c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"], c["gm_to_ub_bytes"],
+                c["ub_to_gm_bytes"]) == (cost.cube_read, cost.handoff, cost.epilogue_read,
+                                         cost.written)
+        ok = np.allclose(got.astype(np.float64), want, rtol=2e-2, atol=2e-2)
+        check = "counts match, result ok" if same and ok else "MISMATCH"
+        fused_sim = f"{sum(c[key] for key in _KEYS) / 2**20:.4g}"
+        unfused_sim = f"{_unfused_bytes(fn, (a, b, bias), soc.name) / 2**20:.4g}"
+    ws = k.workspace_elems * k.cube.out.itemsize
+    mib = 2**20
+    common = [f"{cost.cube_read / mib:.4g}", f"{cost.handoff / mib:.4g}"]
+    tail = [f"{(cost.epilogue_read - cost.handoff) / mib:.4g} + hand-off",
+            f"{cost.written / mib:.4g}"]
+    return [[name + " fused", f"1 MIX ({k.block_dim} x (1 AIC + 2 AIV))", *common,
+             f"{ws / mib:.4g} (workspace)", *tail, fused_sim, f"{cost.fused_s * 1e6:.4g}",
+             check],
+            [name + " unfused", "cube + vector", *common, f"{cost.handoff / mib:.4g} (C)",
+             *tail, unfused_sim, f"{cost.unfused_s * 1e6:.4g}", "-"]]
 
 
 def conv(x, w):
@@ -164,10 +245,14 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(_row(name, sa, sb, args.soc, args.sim_macs))
         for dtype in (np.float16, np.float32):
             conv_rows.extend(_conv_rows(dtype, args.soc))
+        mix_rows = [r for name, (fn, sa, sb) in MIX_SHAPES.items()
+                    for r in _mix_rows(name, fn, sa, sb, args.soc, args.sim_macs)]
     _print(HEADER, rows, args.markdown)
     print()
     _print(CONV_HEADER, conv_rows, args.markdown)
-    return 1 if any(r[-1] == "MISMATCH" for r in rows + conv_rows) else 0
+    print()
+    _print(MIX_HEADER, mix_rows, args.markdown)
+    return 1 if any(r[-1] == "MISMATCH" for r in rows + conv_rows + mix_rows) else 0
 
 
 if __name__ == "__main__":

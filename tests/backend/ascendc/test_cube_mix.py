@@ -11,7 +11,9 @@ import pytest
 from pyasc import hybrid
 from pyasc.backend.ascendc import PyascPerformanceWarning
 from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.backend.ascendc.mix_cost import mix_cost
 from pyasc.backend.ascendc.mix_plan import MixKernel
+from pyasc.backend.ascendc.soc import get_soc
 from pyasc.ops import gelu
 
 
@@ -91,6 +93,10 @@ def test_fused_epilogue_is_one_mix_kernel_equal_to_interpret(name, shape, dtype)
     # one cube core and two vector cores per block; the output written once
     assert counters["blocks"] == 3 * kernels[0].block_dim
     assert counters["ub_to_gm_bytes"] == got.nbytes
+    cost = mix_cost(kernels[0], get_soc("Ascend910B1"))   # the model counts what the sim does
+    assert (counters["gm_to_l1_bytes"], counters["l0c_to_gm_bytes"], counters["gm_to_ub_bytes"],
+            counters["ub_to_gm_bytes"]) == (cost.cube_read, cost.handoff, cost.epilogue_read,
+                                            cost.written)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
