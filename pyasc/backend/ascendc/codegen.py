@@ -150,7 +150,7 @@ class _Lowering:
         # loops of window reductions (pooling) become pool kernels (with the stencils)
         pools = find_pool_loops(self.fn) if self.stencils else {}
         taps = find_tap_loops(self.fn) if self.stencils else {}
-        # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU)
+        # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU/cast)
         fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                               lambda op: op in copies or op in pools or op in taps):
@@ -158,15 +158,15 @@ class _Lowering:
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem) and item.op in fused.mix:
                 lower_mix(self, *fused.mix[item.op], item.op)
-            elif isinstance(item, GroupItem) and item.op in fused.relu:
-                self.env[item.op.result_values[0]] = self.env[fused.relu[item.op].result]
+            elif isinstance(item, GroupItem) and item.op in fused.fixpipe:
+                self.env[item.op.result_values[0]] = self.env[fused.fixpipe[item.op][0].result]
             elif isinstance(item, GroupItem):
                 self._group(item.op)
             elif isinstance(item, CubeItem) and fused.skipped(item.op):
                 continue  # launched with its epilogue (lower_mix)
             elif isinstance(item, CubeItem):
                 assert isinstance(item.op, CubeMatmulOp)
-                lower_cube(self, item.op, item.op in fused.relu.values())
+                lower_cube(self, item.op, fused.fixpipe_of(item.op))
             elif isinstance(item, CopyItem) and item.op in pools:
                 lower_pool(self, pools[item.op], item.op)
             elif isinstance(item, CopyItem) and item.op in taps:

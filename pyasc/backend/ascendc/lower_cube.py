@@ -20,19 +20,19 @@ from pyasc.backend.ascendc.cube_dynamic import (
     plan_dynamic,
     reference_ops,
 )
-from pyasc.backend.ascendc.cube_match import CubeMatmulOp
+from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import plan_cube_kernel
 from pyasc.backend.ascendc.emit_copy import launch_copy
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_cube import launch_cube, launch_mix
-from pyasc.backend.ascendc.mix_plan import plan_mix_kernel
+from pyasc.backend.ascendc.mix_plan import FixpipeEpilogue, plan_mix_kernel
 from pyasc.backend.ascendc.scalar_plan import outline
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 from pyasc.ir.core import Location, Value
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.types import TensorType
+from pyasc.ir.types import SCALAR_TYPES, TensorType
 
 
 class Lowering(Protocol):
@@ -52,19 +52,24 @@ class Lowering(Protocol):
                        hb: HostBuilder | None = None, warn: bool = True) -> list[Value]: ...
 
 
-def lower_cube(lw: Lowering, op: CubeMatmulOp, relu: bool = False) -> None:
+def lower_cube(lw: Lowering, op: CubeMatmulOp, fix: FixpipeEpilogue | None = None) -> None:
     """``op`` as a cube kernel launch (with the scalar twin for run-time shapes);
-    ``relu``: Fixpipe applies ReLU to the result (a ``max(C, 0)`` epilogue)."""
+    ``fix``: the ReLU and conversion of its epilogue, done by Fixpipe."""
     if is_dynamic(op):
         _lower_dynamic(lw, op)
         return
     k = plan_cube_kernel(op, lw.soc, lw._name())
-    k.relu = relu
+    result = op.result.type
+    assert isinstance(result, TensorType)
+    if fix is not None:
+        k.relu = fix.relu
+        if fix.out is not None:
+            k.out = SCALAR_TYPES[fix.out]
+            k.quant = QUANT[(k.dtype.name, fix.out)]
+            result = TensorType(result.shape, k.out)
     lw.kernels.append(k)
     lw.hb.b.loc = op.loc
     lhs, rhs = (lw.env[v] for v in op.operand_values)
-    result = op.result.type
-    assert isinstance(result, TensorType)
     lw.env[op.result] = launch_cube(lw.hb, k, lhs, rhs, result)
 
 

@@ -14,8 +14,10 @@ and hands it to the vector cores with ``CrossCoreSetFlag``; each vector core run
 group's tile program (``vec_lower``, the vector kernel's own lowering) on half of the
 block's rows and gives the slot back (``emit_mix``).
 
-A ``max(C, 0)`` epilogue and nothing else needs no vector core at all: Fixpipe applies
-ReLU on the way out (``reluEn``), so the cube kernel does it (``fixpipe_relu``).
+An epilogue that is only ``max(C, 0)`` and/or a cast of a float32 result to float16 or
+bfloat16 needs no vector core at all: Fixpipe applies ReLU (``reluEn``) and the
+conversion (``F322F16``/``F322BF16``, RINT like numpy) on the way out, so the cube kernel
+does it (``FixpipeEpilogue``).
 
 ``PYASC_DISABLE_PASSES=fusion`` keeps the separate kernels (as does a matmul with
 run-time shapes: the vector part's tiling is static).
@@ -28,18 +30,18 @@ from typing import ClassVar
 
 from pyasc.backend.ascendc.analysis import COL, FULL, ROW, SCALAR, NotVectorizable
 from pyasc.backend.ascendc.cores import MIX
-from pyasc.backend.ascendc.cube_match import CubeMatmulOp
+from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.vec_alloc import MAX_TILE_ROWS, choose_tile
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.errors import OutOfMemoryError
-from pyasc.ir.core import BlockArgument, Operation, OpResult
+from pyasc.ir.core import BlockArgument, Operation, Value
 from pyasc.ir.ops import arith
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import DYN, TensorType
+from pyasc.ir.types import DYN, TensorType, element_type
 
 SLOTS = 2
 """Workspace slots per cube core: the cube writes one while the vector cores read the
@@ -58,8 +60,8 @@ class MixKernel:
     cube: CubeKernel
     vec: VectorKernel
     c_arg: int                 # the position of the matmul result among vec's inputs
-    rows: int                  # rows of C (its leading axes flattened)
-    cols: int                  # N
+    rows: int                  # rows of C as the cube writes it (batch * M)
+    cols: int                  # its row length (N)
 
     @property
     def block_dim(self) -> int:
@@ -80,9 +82,11 @@ def _only_user(op: CubeMatmulOp) -> FusionGroupOp | None:
     return user if isinstance(user, FusionGroupOp) else None
 
 
-def _epilogue(group: FusionGroupOp, c: OpResult, soc: SoC) -> tuple[VectorKernel, int] | None:
-    """(the group as a vector kernel, the position of ``c`` among its inputs) when the
-    group is an epilogue of ``c`` (module docstring)."""
+def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
+              soc: SoC) -> tuple[VectorKernel, int] | None:
+    """(the group as a vector kernel, the position of ``op``'s result among its inputs)
+    when the group is an epilogue of it (module docstring)."""
+    c = op.result
     ct = c.type
     assert isinstance(ct, TensorType)
     if list(group.inputs).count(c) != 1:
@@ -97,8 +101,11 @@ def _epilogue(group: FusionGroupOp, c: OpResult, soc: SoC) -> tuple[VectorKernel
     if tuple(info.space) != ct.shape:
         return None
     pos = list(group.inputs).index(c)
+    # a 1-D B: the cube's C is M x 1, not the rows x N the row/column classes index
+    column = len(op.logical_shapes()[1]) == 1
     for j, i in enumerate(k.inputs):
-        if i.vv.cls not in (FULL, ROW, COL, SCALAR) or (j == pos and i.vv.cls != FULL):
+        if i.vv.cls not in (FULL, ROW, COL, SCALAR) or (j == pos and i.vv.cls != FULL) \
+                or (column and i.vv.cls in (ROW, COL)):
             return None
         # a same-shape array, maybe without C's leading 1s (same layout)
         shape = tuple(getattr(i.arg.type, "shape", ()))
@@ -109,32 +116,66 @@ def _epilogue(group: FusionGroupOp, c: OpResult, soc: SoC) -> tuple[VectorKernel
     return k, pos
 
 
-def _is_relu_of(group: FusionGroupOp, c: OpResult) -> bool:
-    """The group is exactly ``max(C, 0)`` (or ``maximum(0, C)``): Fixpipe's ReLU."""
+@dataclass(frozen=True)
+class FixpipeEpilogue:
+    """What Fixpipe does on the way out instead of a vector core: ``reluEn``, and the
+    conversion to ``out`` (a dtype name) when the epilogue casts C to it."""
+
+    relu: bool
+    out: str | None
+
+
+def _fixpipe_step(op: Operation, x: Value) -> str | None:
+    """``relu`` for ``max(x, 0)``, ``cast`` for a cast of ``x``, else None."""
+    if type(op) is arith.MaxOp:
+        a, b = op.operand_values
+        other = b if a is x else a if b is x else None
+        return "relu" if other is not None and constant_value(other) == 0 else None
+    return "cast" if type(op) is arith.CastOp else None
+
+
+def _fixpipe_epilogue(group: FusionGroupOp, op: CubeMatmulOp) -> FixpipeEpilogue | None:
+    """The group as Fixpipe work: a chain from C of at most one ``max(., 0)`` and at
+    most one cast to a dtype Fixpipe converts the accumulator to (``QUANT``) with the
+    same rounding as numpy's ``astype`` (RINT).  ReLU before or after the rounding is
+    the same value (the rounding keeps signs and zero)."""
     block = group.body.blocks[0]
-    body = [op for op in block.ops if op.name != "fusion.yield"]
     term = block.terminator
     assert term is not None
-    if len(term.operand_values) != 1 or list(group.inputs) != [c] \
-            or group.result_values[0].type != c.type:
-        return False
-    ops = [op for op in body if not isinstance(op, arith.ConstantOp)]
-    if len(ops) != 1 or type(ops[0]) is not arith.MaxOp or term.operand_values[0] is not \
-            ops[0].result:
-        return False
-    arg = block.args[0]
-    a, b = ops[0].operand_values
-    other = b if a is arg else a if b is arg else None
-    return other is not None and constant_value(other) == 0
+    if list(group.inputs) != [op.result] or len(term.operand_values) != 1:
+        return None
+    chain = [o for o in block.ops if o.name != "fusion.yield"
+             and not isinstance(o, arith.ConstantOp)]
+    x: Value = block.args[0]
+    steps: list[str] = []
+    for o in chain:
+        step = _fixpipe_step(o, x)
+        if step is None or step in steps or x not in o.operand_values:
+            return None
+        steps.append(step)
+        x = o.result
+    if x is not term.operand_values[0] or not steps:
+        return None
+    a = op.lhs.type
+    assert isinstance(a, TensorType)
+    out = element_type(x.type).name if "cast" in steps else None
+    if out is not None and ((a.element.name, out) not in QUANT
+                            or element_type(op.result.type).name != "f32"):
+        return None
+    return FixpipeEpilogue("relu" in steps, out)
 
 
 @dataclass
 class Fused:
     """The epilogues found in a function: ``mix[group]`` launches in the group's place
-    (its cube op is skipped), ``relu`` cube ops absorb their group."""
+    (its cube op is skipped), ``fixpipe`` cube ops absorb their group."""
 
     mix: dict[Operation, tuple[CubeMatmulOp, VectorKernel, int]]
-    relu: dict[Operation, CubeMatmulOp]
+    fixpipe: dict[Operation, tuple[CubeMatmulOp, FixpipeEpilogue]]
+
+    def fixpipe_of(self, op: Operation) -> FixpipeEpilogue | None:
+        """What Fixpipe does for cube op ``op`` (None: plain)."""
+        return next((f for c, f in self.fixpipe.values() if c is op), None)
 
     def skipped(self, op: Operation) -> bool:
         """The cube op of a MIX kernel: launched with its group."""
@@ -152,10 +193,11 @@ def find_epilogues(fn: FuncOp, soc: SoC, enabled: bool) -> Fused:
         group = _only_user(op)
         if group is None:
             continue
-        if _is_relu_of(group, op.result):
-            fused.relu[group] = op
+        fix = _fixpipe_epilogue(group, op)
+        if fix is not None:
+            fused.fixpipe[group] = (op, fix)
             continue
-        found = _epilogue(group, op.result, soc)
+        found = _epilogue(group, op, soc)
         if found is not None:
             fused.mix[group] = (op, *found)
     return fused
@@ -167,11 +209,8 @@ def plan_mix_kernel(op: CubeMatmulOp, vec: VectorKernel, c_arg: int, soc: SoC,
     at least one row of a block (``baseN`` columns), at most half a block."""
     cube = plan_cube_kernel(op, soc, name)
     vec.name = name
-    shape = op.result.type.shape  # type: ignore[union-attr]
-    cols = shape[-1]
-    rows = 1
-    for d in shape[:-1]:
-        rows *= d
+    # C as the cube lays it out: batch * M rows of N (a 1-D B: M rows of 1)
+    rows, cols = cube.batch * cube.m, cube.n
     t = cube.tile
     pitch = -(-min(cols, t.base_n) // vec.unit) * vec.unit
     half = -(-min(rows, t.base_m) // 2)
@@ -186,5 +225,6 @@ def c_input(k: MixKernel) -> BlockArgument:
     return k.vec.inputs[k.c_arg].arg
 
 
-__all__ = ["FREE", "PASS_NAME", "READY", "SLOTS", "Fused", "MixKernel", "c_input",
+__all__ = ["FREE", "PASS_NAME", "READY", "SLOTS", "FixpipeEpilogue", "Fused", "MixKernel",
+           "c_input",
            "find_epilogues", "plan_mix_kernel"]

@@ -16,6 +16,9 @@ from pyasc.backend.ascendc.mix_plan import MixKernel
 from pyasc.backend.ascendc.soc import get_soc
 from pyasc.ops import gelu
 
+# the float16 reference's exp of large arguments overflows to inf, as numpy's does
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+
 
 def _bias_gelu(a, b, bias):
     return gelu(a @ b + bias, approximate="tanh")
@@ -157,3 +160,87 @@ def test_a_row_reduction_is_not_an_epilogue():
     sim = hybrid(_softmax_rows, target="ascend-sim")
     np.testing.assert_allclose(sim(a, b), hybrid(_softmax_rows, target="interpret")(a, b))
     assert not any(isinstance(k, MixKernel) for k in _kernels(sim, a, b))
+
+
+def _cast_f16(a, b):
+    return (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+
+
+def _relu_cast_f16(a, b):
+    return np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0).astype(np.float16)
+
+
+@pytest.mark.parametrize("fn", [_cast_f16, _relu_cast_f16])
+def test_a_cast_to_float16_is_fixpipes_conversion(fn):
+    """A float32 result of float16 operands cast back to float16 (with or without ReLU):
+    Fixpipe converts with F322F16 (RINT, like numpy) instead of a vector kernel."""
+    rng = np.random.default_rng(11)
+    args = (rng.standard_normal((130, 17)).astype(np.float16),
+            rng.standard_normal((17, 33)).astype(np.float16))
+    sim = hybrid(fn, target="ascend-sim")
+    got, want = sim(*args), hybrid(fn, target="interpret")(*args)
+    _check(got, want, *args, np.float16)
+    (kc,) = _kernels(sim, *args)
+    assert isinstance(kc, CubeKernel) and kc.quant == "F322F16"
+    assert kc.relu == (fn is _relu_cast_f16)
+
+
+def _int8_bias_relu(a, b, bias):
+    return np.maximum(a.astype(np.int32) @ b.astype(np.int32) + bias, 0)
+
+
+def _gemv_bias(a, b, bias):
+    return np.tanh(a @ b + bias)
+
+
+def _matvec_scale(a, b, s):
+    return (a @ b) * s + 1
+
+
+def _transposed_bias(a, b, bias):
+    return np.maximum(a.T @ b + bias, 0) - 0.25
+
+
+def _alpha_beta(a, b, c, alpha):
+    return alpha * (a @ b) + 0.5 * c
+
+
+OTHER = [
+    # int8 operands, int32 epilogue: exact
+    (_int8_bias_relu, ((17, 33), (33, 130), (130,)), np.int8),
+    # 1-D A (a GEMV) + bias
+    (_gemv_bias, ((33,), (33, 130), (130,)), np.float16),
+    # 1-D B: C is M x 1 for the cube; a same-shape scale
+    (_matvec_scale, ((130, 17), (17,), (130,)), np.float32),
+    # A given as A^T (a view the cube reads as stored)
+    (_transposed_bias, ((33, 17), (33, 130), (130,)), np.float16),
+]
+
+
+@pytest.mark.parametrize(("fn", "shapes", "dtype"), OTHER)
+def test_other_operand_forms(fn, shapes, dtype):
+    rng = np.random.default_rng(len(shapes[0]) + shapes[0][0])
+    if dtype == np.int8:
+        a, b = (rng.integers(-128, 128, s).astype(np.int8) for s in shapes[:2])
+        x = rng.integers(-1000, 1000, shapes[2]).astype(np.int32)
+    else:
+        a, b, x = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    sim = hybrid(fn, target="ascend-sim")
+    got, want = sim(a, b, x), hybrid(fn, target="interpret")(a, b, x)
+    if dtype == np.int8:
+        assert np.array_equal(got, want)
+    else:
+        la = a.T if fn is _transposed_bias else a
+        _check(got, want, la, b, dtype)
+    kernels = _kernels(sim, a, b, x)
+    assert [type(k).__name__ for k in kernels] == ["MixKernel"]
+
+
+def test_a_run_time_scalar_reaches_the_vector_cores():
+    rng = np.random.default_rng(2)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((17, 9), (9, 20), (17, 20)))
+    sim = hybrid(_alpha_beta, target="ascend-sim")
+    for alpha in (2.0, -0.5):
+        got, want = sim(a, b, c, alpha), hybrid(_alpha_beta, target="interpret")(a, b, c, alpha)
+        _check(got, want, a, b, np.float32)
+    assert [type(k).__name__ for k in _kernels(sim, a, b, c, 2.0)] == ["MixKernel"]
