@@ -203,16 +203,18 @@ def test_npu_backend_builds_one_object_per_soc(fake_cann, tmp_path):
 
 
 def test_npu_backend_builds_one_object_per_core_type(fake_cann, tmp_path):
-    """A matmul (cube kernel) with an elementwise epilogue (vector kernel): bisheng
-    compiles two sources, each holding only its own kind, for its own arch."""
+    """A matmul (cube kernel) and an elementwise kernel of another array (vector
+    kernel): bisheng compiles two sources, each holding only its own kind, for its own
+    arch.  (An epilogue of the matmul itself would be one MIX kernel: below.)"""
     _, log = fake_cann
     from pyasc import hybrid
 
     @hybrid
-    def mm_relu(a, b):
-        return np.maximum(a @ b, 0)
+    def mm_relu(a, b, x):
+        return a @ b, np.maximum(x, 0)
 
-    program = mm_relu.specialize(np.zeros((16, 32), np.float16), np.zeros((32, 8), np.float16))
+    program = mm_relu.specialize(np.zeros((16, 32), np.float16), np.zeros((32, 8), np.float16),
+                                 np.zeros(8, np.float16))
     kernel = NPUBackend(cache=DiskCache(tmp_path / "c", backend="ascend"),
                         require_device=False).compile(program)
     assert sorted(kernel.objects["Ascend910B1"]) == ["cube", "vector"]
@@ -222,6 +224,25 @@ def test_npu_backend_builds_one_object_per_core_type(fake_cann, tmp_path):
         if arch:
             sources[arch[0]] = next(a for a in call if a.endswith(".cpp"))
     assert sources == {"dav-c220-cube": "mm_relu_cube.cpp", "dav-c220-vec": "mm_relu_vector.cpp"}
+
+
+def test_a_mix_kernel_is_one_object_for_both_core_types(fake_cann, tmp_path):
+    """matmul + bias + relu * 2: one MIX kernel, its object built for dav-c220 (both
+    core types' code in one source; inferred, cores.py) and loaded as AICORE."""
+    _, log = fake_cann
+    from pyasc import hybrid
+
+    @hybrid
+    def linear(a, b, bias):
+        return np.maximum(a @ b + bias, 0) * 2
+
+    program = linear.specialize(np.zeros((16, 32), np.float16), np.zeros((32, 8), np.float16),
+                                np.zeros(8, np.float16))
+    kernel = NPUBackend(cache=DiskCache(tmp_path / "c", backend="ascend"),
+                        require_device=False).compile(program)
+    assert sorted(kernel.objects["Ascend910B1"]) == ["mix"]
+    archs = {a for call in _calls(log) for a in call if a.startswith("--cce-aicore-arch=")}
+    assert archs == {"--cce-aicore-arch=dav-c220"}
 
 
 def test_npu_backend_needs_a_device(fake_cann, tmp_path):
