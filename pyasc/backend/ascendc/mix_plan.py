@@ -36,7 +36,7 @@ from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.vec_alloc import MAX_TILE_ROWS, choose_tile
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.errors import OutOfMemoryError
-from pyasc.ir.core import BlockArgument, Operation, Value
+from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
@@ -80,6 +80,19 @@ def _only_user(op: CubeMatmulOp) -> FusionGroupOp | None:
         return None
     user = users.pop()
     return user if isinstance(user, FusionGroupOp) else None
+
+
+_HARMLESS = frozenset({"pure", "allocates", "reads"})
+
+
+def _nothing_writes_between(fn: FuncOp, op: CubeMatmulOp, group: FusionGroupOp) -> bool:
+    """The MIX kernel runs in the group's place: no op between the matmul and the group
+    may write memory the matmul reads (a snapshot's buffer), so allow only ops that
+    write nothing."""
+    ops = fn.entry.ops
+    between = ops[ops.index(op) + 1:ops.index(group)]
+    return all(o.traits & _HARMLESS and not o.regions or isinstance(o, FusionGroupOp)
+               for o in between)
 
 
 def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
@@ -191,7 +204,7 @@ def find_epilogues(fn: FuncOp, soc: SoC, enabled: bool) -> Fused:
         if not isinstance(op, CubeMatmulOp) or DYN in op.result.type.shape:  # type: ignore
             continue
         group = _only_user(op)
-        if group is None:
+        if group is None or not _nothing_writes_between(fn, op, group):
             continue
         fix = _fixpipe_epilogue(group, op)
         if fix is not None:
@@ -220,11 +233,5 @@ def plan_mix_kernel(op: CubeMatmulOp, vec: VectorKernel, c_arg: int, soc: SoC,
     return MixKernel(name, cube, vec, c_arg, rows, cols)
 
 
-def c_input(k: MixKernel) -> BlockArgument:
-    """The group argument the workspace feeds."""
-    return k.vec.inputs[k.c_arg].arg
-
-
 __all__ = ["FREE", "PASS_NAME", "READY", "SLOTS", "FixpipeEpilogue", "Fused", "MixKernel",
-           "c_input",
            "find_epilogues", "plan_mix_kernel"]

@@ -244,3 +244,20 @@ def test_a_run_time_scalar_reaches_the_vector_cores():
         got, want = sim(a, b, c, alpha), hybrid(_alpha_beta, target="interpret")(a, b, c, alpha)
         _check(got, want, a, b, np.float32)
     assert [type(k).__name__ for k in _kernels(sim, a, b, c, 2.0)] == ["MixKernel"]
+
+
+def _write_between(a, b, bias):
+    y = a @ b
+    a[:] = 100  # after the matmul read a, before its epilogue
+    return y + bias
+
+
+def test_a_write_between_the_matmul_and_its_epilogue_keeps_them_apart():
+    """The MIX kernel would run where the epilogue is, after the write: not fused."""
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((17, 9), (9, 20), (20,))]
+    sim = hybrid(_write_between, target="ascend-sim")
+    got = sim(*[x.copy() for x in args])
+    want = hybrid(_write_between, target="interpret")(*[x.copy() for x in args])
+    _check(got, want, args[0], args[1], np.float32)
+    assert not any(isinstance(k, MixKernel) for k in _kernels(sim, *args))
