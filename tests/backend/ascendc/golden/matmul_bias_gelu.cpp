@@ -18,11 +18,11 @@ __aicore__ inline DataCopyExtParams PyascRowsAt(int32_t rows, int64_t cols, int6
 class KernelMatmulBiasGelu0 {
  public:
   __aicore__ inline void Init(GM_ADDR v_bias, GM_ADDR v_out, GM_ADDR workspace) {
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     inGm_.SetGlobalBuffer((__gm__ half*)workspace + GetBlockIdx() / GetTaskRatio() * 2 * BASE_M * BASE_N, 2 * BASE_M * BASE_N);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     biasGm_.SetGlobalBuffer((__gm__ half*)v_bias, COLS);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     outGm_.SetGlobalBuffer((__gm__ half*)v_out, ROWS * COLS);
 #line 28 "matmul_bias_gelu.cpp"
     pipe_.InitBuffer(inQue_, 2, TILE * sizeof(half));
@@ -48,11 +48,11 @@ class KernelMatmulBiasGelu0 {
         for (int32_t nt = n0; nt < nEnd; nt += BASE_N) {
           const int32_t curN = nEnd - nt < BASE_N ? nEnd - nt : BASE_N;
           const int32_t slot = tile % 2;
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
           CrossCoreWaitFlag<2, PIPE_MTE2>(0 + slot);
 #line 54 "matmul_bias_gelu.cpp"
           if (nr > 0) Block(rowBase + mt + r0, nt, curN, nr, slot * BASE_M * BASE_N + r0 * BASE_N);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
           CrossCoreSetFlag<2, PIPE_MTE2>(2 + slot);
 #line 58 "matmul_bias_gelu.cpp"
           ++tile;
@@ -73,7 +73,7 @@ class KernelMatmulBiasGelu0 {
     SetFlag<HardEvent::V_MTE2>(EVENT_ID1);
     WaitFlag<HardEvent::V_MTE2>(EVENT_ID1);
     LocalTensor<half> biasRow = biasBuf_.Get<half>();
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     DataCopyPad(biasRow, biasGm_[col0_], DataCopyExtParams(1, static_cast<uint32_t>(cols_ * sizeof(half)), 0, 0, 0), DataCopyPadExtParams<half>(false, 0, 0, static_cast<half>(0)));
 #line 79 "matmul_bias_gelu.cpp"
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
@@ -87,7 +87,7 @@ class KernelMatmulBiasGelu0 {
   }
   __aicore__ inline void CopyIn(int64_t row, int32_t rows) {
     LocalTensor<half> in = inQue_.AllocTensor<half>();
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     DataCopyPad(in, inGm_[wsOff_ + row * BASE_N], PyascRowsAt<half>(rows, cols_, pitch_, BASE_N, false), DataCopyPadExtParams<half>(false, 0, 0, static_cast<half>(0)));
 #line 93 "matmul_bias_gelu.cpp"
     inQue_.EnQue(in);
@@ -109,43 +109,43 @@ class KernelMatmulBiasGelu0 {
     LocalTensor<float> wide_out = tmpTile2_.Get<float>();
     LocalTensor<half> tanh_1 = in;
     LocalTensor<half> add_2 = in;
-    // ascendc_cases.py:152
+    // ascendc_cases.py:163
     for (int32_t r = 0; r < rows; ++r) {
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
       Add(add[r * pitch], in[r * pitch], bias, cols);
 #line 117 "matmul_bias_gelu.cpp"
     }
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Muls(mul, add, half(0.5f), n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Mul(pow_1, add, add, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Mul(pow_1, pow_1, add, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Muls(mul_1, pow_1, half(0.044715f), n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Add(add_1, add, mul_1, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Muls(mul_2, add_1, half(0.7978845608f), n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Cast(wide, mul_2, RoundMode::CAST_NONE, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Muls(wide_out, wide, 2.0f, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Exp(wide_out, wide_out, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Adds(wide_out, wide_out, 1.0f, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Reciprocal(wide_out, wide_out, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Muls(wide_out, wide_out, -2.0f, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Adds(wide_out, wide_out, 1.0f, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Cast(tanh_1, wide_out, RoundMode::CAST_RINT, n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Adds(add_2, tanh_1, half(1.0f), n);
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     Mul(out, mul, add_2, n);
 #line 151 "matmul_bias_gelu.cpp"
     outQue_.EnQue(out);
@@ -153,7 +153,7 @@ class KernelMatmulBiasGelu0 {
   }
   __aicore__ inline void CopyOut(int64_t row, int32_t rows) {
     LocalTensor<half> out = outQue_.DeQue<half>();
-#line 153 "ascendc_cases.py"
+#line 164 "ascendc_cases.py"
     DataCopyPad(outGm_[(gRow_ + row) * COLS + col0_], out, PyascRowsAt<half>(rows, cols_, pitch_, COLS, true));
 #line 159 "matmul_bias_gelu.cpp"
     outQue_.FreeTensor(out);
@@ -177,44 +177,44 @@ extern "C" __global__ __aicore__ void matmul_bias_gelu_0(GM_ADDR a, GM_ADDR b, G
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
   if ASCEND_IS_AIC {
     GM_ADDR c = workspace + GetBlockIdx() * 65536;  // this core's slots
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     InitSocState();
 #line 183 "matmul_bias_gelu.cpp"
     constexpr int32_t baseM = 128, baseN = 128, baseK = 128, c0 = 16, cBufs = 2;
     const int32_t tiles = mBlocks * nBlocks, units = 1 * tiles;
     GlobalTensor<half> aGM, bGM;
     GlobalTensor<half> cGM;
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     aGM.SetGlobalBuffer((__gm__ half*)a, (uint64_t)M * K);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     bGM.SetGlobalBuffer((__gm__ half*)b, (uint64_t)K * N);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     cGM.SetGlobalBuffer((__gm__ half*)c, 2 * baseM * baseN);
 #line 194 "matmul_bias_gelu.cpp"
     const int32_t aSlots = 2, bSlots = 2;
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     LocalTensor<half> a1All(TPosition::A1, 0, aSlots * baseM * baseK);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     LocalTensor<half> b1All(TPosition::B1, aSlots * baseM * baseK * sizeof(half), bSlots * baseK * baseN);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     LocalTensor<half> a2[2] = {LocalTensor<half>(TPosition::A2, 0, baseM * baseK), LocalTensor<half>(TPosition::A2, baseM * baseK * sizeof(half), baseM * baseK)};
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     LocalTensor<half> b2[2] = {LocalTensor<half>(TPosition::B2, 0, baseK * baseN), LocalTensor<half>(TPosition::B2, baseK * baseN * sizeof(half), baseK * baseN)};
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     LocalTensor<float> c1[cBufs] = {LocalTensor<float>(TPosition::CO1, 0 * baseM * baseN * sizeof(float), baseM * baseN), LocalTensor<float>(TPosition::CO1, 1 * baseM * baseN * sizeof(float), baseM * baseN)};
 #line 206 "matmul_bias_gelu.cpp"
     int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     SetFlag<HardEvent::MTE1_MTE2>(0);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     SetFlag<HardEvent::MTE1_MTE2>(1);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     SetFlag<HardEvent::M_MTE1>(0);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     SetFlag<HardEvent::M_MTE1>(1);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     SetFlag<HardEvent::FIX_M>(0);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     SetFlag<HardEvent::FIX_M>(1);
 #line 220 "matmul_bias_gelu.cpp"
     for (int32_t u = GetBlockIdx(); u < units; u += GetBlockNum()) {
@@ -229,89 +229,89 @@ extern "C" __global__ __aicore__ void matmul_bias_gelu_0(GM_ADDR a, GM_ADDR b, G
         for (int32_t nt = n0; nt < nEnd; nt += baseN) {
           const int32_t curN = nEnd - nt < baseN ? nEnd - nt : baseN;
           const int32_t cp = tile % cBufs;
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           WaitFlag<HardEvent::FIX_M>(cp);
 #line 235 "matmul_bias_gelu.cpp"
           for (int32_t k0 = 0; k0 < K; k0 += baseK) {
             const int32_t curK = K - k0 < baseK ? K - k0 : baseK;
             const int32_t kPad = (curK + c0 - 1) / c0 * c0, mPad = (curM + 15) / 16 * 16, nPad = (curN + 15) / 16 * 16;
             const int32_t p = step & 1;
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             const LocalTensor<half> a1 = a1All[p * baseM * baseK], b1 = b1All[p * baseK * baseN];
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             WaitFlag<HardEvent::MTE1_MTE2>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             if (curM == 1) DataCopy(a1, aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, 1, curK, 0, K, 1, 1, 0));
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             else DataCopy(a1, aGM[aBase + (uint64_t)mt * K + k0], Nd2NzParams(1, curM, curK, 0, K, mPad, 1, 0));
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             DataCopy(b1, bGM[bBase + (uint64_t)k0 * N + nt], Nd2NzParams(1, curK, curN, 0, N, kPad, 1, 0));
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             SetFlag<HardEvent::MTE2_MTE1>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             WaitFlag<HardEvent::MTE2_MTE1>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             WaitFlag<HardEvent::M_MTE1>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             if (curM == 1) LoadData(a2[p], a1, LoadData2DParams(0, (kPad * sizeof(half) + 511) / 512, 1, 0, 0, false, 0));
 #line 258 "matmul_bias_gelu.cpp"
             else for (int32_t i = 0; i < mPad / 16; ++i) {
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
               LoadData(a2[p][i * kPad * 16], a1[i * 16 * c0], LoadData2DParams(0, kPad / c0, mPad / 16, 0, 0, false, 0));
 #line 262 "matmul_bias_gelu.cpp"
             }
             for (int32_t i = 0; i < kPad / 16; ++i) {
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
               LoadData(b2[p][i * nPad * 16], b1[i * 256], LoadData2DParams(0, nPad / 16, kPad / 16, 0, 0, true, 0));
 #line 267 "matmul_bias_gelu.cpp"
             }
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             SetFlag<HardEvent::MTE1_MTE2>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             SetFlag<HardEvent::MTE1_M>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             WaitFlag<HardEvent::MTE1_M>(p);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             Mmad(c1[cp], a2[p], b2[p], MmadParams(curM, curN, curK, 0, false, k0 == 0));
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
             SetFlag<HardEvent::M_MTE1>(p);
 #line 281 "matmul_bias_gelu.cpp"
             ++step;
           }
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           SetFlag<HardEvent::M_FIX>(cp);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           WaitFlag<HardEvent::M_FIX>(cp);
 #line 288 "matmul_bias_gelu.cpp"
           const int32_t slot = tile % 2;
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           if (tile >= 2) CrossCoreWaitFlag<2, PIPE_FIX>(2 + slot);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           Fixpipe(cGM[slot * baseM * baseN], c1[cp], FixpipeParamsV220(curN, curM, (curM + 15) / 16 * 16, baseN, false, QuantMode_t::F322F16, 0, 1, 0, 0, 0));
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           CrossCoreSetFlag<2, PIPE_FIX>(0 + slot);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
           SetFlag<HardEvent::FIX_M>(cp);
 #line 298 "matmul_bias_gelu.cpp"
           ++tile;
         }
       }
     }
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     WaitFlag<HardEvent::MTE1_MTE2>(0);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     WaitFlag<HardEvent::MTE1_MTE2>(1);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     WaitFlag<HardEvent::M_MTE1>(0);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     WaitFlag<HardEvent::M_MTE1>(1);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     WaitFlag<HardEvent::FIX_M>(0);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     WaitFlag<HardEvent::FIX_M>(1);
-#line 152 "ascendc_cases.py"
+#line 163 "ascendc_cases.py"
     for (int32_t t = tile > 2 ? tile - 2 : 0; t < tile; ++t) CrossCoreWaitFlag<2, PIPE_FIX>(2 + t % 2);
 #line 317 "matmul_bias_gelu.cpp"
   }
