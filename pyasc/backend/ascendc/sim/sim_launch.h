@@ -206,6 +206,17 @@ inline unsigned worker_count(uint32_t block_dim) {
   return std::min<unsigned>(n, block_dim);
 }
 
+// The launch's counters from its blocks': sums, or the largest for a max counter.
+inline void sum_counters(const std::vector<BlockResult>& results, uint64_t* counters) {
+  if (counters == nullptr) return;
+  std::fill(counters, counters + kNumCounters, 0);
+  for (const BlockResult& r : results) {
+    for (int c = 0; c < kNumCounters; ++c) {
+      counters[c] = kCounterInfo[c].is_max ? std::max(counters[c], r.counters[c]) : counters[c] + r.counters[c];
+    }
+  }
+}
+
 inline void write_err(const std::string& msg, char* err, size_t errlen) {
   if (err != nullptr && errlen > 0) {
     std::snprintf(err, errlen, "%s", msg.c_str());
@@ -287,14 +298,7 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
       return 1;
     }
   }
-  if (counters != nullptr) {
-    std::fill(counters, counters + kNumCounters, 0);
-    for (const BlockResult& r : results) {
-      for (int c = 0; c < kNumCounters; ++c) {
-        counters[c] = kCounterInfo[c].is_max ? std::max(counters[c], r.counters[c]) : counters[c] + r.counters[c];
-      }
-    }
-  }
+  sum_counters(results, counters);
   return 0;
 }
 
@@ -406,14 +410,7 @@ inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* cou
     write_err(race, err, errlen);
     return 1;
   }
-  if (counters != nullptr) {
-    std::fill(counters, counters + kNumCounters, 0);
-    for (const BlockResult& r : results) {
-      for (int c = 0; c < kNumCounters; ++c) {
-        counters[c] = kCounterInfo[c].is_max ? std::max(counters[c], r.counters[c]) : counters[c] + r.counters[c];
-      }
-    }
-  }
+  sum_counters(results, counters);
   return 0;
 }
 
