@@ -86,7 +86,8 @@ def build(program: Program) -> Build:
     module = lower_to_loops(program)
     text, abi = generate(module, program.entry, program.result_params,
                          fastmath=bool(program.options.get("fastmath", False)),
-                         native=program.call_data.get("native"))
+                         native=program.call_data.get("native"),
+                         vector_bits=jit.host_vector_bits())
     code = jit.compile_ir(text, program.entry)
     b = Build(str(module), code.llvm_ir, code.obj, abi)
     site = program.dump_site()

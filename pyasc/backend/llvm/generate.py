@@ -8,7 +8,7 @@ from typing import Any
 from pyasc.backend.llvm.codegen import EmitFn, ModuleContext
 from pyasc.backend.llvm.emit_arith import ARITH_EMITTERS
 from pyasc.backend.llvm.emit_call import CALL_EMITTERS, declare_functions, emit_function
-from pyasc.backend.llvm.emit_control import CONTROL_EMITTERS
+from pyasc.backend.llvm.emit_control import CONTROL_EMITTERS, prefer_vector_width
 from pyasc.backend.llvm.emit_math import MATH_EMITTERS
 from pyasc.backend.llvm.emit_mem import MEM_EMITTERS
 from pyasc.backend.llvm.entry import emit_core, emit_descriptor_entry, emit_fast_entry
@@ -31,11 +31,14 @@ def kernel_symbol(entry: str) -> str:
 
 
 def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] = (),
-             fastmath: bool = False, native: dict[str, Any] | None = None
-             ) -> tuple[str, KernelABI]:
+             fastmath: bool = False, native: dict[str, Any] | None = None,
+             vector_bits: int = 256) -> tuple[str, KernelABI]:
     """LLVM IR text of ``entry`` (its entry points) and its :class:`KernelABI`; with a
     ``native`` request (``Program.call_data["native"]``) also the native Python entry,
-    when the kernel's calling convention allows one."""
+    when the kernel's calling convention allows one.  ``vector_bits`` over 256 (an
+    AVX-512 host) is asked of every function: LLVM's X86 tuning of such CPUs
+    (Ice Lake, Sapphire Rapids) otherwise keeps 256-bit vectors, which measured 20-25%
+    slower on exp/tanh/gelu over 4M floats (benchmarks/RESULTS.md)."""
     try:
         func = module.get(entry)
     except KeyError:
@@ -60,4 +63,8 @@ def generate(module: ModuleOp, entry: str, result_params: Sequence[int | None] =
                     errors=tuple(mc.errors), arg_slots=plan.arg_slots,
                     result_slots=plan.result_slots, native=pycall,
                     error_slot=plan.error_slot)
+    if vector_bits > 256:
+        for fn in mc.module.functions:
+            if not fn.is_declaration:
+                prefer_vector_width(fn, vector_bits)
     return mc.text(), abi
