@@ -1,7 +1,8 @@
 """Kernel kinds on ``target="ascend"``: a program holding a cube kernel (a matmul on a
 dav-c220 SoC) and vector kernels builds one object per kind, each loaded with the magic
-of its core type; the stand-in refuses a kernel looked up in an object of the wrong
-kind, so a wrong magic is caught here rather than on an NPU."""
+of its core type; a matmul with its fused epilogue is one MIX kernel (``AICORE``
+magic); the stand-in refuses a kernel looked up in an object of the wrong kind, so a
+wrong magic is caught here rather than on an NPU."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ from pyasc.runtime import acl
 from pyasc.runtime.acl.codes import BinaryMagic
 
 
-def _matmul_epilogue(a, b, bias):
-    return np.maximum(a @ b + bias, 0)
+def _matmul_epilogue(a, b, bias):  # one MIX kernel: the epilogue on the vector cores
+    return np.maximum(a @ b + bias, 0) * 2
+
+
+def _two_kinds(a, b, bias):  # a cube kernel and a vector kernel of another array
+    return a @ b, bias * 2 + 1
 
 
 def _affine(v):
@@ -48,7 +53,7 @@ def _program(fn, *args) -> Program:
 
 
 def test_cube_and_vector_kernels_are_separate_objects():
-    ap = lower_program(_program(_matmul_epilogue, *_inputs()), "Ascend910B1")
+    ap = lower_program(_program(_two_kinds, *_inputs()), "Ascend910B1")
     cores = {k.name: k.core for k in ap.kernels}
     assert set(cores.values()) == {"vector", "cube"}
     parts = {part.core: part for part in ap.objects}
@@ -69,12 +74,13 @@ def test_a_vector_only_program_is_one_object_equal_to_its_source():
     assert ap.objects[0].source == ap.source and ap.objects[0].arch == "dav-c220-vec"
 
 
-def test_matmul_then_epilogue_equals_interpret(ascend_standin):
+def test_matmul_and_vector_kernel_equal_interpret(ascend_standin):
     args = _inputs()
-    want = _run(_matmul_epilogue, "interpret", *args)
+    want = _run(_two_kinds, "interpret", *args)
     loads, launches = ascend_standin.stats().loads, ascend_standin.stats().launches
-    got = _run(_matmul_epilogue, "ascend", *args)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    got = _run(_two_kinds, "ascend", *args)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
     stats = ascend_standin.stats()
     assert stats.loads - loads == 2  # one object per kind
     assert stats.launches - launches >= 2
@@ -82,8 +88,19 @@ def test_matmul_then_epilogue_equals_interpret(ascend_standin):
     assert {BinaryMagic.CUBE_CORE, BinaryMagic.VECTOR_CORE} <= set(magics)
 
 
+def test_a_fused_epilogue_is_one_mix_object(ascend_standin):
+    args = _inputs()
+    ap = lower_program(_program(_matmul_epilogue, *args), "Ascend910B1")
+    assert [p.core for p in ap.objects] == ["mix"]
+    want = _run(_matmul_epilogue, "interpret", *args)
+    got = _run(_matmul_epilogue, "ascend", *args)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert BinaryMagic.AICORE in set(ascend_standin.magics())
+
+
 def test_magic_table_names_each_kind():
-    assert MAGICS == {"vector": BinaryMagic.VECTOR_CORE, "cube": BinaryMagic.CUBE_CORE}
+    assert MAGICS == {"vector": BinaryMagic.VECTOR_CORE, "cube": BinaryMagic.CUBE_CORE,
+                      "mix": BinaryMagic.AICORE}
 
 
 @pytest.mark.parametrize(("core", "wrong"), [("cube", BinaryMagic.VECTOR_CORE),
@@ -94,7 +111,7 @@ def test_a_wrong_magic_fails_in_the_standin(ascend_standin, monkeypatch, core, w
     kernels (a real NPU would run them on the wrong core type)."""
     monkeypatch.setitem(MAGICS, core, wrong)
     with pytest.raises(AclCallError) as info:
-        _run(_matmul_epilogue, "ascend", *_inputs())
+        _run(_two_kinds, "ascend", *_inputs())
     assert info.value.call == "aclrtBinaryGetFunction"
     assert f"{core} kernel" in str(info.value) and "magic" in str(info.value)
     monkeypatch.undo()
