@@ -187,3 +187,15 @@ def test_a_size_check_both_sides_make_keeps_the_select():
         check(dynamic_same_checks, X4, X4 + 1, flag)
         with pytest.raises(ShapeInferenceError):
             run(dynamic_same_checks, "cpu", (X4, Y3, flag), {})
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16"])
+def test_views_and_dtypes_on_the_path_not_taken(dtype):
+    # strided views of odd sizes, integer and half data: the same paths as float32
+    base = np.arange(18).astype(dtype)
+    x, y = base[::2][:7], base[1::3][:5]  # 7 and 5 elements, strided
+    check(select_sides, x, y, False)
+    check(branch_assigns, x, y, False)
+    check(guarded_index, base[::3], 2)  # 6 elements: x[5] in bounds, under the condition
+    check(guarded_index, base[::4][:5], 2)  # 5 elements: x[5] would be out of bounds
+    raises_at(select_sides, (x, y, True), ShapeInferenceError, "x + y")

@@ -28,7 +28,9 @@ values of the nest; ``host_pool`` re-computes it on the host into small tables.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
@@ -37,6 +39,8 @@ from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import MemRefType, ScalarType, TensorType
+
+T = TypeVar("T")
 
 REDUCTIONS: dict[type[Operation], str] = {
     tensor.SumOp: "sum", tensor.ReduceMaxOp: "max", tensor.ReduceMinOp: "min"}
@@ -281,16 +285,23 @@ def _is_count(scale: Value, rows: Value, cols: Value, dtype: ScalarType) -> bool
         same_value(x, cols) and same_value(y, rows)
 
 
-def find_pool_loops(fn: FuncOp) -> dict[Operation, PoolLoop]:
-    """The top-level loop nests of ``fn`` that are pooling loops."""
-    found: dict[Operation, PoolLoop] = {}
+def top_level_matches(fn: FuncOp, match: Callable[[loop.ForOp, FuncOp], T]
+                      ) -> dict[Operation, T]:
+    """The top-level loop nests of ``fn`` that ``match`` takes (it raises
+    :class:`NotAPoolLoop` for the others)."""
+    found: dict[Operation, T] = {}
     for op in fn.entry.ops:
         if isinstance(op, loop.ForOp):
             try:
-                found[op] = match_pool_loop(op, fn)
+                found[op] = match(op, fn)
             except NotAPoolLoop:
                 continue
     return found
+
+
+def find_pool_loops(fn: FuncOp) -> dict[Operation, PoolLoop]:
+    """The top-level loop nests of ``fn`` that are pooling loops."""
+    return top_level_matches(fn, match_pool_loop)
 
 
 __all__ = ["Deps", "NotAPoolLoop", "PoolLoop", "find_pool_loops", "match_pool_loop",

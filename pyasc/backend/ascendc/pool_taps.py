@@ -28,6 +28,7 @@ from pyasc.backend.ascendc.pool_loops import (
     NotAPoolLoop,
     is_scalar_op,
     outer_value,
+    top_level_matches,
 )
 from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem
@@ -155,14 +156,7 @@ def match_tap_loop(nest: Operation, fn: FuncOp) -> TapLoop:
 
 def find_tap_loops(fn: FuncOp) -> dict[Operation, TapLoop]:
     """The top-level tap nests of ``fn`` that are pools."""
-    found: dict[Operation, TapLoop] = {}
-    for op in fn.entry.ops:
-        if isinstance(op, loop.ForOp):
-            try:
-                found[op] = match_tap_loop(op, fn)
-            except NotAPoolLoop:
-                continue
-    return found
+    return top_level_matches(fn, match_tap_loop)
 
 
 __all__ = ["TapLoop", "find_tap_loops", "match_tap_loop"]
