@@ -3,7 +3,8 @@
 The session fails when no test passed, so a broken collection can never look green
 (pytest itself already fails when nothing is collected).  Compiled kernels go to a
 disk cache private to the run (``PYASC_CACHE_DIR``, inherited by the subprocesses tests
-start), so the suite neither reads nor fills the user's own cache.
+start), so the suite neither reads nor fills the user's own cache.  The IR is verified after
+every pass (``PYASC_VERIFY_IR=each``; by default only a pipeline's result is).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ _CACHE_ROOT = tempfile.mkdtemp(prefix="pyasc-test-cache-")
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYASC_CACHE_DIR"] = _CACHE_ROOT
+    os.environ.setdefault("PYASC_VERIFY_IR", "each")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

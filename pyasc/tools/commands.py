@@ -70,7 +70,7 @@ def _opt(args: argparse.Namespace) -> int:
                          f"{', '.join(sorted(PASS_REGISTRY))}")
     names += {"default": DEFAULT_PIPELINE, "loop": LOOP_PIPELINE}.get(args.pipeline, [])
     module = parse_module(_read(args.file), filename=str(args.file))
-    PassManager(names).run(module)
+    PassManager(names, each=True).run(module)  # a debugging tool: name the pass
     _emit(str(module) + "\n", args.output)
     return 0
 

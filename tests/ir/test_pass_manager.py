@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pyasc.errors import InternalCompilerError
+from pyasc.errors import InternalCompilerError, InvalidEnvironmentWarning
 from pyasc.ir import parse_module
 from pyasc.ir.dumps import content_key
 from pyasc.ir.ops import arith
@@ -17,6 +17,7 @@ from pyasc.ir.passes import (
     PassContext,
     PassManager,
     get_pass,
+    manager,
     run_pipeline,
 )
 
@@ -91,8 +92,30 @@ class _BreakIR(Pass):
 
 def test_ir_is_verified_after_each_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(PASS_REGISTRY, _BreakIR.name, _BreakIR)
+    monkeypatch.setenv("PYASC_VERIFY_IR", "each")
     with pytest.raises(InternalCompilerError, match="after pass 'test-break-ir'"):
-        PassManager(["canonicalize", "test-break-ir"]).run(parse_module(MODULE))
+        PassManager(["test-break-ir", "canonicalize"]).run(parse_module(MODULE))
+
+
+def test_by_default_the_pipeline_result_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PYASC_VERIFY_IR the verifier runs once, after the last pass; the error
+    names the passes and how to find the one that broke the IR."""
+    monkeypatch.setitem(PASS_REGISTRY, _BreakIR.name, _BreakIR)
+    monkeypatch.delenv("PYASC_VERIFY_IR", raising=False)
+    calls: list[object] = []
+    real = manager.verify_module
+    monkeypatch.setattr(manager, "verify_module", lambda m: (calls.append(m), real(m)))
+    PassManager(["canonicalize", "cse", "dce"]).run(parse_module(MODULE))
+    assert len(calls) == 1
+    with pytest.raises(InternalCompilerError,
+                       match=r"after the passes test-break-ir, canonicalize .*PYASC_VERIFY_IR=each"):
+        PassManager(["test-break-ir", "canonicalize"]).run(parse_module(MODULE))
+
+
+def test_bad_verify_setting_warns_and_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYASC_VERIFY_IR", "sometimes")
+    with pytest.warns(InvalidEnvironmentWarning, match="PYASC_VERIFY_IR"):
+        assert manager.verify_each_pass() is False
 
 
 def test_options_reach_passes(monkeypatch: pytest.MonkeyPatch) -> None:
