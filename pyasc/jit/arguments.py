@@ -133,7 +133,7 @@ def prepare_bound(arguments: dict[str, Any], devices: bool = False) -> dict[str,
 
 
 def _array(a: np.ndarray, path: Path, converted: Converted | None) -> np.ndarray:
-    if a.dtype.fields is not None or a.dtype.kind == "V":
+    if a.dtype.fields is not None or (a.dtype.kind == "V" and not _bfloat16(a.dtype)):
         raise _structured(a, path)
     if a.dtype.isnative:
         return a
@@ -181,6 +181,11 @@ def _converts(value: object) -> bool:
 def _record(converted: Converted | None, path: Path, reason: str, fix: str) -> None:
     if converted is not None:
         converted.reasons[path] = f"{reason}; pass a writable native ndarray ({fix})"
+
+
+def _bfloat16(dt: np.dtype) -> bool:
+    """ml_dtypes' ``bfloat16`` (numpy has none): a kind "V" dtype that is a number."""
+    return dt.name == "bfloat16" and dt.type.__module__.split(".")[0] == "ml_dtypes"
 
 
 def _structured(a: np.ndarray, path: Path) -> ArgumentError:

@@ -11,14 +11,15 @@ saved for a backward pass and then overwritten is reported by torch, not used st
 Taken: tensors on the CPU with the strided layout, of any dtype pyasc computes with
 (bool, the ints and uints, float16/32/64), any strides, any rank (0-d too); a tensor
 whose elements share memory (``expand``, ``unfold``) is taken read-only, so a kernel
-writing into it is refused (E50040), as torch refuses in-place writes there.  Refused
+writing into it is refused (E50040), as torch refuses in-place writes there. Refused
 with an ``ArgumentError`` (E50040) naming the argument: other devices (CUDA, meta; NPU
 tensors have their own rule on ``target="ascend"``), sparse and other layouts, complex,
-quantized and float8 dtypes, bfloat16 (numpy has none: pyasc takes no bfloat16 host
-arrays either), and a tensor that requires grad while grad mode is on (the result would
-be cut off from autograd: use ``pyasc.torch.autograd_op(fn)``, or ``x.detach()`` /
-``torch.no_grad()`` to drop the gradient knowingly; under ``no_grad`` it is detached,
-as torch's own operations do).
+quantized and float8 dtypes, bfloat16 unless ml_dtypes is installed (numpy has no
+bfloat16; with ml_dtypes a bfloat16 tensor is seen, without a copy, as an ml_dtypes
+``bfloat16`` array, and bfloat16 results come back as bfloat16 tensors), and a tensor
+that requires grad while grad mode is on (the result would be cut off from autograd: use
+``pyasc.torch.autograd_op(fn)``, or ``x.detach()`` / ``torch.no_grad()`` to drop the
+gradient knowingly; under ``no_grad`` it is detached, as torch's own operations do).
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
         "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
         "float16", "float32", "float64")}
 """The torch dtypes whose ``.numpy()`` is a numpy dtype pyasc computes with ."""
+
+
+def _ml_bfloat16() -> np.dtype | None:
+    """ml_dtypes' ``bfloat16`` if that package is installed (numpy has none)."""
+    try:
+        import ml_dtypes  # noqa: PLC0415 - optional dependency
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 def skip_in_dynamo(load: bool = False) -> None:
@@ -68,7 +78,9 @@ class TorchAdapter:
         """The ndarray over ``value``'s memory, or an ``ArgumentError`` saying why not."""
         _check(value, path)
         try:  # (detach only when needed: it costs as much as numpy())
-            a = (value.detach() if value.requires_grad else value).numpy()
+            plain = value.detach() if value.requires_grad else value
+            a = plain.view(torch.int16).numpy().view(_ml_bfloat16()) \
+                if value.dtype == torch.bfloat16 else plain.numpy()
         except (RuntimeError, TypeError) as exc:  # e.g. a FakeTensor under torch.compile
             raise ArgumentError(f"argument {describe(path)}: this tensor has no host "
                                 f"memory numpy can see ({exc})",
@@ -82,6 +94,8 @@ class TorchAdapter:
         a = np.asarray(result)
         if not a.flags.writeable or any(s < 0 for s in a.strides):
             a = a.copy()  # torch takes neither read-only memory nor negative strides
+        if a.dtype.name == "bfloat16":  # (ml_dtypes': torch.from_numpy does not know it)
+            return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
         return torch.from_numpy(a)
 
     def autograd_op(self, fn: Any) -> Any:
@@ -121,10 +135,12 @@ def _check(t: torch.Tensor, path: Path) -> None:
     if t.layout != torch.strided:
         raise ArgumentError(f"{_where(path)} is a torch tensor of layout {t.layout}: pyasc "
                             "takes dense (strided) tensors", hint="pass tensor.to_dense()")
-    if t.dtype not in NUMPY_DTYPES:
-        hint = ("pass tensor.float(): pyasc takes no bfloat16 arrays from the host (numpy "
-                "has no bfloat16)" if t.dtype == torch.bfloat16 else "pass a real tensor: "
-                "bool, int, uint or float16/32/64")
+    if t.dtype == torch.bfloat16 and _ml_bfloat16() is not None:
+        pass  # an ml_dtypes bfloat16 array over the same memory
+    elif t.dtype not in NUMPY_DTYPES:
+        hint = ("install ml_dtypes (numpy has no bfloat16; pyasc takes ml_dtypes' "
+                "bfloat16 arrays), or pass tensor.float()" if t.dtype == torch.bfloat16
+                else "pass a real tensor: bool, int, uint or float16/32/64")
         raise ArgumentError(f"{_where(path)} is a torch tensor of dtype {t.dtype}, which "
                             "pyasc does not compute with", hint=hint)
     if t.requires_grad and torch.is_grad_enabled():

@@ -201,13 +201,31 @@ def test_unsupported_tensors_are_coded_errors_naming_the_argument(make, what, mo
         add(np.ones(3, np.float32), make())
 
 
-def test_bfloat16_is_refused_like_a_bfloat16_ndarray(monkeypatch):
+def test_bfloat16_without_ml_dtypes_is_refused_with_the_fix(monkeypatch):
+    from pyasc.torch import tensors
+
     monkeypatch.setenv("PYASC_TARGET", "cpu")
+    monkeypatch.setattr(tensors, "_ml_bfloat16", lambda: None)
     x = torch.tensor([1.0, 2.5, -3.0], dtype=torch.bfloat16)
     with pytest.raises(ArgumentError, match="'x' is a torch tensor of dtype torch.bfloat16") \
             as info:
         add(x, x)
-    assert "tensor.float()" in info.value.hint
+    assert "ml_dtypes" in info.value.hint and "tensor.float()" in info.value.hint
+
+
+@parametrize_targets(("cpu", "ascend-sim"))
+def test_bfloat16_tensors_in_and_out_without_copies(target, monkeypatch):
+    """With ml_dtypes, a bfloat16 tensor is an ml_dtypes bfloat16 array over its memory
+    (a transposed view too) and a bfloat16 result is a bfloat16 tensor."""
+    pytest.importorskip("ml_dtypes")
+    monkeypatch.setenv("PYASC_TARGET", target)
+    x = torch.linspace(-3, 3, 12, dtype=torch.bfloat16).reshape(3, 4)
+    got = add(x.T, x.T)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, x.T + x.T, rtol=0, atol=0)
+    y = torch.ones(4, dtype=torch.bfloat16)
+    r = scale_into(y, 2.0)  # the write lands in y's own memory
+    assert y.tolist() == [2.0] * 4 and r.dtype == torch.bfloat16 and r.tolist() == [3.0] * 4
 
 
 def test_pyasc_imports_no_torch():

@@ -1,12 +1,15 @@
 """Products: ``matmul`` (and ``@``), ``dot`` and ``outer``; ``linalg.norm``.
 
-Operands are promoted to their common dtype (``np.result_type``) before
-``tensor.matmul``; shapes are checked at compile time (E50002 when the contracted
-dimensions differ).  ``dot`` follows numpy: scalars multiply, 1-D/2-D arrays and a 1-D
-operand are ``matmul``; for N-D arrays it sums over the last axis of ``a`` and the
-second-to-last of ``b`` (``dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])``),
-computed as one 2-D ``matmul`` of ``a`` reshaped to ``(-1, K)`` and ``b`` with its
-contracted axis moved first and reshaped to ``(K, -1)``.
+Operands are promoted to their common dtype (``np.result_type``) and then to the dtype
+numpy's own ``matmul``/``dot`` gives two arrays of it (the same dtype, except where a
+dtype's package registers a wider product: ml_dtypes' ``bfloat16 @ bfloat16`` is
+``float32``, its ``np.dot`` stays ``bfloat16``) before ``tensor.matmul``; shapes are
+checked at compile time (E50002 when the contracted dimensions differ). ``dot`` follows
+numpy: scalars multiply, 1-D/2-D arrays and a 1-D operand are ``matmul``; for N-D arrays
+it sums over the last axis of ``a`` and the second-to-last of ``b`` (``dot(a, b)[i, j,
+k, m] = sum(a[i, j, :] * b[k, :, m])``), computed as one 2-D ``matmul`` of ``a``
+reshaped to ``(-1, K)`` and ``b`` with its contracted axis moved first and reshaped to
+``(K, -1)``.
 
 ``np.linalg.norm`` is numpy's own composition of these and the reductions (the default
 norm of a whole array is ``sqrt(dot(x, x))`` of the flattened array, as numpy computes
@@ -15,7 +18,10 @@ it); the matrix norms that need singular values (``ord=2, -2, 'nuc'``) are refus
 
 from __future__ import annotations
 
+import functools
 import math
+
+import numpy as np
 
 from pyasc.errors import (
     ArgumentError,
@@ -32,7 +38,7 @@ from pyasc.frontend.slicing import transpose_view
 from pyasc.frontend.values import Dim, Scalar, Tensor, static_dims
 from pyasc.ir.ops import tensor
 from pyasc.ir.ops.tensor import matmul_shape
-from pyasc.ir.types import TensorType, f64
+from pyasc.ir.types import ScalarType, TensorType, f64, scalar_from_numpy
 
 
 def _matmul_dims(em, a: Tensor, b: Tensor) -> tuple[Dim, ...]:
@@ -48,9 +54,21 @@ def _matmul_dims(em, a: Tensor, b: Tensor) -> tuple[Dim, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=64)
+def product_type(t: ScalarType, numpy_fn: str) -> ScalarType:
+    """The dtype of numpy's own ``np.<numpy_fn>`` of two 1x1 arrays of ``t`` (a sample:
+    numpy, and the packages that register dtypes with it, decide)."""
+    one = np.ones((1, 1), dtype=t.to_numpy())
+    return scalar_from_numpy(getattr(np, numpy_fn)(one, one).dtype)
+
+
 @register("matmul")
 def matmul(lw, x1, x2, /, out=None):
     """matrix product with numpy's 1-D, 2-D and batched rules"""
+    return _matmul(lw, x1, x2, out, "matmul")
+
+
+def _matmul(lw, x1, x2, out, numpy_fn: str):
     a, b = array_arg(lw, x1), array_arg(lw, x2)
     if a.type.rank == 0 or b.type.rank == 0:
         raise TypeMismatchError("matmul: input operand does not have enough dimensions",
@@ -59,12 +77,12 @@ def matmul(lw, x1, x2, /, out=None):
     if shape is None:
         raise ShapeInferenceError(f"matmul: shapes {tuple(a.type.shape)} and "
                                   f"{tuple(b.type.shape)} are not aligned")
-    t, _ = result_type([a, b])
+    t = product_type(result_type([a, b])[0], numpy_fn)
     a, b = lw.em.cast(a, t), lw.em.cast(b, t)
     v = lw.em.result(tensor.MatmulOp.new(a.value, b.value))  # type: ignore[union-attr]
     dims = _matmul_dims(lw.em, a, b)  # type: ignore[arg-type]
     result = Tensor(v, dims) if isinstance(v.type, TensorType) else Scalar(v)
-    return finish(lw, result, out, "matmul")
+    return finish(lw, result, out, numpy_fn)
 
 
 @register("dot", "ndarray.dot")
@@ -75,7 +93,7 @@ def dot(lw, a, b, out=None):
             x.type.rank == 0 or y.type.rank == 0:
         return finish(lw, apply_ufunc(lw.em, "multiply", [x, y]), out, "dot")
     if x.type.rank <= 2 and y.type.rank <= 2 or x.type.rank == 1 or y.type.rank == 1:
-        return matmul(lw, x, y, out=out)  # numpy's dot and matmul agree here
+        return _matmul(lw, x, y, out, "dot")  # shapes as matmul (the dtype: dot's)
     return finish(lw, _dot_nd(lw, x, y), out, "dot")
 
 
@@ -93,7 +111,7 @@ def _dot_nd(lw, a: Tensor, b: Tensor) -> Tensor:
     b_first = transpose_view(lw, b, (rb - 2, *range(rb - 2), rb - 1))
     a2 = em.reshape(a, (_product(em, da[:-1]), k))
     b2 = em.reshape(em.value(b_first), (k, _product(em, db[:-2] + db[-1:])))
-    flat = matmul(lw, a2, b2)
+    flat = _matmul(lw, a2, b2, None, "dot")
     return em.reshape(flat, (*da[:-1], *db[:-2], db[-1]))  # type: ignore[arg-type]
 
 
