@@ -9,10 +9,13 @@ sum to bfloat16 (docs/numpy-support.md).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from pyasc import hybrid
+from pyasc.backend.ascendc.codegen import PyascPerformanceWarning
 from pyasc.errors import ArgumentError
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -87,3 +90,53 @@ def test_other_ml_dtypes_types_are_refused() -> None:
     x = np.zeros(4, dtype=ml_dtypes.float8_e4m3fn)
     with pytest.raises(ArgumentError, match="structured dtype|cannot compute"):
         _run(elementwise, "cpu", x, x)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def select(x, y):
+    return np.where(x > y, x, y * 2)
+
+
+def row_stats(x):
+    return x.sum(axis=1), x.mean(axis=1), x.max(axis=1), x.min(axis=1)
+
+
+@pytest.mark.parametrize("fn", [elementwise, select, row_stats, softmax])
+def test_bfloat16_work_is_vector_kernels_on_the_device(fn) -> None:
+    """No bfloat16 arithmetic on the vector unit: each op is computed in float32 and
+    rounded (vec_bf16.py), so these are vector kernels (they were scalar code), with
+    numpy's results bit for bit where numpy rounds every op (elementwise, select) and
+    float32-accumulated reductions."""
+    x, y = _bf((6, 300), 6), _bf((6, 300), 7)
+    args = (x,) if fn in (row_stats, softmax) else (x, y)
+    compiled = hybrid(target="ascend-sim")(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)  # no scalar kernel
+        got = compiled(*args)
+    src = compiled.ascendc(*args)
+    assert "RoundMode::CAST_RINT" in src  # (UB row statistics are read with GetValue)
+    cpu = hybrid(target="cpu")(fn)(*args)
+    for g, c in zip(got if isinstance(got, tuple) else (got,),
+                    cpu if isinstance(cpu, tuple) else (cpu,), strict=True):
+        assert g.dtype == c.dtype == BF16
+        np.testing.assert_array_equal(g.astype(np.float32), c.astype(np.float32))
+
+
+def linear(a, b, bias):
+    return np.maximum(a @ b + bias, 0).astype(a.dtype)
+
+
+def test_bfloat16_linear_bias_relu_is_one_mix_kernel() -> None:
+    """bfloat16 operands on the cube (float32 accumulation), the bias add and relu on the
+    vector cores of the same MIX kernel, equal to numpy with ml_dtypes."""
+    a, b, bias = _bf((17, 40), 8), _bf((40, 33), 9), _bf((33,), 10)
+    compiled = hybrid(target="ascend-sim")(linear)
+    src = compiled.ascendc(a, b, bias)
+    assert "KERNEL_TYPE_MIX_AIC_1_2" in src and "Mmad" in src and "bfloat16_t" in src
+    got, want = compiled(a, b, bias), linear(a, b, bias)
+    assert got.dtype == want.dtype == BF16
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))

@@ -57,6 +57,7 @@ from pyasc.backend.ascendc.stencil_kernel import (
     plan_stencil_kernel,
 )
 from pyasc.backend.ascendc.unsupported import unsupported
+from pyasc.backend.ascendc.vec_bf16 import widen_tensor_bf16
 from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
@@ -131,6 +132,8 @@ class _Lowering:
         run_pipeline(self.module, ["batch-loops"], {"float64_arrays": demote})
         if demote:
             demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
+        if self.soc.has_element("bf16"):
+            widen_tensor_bf16(self.fn)  # bfloat16 arithmetic: float32 ops, rounded
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
         # no vector instruction computes atan: its polynomial is arithmetic that has one
         run_pipeline(self.module, ["expand-math"], {"only": VECTOR_EXPANDED,

@@ -213,6 +213,12 @@ _CASTS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("i16", "f32"): (("f32", "CAST_NONE"),),
     ("i16", "f16"): (("f16", "CAST_NONE"),),
     ("i16", "i32"): (("f32", "CAST_NONE"), ("i32", "CAST_TRUNC")),
+    # bfloat16 (ml_dtypes converts through float32 too: each step exact but the last)
+    ("bf16", "f32"): (("f32", "CAST_NONE"),),
+    ("f32", "bf16"): (("bf16", "CAST_RINT"),),
+    ("bf16", "f16"): (("f32", "CAST_NONE"), ("f16", "CAST_RINT")),
+    ("f16", "bf16"): (("f32", "CAST_NONE"), ("bf16", "CAST_RINT")),
+    ("bf16", "i32"): (("i32", "CAST_TRUNC"),),
 }
 
 
