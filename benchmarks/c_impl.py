@@ -37,7 +37,11 @@ SIGNATURES = {
     "matmul": (None, [_P, _P, _P, _I64, _I64, _I64]),
 }
 # More C versions of a kernel, defined in the same file: kernel -> {label: function}.
-EXTRA = {"adaptive_avg_pool": {"window by window, as written": "adaptive_avg_pool_windows"}}
+EXTRA = {"adaptive_avg_pool": {"window by window, as written": "adaptive_avg_pool_windows"},
+         # the scalar-loop formulations' own order: one sequential float32 accumulator
+         "sq_error_loss": {"same order": "sq_error_loss_sequential"},
+         "layernorm": {"same order": "layernorm_sequential"},
+         "softmax": {"same order": "softmax_sequential"}}
 
 
 def gcc_version() -> str:

@@ -15,7 +15,11 @@ output), ``+=`` into the output, and a few variants.  Columns:
   would be seconds, so the numpy column is numpy's own best);
 * Numba: the same formulation under ``numba.njit`` (single thread), if Numba imports;
 * C: the family's hand-written kernel in ``benchmarks/c`` (``gcc -O3 -march=native``,
-  strict IEEE) and the same with ``-ffast-math`` (which lets gcc call libmvec).
+  strict IEEE) and the same with ``-ffast-math`` (which lets gcc call libmvec);
+* C same order: for the scalar-loop formulations whose sum is one sequential float32
+  accumulator, the C written in that same order (strict IEEE keeps it, so no compiler may
+  vectorize the chain without changing the result; the C column sums in 8 lanes, a
+  different order and a different result).
 
 Each variant's first call (compiling) is untimed; then all variants of a family are timed
 round-robin, ``--repeat`` repetitions of enough calls to last ``--min-time``.  Reported:
@@ -76,6 +80,7 @@ class Family:
     inputs: Callable[[bool], tuple]
     rtol: float = 1e-4
     c_call: Callable | None = None  # adapts the C kernel's signature, if needed
+    same_order: tuple[str, ...] = ()  # formulations the "same order" C kernel matches
 
 
 def _rand(shape: tuple[int, ...], seed: int, scale: float = 1.0) -> np.ndarray:
@@ -85,18 +90,21 @@ def _rand(shape: tuple[int, ...], seed: int, scale: float = 1.0) -> np.ndarray:
 FAMILIES = [
     Family("softmax", {"whole array": kernels.softmax, "rows loop": softmax_rows,
                        "scalar loops": softmax_scalar}, kernels.softmax, "softmax",
-           lambda small: (_rand((256, 512) if small else (2048, 1024), 1),)),
+           lambda small: (_rand((256, 512) if small else (2048, 1024), 1),),
+           same_order=("scalar loops",)),
     Family("layernorm", {"whole array": layernorm_whole, "rows loop, np.empty_like":
                          layernorm_rows, "scalar loops, np.empty": layernorm_scalar},
            layernorm_whole, "layernorm",
            lambda small: (_rand((256, 512) if small else (2048, 1024), 2),
                           _rand((512 if small else 1024,), 3),
-                          _rand((512 if small else 1024,), 4))),
+                          _rand((512 if small else 1024,), 4)),
+           same_order=("scalar loops, np.empty",)),
     Family("squared-error sum", {"whole array": sqdiff_whole, "temporary": sqdiff_temp,
                                  "scalar loop": sqdiff_scalar}, sqdiff_whole,
            "sq_error_loss", lambda small: (_rand((1 << 16 if small else 1 << 23,), 5),
                                            _rand((1 << 16 if small else 1 << 23,), 6)),
-           rtol=5e-2),  # a sequential float32 sum of 8M terms is that far off
+           rtol=5e-2,  # a sequential float32 sum of 8M terms is that far off
+           same_order=("scalar loop",)),
     Family("direct convolution", {"window slices (numpy style)": conv_slices,
                                   "scalar accumulator": conv_accumulator,
                                   "+= into the output": conv_into_output},
@@ -203,10 +211,10 @@ class _CLibs:
         p, i64 = ctypes.c_void_p, ctypes.c_int64
         self.tanh.restype, self.tanh.argtypes = None, [p, p, i64, i64]
 
-    def kernel(self, name: str) -> Callable:
+    def kernel(self, name: str, symbol: str | None = None) -> Callable:
         if name == "tanh_rows":
             return lambda x: c_impl.WRAPPERS["softmax"](self.tanh, x)  # (x, out, rows, cols)
-        return self.lib.kernel(name)
+        return self.lib.kernel(name, symbol)
 
 
 def run_family(fam: Family, small: bool, repeat: int, min_time: float, tools) -> list[str]:
@@ -218,6 +226,9 @@ def run_family(fam: Family, small: bool, repeat: int, min_time: float, tools) ->
         c_strict, c_fast = libs
         variants["C"] = Timed("C", c_strict.kernel(fam.c_name))
         variants["C fast"] = Timed("C fast", c_fast.kernel(fam.c_name))
+        symbol = c_impl.EXTRA.get(fam.c_name, {}).get("same order")
+        if fam.same_order and symbol:
+            variants["C same"] = Timed("C same", c_strict.kernel(fam.c_name, symbol))
     for label, fn in fam.formulations.items():
         variants[f"pyasc {label}"] = Timed(label, pyasc.hybrid(fn))
         if numba is not None:
@@ -241,23 +252,26 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def _rows(fam: Family, v: dict[str, Timed]) -> list[str]:
-    c, fast, npy = (v.get(k) for k in ("C", "C fast", "numpy"))
+    c, fast, npy, same = (v.get(k) for k in ("C", "C fast", "numpy", "C same"))
     rows = []
     for label in fam.formulations:
         p, nb = v[f"pyasc {label}"], v.get(f"numba {label}")
+        seq = same if same is not None and label in fam.same_order else None
         err = "; ".join(e[:40] for e in (p.error, nb.error if nb else None) if e)
         rows.append(
             f"| {fam.name} | {label} | {_fmt(p.cpu_ms)} ({_fmt(p.wall_ms)}) | "
             f"{_fmt(npy.cpu_ms)} | {_fmt(nb.cpu_ms) if nb else '-'} | "
             f"{_fmt(c.cpu_ms) if c else '-'} | {_fmt(fast.cpu_ms) if fast else '-'} | "
             f"{_ratio(p.cpu_ms, c.cpu_ms) if c else '-'} | {_ratio(p.cpu_ms, npy.cpu_ms)} | "
-            f"{_ratio(p.cpu_ms, nb.cpu_ms) if nb else '-'} | {err} |")
+            f"{_ratio(p.cpu_ms, nb.cpu_ms) if nb else '-'} | "
+            f"{_fmt(seq.cpu_ms) if seq else '-'} | {_ratio(p.cpu_ms, seq.cpu_ms) if seq else '-'}"
+            f" | {err} |")
     return rows
 
 
 HEADER = ("| family | formulation | pyasc ms CPU (wall) | numpy | Numba | C | C -ffast-math | "
-          "pyasc/C | pyasc/numpy | pyasc/Numba | errors |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|")
+          "pyasc/C | pyasc/numpy | pyasc/Numba | C same order | pyasc/C same order | errors |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main() -> None:

@@ -12,3 +12,16 @@ float sq_error_loss(const float *restrict pred, const float *restrict target, in
     }
     return (float)total;
 }
+
+/* The same sum written as the scalar-loop formulation writes it (one float32
+ * accumulator, `s += d * d` in index order): strict IEEE keeps that order, so this is
+ * the C a compiler may not beat without changing the result. */
+float sq_error_loss_sequential(const float *restrict pred, const float *restrict target,
+                               int64_t n) {
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float d = pred[i] - target[i];
+        s += d * d;
+    }
+    return s;
+}
