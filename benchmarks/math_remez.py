@@ -60,10 +60,15 @@ def _exp_series(r: np.ndarray) -> np.ndarray:
     return sum(r ** k / L(math.factorial(k + 2)) for k in range(0, 30))
 
 
+def _one_minus_exp2_series(u: np.ndarray) -> np.ndarray:
+    """``(1 - e^{-2u} - 2u) / u^2`` without cancellation: ``-sum (-2)^k u^(k-2) / k!``."""
+    return -sum(L(-2) ** k * u ** (k - 2) / L(math.factorial(k)) for k in range(2, 30))
+
+
 LN2_HALF = 0.34657359027997264 * (1 + 2 ** -20)  # reduced-argument bound, with margin
 ERF_SPLIT = 0.921875  # |x| below: odd series; above: 1 - exp(poly(|x|))
 ERF_ONE = 3.9375      # erf(x) rounds to 1.0f beyond about 3.9192
-TANH_SPLIT = 0.5625   # |x| below: odd series; above: 1 - 2 / (exp(2|x|) + 1)
+LN2_QUARTER = 0.34657359027997264 / 2 * (1 + 2 ** -16)  # tanh's reduced-argument bound
 PIO4 = math.pi / 4 * (1 + 2 ** -16)
 ATAN_T = 0.5 * (1 + 2 ** -16)  # atan's reduced-argument bound
 
@@ -75,9 +80,9 @@ FITS: dict[str, Fit] = {
     # log1p(f) = 2s + s R(z), z = s^2, R(0) = 0: R's absolute error (fit R(z)/z)
     "log": Fit(lambda z: _atanh_series(z) / z, lambda z: z,
                1e-30, (3 - 2 * math.sqrt(2)) ** 2 * (1 + 2 ** -10), 4),
-    # tanh(x) = x + x^3 P(x^2): relative error of the result
-    "tanh": Fit(lambda z: (np.tanh(np.sqrt(z)) - np.sqrt(z)) / (z * np.sqrt(z)),
-                lambda z: z * np.sqrt(z) / np.tanh(np.sqrt(z)), 1e-6, TANH_SPLIT ** 2, 6),
+    # tanh: 1 - e^{-2u} = 2u + u^2 G(u), |u| <= ln2/4: relative error of 1 - e^{-2u}
+    "tanh": Fit(_one_minus_exp2_series, lambda u: np.abs(u * u / -np.expm1(-2 * u)),
+                -LN2_QUARTER, LN2_QUARTER, 5),
     # erf(x) = x + x P(x^2): relative error of the result
     "erf_small": Fit(lambda z: _erf(np.sqrt(z)) / np.sqrt(z) - 1,
                      lambda z: np.sqrt(z) / _erf(np.sqrt(z)), 1e-8, ERF_SPLIT ** 2, 7),

@@ -319,3 +319,46 @@ def test_f64_fma_reference_semantics_rounds_once():
     assert str(_fma64(-0.0, 1.0, -0.0)) == "-0.0" and str(_fma64(1.0, -1.0, 1.0)) == "0.0"
     assert _fma64(1e308, 10.0, -1e308) == np.inf and _fma64(-1e308, 10.0, 0.0) == -np.inf
     assert np.isnan(_fma64(np.inf, 0.0, 1.0))
+
+
+# ------------------------------------------------------------------ one-branch tanh
+
+
+@pytest.mark.parametrize("fma", [False, True], ids=["mul-add", "fma"])
+def test_tanh_is_one_branch(fma):
+    """tanh is one formula (one division, no second polynomial joined by a select): the
+    only compare and select are the clamp of |x|; the old form computed an odd
+    polynomial and an exp-based formula and selected."""
+    module = ModuleOp.empty()
+    fn = FuncOp.empty("f", [f32], [f32], ["x"])
+    b = Builder.at_end(fn.entry)
+    b.insert(func.ReturnOp([b.insert(m.TanhOp.new(fn.entry.args[0])).result]))
+    module.append(fn)
+    run_pipeline(module, ["expand-math"], {"fma": fma})
+    names = [n for n in _names(module) if n not in STRUCTURE and n != "arith.constant"]
+    assert names.count("arith.div") == 1
+    assert names.count("arith.select") == 1 and names.count("arith.cmp") == 1
+    assert len(names) <= (32 if fma else 44), len(names)  # the old form: 5 selects
+
+
+@pytest.mark.parametrize("bound", [9.010913, -104.0, 1.0, 3e38])
+def test_min_max_against_a_constant_keep_numpy_semantics(bound):
+    """``Val.min``/``max`` against a non-zero float constant is a compare and a select
+    (one ``minps``/``maxps`` on x86): NaN kept, same values as numpy everywhere."""
+    from pyasc.ir.passes.mathlib.emit import Emitter
+    from pyasc.ir.rewrite import Rewriter
+
+    t = TensorType((DYN,), f32)
+    for kind, ref in (("min", np.minimum), ("max", np.maximum)):
+        fn = FuncOp.empty("f", [t], [t], ["x"])
+        b = Builder.at_end(fn.entry)
+        ret = b.insert(func.ReturnOp([fn.entry.args[0]]))
+        y = getattr(Emitter(Rewriter(ret)).wrap(fn.entry.args[0]), kind)(bound)
+        ret.set_operand(0, y.value)
+        module = ModuleOp.empty()
+        module.append(fn)
+        assert "arith.select" in _names(module) and f"arith.{kind}" not in _names(module)
+        x = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, bound, -bound, 1e-40, 5.0],
+                     np.float32)
+        got = Interpreter(module).call("f", x)[0]
+        np.testing.assert_array_equal(got, ref(x, np.float32(bound)))

@@ -112,10 +112,24 @@ class Val:
 
     def max(self, o: Operand) -> Val:
         """numpy ``maximum(self, o)``: NaN in either operand propagates."""
+        if self._plain_bound(o):
+            return where(self.lt(o), o, self)
         return self._bin(arith.MaxOp, self, o)
 
     def min(self, o: Operand) -> Val:
+        """numpy ``minimum(self, o)``: NaN in either operand propagates."""
+        if self._plain_bound(o):
+            return where(self.gt(o), o, self)
         return self._bin(arith.MinOp, self, o)
+
+    def _plain_bound(self, o: Operand) -> bool:
+        """Whether ``min``/``max`` against ``o`` may be a compare and a select: ``o`` a
+        float constant, neither NaN nor zero.  ``x > c ? c : x`` then gives what
+        ``minimum`` gives (NaN ``x`` kept, ties equal in value and sign) and is one
+        ``minps``/``maxps`` on x86, where the NaN-propagating select of ``arith.min``
+        costs four instructions."""
+        return (isinstance(o, float | int) and self.elem.is_float and o == o
+                and o != 0)
 
     def clamp(self, lo: Number, hi: Number) -> Val:
         return self.max(lo).min(hi)
@@ -173,6 +187,18 @@ def horner(x: Val, coeffs: Sequence[float]) -> Val:
 def fma(a: Val, b: Operand, c: Operand) -> Val:
     """``a * b + c`` rounded once (``math.fma``)."""
     return a.em.emit(m.FmaOp.new(a.value, a._v(b).value, a._v(c).value))
+
+
+def mul_add(a: Val, b: Operand, c: Operand) -> Val:
+    """``a * b + c``: one ``math.fma`` when the target has FMA, else a rounded product
+    and a rounded sum (for steps whose accuracy does not need the single rounding)."""
+    return fma(a, b, c) if a.em.fma else a * b + c
+
+
+def copysign(y: Val, x: Val) -> Val:
+    """``|y|`` with the sign bit of ``x`` (bit operations: exact for zeros, NaN kept)."""
+    sign = -(1 << (y.elem.bitwidth - 1))
+    return ((y.bits() & ~sign) | (x.bits() & sign)).as_float(y.elem)
 
 
 def split(value: float, bits: int) -> tuple[float, float]:

@@ -1,29 +1,43 @@
-"""``tanh`` and ``erf`` for float32, branch-free: an odd polynomial near 0 and an
-``exp``-based formula beyond, both computed for every element and joined by a select.
+"""``tanh`` and ``erf`` for float32, branch-free.
 
-* ``tanh``: ``x + x^3 P(x^2)`` for ``|x| < TANH_SPLIT``; above, ``1 - 2/(e^{2|x|} + 1)``
-  with the sign of ``x``.  ``e^{2|x|}`` overflowing to ``inf`` gives exactly ``+-1``.
+* ``tanh``: one formula for every ``x``, from ``w = e^{-2|x|}``:
+  ``tanh|x| = (1 - w)/(1 + w) = h/(1 - h)`` with ``h = (1 - w)/2``.  ``|x|`` is reduced
+  by multiples of ``ln2/2`` (``|x| = -n ln2 + u``, ``n`` a multiple of 1/2, ``|u| <=
+  ln2/4``, ``s = 2^{2n}`` exact), so ``h = (1 - s)/2 + s u + s u^2 G(u)``: the first two
+  terms are summed exactly (Fast2Sum) and the rest is small, which keeps ``h`` to about
+  2^-30 as ``h_hi + tail``.  One division gives ``y0 = h/(1 - h)`` (about 2 ulp), and
+  ``y = h (1 + y0)`` (the same fixed point) damps that error by ``y/(1 + y) <= 1/2``.
+  ``|x|`` is clamped to ``TANH_CUT``, where the result is exactly 1; the sign is copied
+  from ``x`` (``-0`` and NaN exact).  See docs/math-accuracy.md.
 * ``erf``: ``x + x P(x^2)`` for ``|x| < ERF_SPLIT``; above, ``1 - e^{Q(|x|)}`` where
   ``Q`` approximates ``log(erfc(t))`` (the form used by njuffa's erff), with ``|x|``
-  clamped to ``ERF_ONE`` beyond which ``erf`` rounds to 1.
+  clamped to ``ERF_ONE`` beyond which ``erf`` rounds to 1; both computed, one selected.
+  NaN propagates through both branches; the polynomial branch keeps ``-0``.
 
-NaN propagates through both branches.  The polynomial branch ``x + x*(...)`` is exact
-for denormals; it keeps ``-0`` for ``erf`` but not for ``tanh`` (whose cubic term is
-negative: ``-0 + +0 = +0``), which selects ``x`` at zero (not under fastmath).
 Coefficients: ``benchmarks/math_remez.py``.
 """
 
 from __future__ import annotations
 
-from pyasc.ir.passes.mathlib.emit import Val, horner, where
-from pyasc.ir.passes.mathlib.exp import exp
+import math
+
+from pyasc.ir.passes.mathlib.emit import Val, copysign, fma, horner, mul_add, split, where
+from pyasc.ir.passes.mathlib.exp import LOG2E, exp
+from pyasc.ir.types import f32
 
 _H = float.fromhex
 
-TANH_SPLIT = 0.5625
-# tanh(x) = x + x^3 P(x^2), |x| <= TANH_SPLIT; relative error 2^-31.2
-TANH_P = (_H("-0x1.555554p-2"), _H("0x1.111084p-3"), _H("-0x1.b9f496p-5"),
-          _H("0x1.63cd8ep-6"), _H("-0x1.0d44e0p-7"), _H("0x1.1e08e0p-9"))
+TANH_CUT = 9.010913
+"""|x| clamp: tanh rounds to 1 from 9.01091; the expansion gives exactly 1 here."""
+# 1 - e^{-2u} = 2u + u^2 G(u), |u| <= ln2/4; relative error 2^-25.6
+TANH_G = (_H("-0x1.fffffep+0"), _H("0x1.5554aap+0"), _H("-0x1.55579ep-1"),
+          _H("0x1.12327ap-2"), _H("-0x1.6ad3d6p-4"))
+HALF_ROUND = 1.5 * 2.0 ** 22 + 63.5
+"""Adding it rounds to a multiple of 1/2 (its ulp) and leaves ``2n + 127`` in the low
+mantissa bits of the sum (``2 * HALF_ROUND = 127 mod 2^22``): shifted into the exponent
+field they are ``2^{2n}``."""
+LN2 = math.log(2.0)
+LN2_HI, LN2_LO = split(LN2, 16)
 
 ERF_SPLIT = 0.921875
 ERF_ONE = 3.9375
@@ -41,14 +55,30 @@ def _with_sign_of(y: Val, x: Val) -> Val:
     return where(x.lt(0.0), -y, y)
 
 
+def _reduce_half_ln2(a: Val) -> tuple[Val, Val]:
+    """``a = -n ln2 + u`` for ``0 <= a <= TANH_CUT``: ``(s, u)`` with ``s = 2^{2n}``
+    and ``|u| <= ln2/4`` (``n`` rounded to a multiple of 1/2 by ``HALF_ROUND``)."""
+    v = mul_add(a, -LOG2E, HALF_ROUND)
+    s = (v.bits() << 23).as_float(f32)
+    n = v - HALF_ROUND  # exact; -13 <= n <= 0
+    if a.em.fma:  # one rounding; the error of LN2 in float32 moves w by < 2^-26 of itself
+        return s, fma(n, LN2, a)
+    return s, (a + n * LN2_HI) + n * LN2_LO  # Cody-Waite: n * LN2_HI and the sum exact
+
+
 def tanh(x: Val) -> Val:
-    """``tanh(x)`` (1.36 ulp measured)."""
-    a = x.abs()
-    z = x * x
-    near = x + x * (z * horner(z, TANH_P))
-    far = 1.0 - 2.0 / (exp(a + a) + 1.0)
-    y = where(a.lt(TANH_SPLIT), near, _with_sign_of(far, x))
-    return x.em.special(x.eq(0.0), x, y)  # -0: the negative x^3 term makes it +0
+    """``tanh(x)`` in one branch (module doc; 1.5 ulp measured)."""
+    a = x.abs().min(TANH_CUT)
+    s, u = _reduce_half_ln2(a)
+    us = u * s
+    hs = mul_add(s, -0.5, 0.5)  # (1 - s)/2, exact
+    h_hi = hs + us
+    h_lo = (hs - h_hi) + us  # Fast2Sum: hs = 0 or hs >= 1/4 >= |us|
+    tail = mul_add(us * u, horner(u, [c / 2 for c in TANH_G]), h_lo)
+    h = h_hi + tail
+    y0 = h / (1.0 - h)
+    y = h_hi + mul_add(h_hi, y0, mul_add(tail, y0, tail))  # h (1 + y0), h = h_hi + tail
+    return copysign(y, x)
 
 
 def erf(x: Val) -> Val:
