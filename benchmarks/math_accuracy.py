@@ -69,7 +69,7 @@ finite, normal inputs with finite results, where the arithmetic is unchanged.
 **One branch.** `tanh` is one formula for every input: with `w = e^(-2|x|)` and
 `h = (1 - w)/2`, `tanh|x| = h/(1 - h)`; `|x|` is reduced by multiples of `ln2/2`
 (`w = 2^(2n) e^(-2u)`, `|u| <= ln2/4`) so that `h` comes out as an exactly summed head
-`(1 - 2^(2n))/2 + 2^(2n) u` plus a small tail `2^(2n) u^2 G(u)`; one division gives
+`(1 - 2^(2n))/2 + 2^(2n) u` plus a small tail `2^(2n) u^2 G(u)/2`; one division gives
 `y0 = h/(1 - h)` and one step of the same fixed point, `y = h (1 + y0)` with `h` as
 head + tail, damps the division's error by `y/(1 + y) <= 1/2`.  No second formula is
 computed and selected (the earlier expansion evaluated an odd polynomial and
