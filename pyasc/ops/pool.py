@@ -24,21 +24,21 @@ def pool_size(size, kernel, stride, padding, dilation, ceil_mode):
 
 
 @hybrid
-def extent(size, kernel, stride, padding, dilation, ceil_mode):
-    """The output length, and the padding after the input its last window reads
-    (``padding``, more for ``ceil_mode``'s last window, less when it stops before)."""
-    out = pool_size(size, kernel, stride, padding, dilation, ceil_mode)
-    end = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size - padding, 0)
-    return out, end
-
-
-@hybrid
 def windows(x, kernel, stride, padding, dilation, ceil_mode, value):
-    """``x`` padded with ``value`` as far as the windows read, the output size (oh, ow)
-    and the padding after the input (end_h, end_w)."""
+    """``x`` padded with ``value`` as far as the windows may read, the output size
+    (oh, ow) and the padding after the input (end_h, end_w).
+
+    The padding after the input is a compile-time bound, not the exact extent of the
+    last window: ``padding``, plus ``stride - 1`` with ``ceil_mode`` (whose last window
+    starts before ``size + padding``).  An exact extent depends on the input's size, so
+    with ``dynamic_shape`` whether anything is padded at all would be decided at run
+    time, and the padded array would be an array of run-time size bound in a branch;
+    the windows never read the extra elements."""
     h, w = x.shape[-2:]
-    oh, end_h = extent(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
-    ow, end_w = extent(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    oh = pool_size(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    ow = pool_size(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    end_h = padding[0] + (stride[0] - 1 if ceil_mode else 0)
+    end_w = padding[1] + (stride[1] - 1 if ceil_mode else 0)
     return pad2d(x, padding[0], padding[1], end_h, end_w, value), oh, ow, end_h, end_w
 
 
@@ -59,10 +59,12 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     require(p[0] <= k[0] // 2 and p[1] <= k[1] // 2,
             "max_pool2d: padding must be at most half the kernel size", "argument")
     xp, oh, ow, _, _ = windows(x, k, s, p, d, static(ceil_mode), -np.inf)
-    out = tap(xp, 0, 0, oh, ow, s, d).copy()
+    # folded in place into one array: with dynamic_shape an array of run-time size
+    # rebound in the loop could not be kept from one iteration to the next on a device
+    out = np.full(xp.shape[:-2] + (oh, ow), -np.inf, dtype=x.dtype)
     for i in range(k[0]):
         for j in range(k[1]):
-            out = np.maximum(out, tap(xp, i, j, oh, ow, s, d))
+            out[...] = np.maximum(out, tap(xp, i, j, oh, ow, s, d))
     return out
 
 

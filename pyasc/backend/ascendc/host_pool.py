@@ -115,15 +115,15 @@ def _scale_table(hb: HostBuilder, clones: _Clones, p: PoolLoop, lo: tuple[Value,
 
 
 def _capacity(hb: HostBuilder, x: Value, rank: int, stats: list[list[Value]],
-              nj: Value) -> list[Cmp]:
-    """Windows inside ``x`` and not empty; rows, output rows and offsets within the
-    kernel's UB capacities."""
+              nj: Value, kw: Value) -> list[Cmp]:
+    """Windows inside ``x`` and not empty; rows, output rows and the ``kw`` taps'
+    offsets within the kernel's UB capacities."""
     conds: list[Cmp] = []
     for a, st in enumerate(stats):
         conds += [("ge", st[0], 0), ("le", st[1], hb.dim(x, rank - 2 + a)), ("ge", st[2], 1)]
     width = hb.dim(x, rank - 1)
     return conds + [("le", hb.round_up(width, 16), ROW_CAP), ("le", hb.round_up(nj, 16), ROW_CAP),
-                    ("le", hb.mul(stats[1][3], hb.round_up(nj, 16)), IDX_CAP)]
+                    ("le", hb.mul(kw, hb.round_up(nj, 16)), IDX_CAP)]
 
 
 def _conditions(hb: HostBuilder, clones: _Clones, p: PoolLoop, x: Value, out: Value,
@@ -145,7 +145,7 @@ def _conditions(hb: HostBuilder, clones: _Clones, p: PoolLoop, x: Value, out: Va
     r = p.rank
     for a, (lo, hi) in enumerate(ranges):
         conds += [("ge", lo, 0), ("le", hi, hb.dim(out, r - 2 + a))]
-    conds += _capacity(hb, x, r, stats, ni_nj[1])
+    conds += _capacity(hb, x, r, stats, ni_nj[1], stats[1][3])
     return _all(hb, [_cmp(hb, *c) for c in conds])
 
 
@@ -173,9 +173,11 @@ def launch_pool(hb: HostBuilder, k: PoolKernel, env: dict[Value, Value], cores: 
 
 
 def _launch(hb: HostBuilder, k: PoolKernel, x: Value, out: Value, tabs: list[Value],
-            lo: tuple[Value, Value], ns: tuple[Value, Value], kw: Value, cores: int) -> None:
+            lo: tuple[Value, Value], ns: tuple[Value, Value], kw: Value, cores: int,
+            steps: tuple[Value, Value] | None = None) -> None:
     """The kernel's launch: output rows ``lo[0] + [0, ns[0])`` (columns likewise) of
-    ``out`` from the windows of ``x`` the tables give."""
+    ``out`` from the windows of ``x`` the tables give, every ``steps`` row/column of
+    them (the dilation; 1 by default) and ``kw`` taps along a row."""
     r = k.loop.rank
     planes = hb.product([hb.dim(x, a) for a in range(r - 2)])
     units = hb.mul(planes, ns[0])
@@ -184,43 +186,76 @@ def _launch(hb: HostBuilder, k: PoolKernel, x: Value, out: Value, tabs: list[Val
     blocks = hb.min(hb.min(units, cores), hb.mul(planes, hb.max(
         hb.binary(arith.FloorDivOp, ns[0], hb.const(MIN_BLOCK_ROWS)), 1)))
     args = [x, out, *tabs, planes, hb.dim(x, r - 2), hb.dim(x, r - 1), hb.dim(out, r - 2),
-            hb.dim(out, r - 1), lo[0], lo[1], ns[0], ns[1], kw]
+            hb.dim(out, r - 1), lo[0], lo[1], ns[0], ns[1], kw,
+            *(steps or (hb.const(1), hb.const(1)))]
     hb.launch(k.name, blocks, args, [1])
+
+
+def _taps_along(hb: HostBuilder, clones: _Clones, t: TapLoop, axis: int
+                ) -> tuple[Value, Value, list[Cmp]]:
+    """The view's offset and size along ``axis`` (-2 rows, -1 columns) at tap 0, the
+    dilation (offset step between taps) and the checks that the offsets are affine in
+    the tap with a positive step and the sizes equal."""
+    n, iv = t.taps[axis], t.ivs[axis]
+    other = t.ivs[axis + 1] if axis == -2 else t.ivs[0]
+    off, size, _ = (part[axis] for part in t.view.parts())  # type: ignore[attr-defined]
+    offs, sizes = [], []
+    for k in range(n):
+        vmap = {iv: hb.const(k), other: hb.const(0)}
+        offs.append(clones.value(off, hb, vmap))
+        sizes.append(clones.value(size, hb, vmap))
+    step = hb.binary(arith.SubOp, offs[1], offs[0]) if n > 1 else hb.const(1)
+    conds: list[Cmp] = [("ge", step, 1)]
+    for k in range(1, n):
+        conds += [("eq", sizes[k], sizes[0]),
+                  ("eq", offs[k], hb.add(offs[0], hb.mul(step, hb.const(k))))]
+    return offs[0], step, conds + [("ge", sizes[0], 0)]
 
 
 def launch_taps(hb: HostBuilder, k: PoolKernel, t: TapLoop, env: dict[Value, Value],
                 cores: int, scalar: Callable[[HostBuilder], list[Value]]) -> list[Value]:
     """A tap nest (``pool_taps``): output ``(i, j)`` is the window at rows ``c + i * s``
-    (``kh`` of them) and columns ``c' + j * s'``; checks that the first snapshot is tap
-    ``(0, 0)`` and that the views take whole leading axes; returns the nest's result."""
+    (``kh`` of them, ``d`` apart) and columns likewise; checks the taps are such windows
+    of ``x`` (whole leading axes; the carried form's first snapshot is tap ``(0, 0)``,
+    the in-place form's buffer has the output's shape); returns the nest's array result
+    (the carried form) or nothing (the buffer is written)."""
     clones = _Clones(t, env)  # type: ignore[arg-type]
     x = env[t.src]
     zero = {t.ivs[0]: hb.const(0), t.ivs[1]: hb.const(0)}
     offs, sizes, steps = (
         [clones.value(v, hb, dict(zero)) for v in part] for part in t.view.parts())  # type: ignore[attr-defined]
-    first = [[env[v] for v in part] for part in t.init.parts()]  # type: ignore[attr-defined]
-    conds: list[Cmp] = [("eq", a, b) for a, b in zip([*offs, *sizes, *steps],
-                                                     [v for part in first for v in part],
-                                                     strict=True)]
+    conds: list[Cmp] = []
+    if t.init is not None:
+        first = [env[v] for part in t.init.parts() for v in part]  # type: ignore[attr-defined]
+        conds += [("eq", a, b) for a, b in zip([*offs, *sizes, *steps], first, strict=True)]
     for axis in range(t.rank - 2):
         conds += [("eq", offs[axis], 0), ("eq", sizes[axis], hb.dim(x, axis)),
                   ("eq", steps[axis], 1)]
+    if t.acc is not None:
+        conds += [("eq", hb.dim(env[t.acc], a), s) for a, s in enumerate(
+            [hb.dim(x, a) for a in range(t.rank - 2)] + sizes[-2:])]
+    (r0, dr, rc), (c0, dc, cc) = (_taps_along(hb, clones, t, a) for a in (-2, -1))
 
-    def along(a: int) -> Bounds:
-        taps = t.taps[a - t.rank + 2]
-        return lambda body, i: (body.add(offs[a], body.mul(i, steps[a])), body.const(taps))
-    rows, rst = _table(hb, sizes[-2], along(t.rank - 2))
-    cols, cst = _table(hb, sizes[-1], along(t.rank - 1))
-    ok = _all(hb, [_cmp(hb, *c) for c in conds + _capacity(hb, x, t.rank, [rst, cst], sizes[-1])])
-    result = t.nest.result_values[0].type
-    branch = hb.insert(IfOp.empty(ok, [result], t.loc))
+    def along(start: Value, stride: Value, dil: Value, taps: int) -> Bounds:
+        span = hb.add(hb.mul(dil, hb.const(taps - 1)), hb.const(1))
+        return lambda body, i: (body.add(start, body.mul(i, stride)), span)
+    rows, rst = _table(hb, sizes[-2], along(r0, steps[-2], dr, t.taps[0]))
+    cols, cst = _table(hb, sizes[-1], along(c0, steps[-1], dc, t.taps[1]))
+    kw = hb.const(t.taps[1])
+    cap = _capacity(hb, x, t.rank, [rst, cst], sizes[-1], kw)
+    ok = _all(hb, [_cmp(hb, *c) for c in conds + rc + cc + cap])
+    results = [t.nest.result_values[0].type] if t.acc is None else []
+    branch = hb.insert(IfOp.empty(ok, results, t.loc))
     then = HostBuilder(branch.then_region.blocks[0], t.loc)
-    shape = [then.dim(x, a) for a in range(t.rank - 2)] + sizes[-2:]
-    assert isinstance(result, TensorType)
-    out = then.alloc(result.shape, t.dtype, shape)
+    if t.acc is None:
+        shape = [then.dim(x, a) for a in range(t.rank - 2)] + sizes[-2:]
+        assert isinstance(results[0], TensorType)
+        out = then.alloc(results[0].shape, t.dtype, shape)
+    else:
+        out = env[t.acc]
     _launch(then, k, x, out, [rows, cols], (then.const(0), then.const(0)),
-            (sizes[-2], sizes[-1]), cst[3], cores)
-    then.insert(YieldOp([then.to_tensor(out)]))
+            (sizes[-2], sizes[-1]), kw, cores, (dr, dc))
+    then.insert(YieldOp([then.to_tensor(out)] if t.acc is None else []))
     other = HostBuilder(branch.else_region.blocks[0], t.loc)
     other.insert(YieldOp(scalar(other)))
     return list(branch.result_values)

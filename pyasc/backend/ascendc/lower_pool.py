@@ -56,8 +56,8 @@ def lower_pool(lw: Lowering, p: PoolLoop, nest: Operation) -> None:
 
 
 def lower_taps(lw: Lowering, t: TapLoop, nest: Operation) -> None:
-    """A loop over kernel taps (``max_pool2d``) as a pool kernel, behind the host's
-    checks."""
+    """A loop over kernel taps (``max_pool2d``, ``avg_pool2d``) as a pool kernel, behind
+    the host's checks."""
     k = plan_pool_kernel(t, lw.soc, lw._name())
     if k is None:
         lw._scalar(ScalarItem([nest]))
@@ -66,9 +66,12 @@ def lower_taps(lw: Lowering, t: TapLoop, nest: Operation) -> None:
     lw.hb.b.loc = t.loc
     reason = (f"the run-time views of the taps are outside what pool kernel {k.name} "
               "takes (not one array's window, sizes past its UB capacity)")
-    scalar, outputs = _scalar_twin(lw, nest, reason, t.loc, outputs=True)
+    carried = t.acc is None
+    scalar, outputs = _scalar_twin(lw, nest, reason, t.loc, outputs=carried)
     results = launch_taps(lw.hb, k, t, lw.env, lw.soc.vector_blocks, scalar)
     lw.env.update(zip(outputs, results, strict=True))
+    # the in-place form's index results are Python's loop variables: constants
+    lw.env.update({v: lw.hb.const(n) for v, n in t.last.items()})
 
 
 __all__ = ["lower_pool", "lower_taps"]

@@ -84,7 +84,7 @@ class PoolEmitter:
 
     def _params(self) -> list[str]:
         gm = ["x", "out", "rowTab", "colTab"] + (["scaleTab"] if self.k.loop.scale else [])
-        ints = ["planes", "h", "w", "oh", "ow", "loI", "loJ", "ni", "nj", "kw"]
+        ints = ["planes", "h", "w", "oh", "ow", "loI", "loJ", "ni", "nj", "kw", "dh", "dw"]
         return [f"GM_ADDR {n}" for n in gm] + [f"int64_t {n}" for n in ints]
 
     def emit(self) -> None:
@@ -147,7 +147,7 @@ class PoolEmitter:
             w.line("const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);",
                    self.loc)
             with w.block("for (int64_t t = 0; t < kw; ++t)"):
-                w.line(f"const int64_t c = c0 + t < c1 ? c0 + t : {neutral};")
+                w.line(f"const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : {neutral};")
                 w.line(f"idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof({t})));",
                        self.loc)
             if k.loop.post == "count":
@@ -173,7 +173,7 @@ class PoolEmitter:
             with w.block("if (plane != cached || r < lo || r >= hi)"):
                 self._load_rows()
             w.line("const int64_t e = r1 < hi ? r1 : hi;")
-            with w.block("for (; r < e; ++r)"):
+            with w.block("for (; r < e; r += dh)"):  # every dh-th row: the dilation
                 with w.block("if (!started)"):
                     w.line(f"Muls(acc, in[(r - lo) * pitch], static_cast<{t}>(1), "
                            "static_cast<int32_t>(w));", self.loc)
