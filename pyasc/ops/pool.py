@@ -82,25 +82,27 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
     d = (1, 1)
     cm = static(ceil_mode)
     xa = opmath(x)
-    xp, oh, ow, end_h, end_w = windows(xa, k, s, p, d, cm, 0)
+    h, w = x.shape[-2:]
+    xp, oh, ow, _, _ = windows(xa, k, s, p, d, cm, 0)
+    if divisor_override is None:
+        # the divisor of each window: its sum over ones where elements count (the input
+        # and, with count_include_pad, the padding; never what ceil_mode reads past it),
+        # computed first so that the division can follow the sums' loop directly
+        inside = np.zeros(xp.shape[-2:], dtype=xa.dtype)
+        if static(count_include_pad):
+            inside[:h + 2 * p[0], :w + 2 * p[1]] = 1
+        else:
+            inside[p[0]:p[0] + h, p[1]:p[1] + w] = 1
+        count = np.zeros((oh, ow), dtype=xa.dtype)
+        for i in range(k[0]):
+            for j in range(k[1]):
+                count += tap(inside, i, j, oh, ow, s, d)
     total = np.zeros(xp.shape[:-2] + (oh, ow), dtype=xa.dtype)
     for i in range(k[0]):
         for j in range(k[1]):
             total += tap(xp, i, j, oh, ow, s, d)
     if divisor_override is not None:
         return (total / divisor_override).astype(x.dtype)
-    h, w = x.shape[-2:]
-    # the divisor of each window: its sum over ones where elements count (the input
-    # and, with count_include_pad, the padding; never what ceil_mode reads past it)
-    if static(count_include_pad):
-        inside = pad2d(np.ones((h + 2 * p[0], w + 2 * p[1]), dtype=xa.dtype), 0, 0,
-                       max(end_h - p[0], 0), max(end_w - p[1], 0), 0)
-    else:
-        inside = pad2d(np.ones((h, w), dtype=xa.dtype), p[0], p[1], end_h, end_w, 0)
-    count = np.zeros((oh, ow), dtype=xa.dtype)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            count += tap(inside, i, j, oh, ow, s, d)
     return (total / count).astype(x.dtype)
 
 

@@ -153,6 +153,7 @@ class _Lowering:
         # loops of window reductions (pooling) become pool kernels (with the stencils)
         pools = find_pool_loops(self.fn) if self.stencils else {}
         taps = find_tap_loops(self.fn) if self.stencils else {}
+        divisions = {t.group for t in taps.values() if t.group is not None}
         # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU/cast)
         fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
@@ -163,6 +164,8 @@ class _Lowering:
                 lower_mix(self, *fused.mix[item.op], item.op)
             elif isinstance(item, GroupItem) and item.op in fused.fixpipe:
                 self.env[item.op.result_values[0]] = self.env[fused.fixpipe[item.op][0].result]
+            elif isinstance(item, GroupItem) and item.op in divisions:
+                continue  # the division of a tap pool's kernel (lower_taps)
             elif isinstance(item, GroupItem):
                 self._group(item.op)
             elif isinstance(item, CubeItem) and fused.skipped(item.op):
@@ -176,6 +179,10 @@ class _Lowering:
                 lower_taps(self, taps[item.op], item.op)
             elif isinstance(item, CopyItem):
                 lower_copy(self, copies[item.op])
+            elif isinstance(item, ScalarItem) and any(op in divisions for op in item.ops):
+                rest = [op for op in item.ops if op not in divisions]
+                if rest:
+                    self._scalar(ScalarItem(rest))
             else:
                 self._scalar(item)
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())

@@ -234,6 +234,10 @@ def launch_taps(hb: HostBuilder, k: PoolKernel, t: TapLoop, env: dict[Value, Val
     if t.acc is not None:
         conds += [("eq", hb.dim(env[t.acc], a), s) for a, s in enumerate(
             [hb.dim(x, a) for a in range(t.rank - 2)] + sizes[-2:])]
+    tabs: list[Value] = []
+    if t.scale is not None:  # the divisor of every output: one row per output row
+        tabs = [env[t.scale]]
+        conds += [("eq", hb.dim(tabs[0], a), sizes[a - 2]) for a in range(2)]
     (r0, dr, rc), (c0, dc, cc) = (_taps_along(hb, clones, t, a) for a in (-2, -1))
 
     def along(start: Value, stride: Value, dil: Value, taps: int) -> Bounds:
@@ -245,6 +249,8 @@ def launch_taps(hb: HostBuilder, k: PoolKernel, t: TapLoop, env: dict[Value, Val
     cap = _capacity(hb, x, t.rank, [rst, cst], sizes[-1], kw)
     ok = _all(hb, [_cmp(hb, *c) for c in conds + rc + cc + cap])
     results = [t.nest.result_values[0].type] if t.acc is None else []
+    if t.group is not None:
+        results = [t.group.result_values[0].type]
     branch = hb.insert(IfOp.empty(ok, results, t.loc))
     then = HostBuilder(branch.then_region.blocks[0], t.loc)
     if t.acc is None:
@@ -253,9 +259,9 @@ def launch_taps(hb: HostBuilder, k: PoolKernel, t: TapLoop, env: dict[Value, Val
         out = then.alloc(results[0].shape, t.dtype, shape)
     else:
         out = env[t.acc]
-    _launch(then, k, x, out, [rows, cols], (then.const(0), then.const(0)),
+    _launch(then, k, x, out, [rows, cols, *tabs], (then.const(0), then.const(0)),
             (sizes[-2], sizes[-1]), kw, cores, (dr, dc))
-    then.insert(YieldOp([then.to_tensor(out)] if t.acc is None else []))
+    then.insert(YieldOp([then.to_tensor(out)] if results else []))
     other = HostBuilder(branch.else_region.blocks[0], t.loc)
     other.insert(YieldOp(scalar(other)))
     return list(branch.result_values)

@@ -30,14 +30,16 @@ Twin = Callable[[HostBuilder], list[Value]]
 
 
 def _scalar_twin(lw: Lowering, nest: Operation, reason: str, loc: Location,
-                 outputs: bool) -> tuple[Twin, list[Value]]:
-    """A builder of the nest's launch as a scalar kernel into a host branch."""
-    inputs = [v for v in external_values([nest]) if not is_scalar_constant(v)]
-    outs = escaping_values([nest]) if outputs else []
-    fn = outline([nest], inputs, outs)
+                 outputs: bool, ops: list[Operation] | None = None) -> tuple[Twin, list[Value]]:
+    """A builder of the nest's launch (with ``ops``, the nest and what the kernel fuses
+    after it, when given) as a scalar kernel into a host branch."""
+    ops = ops or [nest]
+    inputs = [v for v in external_values(ops) if not is_scalar_constant(v)]
+    outs = escaping_values(ops) if outputs else []
+    fn = outline(ops, inputs, outs)
 
     def scalar(hb: HostBuilder) -> list[Value]:
-        return lw._launch_scalar(fn, inputs, outs, reason, loc, [nest], hb=hb, warn=False)
+        return lw._launch_scalar(fn, inputs, outs, reason, loc, ops, hb=hb, warn=False)
     return scalar, outs
 
 
@@ -66,8 +68,17 @@ def lower_taps(lw: Lowering, t: TapLoop, nest: Operation) -> None:
     lw.hb.b.loc = t.loc
     reason = (f"the run-time views of the taps are outside what pool kernel {k.name} "
               "takes (not one array's window, sizes past its UB capacity)")
-    carried = t.acc is None
-    scalar, outputs = _scalar_twin(lw, nest, reason, t.loc, outputs=carried)
+    if t.group is not None:  # the division after the nest is the kernel's
+        scalar, _ = _scalar_twin(lw, nest, reason, t.loc, True, [nest, *t.between, t.group])
+        outputs = list(t.group.result_values)
+        twin = scalar
+
+        def scalar(hb: HostBuilder) -> list[Value]:
+            results = dict(zip(escaping_values([nest, *t.between, t.group]), twin(hb),
+                               strict=True))
+            return [results[v] for v in outputs]
+    else:
+        scalar, outputs = _scalar_twin(lw, nest, reason, t.loc, outputs=t.acc is None)
     results = launch_taps(lw.hb, k, t, lw.env, lw.soc.vector_blocks, scalar)
     lw.env.update(zip(outputs, results, strict=True))
     # the in-place form's index results are Python's loop variables: constants

@@ -58,7 +58,9 @@ class TapLoop:
     """A matched tap nest (module docstring): ``view`` is the tap's view op (its
     operands are nest values); ``init`` the first snapshot's view (carried form) or
     ``acc`` the buffer folded in place; ``last`` the constant values of the nest's
-    index results (Python's loop variables after the loops)."""
+    index results (Python's loop variables after the loops); ``group`` a division of
+    ``acc`` by the 2-D array ``scale`` fused into the kernel (``post`` = "div") and
+    ``between`` the snapshots from the nest to it."""
 
     nest: loop.ForOp
     inner: loop.ForOp
@@ -74,6 +76,8 @@ class TapLoop:
     last: dict[Value, int] = field(default_factory=dict)
     post: str | None = None
     scale: Value | None = None
+    group: Operation | None = None
+    between: list[Operation] = field(default_factory=list)
 
     @property
     def ivs(self) -> tuple[Value, Value]:
@@ -234,8 +238,49 @@ def match_tap_loop(nest: Operation, fn: FuncOp) -> TapLoop:
     result = outer.result_values[0].type if carried else None
     if carried and not (isinstance(result, TensorType) and result.element == t.element):
         raise NotAPoolLoop("a fold changing the type")
-    return TapLoop(outer, inner, src, view, init, acc, kind, (kh, kw), t.element, t.rank,
-                   nest.loc, last)
+    found = TapLoop(outer, inner, src, view, init, acc, kind, (kh, kw), t.element, t.rank,
+                    nest.loc, last)
+    if acc is not None:
+        _fuse_division(found, fn)
+    return found
+
+
+def _fuse_division(t: TapLoop, fn: FuncOp) -> None:
+    """An average pool's ``acc / count`` right after the nest (only snapshots between),
+    ``count`` a 2-D buffer of the output's rows and columns (checked on the host), and
+    ``acc`` read by nothing else after the nest: the kernel divides each output row by
+    ``count``'s row (``post`` = "div"), writing the quotient into ``acc``."""
+    ops = list(fn.entry.ops)
+    rest = ops[ops.index(t.nest) + 1:]
+    between = []
+    while rest and isinstance(rest[0], mem.ToTensorOp):
+        between.append(rest.pop(0))
+    if not rest or t.kind != "sum":
+        return
+    group, div = rest[0], rest[0]  # a group of the division, or the division alone
+    if isinstance(group, FusionGroupOp):
+        body = group.body.blocks[0].ops
+        div = body[0] if len(body) == 2 and len(group.result_values) == 1 else group
+    if not isinstance(div, arith.DivOp):
+        return
+    a, b = (outer_value(v) for v in div.operand_values)
+    if not (_snapshot_of(a, t.acc) and isinstance(b, OpResult) and
+            isinstance(b.op, mem.ToTensorOp)):
+        return
+    count = b.op.operand_values[0]
+    ct = count.type
+    if not (isinstance(ct, MemRefType) and ct.rank == 2 and ct.element == t.dtype and
+            ct.is_contiguous) or count is t.acc:
+        return
+    before = {id(op) for op in ops[:ops.index(t.nest)]}
+    nested = {id(op) for op in t.nest.walk()}
+    for use, _ in t.acc.uses:  # type: ignore[union-attr]
+        if id(use) in before or id(use) in nested:
+            continue  # the fill before the nest, the fold in it
+        if use in between and all(u is group for u, _ in use.result_values[0].uses):
+            continue  # the dividend's snapshot
+        return
+    t.post, t.scale, t.group, t.between = "div", count, group, between
 
 
 def find_tap_loops(fn: FuncOp) -> dict[Operation, TapLoop]:
