@@ -22,7 +22,7 @@ from pyasc import hybrid
 from pyasc.backend.ascendc.codegen import lower_program
 from pyasc.backend.ascendc.pool_kernel import PoolKernel
 from pyasc.backend.ascendc.scalar_plan import ScalarKernel
-from pyasc.ops import adaptive_avg_pool2d, max_pool2d
+from pyasc.ops import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
 from adaptive_pool import adaptive_pool  # noqa: E402
@@ -237,12 +237,124 @@ def test_ops_max_pool2d_taps_are_a_pool_kernel(shape, args):
         assert _gm_bytes(k) <= 1.2 * (padded + got.nbytes), k.last_counters
 
 
-def max_pool_dilated(x):
-    return max_pool2d(x, 2, 2, 0, 2)
+def max_pool_any(x, k, s, p, d, ceil):
+    return max_pool2d(x, k, s, p, d, ceil)
 
 
-def test_ops_max_pool2d_with_dilation_stays_scalar():
-    x = RNG.standard_normal((1, 2, 9, 8)).astype(np.float32)
+def avg_pool_any(x, k, s, p, ceil, include_pad):
+    return avg_pool2d(x, k, s, p, ceil, include_pad)
 
-    prog = _sim(max_pool_dilated, dynamic=False).specialize(x)
+
+def _kinds(k) -> list[type]:
+    kinds = {kk.name: type(kk) for kk in k.ascend.kernels}
+    return [kinds[name] for name, _ in k.last_kernels]
+
+
+DILATED = [((1, 2, 9, 8), (2, 2, 0, 2, False)), ((2, 3, 15, 17), (3, 2, 1, 2, False)),
+           ((2, 8, 32, 32), (3, None, 0, 2, False)),
+           ((1, 2, 11, 9), ((3, 2), (2, 1), (1, 0), (2, 3), True)),
+           ((3, 13, 14), (2, 3, 1, (3, 1), True))]
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("shape,args", DILATED)
+def test_ops_max_pool2d_with_dilation_is_a_pool_kernel(shape, args, dynamic):
+    """Taps ``d`` apart are a window read every ``d``-th row and column: one pool
+    kernel (it was a scalar kernel with no DataCopy), equal to interpret."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    sim = _sim(max_pool_any, dynamic=dynamic)
+    got = sim(x, *args)
+    np.testing.assert_array_equal(got, _interpret(max_pool_any, x, *args))
+    assert _ran_pool_kernel(sim.kernel(x, *args))
+
+
+def test_ops_max_pool2d_dynamic_shape_one_kernel_for_every_shape():
+    """With ``dynamic_shape`` ``max_pool2d`` compiled (it was refused with E50010: the
+    padded copy and the carried array were arrays of run-time size bound in a branch
+    and a loop) and runs as the pool kernel, one specialization for every shape."""
+    sim = _sim(max_pool_any)
+    for shape, args in [((2, 8, 32, 32), (2, None, 0, 1, False)),
+                        ((2, 3, 15, 17), (2, None, 0, 1, False)),
+                        ((1, 5, 9, 31), (2, None, 0, 1, False))]:
+        x = RNG.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(sim(x, *args), _interpret(max_pool_any, x, *args))
+        k = sim.kernel(x, *args)
+        assert _ran_pool_kernel(k)
+        if x.size >= 4096:
+            assert _gm_bytes(k) <= 1.2 * (x.nbytes + x.nbytes // 4), k.last_counters
+    assert len(sim.specializations) == 1
+
+
+def test_ops_max_pool2d_float16_dilated_dynamic():
+    x = RNG.standard_normal((2, 3, 15, 17)).astype(np.float16)
+    args = (3, 2, 1, 2, True)
+    sim = _sim(max_pool_any)
+    np.testing.assert_array_equal(sim(x, *args), _interpret(max_pool_any, x, *args))
+    assert _ran_pool_kernel(sim.kernel(x, *args))
+
+
+AVG = [((2, 8, 32, 32), (2, None, 0, False, True)), ((2, 3, 15, 17), (3, 2, 1, False, True)),
+       ((2, 3, 15, 17), (3, 2, 1, True, False)), ((1, 2, 10, 7), ((3, 2), (2, 1), (1, 0), True, True)),
+       ((3, 9, 8), (3, 1, 1, False, False))]
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("shape,args", AVG)
+def test_ops_avg_pool2d_is_pool_kernels_with_the_division_fused(shape, args, dynamic):
+    """``avg_pool2d``: the divisor's taps over a buffer of ones and the sums' taps are
+    pool kernels, the division by the divisor is the second kernel's (it was two scalar
+    loops and a scalar division), equal to interpret to float32 rounding."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    sim = _sim(avg_pool_any, dynamic=dynamic)
+    got = sim(x, *args)
+    np.testing.assert_allclose(got, _interpret(avg_pool_any, x, *args), rtol=1e-5, atol=1e-6)
+    k = sim.kernel(x, *args)
+    assert _kinds(k) == [PoolKernel, PoolKernel], k.last_kernels
+    assert k.last_counters["gm_scalar_write_bytes"] == 0, k.last_counters
+
+
+def test_avg_pool2d_float16_sums_in_float32():
+    x = RNG.standard_normal((2, 3, 15, 17)).astype(np.float16)
+    args = (3, 2, 1, True, False)
+    sim = _sim(avg_pool_any)
+    got = sim(x, *args)
+    np.testing.assert_allclose(got.astype(np.float32), _interpret(avg_pool_any, x, *args).astype(
+        np.float32), rtol=1e-3, atol=1e-3)
+    assert PoolKernel in _kinds(sim.kernel(x, *args))
+
+
+def taps_sum_from_ones(x):
+    """Sums of 2x2 taps folded in place into ones (not the sum's neutral element)."""
+    oh, ow = x.shape[0] // 2, x.shape[1] // 2
+    acc = np.ones((oh, ow), dtype=x.dtype)
+    for ti in range(2):
+        for tj in range(2):
+            acc += x[ti:ti + 2 * oh:2, tj:tj + 2 * ow:2]
+    return acc
+
+
+def taps_max_dilated_loops(x):
+    """A user's dilated max pool by taps, in place: 3x3 taps two apart, stride 1."""
+    oh, ow = x.shape[-2] - 4, x.shape[-1] - 4
+    acc = np.full(x.shape[:-2] + (oh, ow), -np.inf, dtype=x.dtype)
+    for ti in range(3):
+        for tj in range(3):
+            acc[...] = np.maximum(acc, x[..., 2 * ti:2 * ti + oh, 2 * tj:2 * tj + ow])
+    return acc
+
+
+def test_in_place_taps_need_the_neutral_fill():
+    """An accumulator starting at ones is not a pool (the kernel ignores the start):
+    it stays scalar and adds the ones."""
+    x = RNG.standard_normal((9, 11)).astype(np.float32)
+    prog = _sim(taps_sum_from_ones, dynamic=False).specialize(x)
     assert PoolKernel not in [type(k) for k in lower_program(prog).kernels]
+    np.testing.assert_allclose(_sim(taps_sum_from_ones)(x), taps_sum_from_ones(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_user_in_place_dilated_taps_are_a_pool_kernel(dynamic):
+    x = RNG.standard_normal((2, 3, 13, 18)).astype(np.float32)
+    sim = _sim(taps_max_dilated_loops, dynamic=dynamic)
+    np.testing.assert_array_equal(sim(x), taps_max_dilated_loops(x))
+    assert _ran_pool_kernel(sim.kernel(x))
