@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from adaptive_pool import adaptive_pool  # noqa: E402
 from bilateral_filter import bilateral_filter  # noqa: E402
 from pyasc import hybrid  # noqa: E402
-from pyasc.ops import max_pool2d  # noqa: E402
+from pyasc.ops import avg_pool2d, max_pool2d  # noqa: E402
 
 
 def blur3(img):
@@ -81,6 +81,18 @@ def max_pool_op(x):
     return max_pool2d(x, 3, 2, 1)
 
 
+def avg_pool_op(x):
+    return avg_pool2d(x, 2)
+
+
+def max_pool_dilated_op(x):
+    return max_pool2d(x, 3, dilation=2)
+
+
+def max_pool_dynamic(x):
+    return max_pool2d(x, 2)
+
+
 def softmax_rows(x):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -115,6 +127,14 @@ def _cases():
          (rng.random((8, 64, 64)).astype(f32), 3, 2, 1)),
         ("max_pool2d (pyasc.ops) 3x3/2 pad 1 1x8x64x64", max_pool_op,
          (rng.random((1, 8, 64, 64)).astype(f32),)),
+        ("avg_pool2d (pyasc.ops) 2x2 2x8x32x32", avg_pool_op,
+         (rng.random((2, 8, 32, 32)).astype(f32),)),
+        ("avg_pool2d (pyasc.ops) 2x2 2x8x32x32 dynamic", avg_pool_op,
+         (rng.random((2, 8, 32, 32)).astype(f32),)),
+        ("max_pool2d (pyasc.ops) 3x3 dil 2 2x8x32x32", max_pool_dilated_op,
+         (rng.random((2, 8, 32, 32)).astype(f32),)),
+        ("max_pool2d (pyasc.ops) 2x2 2x8x32x32 dynamic", max_pool_dynamic,
+         (rng.random((2, 8, 32, 32)).astype(f32),)),
         ("blur 3x3 128x128 dynamic", blur3, (rng.random((128, 128)).astype(f32),)),
         ("softmax rows 128x1000", softmax_rows, (rng.random((128, 1000)).astype(f32),)),
         ("layernorm rows 128x1000", layernorm_rows,
