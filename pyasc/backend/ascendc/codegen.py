@@ -40,6 +40,7 @@ from pyasc.backend.ascendc.partition import (
     ScalarItem,
     partition,
 )
+from pyasc.backend.ascendc.pool_kernel import plan_pool_kernel
 from pyasc.backend.ascendc.pool_loops import find_pool_loops
 from pyasc.backend.ascendc.pool_taps import find_tap_loops
 from pyasc.backend.ascendc.render import Kernel, KernelObject, kernel_objects, program_source
@@ -153,7 +154,9 @@ class _Lowering:
         # loops of window reductions (pooling) become pool kernels (with the stencils)
         pools = find_pool_loops(self.fn) if self.stencils else {}
         taps = find_tap_loops(self.fn) if self.stencils else {}
-        divisions = {t.group for t in taps.values() if t.group is not None}
+        # a tap pool's division is its kernel's when the SoC has the kernel's APIs
+        divisions = {t.group for t in taps.values() if t.group is not None and
+                     plan_pool_kernel(t, self.soc, "probe") is not None}
         # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU/cast)
         fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
         for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),

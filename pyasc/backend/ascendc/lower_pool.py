@@ -29,18 +29,16 @@ from pyasc.ir.core import Location, Operation, Value
 Twin = Callable[[HostBuilder], list[Value]]
 
 
-def _scalar_twin(lw: Lowering, nest: Operation, reason: str, loc: Location,
-                 outputs: bool, ops: list[Operation] | None = None) -> tuple[Twin, list[Value]]:
-    """A builder of the nest's launch (with ``ops``, the nest and what the kernel fuses
-    after it, when given) as a scalar kernel into a host branch."""
-    ops = ops or [nest]
+def _scalar_twin(lw: Lowering, ops: list[Operation], reason: str, loc: Location,
+                 outs: list[Value]) -> Twin:
+    """A builder of the launch of ``ops`` (a nest, and what its kernel fuses after it)
+    as a scalar kernel computing ``outs`` into a host branch."""
     inputs = [v for v in external_values(ops) if not is_scalar_constant(v)]
-    outs = escaping_values(ops) if outputs else []
     fn = outline(ops, inputs, outs)
 
     def scalar(hb: HostBuilder) -> list[Value]:
         return lw._launch_scalar(fn, inputs, outs, reason, loc, ops, hb=hb, warn=False)
-    return scalar, outs
+    return scalar
 
 
 def lower_pool(lw: Lowering, p: PoolLoop, nest: Operation) -> None:
@@ -53,7 +51,7 @@ def lower_pool(lw: Lowering, p: PoolLoop, nest: Operation) -> None:
     lw.hb.b.loc = p.loc
     reason = (f"the run-time window geometry is outside what pool kernel {k.name} "
               "takes (steps, empty windows, sizes past its UB capacity)")
-    scalar, _ = _scalar_twin(lw, nest, reason, p.loc, outputs=False)
+    scalar = _scalar_twin(lw, [nest], reason, p.loc, [])
     launch_pool(lw.hb, k, lw.env, lw.soc.vector_blocks, scalar)
 
 
@@ -68,17 +66,10 @@ def lower_taps(lw: Lowering, t: TapLoop, nest: Operation) -> None:
     lw.hb.b.loc = t.loc
     reason = (f"the run-time views of the taps are outside what pool kernel {k.name} "
               "takes (not one array's window, sizes past its UB capacity)")
+    ops, outputs = [nest], escaping_values([nest]) if t.acc is None else []
     if t.group is not None:  # the division after the nest is the kernel's
-        scalar, _ = _scalar_twin(lw, nest, reason, t.loc, True, [nest, *t.between, t.group])
-        outputs = list(t.group.result_values)
-        twin = scalar
-
-        def scalar(hb: HostBuilder) -> list[Value]:
-            results = dict(zip(escaping_values([nest, *t.between, t.group]), twin(hb),
-                               strict=True))
-            return [results[v] for v in outputs]
-    else:
-        scalar, outputs = _scalar_twin(lw, nest, reason, t.loc, outputs=t.acc is None)
+        ops, outputs = [nest, *t.between, t.group], list(t.group.result_values)
+    scalar = _scalar_twin(lw, ops, reason, t.loc, outputs)
     results = launch_taps(lw.hb, k, t, lw.env, lw.soc.vector_blocks, scalar)
     lw.env.update(zip(outputs, results, strict=True))
     # the in-place form's index results are Python's loop variables: constants

@@ -358,3 +358,14 @@ def test_user_in_place_dilated_taps_are_a_pool_kernel(dynamic):
     sim = _sim(taps_max_dilated_loops, dynamic=dynamic)
     np.testing.assert_array_equal(sim(x), taps_max_dilated_loops(x))
     assert _ran_pool_kernel(sim.kernel(x))
+
+
+def test_avg_pool2d_rows_past_the_kernel_run_the_twin_with_the_division():
+    """Rows wider than the pool kernel's UB row: the host launches the scalar twin of
+    the sums' nest *and* the division fused into the kernel (the result still divided)."""
+    x = RNG.standard_normal((2, 3, 4100)).astype(np.float32)
+    args = (2, None, 0, False, True)
+    sim = _sim(avg_pool_any)
+    got = sim(x, *args)
+    np.testing.assert_allclose(got, _interpret(avg_pool_any, x, *args), rtol=1e-5, atol=1e-6)
+    assert PoolKernel not in _kinds(sim.kernel(x, *args))
