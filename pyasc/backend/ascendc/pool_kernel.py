@@ -9,8 +9,10 @@ instruction per output pixel; a ``Gather`` per *tap* instead reads element ``c0[
 of the accumulator for every output column ``j`` of the row at once (byte offsets from a
 table built once per block; a tap past a narrower window reads a zero slot after the row
 for sums, the window's own first element for ``max``/``min``), so a row of outputs costs
-``kw`` ``Gather`` + ``Add`` pairs for the widest window ``kw``.  No scalar loop touches an
-element; the scalar unit only walks units and reads the window tables.
+``kw`` ``Gather`` + ``Add`` pairs for the widest window ``kw``.  A dilated window (a tap
+pool's taps ``dh`` rows, ``dw`` columns apart; 1 for window loops) folds every ``dh``-th
+row and gathers every ``dw``-th column.  No scalar loop touches an element; the scalar
+unit only walks units and reads the window tables.
 
 The work is split into units (plane, output row ``i``), consecutive units per block.
 Input rows go GM -> UB with one ``DataCopyPad`` per chunk (as many rows of the plane as
