@@ -37,7 +37,7 @@ __aicore__ inline int64_t PyascLineAlign(int64_t k, int64_t first, int64_t grain
 }
 
 // adaptive_avg_pool_0: the pooling loop at line 64 as one vector kernel (sum then count over windows: rows summed into a row accumulator, then one Gather per tap)
-extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out, GM_ADDR rowTab, GM_ADDR colTab, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t loI, int64_t loJ, int64_t ni, int64_t nj, int64_t kw)
+extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out, GM_ADDR rowTab, GM_ADDR colTab, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t loI, int64_t loJ, int64_t ni, int64_t nj, int64_t kw, int64_t dh, int64_t dw)
 {
   constexpr int64_t IN = 22512, ROW_CAP = 4096, IDX_CAP = 8192;
   GlobalTensor<float> xGm, outGm;
@@ -89,7 +89,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
     const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);
 #line 91 "adaptive_avg_pool.cpp"
     for (int64_t t = 0; t < kw; ++t) {
-      const int64_t c = c0 + t < c1 ? c0 + t : pitch;
+      const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : pitch;
 #line 64 "ascendc_cases.py"
       idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof(float)));
 #line 96 "adaptive_avg_pool.cpp"
@@ -132,7 +132,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
         WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
       }
       const int64_t e = r1 < hi ? r1 : hi;
-      for (; r < e; ++r) {
+      for (; r < e; r += dh) {
         if (!started) {
 #line 64 "ascendc_cases.py"
           Muls(acc, in[(r - lo) * pitch], static_cast<float>(1), static_cast<int32_t>(w));
