@@ -14,10 +14,11 @@ from diff import check, rand
 from pyasc import hybrid
 from pyasc.ir import parse_module
 from pyasc.ir.ops.arith import first_wins_ties
+from pyasc.ir.passes.lower_group_acc import LANES, ORDER_FREE_LANES
 from pyasc.ir.types import ScalarType
 
 FLOATS = ["float16", "float32", "float64"]
-LENGTHS = [15, 16, 17, 33, 129, 1000]
+LENGTHS = [15, 16, 17, 33, 63, 64, 65, 129, 191, 1000]
 
 
 @hybrid
@@ -119,11 +120,23 @@ def test_softmax_per_row_keeps_the_lanes() -> None:
     assert _lane_updates(module, "arith.max"), "the row maximum is not laned"
 
 
-def _lane_updates(module, name: str) -> list:
-    """Stores of an ``name`` op's result into a 16-element buffer: lane updates."""
+def _lane_updates(module, name: str, width: int | None = None) -> list:
+    """Stores of an ``name`` op's result into a lane buffer (of ``width`` elements, by
+    default 16 or, for a row of ``max``/``min`` only, 64): lane updates."""
+    widths = (LANES, ORDER_FREE_LANES) if width is None else (width,)
     return [op for op in module.walk() if op.name == "mem.store"
             and getattr(op.value, "op", None) is not None and op.value.op.name == name
-            and op.dest.type.shape == (16,)]
+            and op.dest.type.shape in [(w,) for w in widths]]
+
+
+@pytest.mark.parametrize("n, width", [(63, 16), (64, 64), (1000, 64)])
+def test_rows_of_extremes_only_take_several_vectors_of_lanes(n: int, width: int) -> None:
+    """A row reduced by ``max``/``min`` alone (no sum fixing an order) is searched in 64
+    lanes: four 512-bit accumulators instead of one loop-carried chain; rows shorter
+    than 64 keep 16 lanes."""
+    x = rand((3, n), "float32", seed=n)
+    module = parse_module(row_extremes.kernel(x).loop_ir)
+    assert _lane_updates(module, "arith.max", width) and _lane_updates(module, "arith.min", width)
 
 
 def test_lanes_are_used() -> None:

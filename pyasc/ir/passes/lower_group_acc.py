@@ -22,6 +22,10 @@ from pyasc.ir.types import ScalarType, TensorType, element_type, i1
 
 LANES = 16
 BLOCK = 8 * LANES
+ORDER_FREE_LANES = 64
+"""Lanes of a row reduced by ``max``/``min`` only: their result does not depend on the
+order (``Acc.doubtful`` rows aside), so 64 lanes, four 512-bit vector accumulators, break
+the loop-carried chain of NaN-propagating selects that one vector of 16 lanes is."""
 
 KINDS = REDUCTIONS  # lower_reduce's table: op -> (combine, on i1, identity, numpy name)
 
@@ -41,7 +45,6 @@ class Acc:
         self.compensated = self.cls is arith.AddOp and acc_t.is_float
         self.laned = self.compensated or (self.cls in (arith.MaxOp, arith.MinOp)
                                           and acc_t.is_float)
-        self.width = LANES if self.laned else 1
 
     def element(self, idx: Index) -> Value:
         x = self.ev.at(self.op.operand_values[0], idx)

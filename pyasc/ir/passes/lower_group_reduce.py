@@ -43,7 +43,15 @@ from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, mem
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
-from pyasc.ir.passes.lower_group_acc import BLOCK, KINDS, LANES, Acc, neumaier, pairwise
+from pyasc.ir.passes.lower_group_acc import (
+    BLOCK,
+    KINDS,
+    LANES,
+    ORDER_FREE_LANES,
+    Acc,
+    neumaier,
+    pairwise,
+)
 from pyasc.ir.passes.lower_group_base import Evaluator, Index
 from pyasc.ir.passes.lower_group_windows import Columns, columns_fit, columns_fit_now
 from pyasc.ir.types import DYN
@@ -174,14 +182,23 @@ class _Row:
     def __init__(self, gen: LoopGen, accs: list[Acc], n: Value,
                  elements: Callable[[list[Value]], list[Value]], shared: bool = True) -> None:
         self.gen, self.accs, self.n, self.elements = gen, accs, n, elements
-        short = isinstance(constant_of(n), int) and constant_of(n) < LANES
+        size = constant_of(n)
+        short = isinstance(size, int) and size < LANES
+        # max/min alone take ORDER_FREE_LANES lanes (several vector accumulators); a
+        # sum's LANES fix its order of additions
+        wide = not any(a.compensated for a in accs) and \
+            not (isinstance(size, int) and size < ORDER_FREE_LANES)
+        self.width = ORDER_FREE_LANES if wide else LANES
         self.lanes = any(a.laned for a in accs) and not short
         self.bufs = self._lane_buffers() if shared else {}
 
     def _lane_buffers(self) -> dict[Acc, Value]:
-        size = self.gen.const(LANES)
-        return {a: self.gen.alloc((LANES,), a.acc_t, [size], name="lanes")
+        size = self.gen.const(self.width)
+        return {a: self.gen.alloc((self.width,), a.acc_t, [size], name="lanes")
                 for a in self.accs if a.laned and self.lanes}
+
+    def _width(self, acc: Acc) -> int:
+        return self.width if acc.laned else 1
 
     def release(self) -> None:
         for buf in self.bufs.values():
@@ -268,29 +285,29 @@ class _Row:
         gen, accs = self.gen, self.accs
         states = _split(accs, state, lambda a: len(a.state()))
         for buf, acc in ((b, a) for a, b in self.bufs.items()):
-            for k in range(LANES):
+            for k in range(self.width):
                 gen.store(acc.zero(), buf, [gen.const(k)])
         carried = [st[0] for a, st in zip(accs, states, strict=True) if not a.laned]
-        stop = end if full else gen.sub(end, gen.rem(gen.sub(end, start), gen.const(LANES)))
+        stop = end if full else gen.sub(end, gen.rem(gen.sub(end, start), gen.const(self.width)))
         if not _same(stop, start):
             carried = gen.for_(start, stop, lambda iv, c: self._lane_step(outer, iv[0], c),
-                               carried, gen.const(LANES), name="j")
+                               carried, gen.const(self.width), name="j")
         rest = iter(carried)
         lanes = [v for a in accs for v in (
-            [gen.load(self.bufs[a], [gen.const(k)]) for k in range(LANES)]
+            [gen.load(self.bufs[a], [gen.const(k)]) for k in range(self.width)]
             if a.laned else [next(rest)])]
         if not full and not _same(end, stop):
             lanes = gen.for_(stop, end, lambda iv, c: self._tail_step(outer, iv[0], c),
                              lanes, name="j")
         out: list[Value] = []
-        for a, st, ls in zip(accs, states, _split(accs, lanes, lambda a: a.width),
+        for a, st, ls in zip(accs, states, _split(accs, lanes, self._width),
                              strict=True):
             out += a.absorb(st, pairwise(a, ls)) if a.laned else ls
         return out
 
     def _lane_step(self, outer: list[Value], j: Value, carried: list[Value]) -> list[Value]:
-        """Elements ``j .. j + LANES``: ``lanes[k] += element(j + k)`` for the float sums,
-        the other reductions carried in order."""
+        """Elements ``j .. j + width``: ``lanes[k] (op)= element(j + k)`` for the laned
+        reductions, the other reductions carried in order."""
         gen = self.gen
 
         def column(iv: list[Value], vals: list[Value]) -> list[Value]:
@@ -304,13 +321,13 @@ class _Row:
                 else:
                     nxt.append(a.combine(next(it), e))
             return nxt
-        out = gen.for_(gen.const(0), gen.const(LANES), column, carried, name="k")
+        out = gen.for_(gen.const(0), gen.const(self.width), column, carried, name="k")
         if not carried:  # only lanes: independent iterations (``loop.for``'s ``lanes``)
-            gen.b.block.ops[gen.b.index - 1].attributes["lanes"] = LANES
+            gen.b.block.ops[gen.b.index - 1].attributes["lanes"] = self.width
         return out
 
     def _tail_step(self, outer: list[Value], j: Value, carried: list[Value]) -> list[Value]:
-        parts = _split(self.accs, carried, lambda a: a.width)
+        parts = _split(self.accs, carried, self._width)
         es = self.elements([*outer, j])
         for a, p, e in zip(self.accs, parts, es, strict=True):
             p[0] = a.combine(p[0], e)
