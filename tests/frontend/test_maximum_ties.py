@@ -71,3 +71,26 @@ def test_the_rule_by_dtype():
         a, b = np.array([-0.0], dtype), np.array([0.0], dtype)
         first = bool(np.signbit(np.maximum(a, b))[0])  # numpy's own answer, this machine
         assert first_wins_ties(t) == first, dtype
+
+
+@hybrid
+def against_constants(x):
+    return (np.maximum(x, 0.5), np.minimum(x, -1.0), np.maximum(2.0, x), np.minimum(-0.5, x),
+            np.clip(x, -1.0, 1.0), np.maximum(x, np.inf), np.minimum(-np.inf, x))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_maximum_and_minimum_against_constants(dtype):
+    # a constant operand is never NaN: the NaN test of the other one is folded into the
+    # compare (one ``fcmp u..``/``o..`` instead of an ordered compare, ``uno`` and ``or``)
+    x = np.array([*VALUES, 0.5, -1.0, 2.0, -0.5, 3.0, -3.0, 0.25], dtype)
+    check(against_constants, np.concatenate([x, -x, x[::-1]]))
+
+
+def test_compares_against_constants_need_no_nan_test():
+    import re
+
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    text = against_constants.llvm_ir(x)
+    assert "fcmp uno" not in text, sorted(set(re.findall(r"fcmp \w+", text)))
+    assert "fcmp uno" in pairwise.llvm_ir(x, x)  # no constant: NaN tested on its own

@@ -166,11 +166,24 @@ def _minmax(pred: str) -> Binary:
             # numpy: (a > b || isnan(a)) ? a : b  -- NaN in either operand propagates;
             # float16 keeps a between equal values (-0.0, 0.0): a >= b (first_wins_ties)
             op = pred + "=" if arith.first_wins_ties(t) else pred
-            take_a = bld.or_(bld.fcmp_ordered(op, a, b), bld.fcmp_unordered("uno", a, a))
+            if _never_nan(b):  # one compare: "unordered or >" is true for a NaN a only
+                take_a = bld.fcmp_unordered(op, a, b)
+            elif _never_nan(a):
+                take_a = bld.fcmp_ordered(op, a, b)
+            else:
+                take_a = bld.or_(bld.fcmp_ordered(op, a, b), bld.fcmp_unordered("uno", a, a))
             return bld.select(take_a, a, b)
         prefix = "s" if (t.is_signed or t.is_index) else "u"
         return fe_intrinsic(fe, f"llvm.{prefix}{kind}", a.type)(a, b)
     return emit
+
+
+def _never_nan(v: ir.Value) -> bool:
+    """``v`` is a float constant other than NaN (a clamp bound, ``maximum(x, 0)``'s 0):
+    the NaN test of ``_minmax`` then needs no compare of its own, and the one compare
+    left is x86's ``maxps``/``minps`` when the constant is not a zero."""
+    return isinstance(v, ir.Constant) and isinstance(v.constant, float) and \
+        v.constant == v.constant
 
 
 def _shift(left: bool) -> Binary:
