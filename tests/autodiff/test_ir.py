@@ -128,3 +128,36 @@ def test_fused_backwards_on_the_device_match_the_cpu(monkeypatch, target, fn, ar
     for got, w in zip(fn.vjp(*args, D), want, strict=True):
         if isinstance(w, np.ndarray):
             np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
+
+
+def _loop_depths(loop_ir: str, name: str) -> list[int]:
+    """The number of ``loop.for`` around each ``name`` op of a kernel's loop IR."""
+    def depth(op) -> int:
+        n, parent = 0, op.parent_op
+        while parent is not None:
+            n += parent.name == "loop.for"
+            parent = parent.parent_op
+        return n
+    return [depth(op) for op in parse_module(loop_ir).walk() if op.name == name]
+
+
+@pytest.mark.parametrize("cols", [128, 37])
+def test_softmax_backward_divides_once_per_row_and_exponentiates_once(cols):
+    # d(e / s) with s = sum(e) broadcast along the row: the division rule takes 1 / s once
+    # per row (depth 1: the row loop) and multiplies, where it divided three times per
+    # element; the quotient e / s itself is dead in the backward.  One exp per element.
+    x, d = X[:, :cols], X[::-1, :cols]
+    auto = O.softmax._automatic_vjp()
+    loops = auto.kernel(x, -1, **{auto.dout_name: d}).loop_ir
+    assert _loop_depths(loops, "arith.div") == [1]
+    # exp is expanded in the loop IR: one ``math.round`` (its range reduction) per copy;
+    # a row of 37 has a lane loop and a tail loop, each its own copy
+    assert len(_loop_depths(loops, "math.round")) == (1 if cols % 16 == 0 else 2)
+    np.testing.assert_allclose(O.softmax.vjp(x, -1, d)[0],
+                               _softmax_vjp(x.astype(np.float64), d), rtol=2e-5, atol=1e-6)
+
+
+def _softmax_vjp(x, d):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    y = e / e.sum(axis=-1, keepdims=True)
+    return y * (d - (d * y).sum(axis=-1, keepdims=True))

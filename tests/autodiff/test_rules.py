@@ -132,3 +132,24 @@ def test_dynamic_shapes_sum_run_time_broadcasts():
     check_vjp(programs_control.dynamic_broadcasts, RNG.standard_normal((5, 3)), w)
     check_vjp(programs_control.dynamic_broadcasts, RNG.standard_normal((2, 3)), w)
     check_vjp(programs_control.dynamic_views, X, Y)
+
+
+def _divided_by_broadcasts(x, v, s):
+    rows = np.sum(x * x, axis=-1, keepdims=True) + 1.0
+    return (x / rows + (x - 1.0) / (v * v + 2.0) + x / s
+            + 3.0 / (np.abs(x[:1]) + 1.0) + (x[:, :1] - x) / (v[:2, None] + 4.0))
+
+
+divided_by_broadcasts = hybrid(_divided_by_broadcasts)
+divided_by_broadcasts_dyn = hybrid(dynamic_shape=True)(_divided_by_broadcasts)
+
+
+@pytest.mark.parametrize("fn", [divided_by_broadcasts, divided_by_broadcasts_dyn],
+                         ids=["static", "dynamic"])
+@pytest.mark.parametrize("shape", [(2, 3), (2, 7), (2, 1)])
+def test_division_by_a_broadcast_divisor(fn, shape):
+    # a / b with b broadcast (a row statistic, a vector, a scalar): the rule divides at
+    # b's own shape (r = 1 / b) and sums dout * a over the broadcast axes before scaling
+    x = RNG.standard_normal(shape)
+    v = RNG.standard_normal(shape[1:])
+    check_vjp(fn, x, v, 1.5, rtol=1e-6)

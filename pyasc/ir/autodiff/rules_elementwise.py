@@ -14,7 +14,7 @@ from pyasc.ir.autodiff.registry import vjp_rule
 from pyasc.ir.autodiff.sweep import Sweep
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, math
-from pyasc.ir.types import element_type
+from pyasc.ir.types import element_type, shape_of
 
 Douts = list[Value | None]
 
@@ -43,8 +43,22 @@ def _mul(sw: Sweep, op: Operation, d: Douts) -> list:
 @vjp_rule(arith.DivOp)
 def _div(sw: Sweep, op: Operation, d: Douts) -> list:
     em, b, out = sw.em, sw.v(op.rhs), sw.v(op.result)
+    if shape_of(b.type) != shape_of(out.type):  # b broadcast: a row scalar, a scalar
+        return _div_by_broadcast(sw, op, d[0])
     ga = em.div(d[0], b)
     return [ga, em.neg(em.mul(ga, out))]  # d(a/b)/db = -(a/b)/b
+
+
+def _div_by_broadcast(sw: Sweep, op: Operation, dout: Value) -> list:
+    """``a / b`` with ``b`` broadcast along some axes: ``r = 1 / b`` at ``b``'s own
+    shape, ``da = dout * r`` and ``db = -sum(dout * a) * r * r``, the sum over the
+    broadcast axes taken before scaling (``b`` is constant along them).  One division
+    per element of ``b`` instead of three per element of the result, and the forward's
+    quotient is no longer needed (its recomputation is dead in the backward)."""
+    em, a, b = sw.em, sw.v(op.lhs), sw.v(op.rhs)
+    r = em.div(em.scalar_like(1.0, b), b)
+    summed = em.fit(em.mul(dout, a), b)
+    return [em.mul(dout, r), em.neg(em.mul(em.mul(summed, r), r))]
 
 
 @vjp_rule(arith.SelectOp)
