@@ -32,7 +32,9 @@ then absorbed in chunk order (``_Row.run_split``): the chunks depend on the leng
 ``inf``/``nan`` pass through: the compensation is dropped when the
 running sum is not finite.  f16/bf16 sums and products accumulate in f32 and round once,
 as numpy's half loops do.  ``prod``, ``max``, ``min`` and integer sums run in source order
-(bit-identical to numpy).
+(bit-identical to numpy); float ``max``/``min`` in lanes with the same bits (rows whose
+result is a zero or NaN are redone in order), 64 lanes when no sum shares the pass
+(``ORDER_FREE_LANES``: no blocks, nothing fixes their order).
 """
 
 from __future__ import annotations
