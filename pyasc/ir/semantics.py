@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from pyasc.ir import alias
 from pyasc.ir.core import DenseArray, Operation
 from pyasc.ir.ops import arith, autodiff, mem, scatter, sort, tensor
 from pyasc.ir.ops import math as m
@@ -378,6 +379,8 @@ MEM: dict[type[Operation], Evaluator] = {
     mem.FillOp: _write,
     mem.DeallocOp: _dealloc,
     mem.ConstantOp: lambda op: _constant(op),
+    mem.DisjointOp: lambda op, a, b: alias.disjoint(a, b),
+    mem.SameViewOp: lambda op, a, b: alias.same_view(a, b),
     scatter.ScatterOp: _scatter,
 }
 

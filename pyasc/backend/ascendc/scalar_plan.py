@@ -123,7 +123,9 @@ def lower_region(fn: FuncOp, options: dict[str, object]) -> FuncOp:
     module = ModuleOp.empty()
     module.append(fn)
     names = [p for p in _LOWERING if p in PASS_REGISTRY]
-    PassManager(names).run(module, PassContext(options=dict(options)))
+    # kernel arrays get no run-time alias tests: a group that may overlap what it
+    # writes keeps its temporary (lower_group_inplace)
+    PassManager(names).run(module, PassContext(options={**options, "alias_checks": False}))
     return module.get(fn.sym_name)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyasc.backend.llvm.codegen import EmitFn, ModuleContext
+from pyasc.backend.llvm.emit_alias import ALIAS_EMITTERS
 from pyasc.backend.llvm.emit_arith import ARITH_EMITTERS
 from pyasc.backend.llvm.emit_call import CALL_EMITTERS, declare_functions, emit_function
 from pyasc.backend.llvm.emit_control import CONTROL_EMITTERS, prefer_vector_width
@@ -21,6 +22,7 @@ from pyasc.runtime.abi import KernelABI
 
 EMITTERS: dict[type, EmitFn] = {
     **ARITH_EMITTERS, **MATH_EMITTERS, **MEM_EMITTERS, **CONTROL_EMITTERS, **CALL_EMITTERS,
+    **ALIAS_EMITTERS,
 }
 """Every op the CPU backend lowers: ``{op class: emit function}``."""
 

@@ -13,6 +13,8 @@ exactly like numpy views.
 * ``fill(value, buf)``: ``buf[...] = scalar``.
 * ``dealloc(buf)``: free an ``alloc``'d buffer; ``constant {value}``: a read-only
   buffer holding a dense array.  Both appear only in loop-level IR.
+* ``disjoint(a, b)`` / ``same_view(a, b)``: run-time alias tests of two buffers (an
+  ``i1``), for stores versioned on them (``lower_group_inplace``); loop-level IR only.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pyasc.ir.ops.common import (
     shaped,
 )
 from pyasc.ir.ops.tensor import _slice_parts, verify_slice
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, broadcast_shapes, index
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, broadcast_shapes, i1, index
 
 
 class AllocOp(Operation):
@@ -241,3 +243,34 @@ class ConstantOp(Operation):
                 f"contiguous, got {t}")
         require(value.type == t.tensor_type(),
                 f"dense value of type {value.type} does not match {t}")
+
+
+class _AliasTest(Operation):
+    """A test on the descriptors (address, sizes, strides) of two buffers; no element
+    is read, so the op is pure."""
+
+    operands = ("lhs", "rhs")
+    results = ("result",)
+    traits = frozenset({"pure"})
+
+    def verify_op(self) -> None:
+        memref(self.lhs.type)
+        memref(self.rhs.type)
+        require(self.result.type == i1, f"{self.name} yields i1")
+
+
+class DisjointOp(_AliasTest):
+    """True when no byte of an element of ``lhs`` is a byte of an element of ``rhs``,
+    judged by address ranges: from the lowest to one past the highest byte any element
+    of each view spans (negative strides included; an empty view spans nothing).  Two
+    interleaved views (``x[::2]``, ``x[1::2]``) are reported as overlapping."""
+
+    name = "mem.disjoint"
+
+
+class SameViewOp(_AliasTest):
+    """True when ``lhs`` and ``rhs`` address the same elements in the same order: same
+    rank, sizes and element size, element ``[0, ..., 0]`` at the same address, and equal
+    byte strides on every axis longer than one."""
+
+    name = "mem.same_view"

@@ -18,7 +18,10 @@ stated ``rowwise`` case, one row buffer (``lower_group_rows``).
 * a group whose one result is only written into a view right after it
   (``out[:, o] += ...``, ``out[:, :, i, j] = x[...].mean(axis=(2, 3))``) stores into
   that view directly when no read can tell (``lower_group_inplace``); the
-  ``mem.write`` then copies a buffer onto itself and is dropped.
+  ``mem.write`` then copies a buffer onto itself and is dropped.  When only a run-time
+  test can tell (operands that are parameters, or views of them), the schedule is
+  emitted twice under a ``loop.if`` on that test: stored directly, or into a
+  temporary that is copied.
 * ``generic`` (and any body the rules above cannot take): the body is inlined and
   lowered op by op.
 
@@ -99,8 +102,18 @@ def lower_group(cx: Lowerer, op: FusionGroupOp) -> list[Value]:
         return _inline(cx, op)
     ev = GroupEval(cx, op)
     ev.prologue()
-    into = lower_group_inplace.destination(cx, op, sched.kind == "elementwise",
-                                           lambda: ev.dims(ev.outputs[0]))
+    place = lower_group_inplace.destination(cx, op, sched.kind == "elementwise",
+                                            lambda: ev.dims(ev.outputs[0]))
+    if place is None:
+        return _schedule(cx, ev, sched, None).results()
+    if not place.checks:
+        return _schedule(cx, ev, sched, place.dest).results()
+    return _versioned(cx, ev, sched, place)
+
+
+def _schedule(cx: Lowerer, ev: GroupEval, sched: Schedule, into: Value | None) -> Outputs:
+    """Emit the group's schedule here, storing its single result into ``into`` when
+    given, else into fresh buffers."""
     outs = Outputs(cx, ev, into)
     if sched.kind == "elementwise":
         _elementwise(ev, sched, outs)
@@ -109,7 +122,27 @@ def lower_group(cx: Lowerer, op: FusionGroupOp) -> list[Value]:
     else:
         lower_group_rows.rows(ev, sched, outs)
     outs.finish()
-    return outs.results()
+    return outs
+
+
+def _versioned(cx: Lowerer, ev: GroupEval, sched: Schedule,
+               place: lower_group_inplace.Placement) -> list[Value]:
+    """``loop.if`` on the run-time alias checks: the schedule stores into the
+    destination directly, or (the operands may overlap it) fills a temporary that is
+    copied into the destination.  The group's result is the destination either way,
+    so the ``mem.write`` after it is dropped."""
+    gen = cx.gen
+
+    def direct() -> list[Value]:
+        _schedule(cx, ev, sched, place.dest)
+        return []
+
+    def staged() -> list[Value]:
+        (tmp,) = _schedule(cx, ev, sched, None).results()
+        gen.copy(tmp, place.dest, parallel=True)
+        return []
+    gen.if_(lower_group_inplace.no_overlap(gen, place), [], direct, staged)
+    return [place.dest]
 
 
 RULES: dict[type[Operation], LowerFn] = {FusionGroupOp: lower_group}  # type: ignore[dict-item]

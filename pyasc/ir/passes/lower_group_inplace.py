@@ -25,20 +25,34 @@ Reading the destination itself is allowed for ``elementwise`` schedules only, wh
 every element of the result is computed independently at its own index; a reduction
 (``out[:, :, i, j] = x[..., window].mean(axis=(2, 3))``) stores into its destination
 directly when no operand can overlap it.
+
+An operand that is neither (two parameters, or views of them, may be the same array:
+``f(x, out=x)``) is checked at run time instead (pass option ``alias_checks``, on by
+default; the AscendC scalar kernels turn it off and keep the temporary).  The
+:class:`Placement` then lists it, and ``lower_group`` versions the store on
+:func:`no_overlap`: the group stores straight into the destination when every listed
+operand is ``mem.disjoint`` from it, or, where reading the destination itself would be
+allowed (elementwise, same shape, read only pointwise), is ``mem.same_view`` of it
+(element ``i`` read only to compute element ``i``, before it is stored); otherwise it
+fills a temporary that is then copied, as before.  ``disjoint`` compares address
+ranges, so a partial overlap, a shifted, reversed or transposed view of the
+destination, or a broadcast read of it always takes the temporary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from pyasc.ir.core import Operation, OpResult, Value
-from pyasc.ir.ops import mem
+from pyasc.ir.ops import arith, mem
 from pyasc.ir.ops.func import FuncOp, FusionGroupOp
 from pyasc.ir.passes.bufferize import Lowerer
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.fusion_rules import ELEMENTWISE
+from pyasc.ir.passes.loopgen import LoopGen
 from pyasc.ir.passes.lower_group_eval import same_dims
-from pyasc.ir.types import DYN, MemRefType, TensorType
+from pyasc.ir.types import DYN, MemRefType, TensorType, i1
 
 
 def _next_effect(op: Operation) -> Operation | None:
@@ -115,12 +129,22 @@ def _disjoint(a: Value, b: Value) -> bool:
     return ra is not rb and (_is_alloc(ra) or _is_alloc(rb))
 
 
+@dataclass
+class Placement:
+    """Where a group stores its single result: ``dest``, the lowered destination
+    buffer, directly when ``checks`` is empty, else when :func:`no_overlap` holds for
+    ``checks``: (operand buffer, may it be the same view of ``dest``) pairs."""
+
+    dest: Value
+    checks: list[tuple[Value, bool]] = field(default_factory=list)
+
+
 def destination(cx: Lowerer, group: Operation, elementwise: bool,
-                dims: Callable[[], list[Value]]) -> Value | None:
-    """The lowered buffer ``group`` may store its single result into directly (the
-    destination of the ``mem.write`` after it), or None (module docstring).
-    ``elementwise``: the group's schedule computes each element at its own index;
-    ``dims()``: the run-time sizes of the group's result."""
+                dims: Callable[[], list[Value]]) -> Placement | None:
+    """Where ``group`` may store its single result (the destination of the
+    ``mem.write`` after it), or None (module docstring).  ``elementwise``: the group's
+    schedule computes each element at its own index; ``dims()``: the run-time sizes of
+    the group's result."""
     write = _single_write(group)
     if write is None:
         return None
@@ -134,14 +158,33 @@ def destination(cx: Lowerer, group: Operation, elementwise: bool,
         return None
     if (DYN in shape or dtype.shape != shape) and not same_dims(dims(), cx.gen.dims(dst)):
         return None  # sizes not provably equal: the write may broadcast
+    place = Placement(dst)
     args = group.region_list[0].blocks[0].args
     for operand, arg in zip(group.operand_values, args, strict=True):
         if not isinstance(operand.type, TensorType):
             continue
         buf = cx.get(operand)
-        if buf is dst:
-            if not elementwise or arg.type.shape != shape or not _pointwise_only(arg, shape):
-                return None
-        elif not _disjoint(buf, dst):
+        if buf is not dst and _disjoint(buf, dst):
+            continue
+        pointwise = elementwise and arg.type.shape == shape and _pointwise_only(arg, shape)
+        if buf is dst and not pointwise:
             return None
-    return dst
+        if buf is not dst:
+            if not cx.options.get("alias_checks", True):
+                return None
+            place.checks.append((buf, pointwise))
+    return place
+
+
+def no_overlap(gen: LoopGen, place: Placement) -> Value:
+    """The ``i1`` run-time condition under which storing into ``place.dest`` directly
+    is safe (module docstring)."""
+    dst = place.dest
+    cond: Value | None = None
+    for buf, pointwise in place.checks:
+        ok = gen.emit(mem.DisjointOp([buf, dst], [i1]))
+        if pointwise:
+            ok = gen.emit(arith.OrOp.new(ok, gen.emit(mem.SameViewOp([buf, dst], [i1]))))
+        cond = ok if cond is None else gen.emit(arith.AndOp.new(cond, ok))
+    assert cond is not None, "no_overlap needs at least one check"
+    return cond
