@@ -13,6 +13,7 @@ from llvmkit import both, compile_ir
 
 from pyasc.ir import parse_module
 from pyasc.ir.interpreter import Interpreter
+from pyasc.ir.verifier import verify_module
 
 
 def _module(elem_a: str, elem_b: str) -> str:
@@ -99,3 +100,21 @@ def test_another_element_type_over_the_same_bytes(other):
         assert (bool(got[0]), bool(got[1])) == expected
         interp = Interpreter(parse_module(_module("f32", other))).call("f", a, b)
         assert (bool(interp[0]), bool(interp[1])) == expected
+
+
+@pytest.mark.parametrize("bad, message", [
+    ('"mem.disjoint"(%a, %t) : (memref<4xf32>, tensor<4xf32>) -> i1', "memref"),
+    ('"mem.same_view"(%a, %a) : (memref<4xf32>, memref<4xf32>) -> i32', "i1"),
+])
+def test_verify_rejects_non_buffers_and_non_i1_results(bad, message):
+    text = f"""
+"builtin.module"() ({{
+  "func.func"() ({{
+  ^bb0(%a: memref<4xf32>, %t: tensor<4xf32>):
+    %r = {bad}
+    "func.return"() : () -> ()
+  }}) {{function_type = (memref<4xf32>, tensor<4xf32>) -> (), sym_name = "f"}} : () -> ()
+}}) : () -> ()
+"""
+    with pytest.raises(Exception, match=message):
+        verify_module(parse_module(text))
