@@ -71,6 +71,34 @@ def layernorm_whole(x, gamma, beta):
     return (x - mean) / np.sqrt(var + EPS) * gamma + beta
 
 
+def softmax_out_whole(x, out):
+    """Whole-array softmax written into a preallocated ``out`` (``out[...] = ...``)."""
+    m = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    out[...] = e / np.sum(e, axis=-1, keepdims=True)
+
+
+def softmax_out_rows(x, out):
+    """Row loop writing each row into a preallocated ``out`` (``out[i] = ...``)."""
+    for i in range(x.shape[0]):
+        e = np.exp(x[i] - np.max(x[i]))
+        out[i] = e / np.sum(e)
+
+
+def layernorm_out_whole(x, gamma, beta, out):
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    out[...] = (x - mean) / np.sqrt(var + EPS) * gamma + beta
+
+
+def layernorm_out_rows(x, gamma, beta, out):
+    for i in range(x.shape[0]):
+        r = x[i]
+        mu = np.mean(r)
+        d = r - mu
+        out[i] = d / np.sqrt(np.mean(d * d) + EPS) * gamma + beta
+
+
 def sqdiff_whole(a, b):
     return np.sum((a - b) ** 2)
 

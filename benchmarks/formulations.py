@@ -8,7 +8,9 @@ Families: softmax, layernorm, squared-error sum, direct convolution, tanh, gelu,
 bilateral filter.
 Formulations: whole-array numpy style, a per-row Python loop over slices
 (``np.empty_like`` output), explicit scalar loops with scalar accumulators (``np.empty``
-output), ``+=`` into the output, and a few variants.  Columns:
+output), ``+=`` into the output, writes into a preallocated output argument
+(``out[...] = ...``, ``out[i] = ...``: :class:`IntoOut`, the array made once outside the
+timing), and a few variants.  Columns:
 
 * pyasc: the formulation under ``@pyasc.hybrid`` with ``PYASC_NUM_THREADS=1``;
 * numpy: the family's whole-array formulation run by numpy (scalar loops under CPython
@@ -54,11 +56,15 @@ from formulation_kernels import (  # noqa: E402
     conv_slices,
     gelu_rows,
     gelu_whole,
+    layernorm_out_rows,
+    layernorm_out_whole,
     layernorm_rows,
     layernorm_scalar,
     layernorm_whole,
     nms_mask,
     nms_slices,
+    softmax_out_rows,
+    softmax_out_whole,
     softmax_rows,
     softmax_scalar,
     sqdiff_scalar,
@@ -83,17 +89,40 @@ class Family:
     same_order: tuple[str, ...] = ()  # formulations the "same order" C kernel matches
 
 
+@dataclass(frozen=True)
+class IntoOut:
+    """A formulation ``fn(*inputs, out)`` that writes its result into ``out``, an array
+    of the result's shape and dtype preallocated once (as a caller reusing a buffer does)."""
+
+    fn: Callable
+
+
+def _into(compiled: Callable, want: object) -> Callable:
+    """``compiled(*inputs, out)`` as a function of the inputs returning ``out``."""
+    out = np.empty_like(np.asarray(want))
+
+    def call(*args: object) -> np.ndarray:
+        compiled(*args, out)
+        return out
+    return call
+
+
 def _rand(shape: tuple[int, ...], seed: int, scale: float = 1.0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
 
 
 FAMILIES = [
     Family("softmax", {"whole array": kernels.softmax, "rows loop": softmax_rows,
-                       "scalar loops": softmax_scalar}, kernels.softmax, "softmax",
+                       "scalar loops": softmax_scalar,
+                       "`out[...] =` whole array": IntoOut(softmax_out_whole),
+                       "`out[i] =` rows loop": IntoOut(softmax_out_rows)},
+           kernels.softmax, "softmax",
            lambda small: (_rand((256, 512) if small else (2048, 1024), 1),),
            same_order=("scalar loops",)),
     Family("layernorm", {"whole array": layernorm_whole, "rows loop, np.empty_like":
-                         layernorm_rows, "scalar loops, np.empty": layernorm_scalar},
+                         layernorm_rows, "scalar loops, np.empty": layernorm_scalar,
+                         "`out[...] =` whole array": IntoOut(layernorm_out_whole),
+                         "`out[i] =` rows loop": IntoOut(layernorm_out_rows)},
            layernorm_whole, "layernorm",
            lambda small: (_rand((256, 512) if small else (2048, 1024), 2),
                           _rand((512 if small else 1024,), 3),
@@ -230,9 +259,11 @@ def run_family(fam: Family, small: bool, repeat: int, min_time: float, tools) ->
         if fam.same_order and symbol:
             variants["C same"] = Timed("C same", c_strict.kernel(fam.c_name, symbol))
     for label, fn in fam.formulations.items():
-        variants[f"pyasc {label}"] = Timed(label, pyasc.hybrid(fn))
+        wrap, py = (lambda f: _into(f, want), fn.fn) if isinstance(fn, IntoOut) \
+            else (lambda f: f, fn)
+        variants[f"pyasc {label}"] = Timed(label, wrap(pyasc.hybrid(py)))
         if numba is not None:
-            variants[f"numba {label}"] = Timed(label, numba.njit(fn))
+            variants[f"numba {label}"] = Timed(label, wrap(numba.njit(py)))
     if fam.c_name == "gelu_tanh" and libs:  # the C kernel is 1-D
         for key in ("C", "C fast"):
             flat = variants[key].fn
