@@ -208,3 +208,16 @@ def test_disjoint_arguments_run_without_allocating(monkeypatch):
     z = x.copy()
     Interpreter(module).call("scale", z, z)  # the same view: direct again
     assert sizes == [35] and np.array_equal(z, x * 2)
+
+
+def test_without_alias_checks_the_temporary_stays():
+    """``alias_checks=False`` (what the AscendC scalar kernels ask): no run-time test,
+    the group fills a temporary that is copied into the argument, as before."""
+    from pyasc.ir.passes import run_pipeline
+
+    x = np.ones((4, 6), np.float32)
+    module = scale.specialize(x, x.copy()).module.clone()
+    run_pipeline(module, ["lower-to-loops"], {"alias_checks": False})
+    ops = list(module.walk())
+    assert not any(isinstance(op, mem.DisjointOp | mem.SameViewOp) for op in ops)
+    assert any(isinstance(op, mem.AllocOp) for op in ops)
