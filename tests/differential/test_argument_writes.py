@@ -34,6 +34,16 @@ def shift(x, o):
 
 
 @hybrid
+def copy_to(x, o):
+    o[...] = x
+
+
+@hybrid
+def shift_copy(x, o):
+    o[1:] = x[:-1]
+
+
+@hybrid
 def plus_self(x, o):
     o[...] = o * 3 - x
 
@@ -83,9 +93,10 @@ SHIFTED: dict[str, Build] = {
     "cols": lambda a: (a[:, 1:], a[:, :-1]),
 }
 CASES: list[tuple[object, str, Build]] = [
-    *[(f, k, b) for f in (scale, plus_self, rows, first_row, normalize, column_acc)
+    *[(f, k, b) for f in (scale, copy_to, plus_self, rows, first_row, normalize,
+                          column_acc)
       for k, b in {**SQUARE, **SHIFTED}.items()],
-    *[(shift, k, b) for k, b in {
+    *[(f, k, b) for f in (shift, shift_copy) for k, b in {
         "same": lambda a: (a.ravel(), a.ravel()),
         "reversed": lambda a: (a.ravel(), a.ravel()[::-1]),
         "apart": lambda a: (a.ravel(), a.ravel().copy())}.items()],
@@ -156,7 +167,7 @@ def _feeding(v: object) -> list[object]:
 
 
 @pytest.mark.parametrize("fn, shape", [(scale, (64, 33)), (rows, (64, 33)),
-                                       (row_sums, (64, 33))])
+                                       (row_sums, (64, 33)), (copy_to, (64, 33))])
 def test_the_direct_branch_stores_into_the_argument_without_a_temporary(fn, shape):
     x = np.ones(shape, np.float32)
     out = np.ones(shape[:1] if fn is row_sums else shape, np.float32)

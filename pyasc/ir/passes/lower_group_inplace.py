@@ -123,7 +123,7 @@ def _is_alloc(v: Value) -> bool:
     return isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp)
 
 
-def _disjoint(a: Value, b: Value) -> bool:
+def provably_disjoint(a: Value, b: Value) -> bool:
     """True if lowered memrefs ``a`` and ``b`` provably share no element."""
     ra, rb = base_buffer(a), base_buffer(b)
     return ra is not rb and (_is_alloc(ra) or _is_alloc(rb))
@@ -164,7 +164,7 @@ def destination(cx: Lowerer, group: Operation, elementwise: bool,
         if not isinstance(operand.type, TensorType):
             continue
         buf = cx.get(operand)
-        if buf is not dst and _disjoint(buf, dst):
+        if buf is not dst and provably_disjoint(buf, dst):
             continue
         pointwise = elementwise and arg.type.shape == shape and _pointwise_only(arg, shape)
         if buf is dst and not pointwise:

@@ -40,7 +40,9 @@ Results and buffers:
   indices, inside the nest; compress mask sizes, outside: numpy's IndexError).
 
 ``mem.to_tensor`` reuses its buffer when nothing can write between the snapshot and
-the last use of the value (rule in ``snapshots``), else copies it.  ``fusion.scope`` is
+the last use of the value (rule in ``snapshots``), else copies it; a copied snapshot
+whose only use is the ``mem.write`` right after it is one copy versioned on run-time
+alias tests instead (``lower_copy_inplace``).  ``fusion.scope`` is
 inlined; a ``fusion.group`` becomes one loop nest writing only its outputs
 (``lower_group``; a ``generic`` group is inlined op by op).
 
@@ -59,6 +61,7 @@ from pyasc.ir.core import Block
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes import (
     lower_argreduce,
+    lower_copy_inplace,
     lower_elementwise,
     lower_group,
     lower_matmul,
@@ -102,6 +105,7 @@ def lower_function(fn: FuncOp, boundscheck: bool = True,
     gen = LoopGen(Builder.at_end(new, fn.loc), boundscheck)
     cx = Lowerer(RULES, gen, reuse, options)
     lower_matmul_gather.plan(fn, cx)
+    lower_copy_inplace.plan(fn, cx)
     cx.lower_into(old, new)
     gen.flush_constants(new)
     region = fn.body
