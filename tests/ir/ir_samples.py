@@ -146,6 +146,8 @@ def _mem(s: _Sample, buf: Value, x: Value, n: Value) -> list[Value]:
     scratch = s.val(mem.AllocOp([], [MemRefType((2,), u8)]))
     s.op(mem.CopyOp([cbuf, scratch]))
     s.op(mem.DeallocOp([scratch]))
+    s.val(mem.DisjointOp([sv, tr], [i1]))
+    s.val(mem.SameViewOp([buf, new], [i1]))
     return [d, tt, cont, new]
 
 
