@@ -28,7 +28,7 @@ from pyasc.ir.types import (
 LOOP_LEVEL_OPS = {
     "builtin.module", "func.func", "func.return", "func.assert", "func.call",
     "mem.alloc", "mem.dealloc", "mem.constant", "mem.dim", "mem.load", "mem.store",
-    "mem.subview", "mem.transpose", "mem.reshape",
+    "mem.subview", "mem.transpose", "mem.reshape", "mem.disjoint", "mem.same_view",
     "loop.for", "loop.while", "loop.if", "loop.yield", "loop.condition",
 }
 
