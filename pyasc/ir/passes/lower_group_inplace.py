@@ -123,6 +123,14 @@ def _is_alloc(v: Value) -> bool:
     return isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp)
 
 
+def views_of_one_local(a: Value, b: Value) -> bool:
+    """True if ``a`` and ``b`` are views of the same array of this function (a
+    ``mem.alloc``): ``t[1:] = t[:-1]`` and the like overlap by construction, so a
+    run-time test would only double the code; they keep the temporary."""
+    ra = base_buffer(a)
+    return ra is base_buffer(b) and _is_alloc(ra)
+
+
 def provably_disjoint(a: Value, b: Value) -> bool:
     """True if lowered memrefs ``a`` and ``b`` provably share no element."""
     ra, rb = base_buffer(a), base_buffer(b)
@@ -170,7 +178,7 @@ def destination(cx: Lowerer, group: Operation, elementwise: bool,
         if buf is dst and not pointwise:
             return None
         if buf is not dst:
-            if not cx.options.get("alias_checks", True):
+            if not cx.options.get("alias_checks", True) or views_of_one_local(buf, dst):
                 return None
             place.checks.append((buf, pointwise))
     return place
