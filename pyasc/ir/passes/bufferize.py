@@ -16,9 +16,10 @@ Ownership (what makes deallocation simple and loop-carried tensors safe):
 * Every tensor operand of a terminator (``loop.yield``, ``loop.condition``,
   ``func.return``) hands an owned buffer over: it must be owned by the terminator's
   block and not handed over at an earlier position, else it is first copied into a
-  fresh buffer.  So loop iterations, if-branches and function results always carry
-  fresh buffers of the exact contiguous memref type, never views, parameters or
-  buffers that are freed or written later.
+  fresh buffer.  A reshape of such an owned buffer (made in the same block) hands that
+  buffer over, as the reshape.  So loop iterations, if-branches and function results
+  always carry fresh buffers of the exact contiguous memref type (or a reshape of all of
+  one), never other views, parameters or buffers that are freed or written later.
 * A tensor init of a loop is handed over the same way: an owned buffer of the current
   block whose tensor has no other use moves into the loop; anything else is copied.
   Handed-over values are recorded in ``transferred``.
@@ -137,11 +138,23 @@ class Lowerer:
         for old in olds:
             new = self.get(old)
             if isinstance(old.type, TensorType):
-                if new not in self.owned or not self._defined_here(new) or new in claimed:
-                    new = self.fresh_copy(new)
-                claimed.add(new)
+                base = self._reshaped_owner(new)
+                if base not in self.owned or not self._defined_here(base) or base in claimed:
+                    new = base = self.fresh_copy(new)
+                claimed.add(base)
             out.append(new)
         return out
+
+    def _reshaped_owner(self, new: Value) -> Value:
+        """The buffer ``new`` hands over: itself, or for a reshape made in this block
+        the buffer it reshapes (a contiguous view of all of it, of the exact contiguous
+        type the terminator needs).  Handing the reshape over moves that buffer without
+        a copy (``conv2d``'s ``y.reshape(n, o, oh, ow)``: the product's whole output);
+        ``dealloc`` sees the reshape as an alias and keeps the buffer alive."""
+        if isinstance(new, OpResult) and isinstance(new.op, mem.ReshapeOp) \
+                and self._defined_here(new) and self._bound[new.op.operand_values[0]] == 1:
+            return new.op.operand_values[0]
+        return new
 
     def loop_inits(self, olds: Sequence[Value]) -> list[Value]:
         """New init values of a loop; tensor inits are handed over to the loop."""

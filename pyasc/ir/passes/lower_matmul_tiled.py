@@ -1,6 +1,7 @@
 """Cache-blocked, register-tiled ``tensor.matmul`` for matrix @ matrix (``lower_matmul``).
 
-Loop nest per batch index (after the output is zeroed), BLIS style::
+Loop nest per batch index, BLIS style (the first k block starts its accumulators at
+zero: the output is neither zeroed beforehand nor read back in that block)::
 
     for jc in [0, Nf) step NC:             # column block of the output
       for pc in [0, K) step KC:            # k block (a 16 KiB micro-panel of b)
@@ -8,11 +9,11 @@ Loop nest per batch index (after the output is zeroed), BLIS style::
         for ir in [0, Mf/MR):              # parallel: disjoint output rows
           pack a[i0:i0+MR, pc:pc+kc] -> ap[kc][MR]       (a buffer per iteration)
           for jr in [0, nc/NR):
-            acc[MR][NR] = out[i0:i0+MR, j0:j0+NR]      # scalars carried by the k loop
+            acc[MR][NR] = 0 if pc == 0 else out[i0:i0+MR, j0:j0+NR]  # carried scalars
             for k in [0, kc): acc[ii][jj] += ap[k, ii] * bp[jr, k, jj]
             out[i0:i0+MR, j0:j0+NR] = acc
         the rows [Mf, M): the same with tiles of 4, 2 and 1 rows (binary decomposition)
-    columns [Nf, N): plain i-k-j loops
+    columns [Nf, N): plain i-k-j loops (each row zeroed first)
 
 ``Mf``/``Nf`` are ``M``/``N`` rounded down to multiples of ``MR``/``NR``.  The remaining
 rows go through the same packed micro-kernel with fewer rows (as i-k-j loops, which
@@ -111,7 +112,8 @@ MultiplyAdd = Callable[[Value, Value, Value], Value]
 
 
 class TiledMatmul:
-    """Emits the tiled nest into ``out`` (zeroed, contiguous ``[*batch, M, N]``)."""
+    """Emits the tiled nest into ``out`` (contiguous ``[*batch, M, N]``; every element
+    is written, its previous contents never read)."""
 
     def __init__(self, gen: LoopGen, out: Value, loads: tuple[RowLoad, Load],
                  sizes: tuple[Value, Value, Value], madd: MultiplyAdd, k_static: int,
@@ -216,7 +218,7 @@ class TiledMatmul:
         jc, pc, panels, kc = block
         load_a = self._pack_a(bidx, i0, pc, kc, rows)
         gen.for_(gen.const(0), panels, lambda jr, _: self._micro(
-            bidx, (i0, rows), jc, jr[0], kc, load_a), name="jr")
+            bidx, (i0, rows), (jc, jr[0], pc), kc, load_a), name="jr")
         return []
 
     def _pack_a(self, bidx: list[Value], i0: Value, pc: Value, kc: Value,
@@ -237,16 +239,18 @@ class TiledMatmul:
         gen.nest([kc], step, prefix="q")
         return lambda ii, k: gen.load(ap, [k, gen.const(ii)])
 
-    def _micro(self, bidx: list[Value], tile_rows: tuple[Value, int], jc: Value,
-               jr: Value, kc: Value, load_a: Callable[[int, Value], Value]) -> list[Value]:
-        """One ``rows x NR`` register tile over one k block."""
+    def _micro(self, bidx: list[Value], tile_rows: tuple[Value, int],
+               where: tuple[Value, Value, Value], kc: Value,
+               load_a: Callable[[int, Value], Value]) -> list[Value]:
+        """One ``rows x NR`` register tile over one k block; ``where`` = (jc, jr, pc)."""
         gen = self.gen
         i0, count = tile_rows
+        jc, jr, pc = where
         j0 = gen.add(jc, gen.mul(jr, gen.const(self.nr)))
         rows = [gen.add(i0, gen.const(ii)) for ii in range(count)]
         cols = [gen.add(j0, gen.const(jj)) for jj in range(self.nr)]
         places = [[*bidx, i, j] for i in rows for j in cols]
-        inits = [gen.load(self.out, p) for p in places]
+        inits = self._tile_inits(places, pc)
 
         def step(ks: list[Value], accs: list[Value]) -> list[Value]:
             bs = [gen.load(self.bp, [jr, ks[0], gen.const(jj)]) for jj in range(self.nr)]
@@ -262,14 +266,31 @@ class TiledMatmul:
             gen.store(value, self.out, p)
         return []
 
+    def _tile_inits(self, places: list[list[Value]], pc: Value) -> list[Value]:
+        """The accumulators at the start of the k block at ``pc``: zero in the first
+        block (one block when the static ``k`` fits in ``kc``), else the output tile."""
+        gen, elem = self.gen, self.out.type.element
+        zero = gen.const(0.0 if elem.is_float else 0, elem)
+        k = constant_of(self.k)
+        if isinstance(k, int) and k <= self.kc:
+            return [zero] * len(places)
+        return gen.if_(gen.cmp("eq", pc, gen.const(0)), [elem] * len(places),
+                       lambda: [zero] * len(places),
+                       lambda: [gen.load(self.out, p) for p in places])
+
     def ikj(self, bidx: list[Value], rows: tuple[Value, Value],
             cols: tuple[Value, Value]) -> None:
-        """``out[i, j] += a[i, k] * b[k, j]`` over a rectangle, k before j (the rows are
-        independent: the outer loop is ``parallel``)."""
+        """``out[i, j] = sum over k of a[i, k] * b[k, j]`` over a rectangle: each row
+        zeroed, then k before j (the rows are independent: the outer loop is
+        ``parallel``)."""
         gen = self.gen
+        elem = self.out.type.element
+        zero = gen.const(0.0 if elem.is_float else 0, elem)
 
         def row(i: Value) -> None:
             load = self.row_a(bidx, i)
+            gen.for_(cols[0], cols[1], lambda js, _: gen.store(
+                zero, self.out, [*bidx, i, js[0]]) or [], name="j")
 
             def k_step(ks: list[Value], _: list[Value]) -> list[Value]:
                 aik = load(ks[0])
