@@ -167,10 +167,20 @@ def run_both(module: ModuleOp, args: Sequence, name: str = "f"):
     before = Interpreter(module).call(name, *a0)
     with tracked_allocations() as live:
         after = Interpreter(lowered).call(name, *a1)
-        returned = {id(r) for r in after if isinstance(r, np.ndarray)}
+        returned = {id(r) for r in _with_bases(after)}  # a view returns its base
         leaked = set(live) - returned
     assert not leaked, f"{len(leaked)} buffers leaked"
     return before, after, a0, a1, lowered
+
+
+def _with_bases(results: Sequence) -> list[np.ndarray]:
+    """The arrays among ``results`` and the arrays they are views of."""
+    out = []
+    for r in results:
+        while isinstance(r, np.ndarray):
+            out.append(r)
+            r = r.base
+    return out
 
 
 def assert_same(x, y, rtol: float = 0.0) -> None:

@@ -454,3 +454,70 @@ def test_group_yielding_its_input_does_not_let_a_loop_steal_the_buffer():
     %s = "arith.sub"(%r, %e) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
     "func.return"(%s) : (tensor<3xf32>) -> ()'''
     check(parse("%x: memref<3xf32>", "tensor<3xf32>", body), [RNG.random(3, np.float32)])
+
+
+RESHAPED = '''
+    %t = "mem.to_tensor"(%x) : (memref<2x6xf32>) -> tensor<2x6xf32>
+    %one = "arith.constant"() {value = 1.0} : () -> f32
+    %y = "arith.add"(%t, %one) : (tensor<2x6xf32>, f32) -> tensor<2x6xf32>
+    %r = "tensor.reshape"(%y) : (tensor<2x6xf32>) -> tensor<3x4xf32>
+    RETURN'''
+
+
+def test_returned_reshape_hands_its_buffer_over_without_a_copy():
+    """``return y.reshape(...)`` of a buffer made here moves that buffer (conv2d's
+    result: the product's whole output was copied)."""
+    ret = '"func.return"(%r) : (tensor<3x4xf32>) -> ()'
+    low = check(parse("%x: memref<2x6xf32>", "tensor<3x4xf32>",
+                      RESHAPED.replace("RETURN", ret)), [RNG.random((2, 6), np.float32)])
+    assert count_ops(low, "mem.alloc") == 1  # the sum's buffer only
+    returned = low.get("f").entry.terminator.operand_values[0]
+    assert returned.op.name == "mem.reshape"
+    assert count_ops(low, "mem.dealloc") == 0  # not freed: it is the result
+
+
+@pytest.mark.parametrize("ret, types", [
+    ('"func.return"(%r, %y)', "(tensor<3x4xf32>, tensor<2x6xf32>)"),
+    ('"func.return"(%y, %r)', "(tensor<2x6xf32>, tensor<3x4xf32>)"),
+    ('"func.return"(%r, %r)', "(tensor<3x4xf32>, tensor<3x4xf32>)"),
+])
+def test_reshape_returned_beside_its_source_gets_a_copy(ret, types):
+    """One buffer is handed over once: the second result is a fresh copy."""
+    body = RESHAPED.replace("RETURN", f'{ret} : {types} -> ()')
+    x = RNG.random((2, 6), np.float32)
+    mod = parse("%x: memref<2x6xf32>", types, body)
+    check(mod, [x])
+    _, after, *_ = run_both(mod, [x])
+    assert not np.shares_memory(after[0], after[1])
+    np.testing.assert_array_equal(after[0].ravel(), (x + 1).ravel())
+
+
+def test_reshape_of_a_parameter_snapshot_is_still_copied():
+    body = '''
+    %t = "mem.to_tensor"(%x) : (memref<2x6xf32>) -> tensor<2x6xf32>
+    %r = "tensor.reshape"(%t) : (tensor<2x6xf32>) -> tensor<3x4xf32>
+    "func.return"(%r) : (tensor<3x4xf32>) -> ()'''
+    x = RNG.random((2, 6), np.float32)
+    mod = parse("%x: memref<2x6xf32>", "tensor<3x4xf32>", body)
+    _, after, _, args, _ = run_both(mod, [x])
+    assert not np.shares_memory(after[0], args[0])
+
+
+def test_loop_carried_reshape_hands_over_each_iteration():
+    body = '''
+    %c0 = "arith.constant"() {value = 0} : () -> index
+    %c1 = "arith.constant"() {value = 1} : () -> index
+    %two = "arith.constant"() {value = 2.0} : () -> f64
+    %x0 = "mem.to_tensor"(%x) : (memref<4x3xf64>) -> tensor<4x3xf64>
+    %r = "loop.for"(%c0, %n, %c1, %x0) ({
+    ^bb0(%i: index, %a: tensor<4x3xf64>):
+      %d = "arith.mul"(%a, %two) : (tensor<4x3xf64>, f64) -> tensor<4x3xf64>
+      %f = "tensor.reshape"(%d) : (tensor<4x3xf64>) -> tensor<12xf64>
+      %s = "arith.add"(%f, %two) : (tensor<12xf64>, f64) -> tensor<12xf64>
+      %b = "tensor.reshape"(%s) : (tensor<12xf64>) -> tensor<4x3xf64>
+      "loop.yield"(%b) : (tensor<4x3xf64>) -> ()
+    }) : (index, index, index, tensor<4x3xf64>) -> tensor<4x3xf64>
+    "func.return"(%r, %x0) : (tensor<4x3xf64>, tensor<4x3xf64>) -> ()'''
+    mod = parse("%x: memref<4x3xf64>; %n: index", "(tensor<4x3xf64>, tensor<4x3xf64>)", body)
+    for n in (0, 1, 4):
+        check(mod, [RNG.random((4, 3)), n])

@@ -16,10 +16,11 @@ Ownership (what makes deallocation simple and loop-carried tensors safe):
 * Every tensor operand of a terminator (``loop.yield``, ``loop.condition``,
   ``func.return``) hands an owned buffer over: it must be owned by the terminator's
   block and not handed over at an earlier position, else it is first copied into a
-  fresh buffer.  A reshape of such an owned buffer (made in the same block) hands that
-  buffer over, as the reshape.  So loop iterations, if-branches and function results
-  always carry fresh buffers of the exact contiguous memref type (or a reshape of all of
-  one), never other views, parameters or buffers that are freed or written later.
+  fresh buffer.  A ``func.return`` of a reshape of such an owned buffer (made in the
+  same block) hands that buffer over, as the reshape.  So loop iterations and
+  if-branches always carry fresh buffers of the exact contiguous memref type, and
+  function results such buffers or a reshape of all of one; never other views,
+  parameters or buffers that are freed or written later.
 * A tensor init of a loop is handed over the same way: an owned buffer of the current
   block whose tensor has no other use moves into the loop; anything else is copied.
   Handed-over values are recorded in ``transferred``.
@@ -131,14 +132,15 @@ class Lowerer:
             return v.block is block
         return isinstance(v, OpResult) and v.op.parent is block
 
-    def hand_over(self, olds: Sequence[Value]) -> list[Value]:
-        """New values for terminator operands; tensors become owned fresh buffers."""
+    def hand_over(self, olds: Sequence[Value], reshapes: bool = False) -> list[Value]:
+        """New values for terminator operands; tensors become owned fresh buffers (or,
+        with ``reshapes``, for ``func.return``, a reshape of all of one)."""
         out: list[Value] = []
         claimed: set[Value] = set()
         for old in olds:
             new = self.get(old)
             if isinstance(old.type, TensorType):
-                base = self._reshaped_owner(new)
+                base = self._reshaped_owner(new) if reshapes else new
                 if base not in self.owned or not self._defined_here(base) or base in claimed:
                     new = base = self.fresh_copy(new)
                 claimed.add(base)
@@ -150,7 +152,9 @@ class Lowerer:
         the buffer it reshapes (a contiguous view of all of it, of the exact contiguous
         type the terminator needs).  Handing the reshape over moves that buffer without
         a copy (``conv2d``'s ``y.reshape(n, o, oh, ow)``: the product's whole output);
-        ``dealloc`` sees the reshape as an alias and keeps the buffer alive."""
+        ``dealloc`` sees the reshape as an alias and keeps the buffer alive.  Only for
+        function results: the backends trace a result back to its allocation through
+        views, while loop-carried buffers are freed through the loop's arguments."""
         if isinstance(new, OpResult) and isinstance(new.op, mem.ReshapeOp) \
                 and self._defined_here(new) and self._bound[new.op.operand_values[0]] == 1:
             return new.op.operand_values[0]
@@ -211,7 +215,7 @@ def _lower_terminator(cx: Lowerer, op: Operation) -> list[Value]:
     if isinstance(op, loop.ConditionOp):
         new_values = [cx.get(values[0]), *cx.hand_over(values[1:])]
     else:
-        new_values = cx.hand_over(values)
+        new_values = cx.hand_over(values, reshapes=isinstance(op, func.ReturnOp))
     cx.gen.b.insert(type(op)(new_values))
     return []
 

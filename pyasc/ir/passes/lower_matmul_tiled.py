@@ -201,15 +201,25 @@ class TiledMatmul:
 
     def _pack(self, bidx: list[Value], jc: Value, pc: Value, panels: Value,
               kc: Value) -> None:
-        """``bp[jr, k, jj] = b[pc + k, jc + jr*NR + jj]``."""
+        """``bp[jr, k, jj] = b[pc + k, jc + jr*NR + jj]``, row by row of ``b``: ``k``
+        outside, so that the loads run along a row of ``b`` (a matrix larger than the
+        caches, such as conv2d's column matrix, streams from memory: column panel by
+        column panel, each row of the panel is another page and the prefetcher does not
+        follow; it was 20% of a batched conv2d's time).  The ``NR`` loads of a panel row
+        come before its stores: they are then one vector load and one vector store
+        (the panel is a fresh buffer, but LLVM cannot know it does not alias ``b``)."""
         gen = self.gen
         nr = gen.const(self.nr)
 
-        def body(ivs: list[Value]) -> None:
-            jr, k, jj = ivs
-            j = gen.add(jc, gen.add(gen.mul(jr, nr), jj))
-            gen.store(self.load_b(bidx, gen.add(pc, k), j), self.bp, ivs)
-        gen.nest([panels, kc, nr], body, prefix="p")
+        def panel_row(ivs: list[Value]) -> None:
+            k, jr = ivs
+            j0 = gen.add(jc, gen.mul(jr, nr))
+            row = gen.add(pc, k)
+            values = [self.load_b(bidx, row, gen.add(j0, gen.const(jj)))
+                      for jj in range(self.nr)]
+            for jj, v in enumerate(values):
+                gen.store(v, self.bp, [jr, k, gen.const(jj)])
+        gen.nest([kc, panels], panel_row, prefix="p")
 
     def _row_tiles(self, bidx: list[Value], i0: Value,
                    block: tuple[Value, Value, Value, Value], rows: int) -> list[Value]:
