@@ -119,3 +119,52 @@ def test_micro_kernel_keeps_the_tile_in_registers():
         inner = list(op.walk())
         assert not any(isinstance(x, mem.StoreOp) for x in inner)
         assert not any(isinstance(x, mem.LoadOp) and x.operand_values[0] is out for x in inner)
+
+
+def _loops_storing_to(low, buf) -> list:
+    return [op for op in low.walk() if op.name == "loop.for" and any(
+        isinstance(x, mem.StoreOp) and x.operand_values[1] is buf for x in op.walk())]
+
+
+def test_output_is_not_zeroed_before_the_nest():
+    """The first k block starts its accumulators at zero: no pass zeroes the output
+    (a batched product's output, larger than the caches, was written, then read back)."""
+    a, b = rand((3, 16, 9), np.float32), rand((3, 9, 40), np.float32)  # 3 k blocks
+    low = check(kernel([a, b], matmul), [a, b], 2e-6)
+    fn = low.get("f")
+    out = fn.entry.terminator.operand_values[0]
+    top = [op for op in fn.entry.ops if op in _loops_storing_to(low, out)]
+    assert len(top) == 1  # the product's nest, no zero fill before it
+    assert not any(op.name == "mem.fill" for op in low.walk())
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_empty_k_gives_zeros(dynamic, dtype):
+    """With ``k = 0`` no k block runs: the output is still all zeros (the interpreter
+    poisons fresh buffers)."""
+    a, b = rand((9, 0), dtype), rand((0, 35), dtype)
+    check(kernel([a, b], matmul, dynamic), [a, b])
+    if dynamic:  # the same kernel with k > 0 (a zero fill only when k is 0)
+        mod = kernel([a, b], matmul, dynamic)
+        check(mod, [rand((9, 6), dtype), rand((6, 35), dtype)], 2e-6)
+
+
+def test_b_is_packed_row_by_row():
+    """The packing reads ``b`` along its rows: the loop over ``k`` encloses the loop
+    over column panels (panel by panel, every row of ``b`` is another page and the
+    prefetcher does not follow), and a panel row's loads all come before its stores."""
+    a, b = rand((8, 12), np.float32), rand((12, 70), np.float32)
+    low = check(kernel([a, b], matmul), [a, b], 2e-6)
+    packed = next(op.result for op in low.walk()
+                  if op.name == "mem.alloc" and op.result.name_hint == "packed")
+    stores = [op for op in low.walk()
+              if isinstance(op, mem.StoreOp) and op.operand_values[1] is packed]
+    block = stores[0].parent
+    assert all(s.parent is block for s in stores)
+    panel_loop = block.parent_op
+    k_loop = panel_loop.parent.parent_op
+    jr, k = stores[0].operand_values[2], stores[0].operand_values[3]
+    assert jr is panel_loop.body.blocks[0].args[0] and k is k_loop.body.blocks[0].args[0]
+    first_store = block.index_of(stores[0])
+    assert not any(isinstance(op, mem.LoadOp) for op in block.ops[first_store:])
