@@ -14,8 +14,9 @@ against numpy and the counted bytes and MACs against the model ("sim" column).
 
 A second table is the seed's ``CustomConv`` (``examples/custom_conv.py``: input (8, 8,
 128, 128), weights (16, 8, 3, 3), ``pyasc.ops.conv2d``): its kernels (the im2col's DMA
-copy kernel, the cube kernel, the float16 cast), each one's GM bytes and estimate, and
-the total against the least traffic of any conv2d (x and w read once, y written once).
+copy kernel, the cube kernel writing float16 through Fixpipe), each one's GM bytes and
+estimate, and the total against the least traffic of any conv2d (x and w read once, y
+written once); then the same with a bias and ReLU, one MIX kernel after the copy kernel.
 
 A third table is linear + bias + activation, fused into one MIX kernel and not
 (``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate).
@@ -167,52 +168,73 @@ def conv(x, w):
     return conv2d(x, w)
 
 
+def conv_bias_relu(x, w, b):
+    return np.maximum(conv2d(x, w, b), 0)
+
+
 CONV_SHAPE = ((8, 8, 128, 128), (16, 8, 3, 3))   # examples/custom_conv.py: _DEMO, "default"
 CONV_HEADER = ["dtype", "kernel", "what", "GM read MiB", "GM written MiB", "estimate us",
                "sim"]
 
 
-def _conv_rows(dtype: type, soc_name: str) -> list[list[str]]:
-    """One row per kernel of the CustomConv shape, then the total."""
+def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, str]:  # noqa: ANN001
+    """(GM read, GM written, estimate s, what, sim check) of one conv kernel; ``acc``
+    sums the vector cores' GM <-> UB bytes (copy kernel, MIX epilogue), checked later."""
+    bw = soc.cube.hbm_bytes_per_s
+    if isinstance(k, CopyKernel):
+        acc[0] += k.gm_bytes // 2
+        acc[1] += k.gm_bytes // 2
+        return (k.gm_bytes // 2, k.gm_bytes // 2, k.gm_bytes / bw,
+                f"im2col: {len(k.src_offsets)} window copies", "vector")
+    cube = k.cube if isinstance(k, MixKernel) else k
+    assert isinstance(cube, CubeKernel), k
+    cost = cube_cost(cube, soc)
+    what = f"{cube.m}x{cube.n}x{cube.k} x{cube.batch}, {cube.block_dim}/{soc.cube.cores} cores"
+    if not isinstance(k, MixKernel):
+        same = (c["cube_macs"], c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == \
+            (cost.macs, cost.gm_read_bytes, cost.gm_write_bytes)
+        return (cost.gm_read_bytes, cost.gm_write_bytes, cost.estimate_s, what,
+                "counts match" if same else "MISMATCH")
+    mc = mix_cost(k, soc)
+    acc[0] += mc.epilogue_read
+    acc[1] += mc.written
+    same = (c["cube_macs"], c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == \
+        (cost.macs, mc.cube_read, mc.handoff)
+    return (mc.cube_read + mc.epilogue_read, mc.handoff + mc.written, mc.fused_s,
+            "MIX: " + what + " + bias + relu (hand-off in both)",
+            "vector" if same else "MISMATCH")
+
+
+def _conv_rows(dtype: type, soc_name: str, bias: bool = False) -> list[list[str]]:
+    """One row per kernel of the CustomConv shape (``bias``: with a bias and ReLU), then
+    the total."""
     soc = get_soc(soc_name)
-    cube_unit = soc.cube
-    assert cube_unit is not None
+    assert soc.cube is not None
     rng = np.random.default_rng(0)
-    x, w = (rng.standard_normal(s).astype(dtype) for s in CONV_SHAPE)
-    fn = hybrid(conv, target="ascend-sim", device_type=[soc.name])
-    kernel = fn.kernel(x, w)
-    got = fn(x, w)
-    want = hybrid(conv, target="interpret")(x, w)
+    args = [rng.standard_normal(s).astype(dtype) for s in CONV_SHAPE]
+    if bias:
+        args.append(rng.standard_normal(CONV_SHAPE[1][0]).astype(dtype))
+    form = conv_bias_relu if bias else conv
+    fn = hybrid(form, target="ascend-sim", device_type=[soc.name])
+    kernel = fn.kernel(*args)
+    got = fn(*args)
+    want = hybrid(form, target="interpret")(*args)
     ok = np.allclose(got.astype(np.float64), want, rtol=1e-2, atol=1e-2)
     c = kernel.last_counters
     rows, total_r, total_w, total_s = [], 0, 0, 0.0
-    bw = cube_unit.hbm_bytes_per_s
-    vec_r = vec_w = 0   # the vector cores' GM <-> UB bytes of the copy and cast kernels
+    acc = [0, 0]   # the vector cores' GM <-> UB bytes
+    name = np.dtype(dtype).name + (" + bias + relu" if bias else "")
     for k in kernel.ascend.kernels:
-        if isinstance(k, CopyKernel):
-            r = wr = k.gm_bytes // 2
-            est, what = k.gm_bytes / bw, f"im2col: {len(k.src_offsets)} window copies"
-            vec_r, vec_w, sim = vec_r + r, vec_w + wr, "vector"
-        elif isinstance(k, CubeKernel):
-            cost = cube_cost(k, soc)
-            r, wr, est = cost.gm_read_bytes, cost.gm_write_bytes, cost.estimate_s
-            what = f"{k.m}x{k.n}x{k.k} x{k.batch}, {k.block_dim}/{cube_unit.cores} cores"
-            same = (c["cube_macs"], c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == \
-                (cost.macs, cost.gm_read_bytes, cost.gm_write_bytes)
-            sim = "counts match" if same else "MISMATCH"
-        else:  # the float32 -> float16 cast of the result (a vector kernel)
-            r, wr = got.size * 4, got.size * 2
-            est, what, sim = (r + wr) / bw, "cast float32 -> float16", "vector"
-            vec_r, vec_w = vec_r + r, vec_w + wr
+        r, wr, est, what, sim = _kernel_row(k, c, soc, acc)
         total_r, total_w, total_s = total_r + r, total_w + wr, total_s + est
-        rows.append([np.dtype(dtype).name, k.name, what, f"{r / 2**20:.4g}",
-                     f"{wr / 2**20:.4g}", f"{est * 1e6:.4g}", sim])
-    # the vector kernels' counts together against the sim's GM <-> UB counters
-    same = (c["gm_to_ub_bytes"], c["ub_to_gm_bytes"]) == (vec_r, vec_w)
+        rows.append([name, k.name, what, f"{r / 2**20:.4g}", f"{wr / 2**20:.4g}",
+                     f"{est * 1e6:.4g}", sim])
+    # the vector cores' counts together against the sim's GM <-> UB counters
+    same = (c["gm_to_ub_bytes"], c["ub_to_gm_bytes"]) == tuple(acc)
     for row in rows:
         row[-1] = row[-1].replace("vector", "counts match" if same else "MISMATCH")
-    least = x.nbytes + w.nbytes + got.nbytes
-    rows.append([np.dtype(dtype).name, "total", f"least any conv2d moves: {least / 2**20:.4g} "
+    least = sum(a.nbytes for a in args) + got.nbytes
+    rows.append([name, "total", f"least any conv2d moves: {least / 2**20:.4g} "
                  f"MiB ({(total_r + total_w) / least:.1f}x)", f"{total_r / 2**20:.4g}",
                  f"{total_w / 2**20:.4g}", f"{total_s * 1e6:.4g}",
                  "result ok" if ok else "MISMATCH"])
@@ -243,8 +265,9 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("error")   # a scalar fallback would be a failure here
         for name, (sa, sb) in SHAPES.items():
             rows.append(_row(name, sa, sb, args.soc, args.sim_macs))
-        for dtype in (np.float16, np.float32):
-            conv_rows.extend(_conv_rows(dtype, args.soc))
+        for bias in (False, True):
+            for dtype in (np.float16, np.float32):
+                conv_rows.extend(_conv_rows(dtype, args.soc, bias))
         mix_rows = [r for name, (fn, sa, sb) in MIX_SHAPES.items()
                     for r in _mix_rows(name, fn, sa, sb, args.soc, args.sim_macs)]
     _print(HEADER, rows, args.markdown)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.copy_loops import find_copy_loops
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp, rewrite_cube_matmuls
+from pyasc.backend.ascendc.cube_reshape import PASS_NAME as SEE_THROUGH
+from pyasc.backend.ascendc.cube_reshape import see_through_reshapes
 from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
@@ -136,6 +138,9 @@ class _Lowering:
         if self.soc.has_element("bf16"):
             widen_tensor_bf16(self.fn)  # bfloat16 arithmetic: float32 ops, rounded
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
+        if SEE_THROUGH not in disabled_passes():
+            # a reshaped cube result's epilogue in the cube's shape (conv2d's bias)
+            see_through_reshapes(self.fn)
         # no vector instruction computes atan: its polynomial is arithmetic that has one
         run_pipeline(self.module, ["expand-math"], {"only": VECTOR_EXPANDED,
                                                     "float64": self.soc.float64})

@@ -104,8 +104,8 @@ def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
     assert isinstance(ct, TensorType)
     if list(group.inputs).count(c) != 1:
         return None
-    try:
-        k = plan_vector_kernel(group, soc, "probe")
+    try:  # unsized: C's rows may be too long for a vector kernel, not for a block's
+        k = plan_vector_kernel(group, soc, "probe", sized=False)
     except (NotVectorizable, OutOfMemoryError):
         return None
     info = k.info
@@ -125,6 +125,10 @@ def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
         if i.vv.cls == FULL and (1,) * (ct.rank - len(shape)) + shape != ct.shape:
             return None
     if any(o.kind != FULL for o in k.outputs):
+        return None
+    try:  # rows of one block of C fit UB
+        plan_mix_kernel(op, k, pos, soc, "probe")
+    except OutOfMemoryError:
         return None
     return k, pos
 

@@ -129,11 +129,14 @@ def out_param(o: KernelOutput) -> str:
     return o.buf.name
 
 
-def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKernel:
+def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str,
+                       sized: bool = True) -> VectorKernel:
     """Analyze, lower and size ``group`` (raises ``NotVectorizable`` or E50003).
 
     A ``rows`` group whose row does not fit one UB tile gets the long-rows schedule
-    (``vec_longrows``: the row streamed through UB in column tiles) instead."""
+    (``vec_longrows``: the row streamed through UB in column tiles) instead.  Without
+    ``sized`` the kernel is returned unsized, for a caller that tiles it itself (a MIX
+    epilogue works on rows of one block of C, however long C's rows are)."""
     info = analyze(group)
     spans = analyze_spans(group, info)
     for arg, outer in zip(group.body.blocks[0].args, group.inputs, strict=True):
@@ -150,6 +153,9 @@ def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str) -> VectorKerne
             kernel.phys.append(PhysBuf(o.partial.acc.name + "Res_", "res",
                                        o.partial.acc.itemsize, "res"))
     _check_pipe(kernel)
+    if not sized:
+        kernel.unit = _unit(kernel)
+        return kernel
     try:
         _size(kernel, soc)
     except OutOfMemoryError:
@@ -266,9 +272,14 @@ def _output_buffer(low: VecLowering, vv: VVal, hint: str) -> Buf:
     return copy.buf
 
 
-def _size(kernel: VectorKernel, soc: SoC) -> None:
+def _unit(kernel: VectorKernel) -> int:
+    """Elements per 32-byte block of the narrowest tile or row buffer."""
     sizes = [b.itemsize for b in kernel.prog.buffers if b.kind in ("tile", "row")]
-    kernel.unit = 32 // min(sizes) if sizes else 8
+    return 32 // min(sizes) if sizes else 8
+
+
+def _size(kernel: VectorKernel, soc: SoC) -> None:
+    kernel.unit = _unit(kernel)
     space = kernel.info.space
     static = all(d != DYN for d in space)
     want: int | None = None
