@@ -105,12 +105,11 @@ def test_conv2d_is_a_copy_kernel_and_a_cube_kernel(form, xs, ws, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_conv2d_with_bias_and_relu(dtype):
-    # bias and relu are separate kernels after the cube kernel (no MIX kernel); the
-    # bias add broadcast along the channel axis (o, 1, 1) has no vector schedule today
-    kernel = _run("_biased_relu", _inputs((2, 3, 11, 13), (6, 3, 3, 3), dtype, bias=True),
-                  scalar_ok=True)
+    # the (o, 1, 1) bias and the relu are one MIX kernel with the matmul (cube_reshape;
+    # more forms in test_cube_reshape.py), no scalar kernel
+    kernel = _run("_biased_relu", _inputs((2, 3, 11, 13), (6, 3, 3, 3), dtype, bias=True))
     kinds = [type(k).__name__ for k in kernel.ascend.kernels]
-    assert kinds[:2] == ["CopyKernel", "CubeKernel"]
+    assert kinds == ["CopyKernel", "MixKernel"]
 
 
 def _patches(x):
