@@ -22,22 +22,20 @@ from pyasc.backend.ascendc.analysis import is_vector_op
 from pyasc.ir.core import Operation
 from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops.func import FuncOp, FusionGroupOp
-from pyasc.ir.types import ScalarType, TensorType, Type, bf16, f32
+from pyasc.ir.types import ScalarType, ShapedType, TensorType, Type, bf16, element_type, f32
 
 _MOVES = (arith.CastOp, arith.ConstantOp, tensor.BroadcastOp, tensor.FillOp)
 """Vector ops the unit does on bfloat16 itself: conversion and data movement."""
 
 
-def _elem(t: Type) -> ScalarType | None:
-    if isinstance(t, ScalarType):
-        return t
-    return t.element if isinstance(t, TensorType) else None
+def _is_bf16(t: Type) -> bool:
+    return isinstance(t, ScalarType | ShapedType) and element_type(t) == bf16
 
 
 def _to_f32(t: Type) -> Type:
     if t == bf16:
         return f32
-    return t.with_element(f32) if isinstance(t, TensorType) and t.element == bf16 else t
+    return t.with_element(f32) if isinstance(t, TensorType) and _is_bf16(t) else t
 
 
 def _candidate(op: Operation) -> bool:
@@ -45,7 +43,7 @@ def _candidate(op: Operation) -> bool:
             not is_vector_op(op):
         return False
     values = [*op.operand_values, *op.result_values]
-    return any(_elem(v.type) == bf16 for v in values)
+    return any(_is_bf16(v.type) for v in values)
 
 
 def _widen(op: Operation) -> None:
@@ -54,7 +52,7 @@ def _widen(op: Operation) -> None:
     assert block is not None
     operands = []
     for v in op.operand_values:
-        if _elem(v.type) == bf16:
+        if _is_bf16(v.type):
             up = arith.CastOp([v], [_to_f32(v.type)], loc=op.loc)
             block.insert(block.index_of(op), up)
             v = up.result
@@ -63,7 +61,7 @@ def _widen(op: Operation) -> None:
     new = type(op)(operands, [_to_f32(old.type)], dict(op.attributes), loc=op.loc)
     block.insert(block.index_of(op), new)
     result = new.result_values[0]
-    if _elem(old.type) == bf16:
+    if _is_bf16(old.type):
         down = arith.CastOp([result], [old.type], loc=op.loc)
         block.insert(block.index_of(op), down)
         result = down.result
