@@ -167,13 +167,13 @@ def run_both(module: ModuleOp, args: Sequence, name: str = "f"):
     before = Interpreter(module).call(name, *a0)
     with tracked_allocations() as live:
         after = Interpreter(lowered).call(name, *a1)
-        returned = {id(r) for r in _with_bases(after)}  # a view returns its base
+        returned = {id(r) for r in with_bases(after)}  # a view returns its base
         leaked = set(live) - returned
     assert not leaked, f"{len(leaked)} buffers leaked"
     return before, after, a0, a1, lowered
 
 
-def _with_bases(results: Sequence) -> list[np.ndarray]:
+def with_bases(results: Sequence) -> list[np.ndarray]:
     """The arrays among ``results`` and the arrays they are views of."""
     out = []
     for r in results:

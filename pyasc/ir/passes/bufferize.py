@@ -156,7 +156,7 @@ class Lowerer:
         function results: the backends trace a result back to its allocation through
         views, while loop-carried buffers are freed through the loop's arguments."""
         if isinstance(new, OpResult) and isinstance(new.op, mem.ReshapeOp) \
-                and self._defined_here(new) and self._bound[new.op.operand_values[0]] == 1:
+                and self._defined_here(new) and self._bound.get(new.op.operand_values[0]) == 1:
             return new.op.operand_values[0]
         return new
 
