@@ -46,8 +46,16 @@ def _erf(v: np.ndarray) -> np.ndarray:
     return np.array([math.erf(float(t)) for t in v], dtype=L)
 
 
-def _log_erfc(v: np.ndarray) -> np.ndarray:
-    return np.log(np.array([math.erfc(float(t)) for t in v], dtype=L))
+def _erfc(v: np.ndarray) -> np.ndarray:
+    return np.array([math.erfc(float(t)) for t in v], dtype=L)
+
+
+ERF_C0 = L(2) / np.sqrt(np.pi, dtype=L)  # -log(erfc(t)) = ERF_C0 t + O(t^2)
+
+
+def _neg_log_erfc_rest(t: np.ndarray) -> np.ndarray:
+    """``(-log(erfc(t)) - c0 t) / t^2`` (float64 ``erfc``: fit above ``t = 1e-3`` only)."""
+    return (-np.log(_erfc(t)) - ERF_C0 * t) / (t * t)
 
 
 def _atanh_series(z: np.ndarray) -> np.ndarray:
@@ -66,8 +74,7 @@ def _one_minus_exp2_series(u: np.ndarray) -> np.ndarray:
 
 
 LN2_HALF = 0.34657359027997264 * (1 + 2 ** -20)  # reduced-argument bound, with margin
-ERF_SPLIT = 0.921875  # |x| below: odd series; above: 1 - exp(poly(|x|))
-ERF_ONE = 3.9375      # erf(x) rounds to 1.0f beyond about 3.9192
+ERF_ONE = 3.9375  # erf(x) rounds to 1.0f beyond about 3.9192
 LN2_QUARTER = 0.34657359027997264 / 2 * (1 + 2 ** -16)  # tanh's reduced-argument bound
 PIO4 = math.pi / 4 * (1 + 2 ** -16)
 ATAN_T = 0.5 * (1 + 2 ** -16)  # atan's reduced-argument bound
@@ -83,11 +90,8 @@ FITS: dict[str, Fit] = {
     # tanh: 1 - e^{-2u} = 2u + u^2 G(u), |u| <= ln2/4: relative error of 1 - e^{-2u}
     "tanh": Fit(_one_minus_exp2_series, lambda u: np.abs(u * u / -np.expm1(-2 * u)),
                 -LN2_QUARTER, LN2_QUARTER, 5),
-    # erf(x) = x + x P(x^2): relative error of the result
-    "erf_small": Fit(lambda z: _erf(np.sqrt(z)) / np.sqrt(z) - 1,
-                     lambda z: np.sqrt(z) / _erf(np.sqrt(z)), 1e-8, ERF_SPLIT ** 2, 7),
-    # erf(t) = 1 - exp(Q(t)), Q = log(erfc): absolute error of erf
-    "erf_tail": Fit(_log_erfc, lambda t: np.exp(_log_erfc(t)), ERF_SPLIT, ERF_ONE, 8),
+    # erf(t) = 1 - e^{-L(t)}, L(t) = -log(erfc(t)) = c0 t + t^2 R(t): error of erf, relative
+    "erf_r": Fit(_neg_log_erfc_rest, lambda t: t * t * _erfc(t) / _erf(t), 1e-3, ERF_ONE, 10),
     # sin(r) = r + r^3 S(r^2): relative error
     "sin": Fit(lambda z: (np.sin(np.sqrt(z)) - np.sqrt(z)) / (z * np.sqrt(z)),
                lambda z: z * np.sqrt(z) / np.sin(np.sqrt(z)), 1e-6, PIO4 ** 2, 4),

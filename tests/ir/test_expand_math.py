@@ -341,6 +341,26 @@ def test_tanh_is_one_branch(fma):
     assert len(names) <= (32 if fma else 44), len(names)  # the old form: 5 selects
 
 
+@pytest.mark.parametrize("fma", [False, True], ids=["mul-add", "fma"])
+def test_erf_is_one_branch(fma):
+    """erf is one formula (``1 - e^{-L(|x|)}`` with one polynomial ``L``): no second
+    formula joined by a select, the sign copied by bit operations; the only compare and
+    select are the clamp of |x|.  The old form computed ``x + x P(x^2)`` and
+    ``1 - e^{Q(|x|)}``, selected, and restored the sign with a select (5 of each, 55 ops
+    with FMA)."""
+    module = ModuleOp.empty()
+    fn = FuncOp.empty("f", [f32], [f32], ["x"])
+    b = Builder.at_end(fn.entry)
+    b.insert(func.ReturnOp([b.insert(m.ErfOp.new(fn.entry.args[0])).result]))
+    module.append(fn)
+    run_pipeline(module, ["expand-math"], {"fma": fma})
+    names = [n for n in _names(module) if n not in STRUCTURE and n != "arith.constant"]
+    assert names.count("arith.select") <= 1 and names.count("arith.cmp") <= 1, names
+    assert "math.round" not in names  # one reduction, by the rounding constant
+    arithmetic = [n for n in names if n != "arith.bitcast"]  # bitcasts are free
+    assert len(arithmetic) <= (40 if fma else 60), len(arithmetic)
+
+
 @pytest.mark.parametrize("bound", [9.010913, -104.0, 1.0, 3e38])
 def test_min_max_against_a_constant_keep_numpy_semantics(bound):
     """``Val.min``/``max`` against a non-zero float constant is a compare and a select

@@ -1,4 +1,4 @@
-"""``tanh`` and ``erf`` for float32, branch-free.
+"""``tanh`` and ``erf`` for float32, branch-free and each in one branch.
 
 * ``tanh``: one formula for every ``x``, from ``w = e^{-2|x|}``:
   ``tanh|x| = (1 - w)/(1 + w) = h/(1 - h)`` with ``h = (1 - w)/2``.  ``|x|`` is reduced
@@ -10,10 +10,15 @@
   ``h`` as ``h_hi + tail``) damps that error by ``y/(1 + y) <= 1/2``.
   ``|x|`` is clamped to ``TANH_CUT``, where the result is exactly 1; the sign is copied
   from ``x`` (``-0`` and NaN exact).  See docs/math-accuracy.md.
-* ``erf``: ``x + x P(x^2)`` for ``|x| < ERF_SPLIT``; above, ``1 - e^{Q(|x|)}`` where
-  ``Q`` approximates ``log(erfc(t))`` (the form used by njuffa's erff), with ``|x|``
-  clamped to ``ERF_ONE`` beyond which ``erf`` rounds to 1; both computed, one selected.
-  NaN propagates through both branches; the polynomial branch keeps ``-0``.
+* ``erf``: one formula for every ``x``: ``erf t = 1 - e^{-L(t)}`` with ``t = |x|``
+  and ``L = -log(erfc)``, a polynomial ``L(t) = c0 t + t^2 R(t)`` on ``[0, ERF_ONE]``
+  (``c0 = 2/sqrt(pi)`` as a float32 head + tail, so that small ``t`` keep their
+  relative accuracy), ``t`` clamped to ``ERF_ONE`` beyond which ``erf`` rounds to 1.
+  ``L = n ln2 + v`` (``n`` an integer, ``|v| <= ln2/2``) gives
+  ``erf t = (1 - 2^-n) + 2^-n (1 - e^{-v})``: ``1 - 2^-n`` is exact, the second term the
+  smaller one, ``1 - e^{-v}`` is ``expm1``'s polynomial, and no subtraction cancels
+  (for small ``t``, ``n = 0`` and the result is ``1 - e^{-L}`` itself, about ``L``).
+  The sign is copied from ``x`` bitwise (``-0`` and NaN exact).
 
 Coefficients: ``benchmarks/math_remez.py``.
 """
@@ -22,8 +27,8 @@ from __future__ import annotations
 
 import math
 
-from pyasc.ir.passes.mathlib.emit import Val, copysign, fma, horner, mul_add, split, where
-from pyasc.ir.passes.mathlib.exp import LOG2E, exp
+from pyasc.ir.passes.mathlib.emit import Val, copysign, fma, horner, mul_add, split
+from pyasc.ir.passes.mathlib.exp import EXPM1_P, LOG2E
 from pyasc.ir.types import f32
 
 _H = float.fromhex
@@ -40,21 +45,19 @@ field they are ``2^{2n}``."""
 LN2 = math.log(2.0)
 LN2_HI, LN2_LO = split(LN2, 16)
 
-ERF_SPLIT = 0.921875
 ERF_ONE = 3.9375
-# erf(x) = x + x P(x^2), |x| <= ERF_SPLIT; relative error 2^-29.3
-ERF_P = (_H("0x1.06eba8p-3"), _H("-0x1.81274p-2"), _H("0x1.ce2d64p-4"), _H("-0x1.b80118p-6"),
-         _H("0x1.544a1ap-8"), _H("-0x1.a60c26p-11"), _H("0x1.4f79c2p-14"))
-# log(erfc(t)) = Q(t), ERF_SPLIT <= t <= ERF_ONE; error of erf 2^-33.6
-ERF_Q = (_H("0x1.82d54p-13"), _H("-0x1.212b28p+0"), _H("-0x1.443808p-1"), _H("-0x1.bc06fap-4"),
-         _H("0x1.9cf6dep-6"), _H("-0x1.13a0d6p-8"), _H("0x1.cf8dbep-12"),
-         _H("-0x1.6dafd8p-16"))
-
-
-def _with_sign_of(y: Val, x: Val) -> Val:
-    """``y >= 0`` with the sign of ``x`` (``x`` NaN: ``y``, itself NaN then)."""
-    return where(x.lt(0.0), -y, y)
-
+"""|x| clamp: erf rounds to 1 from 3.9192; the expansion gives exactly 1 here."""
+ERF_C0_HI, ERF_C0_LO = _H("0x1.20ep+0"), _H("-0x1.457decp-15")
+"""``2/sqrt(pi)``: a 12-bit head (its products with 12-bit heads of ``t`` are exact)."""
+# -log(erfc(t)) = c0 t + t^2 R(t), 0 <= t <= ERF_ONE; weighted error of erf 2^-27.5
+ERF_R = (_H("0x1.45f308p-1"), _H("0x1.a4f3fp-4"), _H("-0x1.394468p-6"), _H("-0x1.00a09p-12"),
+         _H("0x1.d3becap-10"), _H("-0x1.7c0faap-11"), _H("0x1.4bfd9p-13"),
+         _H("-0x1.3a1eeap-16"), _H("0x1.fc3cfap-21"), _H("-0x1.f85606p-27"))
+# 1 - e^{-v} = v + v^2 M(v): expm1's polynomial at -v, negated
+ERF_M = tuple((-1.0) ** (k + 1) * c for k, c in enumerate(EXPM1_P))
+INT_ROUND = 1.5 * 2.0 ** 23 + 127
+"""Adding it rounds to an integer (its ulp) and leaves ``127 - n`` in the low mantissa
+bits of the sum: shifted into the exponent field they are ``2^-n``."""
 
 def _reduce_half_ln2(a: Val) -> tuple[Val, Val]:
     """``a = -n ln2 + u`` for ``0 <= a <= TANH_CUT``: ``(s, u)`` with ``s = 2^{2n}``
@@ -82,9 +85,23 @@ def tanh(x: Val) -> Val:
     return copysign(y, x)
 
 
+def _neg_log_erfc(t: Val) -> tuple[Val, Val]:
+    """``-log(erfc(t)) = head + tail`` for ``0 <= t <= ERF_ONE``: ``head = c0 t_hi``
+    is exact (``t_hi``: the 12 leading bits of ``t``), ``tail`` the small rest."""
+    t_hi = (t.bits() & -(1 << 12)).as_float(f32)
+    rest = t * mul_add(t, horner(t, ERF_R), ERF_C0_LO)  # c0_lo t + t^2 R(t)
+    return t_hi * ERF_C0_HI, mul_add(t - t_hi, ERF_C0_HI, rest)
+
+
 def erf(x: Val) -> Val:
-    """``erf(x)`` (1.25 ulp measured)."""
-    a = x.abs()
-    near = x + x * horner(x * x, ERF_P)
-    far = 1.0 - exp(horner(a.min(ERF_ONE), ERF_Q))
-    return where(a.lt(ERF_SPLIT), near, _with_sign_of(far, x))
+    """``erf(x)`` in one branch (module doc)."""
+    l_hi, l_lo = _neg_log_erfc(x.abs().min(ERF_ONE))
+    k = mul_add(l_hi + l_lo, -LOG2E, INT_ROUND)
+    s = (k.bits() << 23).as_float(f32)  # 2^-n, exact
+    minus_n = k - INT_ROUND  # exact; -26 <= -n <= 0
+    # v = head + tail: head exact (Sterbenz) wherever 2^-n leaves v's error visible
+    head = mul_add(minus_n, LN2_HI, l_hi)
+    tail = mul_add(minus_n, LN2_LO, l_lo)
+    v = head + tail
+    one_minus = head + mul_add(v * v, horner(v, ERF_M), tail)  # 1 - e^{-v}, head last
+    return copysign(mul_add(s, one_minus, 1.0 - s), x)
