@@ -162,3 +162,27 @@ def test_every_kernel_asks_for_the_hosts_widest_vectors():
         assert any("zmm" in line for line in asm.splitlines())
     else:
         assert "prefer-vector-width" not in text
+
+
+def test_expansion_clamps_compile_without_a_nan_test():
+    """The clamps of the math expansions (``exp``, ``exp2``, ``expm1``, ``tanh``, ``erf``)
+    are ``arith.max``/``min`` against constants: the emitter gives each one compare (the
+    constant side needs no NaN test; x86 ``maxps``/``minps``), never an ``fcmp uno``;
+    special values come out exact."""
+    from pyasc import hybrid
+    from pyasc.ops import erf
+
+    @hybrid(target="cpu")
+    def k(x):
+        return np.exp(x), np.exp2(x), np.expm1(x), np.tanh(x), erf(x)
+
+    x = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -200.0, 200.0], np.float32)
+    assert "fcmp uno" not in k.llvm_ir(x)
+    want = {"exp": [np.nan, 0, np.inf, 1, 1, 0, np.inf],
+            "exp2": [np.nan, 0, np.inf, 1, 1, 0, np.inf],
+            "expm1": [np.nan, -1, np.inf, -0.0, 0, -1, np.inf],
+            "tanh": [np.nan, -1, 1, -0.0, 0, -1, 1], "erf": [np.nan, -1, 1, -0.0, 0, -1, 1]}
+    for got, (name, ref) in zip(k(x), want.items(), strict=True):
+        ref = np.array(ref, np.float32)
+        np.testing.assert_array_equal(got, ref, err_msg=name)
+        assert np.array_equal(np.signbit(got[1:]), np.signbit(ref[1:])), name  # -0

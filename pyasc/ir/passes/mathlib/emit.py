@@ -110,26 +110,15 @@ class Val:
     def __lshift__(self, o: Operand) -> Val: return self._bin(arith.ShlOp, self, o)
     def __rshift__(self, o: Operand) -> Val: return self._bin(arith.ShrOp, self, o)
 
+    # A float constant bound (a clamp) costs one ``maxps``/``minps``: the CPU backend
+    # drops the NaN test of an operand that is a constant (``emit_arith._never_nan``).
     def max(self, o: Operand) -> Val:
         """numpy ``maximum(self, o)``: NaN in either operand propagates."""
-        if self._plain_bound(o):
-            return where(self.lt(o), o, self)
         return self._bin(arith.MaxOp, self, o)
 
     def min(self, o: Operand) -> Val:
         """numpy ``minimum(self, o)``: NaN in either operand propagates."""
-        if self._plain_bound(o):
-            return where(self.gt(o), o, self)
         return self._bin(arith.MinOp, self, o)
-
-    def _plain_bound(self, o: Operand) -> bool:
-        """Whether ``min``/``max`` against ``o`` may be a compare and a select: ``o`` a
-        float constant, neither NaN nor zero.  ``x > c ? c : x`` then gives what
-        ``minimum`` gives (NaN ``x`` kept, ties equal in value and sign) and is one
-        ``minps``/``maxps`` on x86, where the NaN-propagating select of ``arith.min``
-        costs four instructions."""
-        return (isinstance(o, float | int) and self.elem.is_float and o == o
-                and o != 0)
 
     def clamp(self, lo: Number, hi: Number) -> Val:
         return self.max(lo).min(hi)
