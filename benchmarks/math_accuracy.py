@@ -47,7 +47,8 @@ of the CPU backend on a host with FMA (x86-64 with FMA3, AArch64): the multiply-
 of the polynomials are fused (`math.fma`, one rounding, `llvm.fma`); "no FMA" is the same
 sweep with separate multiplications and additions (hosts without FMA, and the AscendC
 scalar code).  Only pyasc's own polynomials and formulas are fused (`tanh` also fuses
-its reduction `n ln2 + |x|` and its last correction step): the user's arithmetic
+its reduction `n ln2 + |x|` and its last correction step, `erf` its reduction
+and its last step `(1 - 2^-n) + 2^-n m`): the user's arithmetic
 (`a * b + c` in a kernel) is never contracted unless the function is compiled with
 `fastmath=True`.  Error = `|y - f(x)| / ulp(f(x))`
 with `f` evaluated in float64 and `ulp` the float32 spacing at `|f(x)|` (`2^-149` for
@@ -76,8 +77,19 @@ computed and selected (the earlier expansion evaluated an odd polynomial and
 `1 - 2/(e^(2|x|) + 1)` for every element); the sign is copied bitwise, so `-0`, NaN
 and `+-1` beyond `|x| = 9.0109` are exact without selects.  Without FMA the same steps
 round twice: measured at most 1.998 ulp on every float32 in [1e-5, 9.02]
-(below, the sweep).  `erf` still computes its two branches (`x + x P(x^2)` and
-`1 - e^(Q(|x|))`) and selects.
+(below, the sweep).
+
+`erf` is one formula too: `erf t = 1 - e^(-L(t))` for `t = |x|` clamped to 3.9375,
+with `L = -log(erfc)` a single polynomial `c0 t + t^2 R(t)` (degree 11) on the whole
+range.  `L = n ln2 + v` (`n` from adding a rounding constant, whose bits also give
+`2^-n`) and `erf t = (1 - 2^-n) + 2^-n (1 - e^(-v))`, where `1 - 2^-n` is exact and
+`1 - e^(-v)` is `expm1`'s polynomial.  For small `t` (`n = 0`) the result is
+`1 - e^(-L)`, about `L` itself, so `L` is carried as an exact head `c0 t_hi` (12-bit
+heads of `2/sqrt(pi)` and `t`) plus a tail and the head is added last.  The earlier
+expansion computed `x + x P(x^2)` and `1 - e^(Q(|x|))` for every element, selected,
+and restored the sign with a select; the sign is now copied bitwise (`-0` and NaN
+exact, `+-1` beyond 3.92).  Clamps (`min`/`max` against a constant) are one
+`minps`/`maxps` on x86: the LLVM emitter drops the NaN test of a constant operand.
 
 **The backend's fastmath flags are another matter.**  The expansions depend on their
 evaluation order (Cody-Waite reduction, exact heads added last, two-step scaling by

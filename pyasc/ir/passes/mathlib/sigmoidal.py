@@ -94,7 +94,7 @@ def _neg_log_erfc(t: Val) -> tuple[Val, Val]:
 
 
 def erf(x: Val) -> Val:
-    """``erf(x)`` in one branch (module doc)."""
+    """``erf(x)`` in one branch (module doc; 1.12 ulp measured)."""
     l_hi, l_lo = _neg_log_erfc(x.abs().min(ERF_ONE))
     k = mul_add(l_hi + l_lo, -LOG2E, INT_ROUND)
     s = (k.bits() << 23).as_float(f32)  # 2^-n, exact
