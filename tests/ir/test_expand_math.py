@@ -184,14 +184,37 @@ def test_pow_small_integers_are_correctly_rounded(n):
     assert np.array_equal(np.signbit(y[~np.isnan(y)]), np.signbit(want[~np.isnan(want)]))
 
 
-@pytest.mark.parametrize("n, t", [(2.5, f32), (17, f32), (3, f64), (-0.5, f32)])
-def test_pow_left_alone(n, t):
+def _pow_module(n, t) -> ModuleOp:
     fn = FuncOp.empty("f", [t], [t], ["x"])
     b = Builder.at_end(fn.entry)
     b.insert(func.ReturnOp([power(n)(b, fn.entry.args[0])]))
     module = ModuleOp.empty()
     module.append(fn)
-    assert "math.pow" in _names(run_pipeline(module, ["expand-math"]))
+    return module
+
+
+@pytest.mark.parametrize("n, t", [(3, f64), (2.5, f64)])
+def test_pow_left_alone(n, t):
+    assert "math.pow" in _names(run_pipeline(_pow_module(n, t), ["expand-math"]))
+
+
+@pytest.mark.parametrize("n", [2.5, 17, -0.5, -40])
+def test_general_pow_is_arithmetic_without_float64_left_alone(n):
+    """Any other float32 exponent: ``powf`` (float64 arithmetic, no call); a target
+    without float64 (``float64=False``: AscendC) keeps ``math.pow``."""
+    names = set(_names(run_pipeline(_pow_module(n, f32), ["expand-math"])))
+    assert names <= ALLOWED | STRUCTURE, names - ALLOWED - STRUCTURE
+    kept = run_pipeline(_pow_module(n, f32), ["expand-math"], {"float64": False})
+    assert "math.pow" in _names(kept)
+
+
+@pytest.mark.parametrize("n", [2.5, 17, -0.5, -40, 1e-3])
+def test_general_pow_constant_exponent_correctly_rounded(n):
+    y = expanded(power(n))(POW_XS)
+    with np.errstate(all="ignore"):
+        want = np.power(POW_XS.astype(np.float64), float(n)).astype(np.float32)
+    np.testing.assert_array_equal(y, want)
+    assert np.array_equal(np.signbit(y[~np.isnan(y)]), np.signbit(want[~np.isnan(want)]))
 
 
 def test_pow_with_broadcasting_exponent_is_left_alone():

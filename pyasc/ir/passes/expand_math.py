@@ -7,7 +7,9 @@ arithmetic (a loop calling ``expf`` or ``llvm.exp`` does not vectorize usefully)
 ``f16``/``bf16`` are computed in ``f32`` and rounded back; ``f64`` ops are left alone
 (libm keeps them accurate).  ``pow`` with a constant exponent becomes multiplications
 (``x**n``, ``|n| <= 16``) or ``sqrt`` (``x**0.5``, numpy's own fast path); any other
-``pow`` stays.  Accuracy per function: ``docs/math-accuracy.md``.
+f32/f16/bf16 ``pow`` (run-time or non-integer exponents) becomes float64 arithmetic
+(``mathlib/powf.py``), which a target without float64 leaves alone.  Accuracy per
+function: ``docs/math-accuracy.md``.
 
 The ops are elementwise over scalars or tensors, so the pass works at tensor level and
 at loop level alike; at tensor level each of the ~40-70 ops of an expansion becomes a

@@ -9,9 +9,11 @@
   ``2^-50``) and one rounding to the result type, so the result is correctly rounded
   except in double-rounding cases (at most one unit in the last place apart from
   numpy's ``powf``);
-* anything else (non-integer exponents, f64 with ``|c| >= 3``, exponents that are not
-  constants or that broadcast ``x``) stays ``math.pow``: a general ``x**y`` needs
-  ``log`` and ``exp`` in extra precision to be accurate, which is not implemented.
+* any other exponent of a float32/float16/bfloat16 power (non-integer or large
+  constants, run-time values such as a ``gamma`` argument, arrays of exponents):
+  :func:`pyasc.ir.passes.mathlib.powf.powf`, ``2^(y log2|x|)`` in float64, branch-free;
+* float64 with ``|c| >= 3`` or a non-constant exponent, and exponents that broadcast
+  ``x``, stay ``math.pow`` (libm).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from __future__ import annotations
 from pyasc.ir.core import DenseArray, Operation, OpResult, Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.passes.mathlib.emit import Emitter, Val
+from pyasc.ir.passes.mathlib.powf import powf
 from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import f64
+from pyasc.ir.types import DYN, ScalarType, TensorType, element_type, f32, f64, index
 
 MAX_INT_EXPONENT = 16
 
@@ -56,12 +59,12 @@ def expand_pow(op: Operation, em: Emitter) -> Value | None:
     """The expansion of ``math.pow`` (see module doc), or ``None`` to keep it."""
     c = constant_exponent(op.operand_values[1])
     x = em.wrap(op.operand_values[0])
-    if c is None or x.value.type != op.result.type or not x.elem.is_float:
+    if x.value.type != op.result.type or not x.elem.is_float:
         return None
     if c == 0.5:
         return x.sqrt().value
-    if c != int(c) or abs(c) > MAX_INT_EXPONENT:
-        return None
+    if c is None or not c.is_integer() or abs(c) > MAX_INT_EXPONENT:
+        return _general(op, x, em)
     n = int(c)
     if n == 0:
         return em.rw.splat(1.0, like=x.value)
@@ -72,3 +75,25 @@ def expand_pow(op: Operation, em: Emitter) -> Value | None:
         return None
     p = int_power(x.cast(f64), abs(n))
     return (p if n > 0 else 1.0 / p).cast(x.elem).value
+
+
+def _general(op: Operation, x: Val, em: Emitter) -> Value | None:
+    """``x ** y`` by :func:`powf` (computed in float32), or ``None`` for float64 and for
+    an exponent of another element type."""
+    y = op.operand_values[1]
+    if x.elem == f64 or element_type(y.type) != x.elem:
+        return None
+    if y.type != x.value.type:
+        if not isinstance(y.type, ScalarType):
+            return None
+        y = _fill(em, y, x.value)
+    return powf(x.cast(f32), em.wrap(y).cast(f32)).cast(x.elem).value
+
+
+def _fill(em: Emitter, scalar: Value, like: Value) -> Value:
+    """``scalar`` broadcast to ``like``'s tensor type (dims read from ``like``)."""
+    t = like.type
+    assert isinstance(t, TensorType)
+    dims = [em.rw.insert(tensor.DimOp([like], [index], {"axis": a})).result
+            for a, d in enumerate(t.shape) if d == DYN]
+    return em.rw.insert(tensor.FillOp.new(scalar, t, dims)).result
