@@ -8,8 +8,10 @@ Removes, until nothing changes:
   ``mem.contiguous``) whose uses, through views, are all the destination of writes (or
   its ``mem.dealloc``), together with those writes, views and deallocation;
 * unused loop-carried values of ``loop.for``: a result that is unused and whose
-  iteration argument only feeds (through effect-free ops of the body) the yielded
-  values of such results.
+  iteration argument only feeds (through effect-free ops of the body, or the same kind
+  of slot of a nested loop) the yielded values of such results.  A Python loop
+  variable still bound after a nest (``for i: for j: ...``) is carried through every
+  loop of it; left there, the nest is not a perfect one, which ``layout`` can reorder.
 
 Kept: ``func.assert``, ``mem.store/write/copy/fill`` into live buffers, ``func.call``
 and every op the pass knows nothing about.
@@ -60,18 +62,34 @@ def _erase_dead_buffer(op: Operation) -> bool:
     return True
 
 
+_FOR_INITS = ForOp.operands.index("inits*")  # operand index of a loop's first init
+
+
 def _only_feeds_dead(v: Value, dead: set[int], term: Operation,
                      sinks: dict[Operation, bool]) -> bool:
-    return all(idx in dead if user is term else sinks.get(user, False)
+    return all(idx in dead if user is term else
+               _through_loop(user, idx - _FOR_INITS, dead, term, sinks)
+               if isinstance(user, ForOp) and idx >= _FOR_INITS else sinks.get(user, False)
                for user, idx in v.uses)
 
 
-def _dead_slots(op: ForOp) -> set[int]:
-    """Loop-carried slots whose results are unused and whose values only flow, through
-    effect-free ops of the body, into the yielded values of such slots."""
+def _through_loop(inner: ForOp, slot: int, dead: set[int], term: Operation,
+                  sinks: dict[Operation, bool]) -> bool:
+    """Whether a value that is ``inner``'s init ``slot`` is dead with it: the inner
+    loop's result ``slot`` only feeds dead slots (a Python loop variable carried through
+    a nest of loops: ``for i: for j: ...`` with ``j`` live after the nest), and the slot
+    is dead inside ``inner`` once that result is unused."""
+    return _only_feeds_dead(inner.outputs[slot], dead, term, sinks) and \
+        slot in _dead_slots(inner, frozenset({slot}))
+
+
+def _dead_slots(op: ForOp, assume: frozenset[int] = frozenset()) -> set[int]:
+    """Loop-carried slots whose results are unused (or in ``assume``) and whose values
+    only flow, through effect-free ops of the body or the same slots of nested loops,
+    into the yielded values of such slots."""
     block = op.body.block
     term = block.terminator
-    dead = {i for i, r in enumerate(op.outputs) if not r.uses}
+    dead = {i for i, r in enumerate(op.outputs) if not r.uses or i in assume}
     while dead:
         # sinks[o]: o's results only feed dead slots; users come later, so walk backwards.
         sinks: dict[Operation, bool] = {}
@@ -107,6 +125,8 @@ def _drop_unused_carried(op: ForOp) -> bool:
     for j, i in enumerate(keep):
         new_block.args[j + 1].name_hint = op.iter_args[i].name_hint
         op.iter_args[i].replace_all_uses_with(new_block.args[j + 1])
+    for i in dead:  # left only as inits of nested loops' slots, dead with this one
+        op.iter_args[i].replace_all_uses_with(op.inits[i])
     for inner in list(block.ops):
         new_block.append(block.detach(inner))
     op.parent.insert(op.parent.index_of(op), new)
