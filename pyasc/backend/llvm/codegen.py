@@ -158,7 +158,9 @@ class FunctionEmitter:
         self.values: dict[Value, Any] = {}
         self.allocs = AllocTracker()
         self.prealloc: dict[Operation, ir.Value] = {}  # alloc op -> runtime's buffer
-        self.tracked: dict[Operation, ir.Value] = {}  # alloc op -> result slot to record it
+        self.tracked: set[Operation] = set()  # allocs linked into the call's list (tracking)
+        self.track_head: ir.Value | None = None  # stack slot: that list's head
+        self.exit_hooks: list[Callable[[FunctionEmitter], None]] = []  # run on error exits
         self.on_stack: set[Value] = set()  # small private buffers in stack slots (emit_mem)
         self.in_parallel = False  # emitting an outlined parallel loop body (parallel.py)
         self.error_record: ir.Value | None = None  # see pyasc.runtime.abi; None: none
@@ -261,6 +263,8 @@ class FunctionEmitter:
         free = self.mc.function("free", ir.VoidType(), [PTR], ("nounwind",))
         for ptr in [*self.allocs.live.values(), *(p for g in self.carried_buffers for p in g)]:
             self.b.call(free, [ptr])
+        for hook in self.exit_hooks:
+            hook(self)
         self.b.ret(code)
 
 

@@ -3,8 +3,8 @@
 ``mem.alloc`` calls ``aligned_alloc(64, size)`` (size rounded up to 64 bytes; a failure or
 a negative/overflowing size returns the "memory" error) unless the allocation is a
 preallocated result buffer, whose pointer the runtime stores in the result slots (see
-``plan.py``); a *tracked* allocation (of a result chosen at run time) also records its
-pointer in its buffer's result slot.  A small buffer of static shape (at most
+``plan.py``); a *tracked* allocation (a result's memory chosen at run time) is linked
+into the call's list of them (``tracking.py``).  A small buffer of static shape (at most
 ``STACK_BYTES``) freed in the block that allocates it, and used only by element
 accesses, views and that ``mem.dealloc``, is a 64-byte aligned stack slot of the
 function instead (one slot per op, allocated on entry: each execution's lifetime ends
@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
+from pyasc.backend.llvm import tracking
 from pyasc.backend.llvm.codegen import FunctionEmitter, where
 from pyasc.backend.llvm.lltypes import (
     I1,
@@ -53,11 +54,12 @@ def _emit_alloc(fe: FunctionEmitter, op: mem.AllocOp) -> None:
         slot.align = ALIGNMENT
         data = opaque(slot)
         fe.on_stack.add(op.result)
+    elif op in fe.tracked:  # the call's list frees it unless a result lies in it
+        base, size = _malloc(fe, op, t, shape, tracking.HEADER)
+        data = tracking.link(fe, base, size)
     elif data is None:
-        data = _malloc(fe, op, t, shape)
+        data, _ = _malloc(fe, op, t, shape)
         fe.allocs.add(op.result, data)
-        if op in fe.tracked:
-            fe.b.store(data, fe.tracked[op], align=8)
     fe.set(op.result, MemRef.build(fe.b, t, data, shape, None))
 
 
@@ -84,8 +86,10 @@ def _on_stack(fe: FunctionEmitter, op: mem.AllocOp) -> bool:
     return True
 
 
-def _malloc(fe: FunctionEmitter, op: mem.AllocOp, t: MemRefType,
-            shape: list[ir.Value]) -> ir.Value:
+def _malloc(fe: FunctionEmitter, op: mem.AllocOp, t: MemRefType, shape: list[ir.Value],
+            header: int = 0) -> tuple[ir.Value, ir.Value]:
+    """``aligned_alloc`` of ``header`` bytes plus ``t``'s (rounded up to the alignment):
+    (the pointer, the rounded data size)."""
     b = fe.b
     code = fe.mc.error_code("memory", f"{where(op)}: cannot allocate a buffer of type {t}")
     size, ok = _byte_size(fe, t, shape)
@@ -96,10 +100,10 @@ def _malloc(fe: FunctionEmitter, op: mem.AllocOp, t: MemRefType,
     padded = b.select(b.icmp_signed(">", padded, i64(0)), padded, i64(ALIGNMENT))
     alloc = fe.mc.function("aligned_alloc", PTR, [I64, I64], ("nounwind",))
     alloc.return_value.add_attribute("noalias")
-    data = b.call(alloc, [i64(ALIGNMENT), padded])
+    data = b.call(alloc, [i64(ALIGNMENT), b.add(padded, i64(header)) if header else padded])
     fe.exit_unless(b.icmp_unsigned("!=", data, ir.Constant(PTR, None)),
                    ir.Constant(ir.IntType(32), code))
-    return data
+    return data, padded
 
 
 def _byte_size(fe: FunctionEmitter, t: MemRefType,

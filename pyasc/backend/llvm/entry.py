@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from pyasc.backend.llvm import emit_poll
+from pyasc.backend.llvm import emit_poll, tracking
 from pyasc.backend.llvm.codegen import FunctionEmitter, ModuleContext
 from pyasc.backend.llvm.errrecord import init_record
 from pyasc.backend.llvm.lltypes import (
@@ -80,9 +80,8 @@ def emit_core(mc: ModuleContext, func: FuncOp, plan: EntryPlan, emitters: dict,
     for alloc, ptr in zip(plan.buffer_of_alloc, fn.args[2:], strict=True):
         ptr.add_attribute("noalias")
         fe.prealloc[alloc] = ptr
-    for alloc, k in plan.tracked.items():  # NULL unless the allocation is made
-        fe.tracked[alloc] = slot_ptr(fe.b, res_ptr, plan.buffers[k].slot)
-        fe.b.store(ir.Constant(PTR, None), fe.tracked[alloc], align=8)
+    fe.tracked = set(plan.tracked)
+    tracking.start(fe)
     if plan.error_slot >= 0:
         fe.error_record = slot_ptr(fe.b, res_ptr, plan.error_slot)
         init_record(fe.b, fe.error_record)
@@ -136,10 +135,12 @@ def _store_results(fe: FunctionEmitter, plan: EntryPlan, values: list,
         m = fe.memref(v)
         for k, part in enumerate(m.components()):
             b.store(part, slot_ptr(b, res, spec.slot + k), align=8)
-    tracked = set(plan.tracked.values())  # their allocations stored their pointers
+    settled = {k for _, k in plan.settle}  # the list of tracked allocations tells
     for k, (buf, base) in enumerate(zip(plan.buffers, plan.buffer_base, strict=True)):
-        if not buf.prealloc and k not in tracked:
+        if not buf.prealloc and k not in settled:
             b.store(fe.memref(base).data, slot_ptr(b, res, buf.slot), align=8)
+    tracking.settle(fe, [(fe.memref(v).data, slot_ptr(b, res, plan.buffers[k].slot))
+                         for v, k in plan.settle])
 
 
 def fast_param_types(plan: EntryPlan) -> list[ir.Type]:

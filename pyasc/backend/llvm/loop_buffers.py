@@ -52,7 +52,7 @@ def _owned_slots(fe: FunctionEmitter, inits: Sequence[Value], args: Sequence[Val
     roots = [inits[i] for i in slots]
     if len({id(v) for v in roots}) < len(roots) or not all(
             isinstance(v, OpResult) and isinstance(v.op, mem.AllocOp)
-            and v.op not in fe.prealloc for v in roots):
+            and v.op not in fe.prealloc and v.op not in fe.tracked for v in roots):
         return []
     moved = [term.operand_values[i] for i in slots]
     return slots if sorted(id(v) for v in moved) == sorted(id(args[i]) for i in slots) else []

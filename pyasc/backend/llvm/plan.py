@@ -13,16 +13,18 @@ array is traced back through views (``subview``, ``transpose``, ``reshape``) to 
   pointer to the runtime, which frees it when the returned array dies;
 * a loop/if result that holds one of several parameters (``x if c else y``): the
   runtime returns whichever argument object the result descriptor points into;
-* a loop/if result (or a view of one) whose memory may be a parameter's, a view of a
-  parameter's or an allocation's (``y = x if c else np.zeros_like(x)``; ``x[1:]``
-  returned early from a loop and ``x[:-1]`` after it): a result *chosen at run time*
-  (kind ``"array"`` with ``choices``).  The kernel writes the result's descriptor and
-  the runtime compares its data pointer with the arguments' memory: all of an argument
-  is returned as the caller's own object, a pointer into one as a view of it, anything
-  else is the result buffer of the allocations (``runtime.results.pick_view``).  A
-  single allocation in the entry block is preallocated; otherwise the kernel stores
-  the pointer of each of those allocations it makes into the buffer's slot (``tracked``;
-  NULL if it made none), so the runtime frees an allocation that was not returned;
+* a result (or a view of one) whose memory may be one of several allocations, one
+  made in a loop or on some paths only, or an allocation or a parameter's (``r =
+  t.reshape(..) if c else np.zeros(..)``, ``y = x if c else np.zeros_like(x)``, ``r =
+  t[5:15]`` for a ``t`` made in each iteration): those allocations are *tracked*
+  (``tracked_allocations``): the kernel links each into the call's list and, at
+  return, stores in the result's buffer slot the allocation the result lies in and
+  frees the others (``tracking.py``).  The runtime compares the result's data pointer
+  with the arguments' memory (``choices``): all of an argument is returned as the
+  caller's own object, a pointer into one as a view of it, anything else is a view
+  of the handed-over allocation (``runtime.results.pick_view``).  A single allocation
+  in the entry block of known dims (a result that is it or an argument) is
+  preallocated instead;
 * a ``mem.constant``: read-only kernel memory, copied out by the runtime.
 
 Anything else (say, a constant chosen at run time) is an internal error.
@@ -37,6 +39,7 @@ from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import BlockArgument, Operation, OpResult, Region, Value
 from pyasc.ir.ops import loop, mem
 from pyasc.ir.ops.func import FuncOp, ReturnOp
+from pyasc.ir.passes.dealloc import may_be_freed
 from pyasc.ir.types import MemRefType, ScalarType
 from pyasc.runtime.abi import BufferSpec, ParamSpec, ResultSpec
 
@@ -55,7 +58,8 @@ class EntryPlan:
     arg_slots: int = 0
     result_slots: int = 0
     owner: dict[Value, int] = field(default_factory=dict)  # allocation -> its buffer
-    tracked: dict[Operation, int] = field(default_factory=dict)  # alloc -> buffer it sets
+    tracked: set[Operation] = field(default_factory=set)  # allocs in the call's list
+    settle: list[tuple[Value, int]] = field(default_factory=list)  # result -> its buffer
     error_slot: int = -1  # first slot of the error record (errrecord.py); -1: none
 
 
@@ -73,6 +77,7 @@ def plan_entry(func: FuncOp, result_params: Sequence[int | None] = ()) -> EntryP
     if not isinstance(ret, ReturnOp):
         raise InternalCompilerError(f"function '{func.sym_name}' does not end in func.return")
     plan = EntryPlan(params, [], [], arg_slots=arg_slots)
+    plan.tracked = {a.op for a in tracked_allocations(func, ret.operand_values)}  # type: ignore
     slot = 0
     for j, v in enumerate(ret.operand_values):
         forced = result_params[j] if j < len(result_params) else None
@@ -136,6 +141,8 @@ def _plan_result(func: FuncOp, plan: EntryPlan, v: Value, slot: int,
         return ResultSpec("array", t.element.name, slot, t.rank, copy=True), \
             slot + 1 + 2 * t.rank
     found = origins(func, root, set())
+    if _in_list(func, plan, v):
+        return _settled_result(func, plan, v, slot)
     if found and root is v and all(_is_param(func, o) for o in found):
         # ``x if c else y``: one of several arguments, told apart at run time
         choices = tuple(sorted(o.index for o in found))  # type: ignore[attr-defined]
@@ -155,24 +162,100 @@ def _plan_result(func: FuncOp, plan: EntryPlan, v: Value, slot: int,
 
 def _chosen_at_run_time(func: FuncOp, plan: EntryPlan, root: Value,
                         found: set[Value] | None) -> tuple[tuple[int, ...], int | None] | None:
-    """For a result whose memory may be a parameter's (or a view of one) and may be an
-    allocation's: the parameters and the buffer of the allocations (if any)."""
+    """For a result whose memory may be a parameter's (or a view of one), or a view of
+    one allocation made once in the entry block, that the runtime preallocates: the
+    parameters and the buffer of the allocation (if any).  (Results that may be in
+    other allocations are in the call's list: ``tracked_allocations``.)"""
     if found is not None and not any(_is_param(func, o) for o in found):
         return None  # allocations only: an ordinary result buffer
     roots = origins(func, root, set(), views=True)
-    if not roots or not any(_is_param(func, o) for o in roots):
+    if not roots:
         return None
     params = tuple(sorted(o.index for o in roots if _is_param(func, o)))  # type: ignore
-    allocs = {o for o in roots if not _is_param(func, o)}
+    allocs = [o for o in roots if not _is_param(func, o)]
     if not allocs:
         return params, None
-    buf = _buffer_for(func, plan, root, allocs)
-    if not plan.buffers[buf].prealloc:  # the root may be an argument: record the allocation
-        if any(u.name == "mem.dealloc" for o in allocs for u, _ in o.uses):
-            raise InternalCompilerError(f"'{func.sym_name}' may return a buffer it frees")
-        plan.tracked.update({o.op: buf for o in allocs  # type: ignore[attr-defined]
-                             if plan.owner.get(o) == buf})  # others: their own buffer
-    return params, buf
+    if len(allocs) != 1 or not _preallocated(func, allocs[0]):
+        raise InternalCompilerError(f"'{func.sym_name}' may return a buffer it frees")
+    return params, _buffer_for(func, plan, allocs[0], set(allocs))
+
+
+def tracked_allocations(func: FuncOp, results: Sequence[Value]) -> set[Value]:
+    """The allocations the call's list holds (``tracking.py``): those of every result
+    that may be a view of one of several allocations, of one made in a loop or on some
+    paths only, or of an allocation or an argument's memory, told apart at run time.
+    An allocation some ``mem.dealloc`` may free is never listed (those results keep the
+    buffers of ``_buffer_for``).  Closed: a result in a listed allocation is settled."""
+    freed = may_be_freed(func)
+    per_result = []
+    for v in results:
+        roots = origins(func, v, set(), views=True) if isinstance(v.type, MemRefType) else None
+        allocs = {o for o in roots or () if not _is_param(func, o)}
+        if allocs and not allocs & freed:
+            per_result.append((v, roots, allocs))
+    listed: set[Value] = set()
+    for v, roots, allocs in per_result:
+        if not _fixed_buffer(func, v, roots, allocs):
+            listed |= allocs
+    while True:  # a result sharing an allocation with a listed one is settled too
+        more = {a for _, _, allocs in per_result if allocs & listed for a in allocs}
+        if more <= listed:
+            return listed
+        listed |= more
+
+
+def _fixed_buffer(func: FuncOp, v: Value, roots: set[Value], allocs: set[Value]) -> bool:
+    """Whether the result ``v`` lies in one allocation made at most once per call, that
+    an ordinary or a preallocated result buffer holds."""
+    (alloc,) = allocs if len(allocs) == 1 else (None,)
+    if alloc is None or not _once(func, alloc):
+        return False
+    found = origins(func, root_of(v), set())
+    return (found is not None and roots == allocs) or _preallocated(func, alloc)
+
+
+def _once(func: FuncOp, v: Value) -> bool:
+    """Whether the op defining ``v`` runs at most once per call (in no loop)."""
+    op = v.op if isinstance(v, OpResult) else None
+    while op is not None and op is not func:
+        if isinstance(op, loop.ForOp | loop.WhileOp):
+            return False
+        op = op.parent.parent_op if op.parent is not None else None
+    return True
+
+
+def _preallocated(func: FuncOp, alloc: Value) -> bool:
+    """Whether the runtime can preallocate ``alloc`` (made in the entry block, with dims
+    it knows before the call)."""
+    return isinstance(alloc, OpResult) and isinstance(alloc.op, mem.AllocOp) and \
+        alloc.op.parent is func.entry and _dim_sources(func, alloc.op) is not None
+
+
+def _in_list(func: FuncOp, plan: EntryPlan, v: Value) -> bool:
+    """Whether ``v`` may lie in a tracked allocation (then it lies in no other)."""
+    roots = origins(func, v, set(), views=True) or set()
+    allocs = [o for o in roots if not _is_param(func, o)]
+    listed = [o for o in allocs if getattr(o, "op", None) in plan.tracked]
+    if listed and len(listed) < len(allocs):  # one that may be freed: no owner to hand over
+        raise InternalCompilerError(f"'{func.sym_name}' may return a buffer it frees")
+    return bool(listed)
+
+
+def _settled_result(func: FuncOp, plan: EntryPlan, v: Value,
+                    slot: int) -> tuple[ResultSpec, int]:
+    """A result in an allocation of the call's list (or in an argument): its buffer
+    slot gets the allocation's pointer at return (``tracking.settle``)."""
+    t = v.type
+    assert isinstance(t, MemRefType)
+    roots = origins(func, v, set(), views=True) or set()
+    params = tuple(sorted(o.index for o in roots if _is_param(func, o)))  # type: ignore
+    k = len(plan.buffers)
+    shares = tuple(b for _, b in plan.settle)  # results may lie in one allocation
+    plan.buffers.append(BufferSpec(-1, False, t.element.name, tuple(t.shape), (), shares))
+    plan.buffer_base.append(v)
+    plan.settle.append((v, k))
+    return ResultSpec("array", t.element.name, slot, t.rank, buffer=k, choices=params), \
+        slot + 1 + 2 * t.rank
 
 
 def _buffer_for(func: FuncOp, plan: EntryPlan, root: Value,

@@ -140,3 +140,14 @@ def _order_key(fn: FuncOp):
 
 def _loc_near(block: Block, idx: int):
     return block.ops[idx - 1].loc if idx > 0 else (block.ops[0].loc if block.ops else None)
+
+
+def may_be_freed(fn: FuncOp) -> set[Value]:
+    """The ``mem.alloc`` results of ``fn`` that some ``mem.dealloc`` may free (itself or
+    one of its aliases, as the rules above define them)."""
+    freed = {op.buffer for op in fn.walk() if isinstance(op, mem.DeallocOp)}
+    if not freed:
+        return set()
+    graph = _alias_graph(fn)
+    return {op.result for op in fn.walk() if isinstance(op, mem.AllocOp)
+            and _aliases(op.result, graph) & freed}
