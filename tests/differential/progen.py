@@ -11,6 +11,8 @@ its rows, ``s`` a Python int or float — made of:
   (``progen_dtypes``: int8 ... float64 and bool, numpy's NEP 50 promotion);
 * a result buffer ``out`` (``np.zeros_like``) written through elements, slices, views,
   index arrays and masks (``progen_writes``);
+* returned names rebound to views of other arrays (``progen_views.rebind``), so that
+  what a function returns may be one of several arrays chosen by control flow;
 * loop-carried values that the function returns: a numpy scalar ``acc``, a row array
   ``row`` (2-d inputs), a Python int ``cnt``; each update keeps their type (numpy and
   the compiler agree on types only for type-stable programs);
@@ -54,6 +56,7 @@ from progen_index import gather_rule
 from progen_loops import converge, find, scan
 from progen_matmul import matmul_rule
 from progen_reduce import reduce_rule
+from progen_views import rebind
 from progen_writes import scatter, view_write, write
 
 EXPR_RULES = (reduce_rule, reduce_rule, matmul_rule, gather_rule)
@@ -348,7 +351,7 @@ def _statement(method: str) -> Any:
 
 assign_temp, update = _statement("assign_temp"), _statement("update")
 if_, for_, while_, nest = (_statement(m) for m in ("if_", "for_", "while_", "nest_"))
-SIMPLE = (assign_temp, update, update, write, write, view_write, scatter)
+SIMPLE = (assign_temp, update, update, write, write, view_write, scatter, rebind)
 """Straight-line statements: ``rule(pg, indent)``."""
 NESTED = (if_, if_, for_, for_, while_, nest, nest, scan, find, converge)
 """Statements with a body: ``rule(pg, indent, depth, in_loop)``."""

@@ -24,6 +24,7 @@ CONSTRUCTS = {
     "transpose": r"\.T\b|np\.transpose\(", "reshape": r"\.reshape\(|\.ravel\(|np\.reshape\(",
     "new axis": r"None\]|\[None|np\.newaxis", "write through view": r"out(\.T)?\[[^\]]*::-?[12][^\]]*\] [-+*]?=|out\.T\[",
     "write through alias": r"\bv\d+\[[^\]]*\] [-+*]?=",
+    "rebound to a view": r"(?m)^ {8,}(row|t\d+) = [a-z]\w*(\[[^\]]*\]|\.T)+$",
     # dtypes (progen_dtypes)
     "narrow cast": r"np\.(int8|int16|uint8|float16|bool)\b",
     # reductions (progen_reduce)

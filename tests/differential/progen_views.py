@@ -1,5 +1,5 @@
 """Views in generated programs: strided and reversed slices, transposes, reshapes,
-size-1 axes, and writes through views.
+size-1 axes, writes through views, and returned names rebound to views (:func:`rebind`).
 
 Shapes are symbolic (``progen_expr``): a slice maps the dim it cuts to another symbol
 (:data:`SLICES`: ``x[1::2]`` of a dim ``n`` has ``q = n // 2`` elements), so a view
@@ -12,6 +12,8 @@ only ever made by slicing and transposing, which are views in every memory order
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 SLICES: dict[str, dict[str, str]] = {
     "[::-1]": {},  # empty: the dim is kept, for every dim
@@ -105,3 +107,26 @@ def write_targets(shape: tuple[str, ...],
     out += [(f"out.T[{j}]", (d0,)) for j, dj in loops.items() if dj == d1]
     out += [(f"out[{i}, ::-1]", (d1,)) for i, di in loops.items() if di == d0]
     return out
+
+
+def rebind(pg: Any, indent: int) -> None:
+    """``row = t2[::-1]``: rebind a returned array (``row`` or a temporary) to a view of
+    an array of its shape and dtype.  In a branch or a loop the returned name is then
+    one of several arrays (or of an input's memory), the one control flow chose, seen
+    through a view (a no-op if no view fits)."""
+    names = [n for n, v in pg.carried.items() if v.shape and n != "out"]
+    if not names:
+        return
+    name = pg.gen.pick(names)
+    var = pg.carried[name]
+    shapes = pg.scope.shapes
+    options = [text for src, shape in shapes.items() if shape and src not in (name, "out")
+               and (var.fuzzy or not pg.scope.fuzzy[src])
+               for text, got in view_texts(src, shape) if got == var.shape]
+    if not options:
+        return
+    text = pg.gen.pick(options)
+    e = pg.scope.expr(text, var.shape, var.fuzzy)
+    if e is not None and e.sig == var.sig:
+        pg.emit(indent, f"{name} = {text}")
+        pg.bind(name, e)
