@@ -39,7 +39,8 @@ from pyasc.errors import InternalCompilerError
 from pyasc.ir.core import BlockArgument, Operation, OpResult, Region, Value
 from pyasc.ir.ops import loop, mem
 from pyasc.ir.ops.func import FuncOp, ReturnOp
-from pyasc.ir.passes.dealloc import may_be_freed
+from pyasc.ir.passes.dealloc import may_be_freed, never_freed
+from pyasc.ir.passes.parallel_safe import splittable
 from pyasc.ir.types import MemRefType, ScalarType
 from pyasc.runtime.abi import BufferSpec, ParamSpec, ResultSpec
 
@@ -77,7 +78,8 @@ def plan_entry(func: FuncOp, result_params: Sequence[int | None] = ()) -> EntryP
     if not isinstance(ret, ReturnOp):
         raise InternalCompilerError(f"function '{func.sym_name}' does not end in func.return")
     plan = EntryPlan(params, [], [], arg_slots=arg_slots)
-    plan.tracked = {a.op for a in tracked_allocations(func, ret.operand_values)}  # type: ignore
+    listed = tracked_allocations(func, ret.operand_values) | _dropped(func)
+    plan.tracked = {a.op for a in listed}  # type: ignore[attr-defined]
     slot = 0
     for j, v in enumerate(ret.operand_values):
         forced = result_params[j] if j < len(result_params) else None
@@ -204,6 +206,24 @@ def tracked_allocations(func: FuncOp, results: Sequence[Value]) -> set[Value]:
         listed |= more
 
 
+def _dropped(func: FuncOp) -> set[Value]:
+    """Allocations that escape a loop or a branch but that nothing frees or returns
+    (``dealloc.never_freed``): the call's list frees them at return.  Not those made in
+    a loop the backend may run on threads (an outlined function of its own)."""
+    return {a for a in never_freed(func) if not any(
+        isinstance(op, loop.ForOp) and splittable(op) for op in _enclosing(func, a))}
+
+
+def _enclosing(func: FuncOp, v: Value) -> list[Operation]:
+    """The ops whose regions hold the op defining ``v``, innermost first."""
+    out = []
+    op = v.op if isinstance(v, OpResult) else None
+    while op is not None and op.parent is not None and op.parent.parent_op is not func:
+        op = op.parent.parent_op
+        out.append(op)
+    return out
+
+
 def _fixed_buffer(func: FuncOp, v: Value, roots: set[Value], allocs: set[Value]) -> bool:
     """Whether the result ``v`` lies in one allocation made at most once per call, that
     an ordinary or a preallocated result buffer holds."""
@@ -216,12 +236,7 @@ def _fixed_buffer(func: FuncOp, v: Value, roots: set[Value], allocs: set[Value])
 
 def _once(func: FuncOp, v: Value) -> bool:
     """Whether the op defining ``v`` runs at most once per call (in no loop)."""
-    op = v.op if isinstance(v, OpResult) else None
-    while op is not None and op is not func:
-        if isinstance(op, loop.ForOp | loop.WhileOp):
-            return False
-        op = op.parent.parent_op if op.parent is not None else None
-    return True
+    return not any(isinstance(op, loop.ForOp | loop.WhileOp) for op in _enclosing(func, v))
 
 
 def _preallocated(func: FuncOp, alloc: Value) -> bool:

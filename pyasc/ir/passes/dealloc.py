@@ -17,7 +17,8 @@ a candidate ``c`` defined in block ``B``:
 
 Tensor buffers never escape except by hand-over, so every one is freed exactly once.
 User buffers (``np.empty`` inside a loop, yielded out of it) that escape a region are
-not freed: that is a leak, left to the memory-planning pass.
+not freed here: the CPU backend frees those the function does not return when it
+returns (:func:`never_freed`; ``backend/llvm/tracking.py``).
 """
 
 from __future__ import annotations
@@ -145,9 +146,22 @@ def _loc_near(block: Block, idx: int):
 def may_be_freed(fn: FuncOp) -> set[Value]:
     """The ``mem.alloc`` results of ``fn`` that some ``mem.dealloc`` may free (itself or
     one of its aliases, as the rules above define them)."""
-    freed = {op.buffer for op in fn.walk() if isinstance(op, mem.DeallocOp)}
-    if not freed:
-        return set()
+    return _allocs_whose_aliases_meet(fn, {op.buffer for op in fn.walk()
+                                           if isinstance(op, mem.DeallocOp)})
+
+
+def never_freed(fn: FuncOp) -> set[Value]:
+    """The ``mem.alloc`` results of ``fn`` that escape a block (rule 2) yet no alias of
+    which is freed or returned: dropped after a loop or an ``if`` (``r = t`` in a loop
+    whose ``r`` is copied by an early ``return``); the caller must free them."""
+    ret = fn.entry.terminator
+    dropped = set(ret.operand_values) if ret is not None else set()
+    dropped |= {op.buffer for op in fn.walk() if isinstance(op, mem.DeallocOp)}
+    allocs = {op.result for op in fn.walk() if isinstance(op, mem.AllocOp)}
+    return allocs - _allocs_whose_aliases_meet(fn, dropped)
+
+
+def _allocs_whose_aliases_meet(fn: FuncOp, values: set[Value]) -> set[Value]:
     graph = _alias_graph(fn)
     return {op.result for op in fn.walk() if isinstance(op, mem.AllocOp)
-            and _aliases(op.result, graph) & freed}
+            and _aliases(op.result, graph) & values}

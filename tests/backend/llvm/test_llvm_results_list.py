@@ -1,7 +1,8 @@
 """Results in one of several allocations chosen at run time (``tracking.py``): views
 of a local array or of a new one, of an array made in each iteration of a loop, of an
-argument; the kernel hands over the allocations a result lies in and frees the others,
-on success and on error exits, through both entries."""
+argument; the kernel hands over the allocations a result lies in and frees the others
+(and those that escaped a loop but are not returned), on success and on error exits,
+through both entries."""
 
 from __future__ import annotations
 
@@ -92,6 +93,16 @@ def _first_of_loop(x, k):
     return r
 
 
+@hybrid
+def _early_return(x, k):
+    for i in range(k):
+        t = np.empty(4096)
+        t[:] = x * i
+        if i == 2:
+            return t.reshape(64, 64)
+    return np.zeros((64, 64))
+
+
 def _grows_by(fn, calls: int) -> int:
     """KiB the peak RSS grows by over ``calls`` calls of ``fn``."""
     fn()
@@ -123,3 +134,13 @@ def test_an_error_exit_frees_the_tracked_allocations():
         with pytest.raises(ValueError, match="cannot reshape"):
             _reshape_or_zeros(x, 1, 3)  # t is made, then its reshape fails
     assert _grows_by(failing, 1000) < 64_000
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_arrays_dropped_after_a_loop_are_freed(k):
+    # ``t`` escapes the loop (the early return's value is carried out of it, then
+    # copied): no dealloc frees it, the call's list does; 2000 calls leaking 3 of
+    # them would be 190 MiB
+    x = np.arange(4096.0)
+    np.testing.assert_array_equal(_early_return(x, k), _early_return.__wrapped__(x, k))
+    assert _grows_by(lambda: _early_return(x, k), 2000) < 32_000
