@@ -48,7 +48,14 @@ from pyasc.runtime.marshal import (
     numpy_dtype,
     python_type,
 )
-from pyasc.runtime.results import KernelBuffer, own, pick_argument, pick_view, wrap_array
+from pyasc.runtime.results import (
+    KernelBuffer,
+    one_object,
+    own,
+    pick_argument,
+    pick_view,
+    wrap_array,
+)
 
 
 class ResultSlots:
@@ -96,6 +103,7 @@ def make_caller(abi: KernelABI, address: int,
         "check_array": check_array, "convert": convert_scalar, "fail": fail,
         "wrap": wrap_array, "pick": pick_argument, "pick_view": pick_view,
         "KernelBuffer": KernelBuffer, "own": own, "ResultSlots": ResultSlots, "pool": [],
+        "one_object": one_object,
         "alloc_failed": lambda k, exc, shape: buffer_failed(abi.buffers[k], exc, shape),
     }
     lines = _source(abi, env)
@@ -136,6 +144,8 @@ def _source(abi: KernelABI, env: dict[str, Any]) -> list[str]:
             out.append(f"    {buffers[k]} = KernelBuffer(int(res.i64[{b.slot}]))")
     results = [_result_expr(j, r, buffers, env, abi) for j, r in enumerate(abi.results)]
     out.append(f"    out = [{', '.join(results)}]")
+    if shared_results(abi):
+        out.append(f"    out = one_object(out, {shared_results(abi)})")
     if needs_res:
         out.append("    pool.append(res)")
     out.append("    return out")
@@ -204,6 +214,13 @@ def _result_expr(j: int, r: ResultSpec, buffers: list[str], env: dict[str, Any],
     if r.choices or _shared(abi, r):  # memory chosen at run time (see results.pick_view)
         return f"pick_view(args, {r.choices}, {desc}, {r.rank}, rd{j}, {owner})"
     return f"wrap({owner}, {desc}, {r.rank}, rd{j}, {r.copy})"
+
+
+def shared_results(abi: KernelABI) -> tuple[int, ...]:
+    """The array results in a kernel-allocated buffer that may be an earlier buffer's
+    memory (``BufferSpec.shares``): the same array as an earlier result, maybe."""
+    return tuple(j for j, r in enumerate(abi.results)
+                 if r.kind == "array" and _shared(abi, r))
 
 
 def _shared(abi: KernelABI, r: ResultSpec) -> bool:

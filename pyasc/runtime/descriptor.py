@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from pyasc.runtime.abi import KernelABI, ResultSpec
-from pyasc.runtime.caller import ResultSlots, buffer_failed
+from pyasc.runtime.caller import ResultSlots, buffer_failed, shared_results
 from pyasc.runtime.marshal import check_array, check_count, convert_scalar, numpy_dtype
-from pyasc.runtime.results import own, pick_argument, pick_view, wrap_array
+from pyasc.runtime.results import one_object, own, pick_argument, pick_view, wrap_array
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -67,8 +67,9 @@ class DescriptorCaller:
                 ptr = int(slots.res.i64[spec.slot])
                 owners.append(b if b is not None else
                               own(ptr, [owners[s] for s in spec.shares]))
-            return [self._result(j, r, slots.res, args, owners, self.abi)
-                    for j, r in enumerate(self.abi.results)]
+            out = [self._result(j, r, slots.res, args, owners, self.abi)
+                   for j, r in enumerate(self.abi.results)]
+            return one_object(out, shared_results(self.abi))
         finally:
             self.pool.append(slots)
 

@@ -116,6 +116,22 @@ def pick_view(args: Sequence[Any], choices: Sequence[int], desc: list[int], rank
     return wrap_array(buffer, desc, rank, dtype)
 
 
+def one_object(out: list, indices: Sequence[int]) -> list:
+    """numpy returns an array bound to two returned names as one object: each result
+    among ``indices`` (whose memory may be an earlier result's) that describes exactly
+    the memory of an earlier array result (data pointer, shape, strides, dtype) is
+    replaced by that result."""
+    for j in indices:
+        a = out[j]
+        start = a.__array_interface__["data"][0]
+        for b in out[:j]:
+            if type(b) is np.ndarray and b.shape == a.shape and b.strides == a.strides \
+                    and b.dtype == a.dtype and b.__array_interface__["data"][0] == start:
+                out[j] = b
+                break
+    return out
+
+
 _MASK = 2 ** 64 - 1
 
 
