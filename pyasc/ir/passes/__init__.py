@@ -32,6 +32,7 @@ from pyasc.ir.passes import (  # noqa: F401
     layout,
     lower_loops,
     memplan,
+    output_accumulators,
     reduce_to_memory,
     speculate_guards,
     stencil_windows,
@@ -65,6 +66,8 @@ LOOP_PIPELINE: list[str] = [
                          # the guard moves to the store (plain vector loads, not gathers)
     "reduce-to-memory",  # scalar accumulators stored per iteration -> out[i] += ... (for
                          # layout's interchange)
+    "output-accumulators",  # window sums per output kept in memory per output (a chunk),
+                            # so layout runs the output loop innermost
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "distribute-reductions",  # expensive terms of a sequential sum in a loop of their own
     "memplan",         # temporaries hoisted out of loops, dead buffers reused

@@ -34,6 +34,11 @@ a chain of loops each carrying the value straight into the next, the innermost a
 one term to it (``acc + e`` or ``e + acc``, ``e`` not depending on ``acc``), their
 bodies otherwise pure ops and loads.  The stored buffer is a ``mem.alloc`` of the
 function (a parameter may alias an input), and nothing in ``L`` loads from it.
+
+A window LLVM unrolls whole (static trip counts, little work:
+``loop_cost.unrolled_whole``) is left alone: unrolled, ``L`` is the innermost loop and
+LLVM vectorizes it with the accumulator in a register, faster than in memory (a 15-tap
+FIR over 1M outputs: 0.53 ms against 1.7 ms, the output streamed 15 times).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.dce import drop_unused_carried
+from pyasc.ir.passes.loop_cost import unrolled_whole
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 
@@ -88,7 +94,9 @@ def _match(lp: loop.ForOp) -> tuple[loop.ForOp, mem.StoreOp, list[loop.ForOp],
     if not all(o in (store, red) or _harmless(o, root) for o in body):
         return None
     found = _chain(red, root)
-    return None if found is None else (red, store, found[0], found[1])
+    if found is None or unrolled_whole(red):
+        return None  # a small static window: LLVM keeps its accumulator in a register
+    return red, store, found[0], found[1]
 
 
 def _defined_by(v: Value, ops: set[Operation]) -> bool:
