@@ -37,9 +37,10 @@ The rule, for a ``loop.for`` ``L`` (step 1, no carried values):
 * its body is region-free *pre* ops (pure ops, loads), one loop ``R`` carrying values,
   and region-free *post* ops (pure ops, loads, stores);
 * ``R`` is a chain of loops each carrying the values straight into the next (between
-  them only pure ops and loads); in the innermost each carried value ``a`` has one use,
-  a pure binary op ``r = a op e`` (or ``e op a``) yielded back at ``a``'s place, with
-  ``e`` depending on no carried value (the rule of ``distribute-reductions``);
+  them only pure ops and loads), the innermost computing the values it yields with
+  region-free pure ops and loads (``num += v * wgt``, ``hi = max(hi, v)``, any update):
+  it then reads its carried values from the accumulators at the top of its body and
+  writes what it yields back at the bottom, the same ops in the same order;
 * nothing in ``pre`` or ``R`` reads a buffer ``post`` stores to (a parameter stored to
   may alias any other parameter), so running every ``pre``/``R`` before every ``post``
   reads the same values;
@@ -64,7 +65,6 @@ from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.affine import affine_of
 from pyasc.ir.passes.dce import drop_unused_carried
 from pyasc.ir.passes.effects import base_buffer
-from pyasc.ir.passes.invariance import inside
 from pyasc.ir.passes.loop_cost import unrolled_whole
 from pyasc.ir.passes.loopgen import constant_of, static_strides
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
@@ -79,7 +79,6 @@ class Match:
 
     red: loop.ForOp
     chain: list[loop.ForOp]
-    reds: list[Operation]
     pre: list[Operation]
     post: list[Operation]
 
@@ -111,14 +110,14 @@ def _match(lp: loop.ForOp) -> Match | None:
     if not all(_reads_only(o) for o in pre) or \
             not all(_reads_only(o) or isinstance(o, mem.StoreOp) for o in post):
         return None
-    found = _chain(red)
-    if found is None:
+    chain = _chain(red)
+    if chain is None:
         return None
     stored = {base_buffer(o.dest) for o in post if isinstance(o, mem.StoreOp)}
     loads = [o for o in (*pre, *red.walk()) if isinstance(o, mem.LoadOp)]
     if any(_may_alias(base_buffer(o.source), stored) for o in loads):
         return None
-    return Match(red, found[0], found[1], pre, post)
+    return Match(red, chain, pre, post)
 
 
 def _reads_only(op: Operation) -> bool:
@@ -133,8 +132,8 @@ def _may_alias(root: Value, stored: set[Value]) -> bool:
                          for s in stored)
 
 
-def _chain(red: loop.ForOp) -> tuple[list[loop.ForOp], list[Operation]] | None:
-    """The loops carrying the values into one another and the innermost reductions."""
+def _chain(red: loop.ForOp) -> list[loop.ForOp] | None:
+    """The loops carrying the values into one another, outermost first."""
     chain = [red]
     while True:
         lp = chain[-1]
@@ -152,41 +151,7 @@ def _chain(red: loop.ForOp) -> tuple[list[loop.ForOp], list[Operation]] | None:
             continue
         if inner or not all(_reads_only(o) for o in ops[:-1]):
             return None
-        reds = _reductions(lp)
-        return None if reds is None else (chain, reds)
-
-
-def _reductions(lp: loop.ForOp) -> list[Operation] | None:
-    yielded = lp.body.block.ops[-1].operand_values
-    reds = []
-    for k, acc in enumerate(lp.iter_args):
-        uses = list(acc.uses)
-        if len(uses) != 1:
-            return None
-        r = uses[0][0]
-        if r.parent is not lp.body.block or not r.has_trait("pure") or \
-                len(r.operand_values) != 2 or yielded[k] is not r.result or \
-                len(r.result.uses) != 1:
-            return None
-        reds.append(r)
-    carried = set(lp.iter_args)
-    if any(_depends_on(_term(r, carried), carried, lp, set()) for r in reds):
-        return None
-    return reds
-
-
-def _term(r: Operation, carried: set[Value]) -> Value:
-    a, b = r.operand_values
-    return b if a in carried else a
-
-
-def _depends_on(v: Value, carried: set[Value], lp: loop.ForOp, seen: set[Value]) -> bool:
-    if v in carried:
-        return True
-    if v in seen or not isinstance(v, OpResult) or not inside(lp, v):
-        return False
-    seen.add(v)
-    return any(_depends_on(o, carried, lp, seen) for o in v.op.operand_values)
+        return chain
 
 
 def _profitable(lp: loop.ForOp, m: Match) -> bool:
@@ -238,8 +203,8 @@ def _rewrite(lp: loop.ForOp, m: Match) -> None:
         size = CHUNK if size is None else min(size, CHUNK)
     block, loc = lp.parent, lp.loc
     accs = []
-    for r in m.reds:
-        alloc = mem.AllocOp([], [MemRefType((size,), r.result.type)], loc=loc)
+    for out in m.red.outputs:
+        alloc = mem.AllocOp([], [MemRefType((size,), out.type)], loc=loc)
         block.insert(block.index_of(lp), alloc)
         alloc.result.name_hint = "acc"
         accs.append(alloc.result)
@@ -337,20 +302,22 @@ def _init_loop(lp: loop.ForOp, m: Match, accs: list[Value]) -> None:
 
 
 def _accumulate(lp: loop.ForOp, m: Match, accs: list[Value]) -> None:
-    """The innermost reductions read and write the accumulators; nothing is carried."""
+    """The innermost loop of the chain reads its carried values from the accumulators
+    and writes the values it yields back; then nothing is carried."""
     pos = lp.body.block.insert(0, arith.SubOp.new(lp.induction_var, lp.lower,
                                                   loc=lp.loc)).result
     inner = m.chain[-1]
-    block = inner.body.block
+    block, loc = inner.body.block, inner.loc
     carried = list(inner.iter_args)
-    for k, (r, acc) in enumerate(zip(m.reds, accs, strict=True)):
-        at = block.index_of(r)
-        old = block.insert(at, mem.LoadOp([acc, pos], [r.result.type], loc=r.loc))
-        r.set_operand(r.operand_values.index(carried[k]), old.result)
-        block.insert(at + 2, mem.StoreOp([r.result, acc, pos], [], loc=r.loc))
-        block.terminator.set_operand(k, carried[k])
+    for k, (a, acc) in enumerate(zip(carried, accs, strict=True)):
+        old = block.insert(k, mem.LoadOp([acc, pos], [a.type], loc=loc))
+        a.replace_all_uses_with(old.result)
+    end = block.terminator
+    for k, (v, acc) in enumerate(zip(end.operand_values, accs, strict=True)):
+        block.insert(block.index_of(end), mem.StoreOp([v, acc, pos], [], loc=loc))
+        end.set_operand(k, carried[k])
     inits = list(m.red.inits)
-    for lpk in m.chain:
+    for lpk in m.chain[:-1]:
         for a, init in zip(lpk.iter_args, inits, strict=True):
             a.replace_all_uses_with(init)
     for lpk in reversed(m.chain):
