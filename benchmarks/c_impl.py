@@ -35,6 +35,7 @@ SIGNATURES = {
     "nms": (_I64, [_P, _P, _I64, _F32, _P]),
     "embedding_matmul": (None, [_P, _P, _P, _P, _I64, _I64, _I64]),
     "matmul": (None, [_P, _P, _P, _I64, _I64, _I64]),
+    "fir": (None, [_P, _P, _P, _I64, _I64]),
 }
 # More C versions of a kernel, defined in the same file: kernel -> {label: function}.
 EXTRA = {"adaptive_avg_pool": {"window by window, as written": "adaptive_avg_pool_windows"},
@@ -125,10 +126,17 @@ def _matmul(fn, a, b):
     return out
 
 
+def _fir(fn, x, w):
+    out = np.empty(x.size - w.size + 1, dtype=x.dtype)
+    fn(_ptr(x), _ptr(w), _ptr(out), x.size, w.size)
+    return out
+
+
 WRAPPERS = {
     "relu": _unary, "gelu_tanh": _unary, "softmax": _rows, "layernorm": _layernorm,
     "bilateral_filter": _bilateral, "adaptive_avg_pool": _pool, "sq_error_loss": _loss,
     "conv2d": _conv2d, "nms": _nms, "embedding_matmul": _embedding_matmul, "matmul": _matmul,
+    "fir": _fir,
 }
 
 

@@ -275,3 +275,36 @@ def bilateral_shifted(img, sigma_space=10, sigma_color=0.1):
             den += wgt
     result[5:h - 5, 5:w - 5] = num / den
     return result
+
+
+def fir_empty(x, w):
+    """A FIR filter (correlation) with a float32 scalar accumulator stored as it is."""
+    n, k = x.shape[0], w.shape[0]
+    y = np.empty(n - k + 1, np.float32)
+    for i in range(n - k + 1):
+        acc = np.float32(0.0)
+        for t in range(k):
+            acc += x[i + t] * w[t]
+        y[i] = acc
+    return y
+
+
+def fir_float64(x, w):
+    """The same with ``acc = 0.0`` (a float64 sum, rounded when stored)."""
+    n, k = x.shape[0], w.shape[0]
+    y = np.empty(n - k + 1, np.float32)
+    for i in range(n - k + 1):
+        acc = 0.0
+        for t in range(k):
+            acc += x[i + t] * w[t]
+        y[i] = acc
+    return y
+
+
+def fir_slices(x, w):
+    """The same, numpy style: one shifted slice per tap."""
+    n, k = x.shape[0], w.shape[0]
+    y = np.zeros(n - k + 1, np.float32)
+    for t in range(k):
+        y += w[t] * x[t:t + n - k + 1]
+    return y

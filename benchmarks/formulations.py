@@ -5,7 +5,7 @@ write it, each timed single-threaded against numpy, Numba and hand-written C.
     python benchmarks/formulations.py --only softmax --repeat 21 --small
 
 Families: softmax, layernorm, squared-error sum, direct convolution, tanh, gelu, NMS,
-bilateral filter.
+bilateral filter, FIR filter (15 and 151 taps).
 Formulations: whole-array numpy style, a per-row Python loop over slices
 (``np.empty_like`` output), explicit scalar loops with scalar accumulators (``np.empty``
 output), ``+=`` into the output, writes into a preallocated output argument
@@ -54,6 +54,9 @@ from formulation_kernels import (  # noqa: E402
     conv_accumulator,
     conv_into_output,
     conv_slices,
+    fir_empty,
+    fir_float64,
+    fir_slices,
     gelu_rows,
     gelu_whole,
     layernorm_out_rows,
@@ -150,6 +153,13 @@ FAMILIES = [
            kernels.bilateral_filter, "bilateral_filter",
            lambda small: kernels.make_inputs("bilateral_filter", "small" if small else "full"),
            rtol=1e-5),
+    *(Family(f"FIR filter, {taps} taps", {"window slices (numpy style)": fir_slices,
+                                           "scalar accumulator, `np.empty`": fir_empty,
+                                           "`acc = 0.0` (float64 sum)": fir_float64},
+             fir_slices, "fir",
+             lambda small, taps=taps: (_rand((1 << 14 if small else 1 << 22,), 11),
+                                       _rand((taps,), 12, 0.1)), rtol=1e-4)
+      for taps in (15, 151)),
     Family("tanh", {"whole array": tanh_whole, "rows loop": tanh_rows}, tanh_whole,
            "tanh_rows", lambda small: (_rand((64, 1024) if small else (1024, 4096), 7, 3.0),)),
     Family("gelu (tanh)", {"whole array": gelu_whole, "rows loop": gelu_rows}, gelu_whole,
