@@ -35,7 +35,9 @@ one term to it (``acc + e`` or ``e + acc``, ``e`` not depending on ``acc``), the
 bodies otherwise pure ops and loads.  The stored buffer is a ``mem.alloc`` of the
 function (a parameter may alias an input), and nothing in ``L`` loads from it.
 
-A window LLVM unrolls whole (static trip counts, little work:
+The loop ``L`` runs at most ``output_accumulators.CHUNK`` iterations, a static count:
+a longer one (a FIR filter over 4M samples) would stream ``out`` through memory once
+per window step, so ``output-accumulators`` takes it, in chunks.  A window LLVM unrolls whole (static trip counts, little work:
 ``loop_cost.unrolled_whole``) is left alone: unrolled, ``L`` is the innermost loop and
 LLVM vectorizes it with the accumulator in a register, faster than in memory (a 15-tap
 FIR over 1M outputs: 0.53 ms against 1.7 ms, the output streamed 15 times).
@@ -48,6 +50,8 @@ from pyasc.ir.ops import arith, loop, mem
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.dce import drop_unused_carried
 from pyasc.ir.passes.loop_cost import unrolled_whole
+from pyasc.ir.passes.loopgen import constant_of
+from pyasc.ir.passes.output_accumulators import CHUNK
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 
 
@@ -73,7 +77,7 @@ def _root(buf: Value) -> Value:
 def _match(lp: loop.ForOp) -> tuple[loop.ForOp, mem.StoreOp, list[loop.ForOp],
                                      arith.AddOp] | None:
     """``(R, store, chain, add)`` if ``lp`` has the shape of the module docstring."""
-    if lp.inits:
+    if lp.inits or not _short(lp):
         return None
     body = lp.body.block.ops[:-1]
     stores = [o for o in body if isinstance(o, mem.StoreOp)]
@@ -97,6 +101,14 @@ def _match(lp: loop.ForOp) -> tuple[loop.ForOp, mem.StoreOp, list[loop.ForOp],
     if found is None or unrolled_whole(red):
         return None  # a small static window: LLVM keeps its accumulator in a register
     return red, store, found[0], found[1]
+
+
+def _short(lp: loop.ForOp) -> bool:
+    """At most ``output_accumulators.CHUNK`` iterations, a static count: a longer loop
+    would stream its outputs through memory once per window step;
+    ``output-accumulators`` takes it, in chunks whose accumulators stay in cache."""
+    lo, hi = constant_of(lp.lower), constant_of(lp.upper)
+    return isinstance(lo, int) and isinstance(hi, int) and hi - lo <= CHUNK
 
 
 def _defined_by(v: Value, ops: set[Operation]) -> bool:
