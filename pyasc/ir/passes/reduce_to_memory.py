@@ -37,8 +37,9 @@ function (a parameter may alias an input), and nothing in ``L`` loads from it.
 
 The loop ``L`` runs at most ``output_accumulators.CHUNK`` iterations, a static count:
 a longer one (a FIR filter over 4M samples) would stream ``out`` through memory once
-per window step, so ``output-accumulators`` takes it, in chunks.  A window LLVM unrolls whole (static trip counts, little work:
-``loop_cost.unrolled_whole``) is left alone: unrolled, ``L`` is the innermost loop and
+per window step, so ``output-accumulators`` takes it, in chunks.  A window LLVM
+unrolls whole (static trip counts, little work: ``loop_cost.unrolled_whole``) is left
+alone: unrolled, ``L`` is the innermost loop and
 LLVM vectorizes it with the accumulator in a register, faster than in memory (a 15-tap
 FIR over 1M outputs: 0.53 ms against 1.7 ms, the output streamed 15 times).
 """
@@ -51,8 +52,8 @@ from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.dce import drop_unused_carried
 from pyasc.ir.passes.loop_cost import unrolled_whole
 from pyasc.ir.passes.loopgen import constant_of
-from pyasc.ir.passes.output_accumulators import CHUNK
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+from pyasc.ir.passes.output_accumulators import CHUNK
 
 
 @register_pass
