@@ -68,7 +68,7 @@ from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.loop_cost import unrolled_whole
 from pyasc.ir.passes.loopgen import constant_of, static_strides
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
-from pyasc.ir.types import MemRefType, index
+from pyasc.ir.types import MemRefType, i1, index
 
 CHUNK = 256
 """Outputs per chunk: the accumulators of a chunk (a few KB) stay in the L1 cache."""
@@ -105,6 +105,8 @@ def _match(lp: loop.ForOp) -> Match | None:
     if len(reds) != 1 or not isinstance(reds[0], loop.ForOp) or not reds[0].inits:
         return None
     red = reds[0]
+    if _static_trips(lp) == 0 or any(v.type in (index, i1) for v in red.outputs):
+        return None  # no iteration; counters and flags: no buffer of them
     pos = body.index(red)
     pre, post = body[:pos], body[pos + 1:]
     if not all(_reads_only(o) for o in pre) or \
