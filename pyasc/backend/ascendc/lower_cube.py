@@ -13,18 +13,13 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from pyasc.backend.ascendc.copy_loops import CopyLoop
-from pyasc.backend.ascendc.cube_dynamic import (
-    host_views,
-    is_dynamic,
-    launch_dynamic,
-    plan_dynamic,
-    reference_ops,
-)
+from pyasc.backend.ascendc.cube_dynamic import is_dynamic, plan_dynamic, reference_ops
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import plan_cube_kernel
 from pyasc.backend.ascendc.emit_copy import launch_copy
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_cube import launch_cube, launch_mix
+from pyasc.backend.ascendc.host_dynamic import host_views, launch_dynamic
 from pyasc.backend.ascendc.mix_plan import FixpipeEpilogue, plan_mix_kernel
 from pyasc.backend.ascendc.scalar_plan import outline
 from pyasc.backend.ascendc.soc import SoC
