@@ -180,7 +180,7 @@ class _Lowering:
                 continue  # launched with its epilogue (lower_mix)
             elif isinstance(item, CubeItem):
                 assert isinstance(item.op, CubeMatmulOp)
-                lower_cube(self, item.op, fused.fixpipe_of(item.op))
+                lower_cube(self, item.op, *(fused.fixpipe_of(item.op) or (None, None)))
             elif isinstance(item, CopyItem) and item.op in pools:
                 lower_pool(self, pools[item.op], item.op)
             elif isinstance(item, CopyItem) and item.op in taps:

@@ -19,6 +19,10 @@ One entry point, ``KERNEL_TYPE_MIX_AIC_1_2`` (reference 8.1), split by core type
   as for a vector kernel; only the copies differ: rows of a block are ``curN``
   elements apart from the next row's by the full row (``N``) in GM, by ``baseN`` in
   the workspace, and the row operands (a bias) are the block's ``curN`` columns.
+
+With run-time shapes (``MixKernel.dynamic``) the text is the same but for C's size:
+``ROWS``/``COLS`` (constants) become the members ``rowsC_``/``colsC_``, which the entry
+point passes to ``Init`` from its cube arguments (``batch0 * ... * M``, ``N``).
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class _VecPart(VectorEmitter):
         super().__init__(w, mk.vec)
         self.mk = mk
         self.c_buf = mk.vec.inputs[mk.c_arg].vv.buf
+        # C's rows and row length: constants, or members set by Init (run-time shapes)
+        self.rows_c, self.cols_c = ("rowsC_", "colsC_") if mk.dynamic else ("ROWS", "COLS")
 
     def params(self) -> list[tuple[str, str]]:
         """(type, name) of Init's parameters: arrays, outputs, workspace, scalars."""
@@ -77,6 +83,12 @@ class _VecPart(VectorEmitter):
         out.append(("GM_ADDR", "workspace"))
         out += [(ctype(i.vv.dtype), "v_" + i.vv.expr.rstrip("_")) for i in k.scalar_inputs]
         return out
+
+    def init_params(self) -> list[tuple[str, str]]:
+        """Init's parameters: the kernel's (``params``), and C's size when it is known at
+        run time only."""
+        extra = [("int64_t", "rowsC"), ("int64_t", "colsC")] if self.mk.dynamic else []
+        return self.params() + extra
 
     def emit(self) -> None:
         k, w = self.k, self.w
@@ -101,14 +113,17 @@ class _VecPart(VectorEmitter):
         mk, t = self.mk, self.mk.cube.tile
         if not self.rows:
             self.w.line(f"static constexpr int64_t MAX_TILE_ROWS = {self.k.max_tile_rows()};")
-        self.w.line(f"static constexpr int64_t ROWS = {mk.rows}, COLS = {mk.cols};  "
-                    "// C as rows x N")
+        if not mk.dynamic:
+            self.w.line(f"static constexpr int64_t ROWS = {mk.rows}, COLS = {mk.cols};  "
+                        "// C as rows x N")
         self.w.line(f"static constexpr int32_t BASE_M = {t.base_m}, BASE_N = {t.base_n};")
 
     def _init_mix(self) -> None:
         k, w = self.k, self.w
-        sig = ", ".join(f"{t} {n}" for t, n in self.params())
+        sig = ", ".join(f"{t} {n}" for t, n in self.init_params())
         with w.block(f"__aicore__ inline void Init({sig})"):
+            if self.mk.dynamic:
+                w.line("rowsC_ = rowsC; colsC_ = colsC;  // C as rows x N")
             for i in k.scalar_inputs:
                 w.line(f"{i.vv.expr} = v_{i.vv.expr.rstrip('_')};")
             for i in k.array_inputs:
@@ -127,7 +142,8 @@ class _VecPart(VectorEmitter):
                 w.line(self._init_buffer(p))
 
     def _bind_mix(self, buf: Buf, cls: str, param: str) -> None:
-        size = {ROW: "COLS", COL: "ROWS"}.get(cls, "ROWS * COLS")
+        rows, cols = self.rows_c, self.cols_c
+        size = {ROW: cols, COL: rows}.get(cls, f"{rows} * {cols}")
         self.w.line(f"{buf.name}Gm_.SetGlobalBuffer((__gm__ {_t(buf)}*){param}, {size});",
                     self.loc)
 
@@ -207,8 +223,8 @@ class _VecPart(VectorEmitter):
                     src = f"{buf.name}Gm_[wsOff_ + row * BASE_N]"
                     params = f"PyascRowsAt<{t}>(rows, cols_, pitch_, BASE_N, false)"
                 elif i.vv.cls == FULL:
-                    src = f"{buf.name}Gm_[(gRow_ + row) * COLS + col0_]"
-                    params = f"PyascRowsAt<{t}>(rows, cols_, pitch_, COLS, false)"
+                    src = f"{buf.name}Gm_[(gRow_ + row) * {self.cols_c} + col0_]"
+                    params = f"PyascRowsAt<{t}>(rows, cols_, pitch_, {self.cols_c}, false)"
                 else:
                     src = f"{buf.name}Gm_[gRow_ + row]"
                     params = (f"DataCopyExtParams(1, static_cast<uint32_t>(rows * sizeof({t})), "
@@ -224,8 +240,9 @@ class _VecPart(VectorEmitter):
                 assert o.buf is not None
                 buf, t = o.buf, _t(o.buf)
                 w.line(f"LocalTensor<{t}> {buf.name} = {buf.phys}.DeQue<{t}>();")
-                w.line(f"DataCopyPad({buf.name}Gm_[(gRow_ + row) * COLS + col0_], {buf.name}, "
-                       f"PyascRowsAt<{t}>(rows, cols_, pitch_, COLS, true));", self.loc)
+                w.line(f"DataCopyPad({buf.name}Gm_[(gRow_ + row) * {self.cols_c} + col0_], "
+                       f"{buf.name}, PyascRowsAt<{t}>(rows, cols_, pitch_, {self.cols_c}, "
+                       "true));", self.loc)
                 w.line(f"{buf.phys}.FreeTensor({buf.name});")
 
     def _members_mix(self) -> None:
@@ -243,6 +260,8 @@ class _VecPart(VectorEmitter):
         for i in k.scalar_inputs:
             w.line(f"{ctype(i.vv.dtype)} {i.vv.expr};")
         w.line("int64_t gRow_, cols_, pitch_, tileRows_, col0_, wsOff_;")
+        if self.mk.dynamic:
+            w.line("int64_t rowsC_, colsC_;  // C as rows x N (Init)")
 
 
 class MixEmitter:
@@ -273,8 +292,11 @@ class MixEmitter:
             _CubePart(w, cube).body()
         with w.block("if ASCEND_IS_AIV"):
             w.line(f"{class_name(k.name)} op;")
-            w.line(f"op.Init({', '.join(n for _, n in vec.params())});")
             batch = " * ".join(f"batch{i}" for i in range(len(cube.groups))) or "1"
+            names = [n for _, n in vec.params()]
+            if k.dynamic:  # C's rows and row length, from the cube's arguments
+                names += [f"(int64_t){batch} * M", "N"]
+            w.line(f"op.Init({', '.join(names)});")
             args = ", ".join(p for p in PARAMS if p != "K")
             w.line(f"op.Process({args}, {batch} * mBlocks * nBlocks);")
         w.depth -= 1

@@ -13,16 +13,20 @@ twin, then the epilogue's vector kernel), so no run-time shape gives a wrong res
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.cube_dynamic import PITCH_MAX, rank
 from pyasc.backend.ascendc.cube_match import INT32_MAX, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_cube import swapped
+from pyasc.backend.ascendc.host_vector import prepare_input, space_dims
+from pyasc.backend.ascendc.mix_plan import MixKernel
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith, func
 from pyasc.ir.ops.loop import IfOp, YieldOp
-from pyasc.ir.types import TensorType
+from pyasc.ir.types import DYN, TensorType
 
 
 def host_views(hb: HostBuilder, op: CubeMatmulOp, lhs: Value, rhs: Value) -> list[Value]:
@@ -105,13 +109,22 @@ def _fits(s: _Shapes, out_elems: Value) -> Value:
     return s.all(conds)
 
 
-def launch_dynamic(hb: HostBuilder, k: CubeKernel, op: CubeMatmulOp, lhs: Value, rhs: Value,
-                   cores: int, twin: Callable[[HostBuilder], Value]) -> Value:
-    """The host code of a dynamic cube matmul on ``cores`` cube cores: checks,
-    arguments, and ``if the kernel's limits hold: launch it, else: the scalar twin``;
-    returns the result tensor."""
-    result = op.result.type
-    assert isinstance(result, TensorType)
+@dataclass
+class _Call:
+    """One call's host values: the operands as the kernel reads them, C's dims, the
+    kernel's int32 arguments after the arrays, its block_dim, and ``fits`` (its limits)."""
+
+    a: Value
+    b: Value
+    out_dims: list[Value]
+    cube_args: list[Value]
+    block_dim: Value
+    fits: Value
+
+
+def _prepare(hb: HostBuilder, k: CubeKernel, op: CubeMatmulOp, lhs: Value, rhs: Value,
+             cores: int) -> _Call:
+    """numpy's checks, then the arguments of cube kernel ``k`` on ``cores`` cube cores."""
     a = swapped(hb, lhs) if k.host_trans_a else lhs
     b = swapped(hb, rhs) if k.host_trans_b else rhs
     s = _Shapes(hb, k, a, b)
@@ -121,21 +134,72 @@ def launch_dynamic(hb: HostBuilder, k: CubeKernel, op: CubeMatmulOp, lhs: Value,
     m = hb.mul(s.m, hb.product(extents)) if k.fold_m else s.m
     mats = [*([s.m] if rank(lhs) >= 2 else []), *([s.n] if rank(rhs) >= 2 else [])]
     out_dims = [*extents, *mats]
-    assert len(out_dims) == result.rank
     m_blocks, n_blocks = hb.ceil_div(m, k.tile.base_m), hb.ceil_div(s.n, k.tile.base_n)
     units = hb.mul(hb.product([] if k.fold_m else extents), hb.mul(m_blocks, n_blocks))
     block_dim = hb.max(hb.min(units, cores), 1)
-    fits = _fits(s, hb.product(out_dims))
-    branch = hb.insert(IfOp.empty(fits, [result], op.loc))
+    args = [m, s.n, s.ka, hb.const(k.tile.base_m), hb.const(k.tile.base_n), m_blocks,
+            n_blocks, *groups]
+    return _Call(a, b, out_dims, args, block_dim, _fits(s, hb.product(out_dims)))
+
+
+def launch_dynamic(hb: HostBuilder, k: CubeKernel, op: CubeMatmulOp, lhs: Value, rhs: Value,
+                   cores: int, twin: Callable[[HostBuilder], Value],
+                   result: TensorType | None = None) -> Value:
+    """The host code of a dynamic cube matmul on ``cores`` cube cores: checks,
+    arguments, and ``if the kernel's limits hold: launch it, else: the scalar twin``;
+    returns the result tensor (of type ``result``, by default ``op``'s: Fixpipe may
+    convert it)."""
+    result = result or op.result.type
+    assert isinstance(result, TensorType)
+    call = _prepare(hb, k, op, lhs, rhs, cores)
+    assert len(call.out_dims) == result.rank
+    branch = hb.insert(IfOp.empty(call.fits, [result], op.loc))
     then = HostBuilder(branch.then_region.blocks[0], op.loc)
-    out = then.alloc(result.shape, result.element, out_dims)
-    scalars = [m, s.n, s.ka, then.const(k.tile.base_m), then.const(k.tile.base_n), m_blocks,
-               n_blocks, *groups]
-    then.launch(k.name, block_dim, [a, b, out, *scalars], [2])
+    out = then.alloc(result.shape, result.element, call.out_dims)
+    then.launch(k.name, call.block_dim, [call.a, call.b, out, *call.cube_args], [2])
     then.insert(YieldOp([then.to_tensor(out)]))
     other = HostBuilder(branch.else_region.blocks[0], op.loc)
     other.insert(YieldOp([twin(other)]))
     return branch.result_values[0]
 
 
-__all__ = ["host_views", "launch_dynamic"]
+def launch_mix_dynamic(hb: HostBuilder, k: MixKernel, op: CubeMatmulOp, lhs: Value, rhs: Value,
+                       operands: list[Value], result_types: list, cores: int,  # noqa: ANN001
+                       twin: Callable[[HostBuilder], list[Value]]) -> list[Value]:
+    """The host code of MIX kernel ``k`` of run-time shapes: ``lhs @ rhs`` and the
+    epilogue on the group's other ``operands`` (the matmul result's position is not
+    read), ``if the cube's limits hold and the epilogue's space is C's shape: launch it,
+    else: the unfused twin``; returns the group's results."""
+    cube, vec = k.cube, k.vec
+    call = _prepare(hb, cube, op, lhs, rhs, cores)
+    # the epilogue's space; C is not computed yet: it is given by its extents
+    given = [call.out_dims if j == k.c_arg else h for j, h in enumerate(operands)]
+    dims = space_dims(hb, vec, given)
+    assert len(dims) == len(call.out_dims)
+    same = [hb.insert(arith.CmpOp.new("eq", d, c)).result
+            for d, c in zip(dims, call.out_dims, strict=True)]
+    fits = call.fits
+    for c in same:
+        fits = hb.binary(arith.AndOp, fits, c)
+    branch = hb.insert(IfOp.empty(fits, list(result_types), op.loc))
+    then = HostBuilder(branch.then_region.blocks[0], op.loc)
+    arrays = [prepare_input(then, i, h, vec, dims)
+              for j, (i, h) in enumerate(zip(vec.inputs, operands, strict=True))
+              if i.vv.cls != SCALAR and j != k.c_arg]
+    scalars = [then.extract_scalar(h) for i, h in zip(vec.inputs, operands, strict=True)
+               if i.vv.cls == SCALAR]
+    outs = []
+    for o in vec.written:
+        t = result_types[o.index]
+        outs.append(then.alloc(t.shape, t.element, dims[len(dims) - t.rank:]))
+    ws = then.alloc((DYN,), cube.out, [then.mul(call.block_dim, k.slot_elems)])
+    args = [call.a, call.b, *arrays, *outs, ws, *scalars, *call.cube_args]
+    first = 2 + len(arrays)
+    then.launch(k.name, call.block_dim, args, [*range(first, first + len(outs) + 1)])
+    then.insert(YieldOp([then.to_tensor(o) for o in outs]))
+    other = HostBuilder(branch.else_region.blocks[0], op.loc)
+    other.insert(YieldOp(twin(other)))
+    return list(branch.result_values)
+
+
+__all__ = ["host_views", "launch_dynamic", "launch_mix_dynamic"]

@@ -15,6 +15,7 @@ result type.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR, body_ops
@@ -33,16 +34,20 @@ from pyasc.ir.passes.lower_reduce import REDUCTIONS
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, ScalarType, TensorType, Type, element_type
 
+Operand = Value | list[Value]
+"""A kernel operand on the host, or the extents of one not computed yet (``space_dims``)."""
+
 MIN_BLOCK_ELEMENTS = 1024
 """Fewest elements a block gets: smaller problems use fewer blocks (launch overhead)."""
 
 _HOST_REDUCE = {"sum": tensor.SumOp, "max": tensor.ReduceMaxOp, "min": tensor.ReduceMinOp}
 
 
-def space_dims(hb: HostBuilder, k: VectorKernel, operands: list[Value]) -> list[Value]:
+def space_dims(hb: HostBuilder, k: VectorKernel, operands: Sequence[Operand]) -> list[Value]:
     """Run-time extents of the iteration space: numpy's broadcast of everything that
     sizes each axis (``vec_spans``: array inputs, fills inside the kernel).  A fill
-    that does not broadcast against the others raises ValueError, like numpy."""
+    that does not broadcast against the others raises ValueError, like numpy.  An
+    operand not computed yet (a MIX kernel's C) may be given as its list of extents."""
     dims: list[Value] = []
     for axis, extent in enumerate(k.info.space):
         if extent != DYN:
@@ -77,7 +82,7 @@ def span_condition(hb: HostBuilder, k: VectorKernel, operands: list[Value],
     return out
 
 
-def _numpy_extent(hb: HostBuilder, k: VectorKernel, operands: list[Value],
+def _numpy_extent(hb: HostBuilder, k: VectorKernel, operands: Sequence[Operand],
                   check: SpanCheck) -> Value:
     """The numpy extent of the value ``check`` is about: its sources' broadcast."""
     acc = hb.const(1)
@@ -86,13 +91,15 @@ def _numpy_extent(hb: HostBuilder, k: VectorKernel, operands: list[Value],
     return acc
 
 
-def _extent(hb: HostBuilder, k: VectorKernel, operands: list[Value], source: Source,
+def _extent(hb: HostBuilder, k: VectorKernel, operands: Sequence[Operand], source: Source,
             axis: int) -> Value:
     """The run-time extent of contributor ``source`` along space axis ``axis``."""
     args = list(k.group.body.blocks[0].args)
     rank = k.info.rank
     if isinstance(source, BlockArgument):
         host = operands[args.index(source)]
+        if isinstance(host, list):  # not computed yet (a MIX kernel's C): its extents
+            return host[axis - (rank - len(host))]
         t = host.type
         assert isinstance(t, TensorType)
         return hb.dim(host, axis - (rank - t.rank))
@@ -105,7 +112,7 @@ def _extent(hb: HostBuilder, k: VectorKernel, operands: list[Value], source: Sou
     return hb.const(value)
 
 
-def _check_fills(hb: HostBuilder, k: VectorKernel, operands: list[Value],
+def _check_fills(hb: HostBuilder, k: VectorKernel, operands: Sequence[Operand],
                  dims: list[Value]) -> None:
     """numpy's broadcast check for fills and broadcasts inside the kernel (arrays are
     checked when the host broadcasts them to the space)."""

@@ -19,8 +19,12 @@ bfloat16 needs no vector core at all: Fixpipe applies ReLU (``reluEn``) and the
 conversion (``F322F16``/``F322BF16``, RINT like numpy) on the way out, so the cube kernel
 does it (``FixpipeEpilogue``).
 
-``PYASC_DISABLE_PASSES=fusion`` keeps the separate kernels (as does a matmul with
-run-time shapes: the vector part's tiling is static).
+With run-time shapes (``dynamic_shape=True``) the cube part is ``cube_dynamic``'s one
+plan for every shape and the vector part's sizes are kernel arguments too (C's rows and
+row length; a block's ``curN`` and row count are computed in the kernel, as for static
+shapes); the host (``host_dynamic.launch_mix_dynamic``) checks that the epilogue's
+space is C's shape and that the cube kernel's limits hold, else it runs the unfused
+pair.  ``PYASC_DISABLE_PASSES=fusion`` keeps the separate kernels.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import ClassVar
 
 from pyasc.backend.ascendc.analysis import COL, FULL, ROW, SCALAR, NotVectorizable
 from pyasc.backend.ascendc.cores import MIX
+from pyasc.backend.ascendc.cube_dynamic import is_dynamic, plan_dynamic
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
 from pyasc.backend.ascendc.soc import SoC
@@ -60,8 +65,13 @@ class MixKernel:
     cube: CubeKernel
     vec: VectorKernel
     c_arg: int                 # the position of the matmul result among vec's inputs
-    rows: int                  # rows of C as the cube writes it (batch * M)
-    cols: int                  # its row length (N)
+    rows: int                  # rows of C as the cube writes it (batch * M; DYN: run time)
+    cols: int                  # its row length (N; DYN: run time)
+
+    @property
+    def dynamic(self) -> bool:
+        """Run-time shapes: C's sizes and the launch's block_dim are kernel arguments."""
+        return self.cube.dynamic
 
     @property
     def block_dim(self) -> int:
@@ -69,7 +79,15 @@ class MixKernel:
         return self.cube.block_dim
 
     @property
+    def slot_elems(self) -> int:
+        """Elements of the workspace per cube core (its two slots)."""
+        t = self.cube.tile
+        return SLOTS * t.base_m * t.base_n
+
+    @property
     def workspace_elems(self) -> int:
+        """Elements of the whole workspace (static shapes only: ``block_dim`` is known)."""
+        assert not self.dynamic
         t = self.cube.tile
         return self.block_dim * SLOTS * t.base_m * t.base_n
 
@@ -95,6 +113,13 @@ def _nothing_writes_between(fn: FuncOp, op: CubeMatmulOp, group: FusionGroupOp) 
                for o in between)
 
 
+def _same_shape(shape: tuple[int, ...], c: tuple[int, ...]) -> bool:
+    """``shape`` is C's shape: equal extents, a run-time ``?`` matching any (the host
+    compares the run-time extents before it launches a MIX kernel of run-time shapes)."""
+    return len(shape) == len(c) and all(a == b or DYN in (a, b)
+                                        for a, b in zip(shape, c, strict=True))
+
+
 def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
               soc: SoC) -> tuple[VectorKernel, int] | None:
     """(the group as a vector kernel, the position of ``op``'s result among its inputs)
@@ -111,7 +136,9 @@ def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
     info = k.info
     if k.long is not None or info.schedule not in ("flat", "rows") or info.row_reductions:
         return None
-    if tuple(info.space) != ct.shape:
+    if not _same_shape(tuple(info.space), ct.shape):
+        return None
+    if is_dynamic(op) and k.spans.checks:  # results sliced to numpy's extents: unfused
         return None
     pos = list(group.inputs).index(c)
     # a 1-D B: the cube's C is M x 1, not the rows x N the row/column classes index
@@ -122,7 +149,8 @@ def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
             return None
         # a same-shape array, maybe without C's leading 1s (same layout)
         shape = tuple(getattr(i.arg.type, "shape", ()))
-        if i.vv.cls == FULL and (1,) * (ct.rank - len(shape)) + shape != ct.shape:
+        if i.vv.cls == FULL and not _same_shape((1,) * (ct.rank - len(shape)) + shape,
+                                                ct.shape):
             return None
     if any(o.kind != FULL for o in k.outputs):
         return None
@@ -187,12 +215,12 @@ class Fused:
     """The epilogues found in a function: ``mix[group]`` launches in the group's place
     (its cube op is skipped), ``fixpipe`` cube ops absorb their group."""
 
-    mix: dict[Operation, tuple[CubeMatmulOp, VectorKernel, int]]
-    fixpipe: dict[Operation, tuple[CubeMatmulOp, FixpipeEpilogue]]
+    mix: dict[FusionGroupOp, tuple[CubeMatmulOp, VectorKernel, int]]
+    fixpipe: dict[FusionGroupOp, tuple[CubeMatmulOp, FixpipeEpilogue]]
 
-    def fixpipe_of(self, op: Operation) -> FixpipeEpilogue | None:
-        """What Fixpipe does for cube op ``op`` (None: plain)."""
-        return next((f for c, f in self.fixpipe.values() if c is op), None)
+    def fixpipe_of(self, op: Operation) -> tuple[FixpipeEpilogue, FusionGroupOp] | None:
+        """What Fixpipe does for cube op ``op``, and the group it does (None: plain)."""
+        return next(((f, g) for g, (c, f) in self.fixpipe.items() if c is op), None)
 
     def skipped(self, op: Operation) -> bool:
         """The cube op of a MIX kernel: launched with its group."""
@@ -205,7 +233,7 @@ def find_epilogues(fn: FuncOp, soc: SoC, enabled: bool) -> Fused:
     if not enabled or soc.cube is None:
         return fused
     for op in fn.entry.ops:
-        if not isinstance(op, CubeMatmulOp) or DYN in op.result.type.shape:  # type: ignore
+        if not isinstance(op, CubeMatmulOp):
             continue
         group = _only_user(op)
         if group is None or not _nothing_writes_between(fn, op, group):
@@ -222,15 +250,17 @@ def find_epilogues(fn: FuncOp, soc: SoC, enabled: bool) -> Fused:
 
 def plan_mix_kernel(op: CubeMatmulOp, vec: VectorKernel, c_arg: int, soc: SoC,
                     name: str) -> MixKernel:
-    """The cube plan of ``op`` and ``vec`` retiled for blocks of C: a tile of UB holds
-    at least one row of a block (``baseN`` columns), at most half a block."""
-    cube = plan_cube_kernel(op, soc, name)
+    """The cube plan of ``op`` (``cube_dynamic``'s for run-time shapes) and ``vec``
+    retiled for blocks of C: a tile of UB holds at least one row of a block (``baseN``
+    columns; a run-time row length may fill them), at most half a block."""
+    dynamic = is_dynamic(op)
+    cube = plan_dynamic(op, soc, name) if dynamic else plan_cube_kernel(op, soc, name)
     vec.name = name
     # C as the cube lays it out: batch * M rows of N (a 1-D B: M rows of 1)
-    rows, cols = cube.batch * cube.m, cube.n
+    rows, cols = (DYN, DYN) if dynamic else (cube.batch * cube.m, cube.n)
     t = cube.tile
-    pitch = -(-min(cols, t.base_n) // vec.unit) * vec.unit
-    half = -(-min(rows, t.base_m) // 2)
+    pitch = -(-(t.base_n if dynamic else min(cols, t.base_n)) // vec.unit) * vec.unit
+    half = -(-(t.base_m if dynamic else min(rows, t.base_m)) // 2)
     what = f"the epilogue of the MIX kernel {name}"
     vec.tile = choose_tile(vec.phys, soc.init_buffer_bytes, vec.unit, pitch, pitch * half,
                            vec.group.loc, what, soc.name, max_rows=MAX_TILE_ROWS)
