@@ -31,6 +31,9 @@ arguments, the launch or the twin) is ``host_dynamic``.
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import B16, BatchGroup, CubeKernel
 from pyasc.backend.ascendc.cube_tiling import tile_shapes
@@ -82,6 +85,21 @@ def plan_dynamic(op: CubeMatmulOp, soc: SoC, name: str) -> CubeKernel:
         block_dim=DYN, groups=groups, acc=acc, dynamic=True, fold_m=fold)
 
 
+def plan_at(k: CubeKernel, m: int, n: int, kk: int, batch: tuple[int, ...],
+            cores: int) -> CubeKernel:
+    """The static plan that dynamic kernel ``k`` runs for one call of C = ``batch`` x
+    (``m`` x ``n``), K = ``kk`` (``m`` folded as the host folds it), on ``cores`` cube
+    cores: the arguments the host computes, for the counts of ``cube_cost`` /
+    ``mix_cost``.  Batch strides are those of operands that span the whole batch (only
+    the compulsory minimum of ``cube_cost`` reads them)."""
+    t = k.tile
+    m_blocks, n_blocks = -(-m // t.base_m), -(-n // t.base_n)
+    groups = [BatchGroup(e, m * kk, kk * n) for e in batch]
+    units = math.prod(batch) * m_blocks * n_blocks
+    return replace(k, m=m, n=n, k=kk, m_blocks=m_blocks, n_blocks=n_blocks, groups=groups,
+                   block_dim=max(min(units, cores), 1), dynamic=False)
+
+
 # ---------------------------------------------------------------- the twin
 def reference_ops(op: CubeMatmulOp, a: Value, b: Value) -> tuple[list[Operation], Value]:
     """Free-standing tensor ops computing ``op`` from its logical operands ``a`` and
@@ -101,4 +119,4 @@ def reference_ops(op: CubeMatmulOp, a: Value, b: Value) -> tuple[list[Operation]
     return ops, ops[-1].result
 
 
-__all__ = ["PITCH_MAX", "is_dynamic", "plan_dynamic", "rank", "reference_ops"]
+__all__ = ["PITCH_MAX", "is_dynamic", "plan_at", "plan_dynamic", "rank", "reference_ops"]

@@ -29,12 +29,12 @@ pair.  ``PYASC_DISABLE_PASSES=fusion`` keeps the separate kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from pyasc.backend.ascendc.analysis import COL, FULL, ROW, SCALAR, NotVectorizable
 from pyasc.backend.ascendc.cores import MIX
-from pyasc.backend.ascendc.cube_dynamic import is_dynamic, plan_dynamic
+from pyasc.backend.ascendc.cube_dynamic import is_dynamic, plan_at, plan_dynamic
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
 from pyasc.backend.ascendc.soc import SoC
@@ -267,5 +267,13 @@ def plan_mix_kernel(op: CubeMatmulOp, vec: VectorKernel, c_arg: int, soc: SoC,
     return MixKernel(name, cube, vec, c_arg, rows, cols)
 
 
+def mix_at(k: MixKernel, m: int, n: int, kk: int, batch: tuple[int, ...],
+           cores: int) -> MixKernel:
+    """MIX kernel ``k`` of run-time shapes as the static kernel one call runs
+    (``cube_dynamic.plan_at``), for ``mix_cost``."""
+    cube = plan_at(k.cube, m, n, kk, batch, cores)
+    return replace(k, cube=cube, rows=cube.batch * m, cols=n)
+
+
 __all__ = ["FREE", "PASS_NAME", "READY", "SLOTS", "FixpipeEpilogue", "Fused", "MixKernel",
-           "find_epilogues", "plan_mix_kernel"]
+           "find_epilogues", "mix_at", "plan_mix_kernel"]

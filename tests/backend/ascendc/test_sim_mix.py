@@ -78,6 +78,45 @@ def test_broken_hand_off_is_a_violation(line, new, api, words):
     assert err.value.line > 0
 
 
+def _kernel_dynamic():
+    ap = hybrid(_bias_relu, target="ascend-sim", dynamic_shape=True).kernel(*ARGS).ascend
+    k = ap.kernels[0]
+    assert isinstance(k, MixKernel) and k.dynamic
+    return ap, k
+
+
+def _run_dynamic(source: str, ap) -> np.ndarray:
+    """The dynamic MIX kernel launched with the arguments its host computes for ARGS."""
+    from pyasc.backend.ascendc.sim import compile_kernels
+    from pyasc.backend.ascendc.sim_backend import sim_config
+
+    k = ap.kernels[0]
+    lib = compile_kernels(source, list(ap.kernel_names), filename=ap.filename,
+                          config=sim_config(ap.soc),
+                          cores={n: c for n, c in ap.cores.items() if c != "vector"})
+    a, b, bias = ARGS
+    out = np.zeros((M, N), np.float16)
+    blocks = -(-M // 128), -(-N // 128)
+    block_dim = min(blocks[0] * blocks[1], ap.soc.cube.cores)
+    ws = np.zeros(block_dim * k.slot_elems, np.float16)
+    lib.launch(k.name, block_dim, a, b, bias, out, ws, M, N, 16, 128, 128, *blocks)
+    return out
+
+
+def test_the_dynamic_mix_kernel_runs_clean_and_its_broken_hand_off_is_caught():
+    """The kernel of run-time shapes (sizes as arguments) has the same hand-off, and
+    the sim checks it the same way."""
+    from pyasc.backend.ascendc.sim import SimViolationError
+
+    ap, _ = _kernel_dynamic()
+    np.testing.assert_array_equal(_run_dynamic(ap.source, ap), np.full((M, N), 8.5, np.float16))
+    for line, new, api, words in BROKEN[:2]:
+        assert line in ap.source
+        with pytest.raises(SimViolationError) as err:
+            _run_dynamic(ap.source.replace(line, new), ap)
+        assert err.value.api == api and words in err.value.detail, str(err.value)
+
+
 def test_a_flag_left_counted_at_the_end_is_reported():
     """Without the cube core's final waits, the vector cores' last releases stay counted."""
     from pyasc.backend.ascendc.sim import SimViolationError
