@@ -19,7 +19,9 @@ estimate, and the total against the least traffic of any conv2d (x and w read on
 written once); then the same with a bias and ReLU, one MIX kernel after the copy kernel.
 
 A third table is linear + bias + activation, fused into one MIX kernel and not
-(``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate).
+(``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate); the
+"dynamic" rows are compiled with ``dynamic_shape=True`` (one MIX kernel for every shape,
+counted for the plan its host computes for this call: ``mix_plan.mix_at``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.mix_cost import mix_cost
-from pyasc.backend.ascendc.mix_plan import MixKernel
+from pyasc.backend.ascendc.mix_plan import MixKernel, mix_at
 from pyasc.backend.ascendc.soc import get_soc
 from pyasc.ops import conv2d
 
@@ -103,18 +105,22 @@ MIX_SHAPES = {
     "4096^3 + bias + gelu": (linear_gelu, (4096, 4096), (4096, 4096)),
     "attention 8x128x64 @ 8x64x128 + bias + gelu": (linear_gelu, (8, 128, 64), (8, 64, 128)),
     "attention 8x128x64 @ 8x64x128 + bias + relu": (linear_relu, (8, 128, 64), (8, 64, 128)),
+    "dynamic 4096^3 + bias + gelu": (linear_gelu, (4096, 4096), (4096, 4096)),
+    "dynamic attention 8x128x64 @ 8x64x128 + bias + gelu":
+        (linear_gelu, (8, 128, 64), (8, 64, 128)),
+    "dynamic 300x33 @ 33x270 + bias + gelu": (linear_gelu, (300, 33), (33, 270)),
 }
 MIX_HEADER = ["case", "kernels", "cube GM->L1 MiB", "C hand-off MiB (x2)", "intermediate MiB",
               "epilogue GM->UB MiB", "out MiB", "GM bytes MiB (sim)", "estimate us", "sim"]
 _KEYS = ("gm_to_l1_bytes", "l0c_to_gm_bytes", "gm_to_ub_bytes", "ub_to_gm_bytes")
 
 
-def _unfused_bytes(fn, args: tuple, soc_name: str) -> int:  # noqa: ANN001
+def _unfused_bytes(fn, args: tuple, soc_name: str, dynamic: bool) -> int:  # noqa: ANN001
     """All GM bytes the sim counts for the cube + vector kernels without fusion."""
     old = os.environ.get("PYASC_DISABLE_PASSES")
     os.environ["PYASC_DISABLE_PASSES"] = "fusion"
     try:
-        sim = hybrid(fn, target="ascend-sim", device_type=[soc_name])
+        sim = hybrid(fn, target="ascend-sim", device_type=[soc_name], dynamic_shape=dynamic)
         sim(*args)
         c = sim.kernel(*args).last_counters
     finally:
@@ -135,10 +141,13 @@ def _mix_rows(name: str, fn, sa: tuple, sb: tuple, soc_name: str,  # noqa: ANN00
     # scaled so that float16 y**3 of the reference does not overflow
     a, b = ((rng.standard_normal(s) / 4).astype(np.float16) for s in (sa, sb))
     bias = rng.standard_normal(sb[-1]).astype(np.float16)
-    sim = hybrid(fn, target="ascend-sim", device_type=[soc.name])
+    dynamic = name.startswith("dynamic")
+    sim = hybrid(fn, target="ascend-sim", device_type=[soc.name], dynamic_shape=dynamic)
     kernel = sim.kernel(a, b, bias)
-    (k,) = kernel.ascend.kernels
+    k = kernel.ascend.kernels[0]   # a dynamic MIX kernel's twins follow it
     assert isinstance(k, MixKernel), kernel.ascend.kernels
+    if dynamic:  # the plan its host computes for this call (A and B batched alike)
+        k = mix_at(k, sa[-2], sb[-1], sa[-1], sa[:-2], soc.cube.cores)
     cost = mix_cost(k, soc)
     check, fused_sim, unfused_sim = "-", "-", "-"
     if k.cube.batch * k.cube.m * k.cube.n * k.cube.k <= sim_macs:
@@ -151,7 +160,8 @@ def _mix_rows(name: str, fn, sa: tuple, sb: tuple, soc_name: str,  # noqa: ANN00
         ok = np.allclose(got.astype(np.float64), want, rtol=2e-2, atol=2e-2)
         check = "counts match, result ok" if same and ok else "MISMATCH"
         fused_sim = f"{sum(c[key] for key in _KEYS) / 2**20:.4g}"
-        unfused_sim = f"{_unfused_bytes(fn, (a, b, bias), soc.name) / 2**20:.4g}"
+        unfused = _unfused_bytes(fn, (a, b, bias), soc.name, dynamic)
+        unfused_sim = f"{unfused / 2**20:.4g}"
     ws = k.workspace_elems * k.cube.out.itemsize
     mib = 2**20
     common = [f"{cost.cube_read / mib:.4g}", f"{cost.handoff / mib:.4g}"]

@@ -113,9 +113,12 @@ def _nothing_writes_between(fn: FuncOp, op: CubeMatmulOp, group: FusionGroupOp) 
                for o in between)
 
 
-def _same_shape(shape: tuple[int, ...], c: tuple[int, ...]) -> bool:
-    """``shape`` is C's shape: equal extents, a run-time ``?`` matching any (the host
-    compares the run-time extents before it launches a MIX kernel of run-time shapes)."""
+def _same_shape(shape: tuple[int, ...], c: tuple[int, ...], dynamic: bool) -> bool:
+    """``shape`` is C's shape: equal extents, or with a ``dynamic`` matmul a run-time
+    ``?`` matching any (its host compares the run-time extents before it launches the
+    MIX kernel; a static launch computes none)."""
+    if not dynamic:
+        return shape == c
     return len(shape) == len(c) and all(a == b or DYN in (a, b)
                                         for a, b in zip(shape, c, strict=True))
 
@@ -136,9 +139,10 @@ def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
     info = k.info
     if k.long is not None or info.schedule not in ("flat", "rows") or info.row_reductions:
         return None
-    if not _same_shape(tuple(info.space), ct.shape):
+    dynamic = is_dynamic(op)
+    if not _same_shape(tuple(info.space), ct.shape, dynamic):
         return None
-    if is_dynamic(op) and k.spans.checks:  # results sliced to numpy's extents: unfused
+    if dynamic and k.spans.checks:  # results sliced to numpy's extents: unfused
         return None
     pos = list(group.inputs).index(c)
     # a 1-D B: the cube's C is M x 1, not the rows x N the row/column classes index
@@ -150,7 +154,7 @@ def _epilogue(group: FusionGroupOp, op: CubeMatmulOp,
         # a same-shape array, maybe without C's leading 1s (same layout)
         shape = tuple(getattr(i.arg.type, "shape", ()))
         if i.vv.cls == FULL and not _same_shape((1,) * (ct.rank - len(shape)) + shape,
-                                                ct.shape):
+                                                ct.shape, dynamic):
             return None
     if any(o.kind != FULL for o in k.outputs):
         return None

@@ -162,3 +162,11 @@ def matmul_bias_gelu(a, b, bias):
     """A linear layer with GELU: one MIX kernel (cube matmul, vector epilogue)."""
     y = a @ b + bias
     return 0.5 * y * (1 + np.tanh(0.7978845608 * (y + 0.044715 * y**3)))
+
+
+@hybrid(dynamic_shape=True)
+def matmul_bias_gelu_dynamic(a, b, bias):
+    """The same layer for every shape: one MIX kernel whose sizes are arguments (and,
+    for the shapes it does not take, the unfused cube and vector kernels)."""
+    y = a @ b + bias
+    return 0.5 * y * (1 + np.tanh(0.7978845608 * (y + 0.044715 * y**3)))

@@ -3,7 +3,8 @@
 Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
 diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
 not depend on the shapes), plus the adaptive pool's loops (a pool kernel and its scalar
-twin), two float16 matmuls on the cube unit and one MIX kernel (matmul + bias + GELU).
+twin), two float16 matmuls on the cube unit and one MIX kernel (matmul + bias + GELU),
+static and of run-time shapes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ascendc_cases import (
     layernorm,
     matmul,
     matmul_bias_gelu,
+    matmul_bias_gelu_dynamic,
     relu,
     softmax,
 )
@@ -44,6 +46,11 @@ CASES = {
     "matmul_bias_gelu": (matmul_bias_gelu, (np.ones((17, 33), np.float16),
                                             np.ones((33, 130), np.float16),
                                             np.ones((130,), np.float16))),
+    # the same of run-time shapes: C's size and the tiling are arguments; its twin (the
+    # unfused cube + vector kernels) is in the same source
+    "matmul_bias_gelu_dynamic": (matmul_bias_gelu_dynamic, (np.ones((17, 33), np.float16),
+                                                            np.ones((33, 130), np.float16),
+                                                            np.ones((130,), np.float16))),
 }
 
 

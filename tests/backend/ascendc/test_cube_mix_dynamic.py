@@ -169,8 +169,10 @@ def test_shapes_outside_the_kernel_run_the_unfused_pair(fn, shapes):
     kinds = [type(k).__name__ for k in compiled.ascend.kernels]
     assert kinds[0] == "MixKernel" and "CubeKernel" in kinds and "VectorKernel" in kinds
     counters = compiled.last_counters
-    # not the MIX kernel: its C went to a whole array (or came from the scalar matmul)
-    assert counters["blocks"] % 3 != 0 or counters["gm_scalar_write_bytes"] > 0
+    if shapes[0][1] in (0, 70000):  # the scalar matmul, then the vector kernel
+        assert counters["cube_macs"] == 0 and counters["gm_scalar_write_bytes"] > 0
+    else:  # the cube kernel writes C (1 x 5) to GM, one vector block reads it
+        assert counters["l0c_to_gm_bytes"] == 10 and counters["blocks"] == 2
     third = (17, 20)[-len(shapes[2]):]
     args = tuple(rng.standard_normal(s).astype(np.float16) for s in ((17, 33), (33, 20), third))
     _run(sim, fn, args)   # the same compiled code, the MIX kernel
@@ -218,4 +220,53 @@ def test_relu_and_cast_are_fixpipes_with_run_time_shapes(fn):
             assert counters["gm_to_ub_bytes"] == 0 and counters["l0c_to_gm_bytes"] == got.nbytes
         else:       # the twin: the scalar matmul, then the epilogue's vector kernel
             assert counters["cube_macs"] == 0 and counters["gm_scalar_write_bytes"] > 0
+    assert len(sim.specializations) == 1
+
+
+def _gemv_bias(a, b, bias):
+    return np.tanh(a @ b + bias)
+
+
+def _matvec_scale(a, b, s):
+    return (a @ b) * s + 1
+
+
+def _transposed_bias(a, b, bias):
+    return np.maximum(a.T @ b + bias, 0) - 0.25
+
+
+def _int8_bias_relu(a, b, bias):
+    return np.maximum(a.astype(np.int32) @ b.astype(np.int32) + bias, 0)
+
+
+OTHER = [
+    (_gemv_bias, np.float16, [((33,), (33, 20), (20,)), ((1,), (1, 130), (130,))]),
+    (_matvec_scale, np.float32, [((130, 17), (17,), (130,)), ((1, 5), (5,), (1,))]),
+    (_transposed_bias, np.float16, [((33, 17), (33, 130), (130,)), ((1, 1), (1, 1), (1,))]),
+    (_int8_bias_relu, np.int8, [((17, 33), (33, 130), (130,)), ((1, 300), (300, 17), (17,))]),
+]
+
+
+@pytest.mark.parametrize(("fn", "dtype", "shapes"), OTHER)
+def test_other_operand_forms(fn, dtype, shapes):
+    """1-D A (a GEMV), 1-D B (C is M x 1 for the cube), A given as A^T, int8 (exact)."""
+    sim = hybrid(fn, target="ascend-sim", dynamic_shape=True)
+    rng = np.random.default_rng(11)
+    for sa, sb, sx in shapes:
+        if dtype == np.int8:
+            a, b = (rng.integers(-128, 128, s).astype(np.int8) for s in (sa, sb))
+            x = rng.integers(-1000, 1000, sx).astype(np.int32)
+        else:
+            a, b, x = (rng.standard_normal(s).astype(dtype) for s in (sa, sb, sx))
+        got, want = sim(a, b, x), hybrid(fn, target="interpret")(a, b, x)
+        if dtype == np.int8:
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+        else:
+            _check(got, want, a.T if fn is _transposed_bias else a, b)
+        compiled = sim.kernel(a, b, x)
+        assert isinstance(compiled.ascend.kernels[0], MixKernel)
+        # the MIX kernel ran, not its twin: three cores per block of C
+        m = 1 if len(sa) == 1 else sa[-1] if fn is _transposed_bias else sa[-2]
+        n = sb[-1] if len(sb) == 2 else 1
+        assert compiled.last_counters["blocks"] == 3 * -(-m // 128) * -(-n // 128)
     assert len(sim.specializations) == 1
