@@ -92,7 +92,9 @@ def _domain(op: Operation) -> tuple[int, ...] | None:
     return max(shapes, key=len) if shapes else None
 
 
-def _merge_space(ops: list[Operation]) -> tuple[int, ...]:
+def merge_space(ops: list[Operation]) -> tuple[int, ...]:
+    """The iteration space of a group body's ops (raises NotVectorizable when their
+    shapes do not merge)."""
     domains = [d for d in (_domain(op) for op in ops) if d is not None]
     if not domains:
         raise NotVectorizable("the group computes no arrays")
@@ -117,7 +119,7 @@ def body_ops(group: FusionGroupOp) -> list[Operation]:
 def analyze(group: FusionGroupOp) -> GroupInfo:
     """Classify the values of ``group`` and pick its schedule (or raise NotVectorizable)."""
     ops = body_ops(group)
-    space = _merge_space(ops)
+    space = merge_space(ops)
     if DYN in space:
         _check_one_computation(ops)
     info = GroupInfo("flat", space)

@@ -62,6 +62,11 @@ from pyasc.backend.ascendc.stencil_kernel import (
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_bf16 import widen_tensor_bf16
 from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
+from pyasc.backend.ascendc.vec_collapse import (
+    collapse_operands,
+    expand_results,
+    plan_collapsible,
+)
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
 from pyasc.errors import OutOfMemoryError
@@ -203,7 +208,7 @@ class _Lowering:
         """Raises unless ``group`` plans as one vector kernel or one stencil kernel (a
         stencil's windows need no queue each: it holds more of them than a flat one)."""
         try:
-            plan_vector_kernel(group, self.soc, "probe")
+            plan_collapsible(group, self.soc, "probe")
         except (NotVectorizable, OutOfMemoryError):
             if not self.stencils or \
                     plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
@@ -217,7 +222,7 @@ class _Lowering:
         if self._stencil(group):
             return
         try:
-            k = plan_vector_kernel(group, self.soc, self._name())
+            k, collapsed = plan_collapsible(group, self.soc, self._name())
         except NotVectorizable as exc:
             block = group.body.blocks[0]
             body = [op for op in block.ops if op.name != "fusion.yield"]
@@ -231,13 +236,17 @@ class _Lowering:
             self.kernels.append(k.alt)
         self.hb.b.loc = group.loc
         inputs = [self.env[v] for v in group.inputs]
-        types = [r.type for r in group.result_values]
+        if collapsed is not None:  # the 2-D form of a plane broadcast over leading axes
+            inputs, full = collapse_operands(self.hb, collapsed, inputs)
+        types = [r.type for r in k.group.result_values]
         dims = space_dims(self.hb, k, inputs)
         fits = span_condition(self.hb, k, inputs, dims)
         if fits is None:
             results = launch_vector(self.hb, k, inputs, self.soc, types, dims)
         else:
-            results = self._with_twin(group, k, fits, inputs, dims)
+            results = self._with_twin(k.group, k, fits, inputs, dims)
+        if collapsed is not None:
+            results = expand_results(self.hb, collapsed, results, full)
         self.env.update(zip(group.result_values, results, strict=True))
 
     def _stencil(self, group: FusionGroupOp) -> bool:
