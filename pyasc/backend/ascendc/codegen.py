@@ -15,7 +15,7 @@ each rendered alone for its own ``--cce-aicore-arch``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
@@ -255,32 +255,36 @@ class _Lowering:
         k = plan_stencil_kernel(group, self.soc, self._name())
         if k is None:
             return False
-        flat = None
-        if k.dynamic:  # beside it the flat kernel, for shapes the stencil does not take
-            try:
-                flat = plan_vector_kernel(group, self.soc, f"{k.name}_flat")
-            except NotVectorizable:
-                return False
-            if flat.alt is not None or any(c.result is None for c in flat.spans.checks):
-                return False
-            flat.twin = True  # named after the stencil kernel
         self.kernels.append(k)
         self.hb.b.loc = group.loc
         inputs = [self.env[v] for v in group.inputs]
-        if flat is None:
+        if not k.dynamic:
             results = launch_stencil(self.hb, k, self.env, inputs)
-        else:
-            self.kernels.append(flat)
-            types = [r.type for r in group.result_values]
-            vec = flat
-
-            def launch_flat(hb: HostBuilder, operands: list[Value]) -> list[Value]:
-                return launch_vector(hb, vec, operands, self.soc, types)
-
+        else:  # beside it a twin, for shapes the stencil does not take
             results = launch_stencil_dynamic(self.hb, k, self.env, inputs,
-                                             self.soc.vector_blocks, launch_flat)
+                                             self.soc.vector_blocks, self._stencil_twin(group))
         self.env.update(zip(group.result_values, results, strict=True))
         return True
+
+    def _stencil_twin(self, group: FusionGroupOp
+                      ) -> Callable[[HostBuilder, list[Value]], list[Value]] | None:
+        """What runs a run-time stencil's shapes the stencil kernel does not take (windows
+        past their base): the group's ``flat`` kernel, or None when it does not plan (a
+        bilateral filter's 121 windows are more inputs than one flat kernel's TPipe; its
+        windows are in bounds whenever it has work: it is a batched loop)."""
+        types = [r.type for r in group.result_values]
+        try:
+            flat = plan_vector_kernel(group, self.soc, f"{self.kernels[-1].name}_flat")
+            if flat.alt is not None or any(c.result is None for c in flat.spans.checks):
+                raise NotVectorizable("the flat kernel needs a twin of its own", group.loc)
+        except NotVectorizable:
+            return None  # host_stencil raises for the shapes the stencil cannot take
+        flat.twin = True  # named after the stencil kernel
+        self.kernels.append(flat)
+
+        def launch_flat(hb: HostBuilder, operands: list[Value]) -> list[Value]:
+            return launch_vector(hb, flat, operands, self.soc, types)
+        return launch_flat
 
     def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
                    inputs: list[Value], dims: list[Value]) -> list[Value]:

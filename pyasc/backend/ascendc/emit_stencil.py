@@ -124,13 +124,22 @@ class StencilEmitter:
             w.line("const int64_t first = GetBlockIdx() * PER_BLOCK;")
             w.line("const int64_t last = first + PER_BLOCK < UNITS ? first + PER_BLOCK : UNITS;")
             with w.block("for (int64_t u = first; u < last; ++u)"):
-                w.line("const int64_t plane = u / TILES_PER_PLANE;")
-                w.line("const int64_t row = u % TILES_PER_PLANE * TILE_ROWS;")
+                if self.k.dynamic:  # units are (plane, row tile, column tile)
+                    w.line("const int64_t plane = u / (TILES_PER_PLANE * COL_TILES);")
+                    w.line("const int64_t rest = u % (TILES_PER_PLANE * COL_TILES);")
+                    w.line("const int64_t row = rest / COL_TILES * TILE_ROWS;")
+                    w.line("const int64_t col = rest % COL_TILES * TILE_COLS;")
+                    w.line("const int32_t cols = static_cast<int32_t>(COLS - col < TILE_COLS ? "
+                           "COLS - col : TILE_COLS);")
+                else:
+                    w.line("const int64_t plane = u / TILES_PER_PLANE;")
+                    w.line("const int64_t row = u % TILES_PER_PLANE * TILE_ROWS;")
                 w.line("const int32_t rows = static_cast<int32_t>(ROWS - row < TILE_ROWS ? "
                        "ROWS - row : TILE_ROWS);")
-                w.line("CopyIn(plane, row, rows);")
+                at = ", col, cols" if self.k.dynamic else ""
+                w.line(f"CopyIn(plane, row, rows{at});")
                 w.line("Compute(plane, rows);")
-                w.line("CopyOut(plane, row, rows);")
+                w.line(f"CopyOut(plane, row, rows{at});")
 
     def _constants(self) -> None:
         k, w = self.k, self.w
@@ -147,31 +156,46 @@ class StencilEmitter:
     # ---------------------------------------------------------------- copies
     def _copy_in(self) -> None:
         k, w = self.k, self.w
-        with w.block("__aicore__ inline void CopyIn(int64_t plane, int64_t row, int32_t rows)"):
+        cols = ", int64_t col, int32_t cols" if k.dynamic else ""
+        with w.block(f"__aicore__ inline void CopyIn(int64_t plane, int64_t row, int32_t rows"
+                     f"{cols})"):
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
                 c = ctype(t)
                 height, width = _base_dims(k, n, b.shape)[-2:]
-                gap = _gap(k, width, t.itemsize)
                 start = f"((plane + {b.plane}) * {height} + row + {b.rows[0]}) * {width}"
+                stride: int | str = 0
+                if k.dynamic:  # the tile's columns and the windows' reach, within the row
+                    w.line(f"const int64_t {n}Len = cols + {b.cols[1]} < {width} - col ? "
+                           f"cols + {b.cols[1]} : {width} - col;")
+                    start, width = f"{start} + col", f"{n}Len"
+                    stride = f"static_cast<uint32_t>(({_base_dims(k, n, b.shape)[-1]} - " \
+                             f"{n}Len) * {t.itemsize})"
+                gap = _gap(k, width, t.itemsize)
                 w.line(f"LocalTensor<{c}> {n}Halo = {n}Que_.AllocTensor<{c}>();")
                 w.line(f"DataCopyPad({n}Halo, {n}Gm_[{start}], DataCopyExtParams(static_cast"
-                       f"<uint16_t>(rows + {b.halo}), {_bytes(width, t.itemsize)}, 0, {gap}, 0), "
-                       f"DataCopyPadExtParams<{c}>(false, 0, 0, static_cast<{c}>(0)));",
+                       f"<uint16_t>(rows + {b.halo}), {_bytes(width, t.itemsize)}, {stride}, "
+                       f"{gap}, 0), DataCopyPadExtParams<{c}>(false, 0, 0, static_cast<{c}>(0)));",
                        self.loc)
                 w.line(f"{n}Que_.EnQue({n}Halo);")
 
     def _copy_out(self) -> None:
         k, w = self.k, self.w
-        with w.block("__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows)"):
+        cols = ", int64_t col, int32_t cols" if k.dynamic else ""
+        with w.block(f"__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows"
+                     f"{cols})"):
             for o in k.written:
                 assert o.buf is not None
                 b, t = o.buf, storage_type(o.buf.dtype)
                 size = o.buf.itemsize
-                gap = _gap(k, "COLS" if k.dynamic else k.cols, size)
+                start, width, stride = "(plane * ROWS + row) * COLS", _bytes(k.cols, size), 0
+                if k.dynamic:  # the tile's columns of each output row
+                    start, width = f"{start} + col", _bytes("cols", size)
+                    stride = f"static_cast<uint32_t>((COLS - cols) * {size})"
+                gap = _gap(k, "cols" if k.dynamic else k.cols, size)
                 w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.DeQue<{t}>();")
-                w.line(f"DataCopyPad({b.name}Gm_[(plane * ROWS + row) * COLS], {b.name}, "
+                w.line(f"DataCopyPad({b.name}Gm_[{start}], {b.name}, "
                        f"DataCopyExtParams(static_cast<uint16_t>(rows), "
-                       f"{_bytes(k.cols, size)}, {gap}, 0, 0));", self.loc)
+                       f"{width}, {gap}, {stride}, 0));", self.loc)
                 w.line(f"{b.phys}.FreeTensor({b.name});")
 
     # ---------------------------------------------------------------- compute
@@ -244,7 +268,7 @@ def dynamic_names(k: StencilKernel) -> list[str]:
     """The run-time arguments of a dynamic stencil kernel, in order: the extents, the
     tiling, then each base's dims."""
     names = ["planes", "rows", "cols", "pitch", "tileRows", "tilesPerPlane", "units",
-             "perBlock"]
+             "perBlock", "tileCols", "colTiles"]
     for n, b in zip(k.base_names, k.match.bases, strict=True):
         names += [f"{n}Dim{a}" for a in range(len(b.shape))]
     return names
@@ -255,7 +279,7 @@ def _member(name: str) -> str:
     one (``ROWS``, ``TILE_ROWS``...), so the shared text reads either."""
     fixed = {"planes": "PLANES", "rows": "ROWS", "cols": "COLS", "pitch": "PITCH",
              "tileRows": "TILE_ROWS", "tilesPerPlane": "TILES_PER_PLANE", "units": "UNITS",
-             "perBlock": "PER_BLOCK"}
+             "perBlock": "PER_BLOCK", "tileCols": "TILE_COLS", "colTiles": "COL_TILES"}
     return fixed.get(name, name + "_")
 
 

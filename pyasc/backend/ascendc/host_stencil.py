@@ -17,11 +17,16 @@ from collections.abc import Callable
 
 from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.stencil_kernel import MAX_ROWS, MIN_TILE_HALO, StencilKernel
+from pyasc.backend.ascendc.stencil_kernel import (
+    MAX_ROWS,
+    MIN_TILE_HALO,
+    StencilKernel,
+    widest_pitch,
+)
 from pyasc.ir.core import OpResult, Value
-from pyasc.ir.ops import arith, mem
+from pyasc.ir.ops import arith, func, mem
 from pyasc.ir.ops.loop import IfOp, YieldOp
-from pyasc.ir.types import TensorType
+from pyasc.ir.types import TensorType, i1
 
 
 def launch_stencil(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
@@ -49,8 +54,8 @@ def launch_stencil(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
 def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
                        cores: int) -> tuple[list[Value], Value, Value]:
     """The run-time extents and tiling (``emit_stencil.dynamic_names`` order), the block
-    count, and whether the kernel applies (every window inside its base, the halo rows
-    of one tile within the halo buffer)."""
+    count, and whether the kernel applies (every window inside its base, or nothing to
+    compute; a column tile at least one element wide)."""
     m = k.match
     assert m.sizes is not None
     sizes = [env[v] for v in m.sizes]
@@ -58,22 +63,52 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     bases = [env[b.value] for b in m.bases]
     dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
                                                                           strict=True)]
-    widest = cols
-    for d in dims:
-        widest = hb.max(widest, d[-1])
-    pitch = hb.round_up(widest, k.unit)
     halo = max(b.halo for b in m.bases)
+    tile_cols, col_tiles, pitch = _column_tiles(hb, k, cols, dims)
     most = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
-    spread = hb.ceil_div(hb.mul(planes, rows), cores)
+    spread = hb.ceil_div(hb.mul(hb.mul(planes, rows), col_tiles), cores)
     tile_rows = hb.min(hb.min(most, hb.max(spread, max(MIN_TILE_HALO * halo, 1))),
                        hb.max(hb.min(rows, MAX_ROWS - halo - 1), 1))
     some = hb.max(rows, 1)
     tile_rows = hb.ceil_div(some, hb.ceil_div(some, tile_rows))  # equal tiles per plane
     per_plane = hb.ceil_div(rows, tile_rows)
-    units = hb.mul(planes, per_plane)
+    units = hb.mul(hb.mul(planes, per_plane), col_tiles)
     per_block = hb.max(hb.ceil_div(units, cores), 1)
     blocks = hb.ceil_div(units, per_block)
-    fits = [_cmp(hb, "le", hb.mul(pitch, halo + 1), hb.const(k.tile))]
+    args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block, tile_cols,
+            col_tiles]
+    ok = hb.binary(arith.AndOp, _inside(hb, k, planes, rows, cols, dims),
+                   _cmp(hb, "ge", tile_cols, hb.const(1)))
+    empty = _cmp(hb, "eq", hb.mul(hb.mul(planes, rows), cols), hb.const(0))
+    ok = hb.binary(arith.OrOp, ok, empty)  # nothing to compute: launches no block
+    return args + [x for d in dims for x in d], blocks, ok
+
+
+def _column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
+                  dims: list[list[Value]]) -> tuple[Value, Value, Value]:
+    """``(tileCols, colTiles, pitch)``: a tile's output columns, tiles per row, and the
+    UB row stride.  Whole rows when a tile of them holds enough rows (``widest_pitch``);
+    else column tiles of the widest pitch, each copying its columns plus the windows'
+    column reach (so rows of any width run)."""
+    reach = max(b.cols[1] for b in k.match.bases)  # columns a window reads past its own
+    need = cols
+    for b, d in zip(k.match.bases, dims, strict=True):
+        need = hb.max(need, hb.min(hb.add(cols, b.cols[1]), d[-1]))
+    whole = hb.round_up(need, k.unit)
+    widest = widest_pitch(k)
+    fits = _cmp(hb, "le", whole, hb.const(widest))
+    pitch = hb.insert(arith.SelectOp.new(fits, whole, hb.const(widest))).result
+    narrow = hb.const(widest - reach)
+    tile_cols = hb.insert(arith.SelectOp.new(fits, cols, narrow)).result
+    col_tiles = hb.ceil_div(cols, hb.max(tile_cols, 1))
+    return tile_cols, hb.max(col_tiles, 1), pitch
+
+
+def _inside(hb: HostBuilder, k: StencilKernel, planes: Value, rows: Value, cols: Value,
+            dims: list[list[Value]]) -> Value:
+    """Every window lies inside its base."""
+    m = k.match
+    fits: list[Value] = []
     for w in m.windows:
         b, d = m.bases[w.base], dims[w.base]
         fits += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
@@ -83,8 +118,7 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     ok = fits[0]
     for c in fits[1:]:
         ok = hb.binary(arith.AndOp, ok, c)
-    args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block]
-    return args + [x for d in dims for x in d], blocks, ok
+    return ok
 
 
 def _cmp(hb: HostBuilder, pred: str, a: Value, b: Value) -> Value:
@@ -93,11 +127,13 @@ def _cmp(hb: HostBuilder, pred: str, a: Value, b: Value) -> Value:
 
 def launch_stencil_dynamic(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
                            operands: list[Value], cores: int,
-                           flat: Callable[[HostBuilder, list[Value]], list[Value]]
+                           flat: Callable[[HostBuilder, list[Value]], list[Value]] | None
                            ) -> list[Value]:
     """``if fits: the stencil kernel else: flat(hb, operands)`` (the group as a ``flat``
-    vector kernel, for windows past their base or rows too wide for the halo buffer).
-    The window snapshots the flat kernel reads are taken inside its branch only."""
+    vector kernel, for windows past their base or a window reach wider than the halo
+    buffer).  The window snapshots the flat kernel reads are taken inside its branch
+    only.  Without a ``flat`` kernel (one that does not plan: more windows than its
+    TPipe's buffers) the other branch raises what it cannot do (:func:`_refuse`)."""
     args, blocks, ok = _dynamic_arguments(hb, k, env, cores)
     types = [k.group.result_values[o.index].type for o in k.written]
     branch = hb.insert(IfOp.empty(ok, types, k.group.loc))
@@ -114,9 +150,22 @@ def launch_stencil_dynamic(hb: HostBuilder, k: StencilKernel, env: dict[Value, V
     then.launch(k.name, blocks, [*bases, *outs, *scalars, *args], range(first, first + len(outs)))
     then.insert(YieldOp([then.to_tensor(buf) for buf in outs]))
     other = HostBuilder(branch.else_region.blocks[0], k.group.loc)
+    if flat is None:
+        _refuse(other, k)
+        other.insert(YieldOp([other.to_tensor(other.alloc(t.shape, t.element, space))
+                              for t in types if isinstance(t, TensorType)]))
+        return list(branch.result_values)
     local = [_snapshot_here(other, hb, v) for v in operands]
     other.insert(YieldOp(flat(other, local)))
     return list(branch.result_values)
+
+
+def _refuse(hb: HostBuilder, k: StencilKernel) -> None:
+    """The error of a stencil without a twin for windows past their base (a batched
+    loop's windows never are when it has work: its accesses were proven in bounds)."""
+    hb.insert(func.AssertOp([hb.insert(arith.ConstantOp.new(False, i1)).result], [], {
+        "message": f"the windows of stencil kernel '{k.name}' reach past their arrays",
+        "kind": "bounds"}, loc=k.group.loc))
 
 
 def _snapshot_here(other: HostBuilder, hb: HostBuilder, v: Value) -> Value:

@@ -324,7 +324,17 @@ def _size_dynamic(k: StencilKernel, soc: SoC) -> bool:
     while _dynamic_bytes(k, tile + TILE_QUANTUM) <= soc.init_buffer_bytes:
         tile += TILE_QUANTUM
     k.tile = tile
-    return True
+    # a column tile (host_stencil) must keep one output column beside the windows' reach
+    return widest_pitch(k) - max(b.cols[1] for b in k.match.bases) >= 1
 
 
-__all__ = ["StencilKernel", "plan_stencil_kernel"]
+def widest_pitch(k: StencilKernel) -> int:
+    """The widest UB row of a run-time stencil kernel's tile: one whose tile holds
+    ``MIN_TILE_HALO`` halos of rows (at most 1/4 extra input reads) and whose halo rows
+    fit the halo buffer; wider rows are cut into column tiles (``host_stencil``)."""
+    halo = max(b.halo for b in k.match.bases)
+    rows = max(halo + 1, MIN_TILE_HALO * halo)
+    return k.tile // rows // k.unit * k.unit
+
+
+__all__ = ["StencilKernel", "plan_stencil_kernel", "widest_pitch"]

@@ -16,6 +16,7 @@ from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, flatten, nest
+from pyasc.ir.passes.batch_ranges import drop_dead_index_math, simplify_with_ranges
 from pyasc.ir.passes.batch_windows import WindowRefuse, scalarize_windows
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType, element_type, f64
@@ -238,10 +239,13 @@ def _prepare(top: loop.ForOp) -> list[loop.ForOp]:
         raise Refuse("a loop with carried values or a step other than 1")
     if not flatten(loops[-1].body.blocks[0]):
         raise Refuse("a loop in the body that is not small and static")
+    # numpy's clamping of a window slice, decided by the loops' bounds (run-time shapes)
+    simplify_with_ranges(loops[-1].body.blocks[0], loops)
     try:  # window slices (``img[i-5:i+6, j-5:j+6]``) become their elements
         scalarize_windows(loops[-1].body.blocks[0], {lp.induction_var for lp in loops})
     except WindowRefuse as exc:
         raise Refuse(str(exc)) from None
+    drop_dead_index_math(loops[-1].body.blocks[0])
     return loops
 
 

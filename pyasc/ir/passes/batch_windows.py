@@ -36,7 +36,7 @@ from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, depends_on
-from pyasc.ir.types import ScalarType, TensorType, index
+from pyasc.ir.types import DYN, ScalarType, TensorType, index
 
 MAX_WINDOW = 256  # elements of one window expanded into scalar ops
 
@@ -73,6 +73,7 @@ class _Scalarizer:
         self.consts: dict[int, Value] = {}
         self.window: list[Operation] = []          # the window ops, body order
         self.shape: tuple[int, ...] = ()
+        self.shapes: dict[Value, tuple[int, ...]] = {}  # window values' (static) shapes
         self.at: Operation | None = None           # new ops go before this one
 
     def insert(self, op: Operation) -> Value:
@@ -91,6 +92,21 @@ class _Scalarizer:
     def _shape(self, v: Value) -> tuple[int, ...]:
         t = v.type
         return tuple(t.shape) if isinstance(t, TensorType) else ()
+
+    def _computed(self, op: Operation) -> tuple[int, ...]:
+        """The shape of window op ``op``'s result from its operands' (not its type: with
+        run-time shapes a window's type says ``?x?`` even where its sizes are constants,
+        ``batch_ranges``), numpy broadcasting."""
+        if isinstance(op, mem.ToTensorOp):
+            sizes = op.operand_values[0].op.parts()[1]  # type: ignore[attr-defined]
+            return tuple(constant_int(s) for s in sizes)  # type: ignore[misc]
+        shapes = [self.shapes.get(v, self._shape(v)) for v in op.operand_values]
+        if any(DYN in s for s in shapes):
+            raise WindowRefuse(f"'{op.name}' on a window and an array of run-time size")
+        try:
+            return tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            raise WindowRefuse(f"'{op.name}': operands that do not broadcast") from None
 
     def classify(self) -> None:
         """The window ops (snapshots of windows and every op reading a window value),
@@ -121,7 +137,8 @@ class _Scalarizer:
                 reduced.add(op.result_values[0])
             else:
                 derived.add(op.result_values[0])
-                shape = self._shape(op.result_values[0])
+                shape = self._computed(op)
+                self.shapes[op.result_values[0]] = shape
                 if self.shape and shape != self.shape:
                     raise WindowRefuse("window values of different shapes")
                 self.shape = shape

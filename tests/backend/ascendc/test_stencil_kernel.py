@@ -11,6 +11,8 @@ sides; and the pass disabled (the ``flat`` kernel of before, 4-9x the GM bytes).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from ascendc_kit import check
@@ -230,11 +232,14 @@ def test_windows_without_a_per_element_form_stay_scalar_and_correct(fn):
 
 # ---- run-time shapes (``dynamic_shape=True``) ------------------------------------------
 
-# (two_arrays and the window slices stay scalar kernels with run-time shapes: batch-loops
-# leaves those loops alone; the Sobel filter is two stencil kernels, gx apart)
+# (two_arrays stays a scalar kernel with run-time shapes: its accesses of b are checked,
+# and batch-loops leaves the versioned loop alone; the Sobel filter is two stencil
+# kernels, gx apart; window slices' clamps are decided by the loops' bounds)
 DYNAMIC = [("blur", blur3, [(41, 67), (20, 37), (130, 257), (3, 3)], 1),
            ("laplacian", laplacian, [(31, 45), (64, 129)], 1),
-           ("sobel magnitude", gradient_magnitude, [(33, 70), (18, 129)], 2)]
+           ("sobel magnitude", gradient_magnitude, [(33, 70), (18, 129)], 2),
+           ("window slices", bilateral5, [(37, 53), (9, 300), (70, 23)], 1),
+           ("window max minus mean", window_max_minus_mean, [(19, 26), (40, 7)], 1)]
 
 
 @pytest.mark.parametrize("name,fn,shapes,launches", DYNAMIC, ids=[c[0] for c in DYNAMIC])
@@ -254,11 +259,44 @@ def test_dynamic_shape_stencil_one_kernel_for_every_shape(name, fn, shapes, laun
     assert len(dyn.specializations) == 1
 
 
-def test_dynamic_stencil_too_wide_for_the_halo_buffer_runs_the_flat_kernel():
+def test_seed_bilateral_filter_demoted_with_run_time_shapes_is_a_stencil_kernel():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+    from bilateral_filter import bilateral_filter
+
+    dyn = hybrid(bilateral_filter.__wrapped__, dynamic_shape=True, device_float64="demote")
+    for shape in [(41, 67), (20, 33), (130, 70), (25, 700), (9, 40)]:
+        img = _f32(*shape)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            k = check(dyn, img)
+        if shape == (41, 67):  # compiled at the first call: the demotion is warned
+            assert any("float32" in str(w.message) for w in seen)
+        kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
+        # the 11-element space kernel is a scalar kernel; an image of fewer than 11 rows
+        # has no interior: the stencil kernel launches no block
+        assert [kinds[n] for n, _ in k.last_kernels] == \
+            ["ScalarKernel"] + ["StencilKernel"] * (shape[0] > 10), shape
+        c = k.last_counters
+        # the space kernel's 11 taps only: no scalar access per pixel
+        assert c["gm_scalar_read_bytes"] + c["gm_scalar_write_bytes"] <= 1024
+        assert c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] <= 1.2 * 2 * img.nbytes
+    assert len(dyn.specializations) == 1
+
+
+def test_dynamic_stencil_rows_wider_than_the_halo_buffer_run_in_column_tiles():
     dyn = hybrid(blur3.__wrapped__, dynamic_shape=True)
-    k = check(dyn, _f32(6, 9000))
-    kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
-    assert [kinds[n] for n, _ in k.last_kernels] == ["VectorKernel"]
-    k = check(dyn, _f32(12, 40))
-    assert [kinds[n] for n, _ in k.last_kernels] == ["StencilKernel"]
+    for shape in [(6, 9000), (12, 40), (37, 2500), (2, 5000)]:
+        k = check(dyn, _f32(*shape))
+        kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
+        assert [kinds[n] for n, _ in k.last_kernels] == (["StencilKernel"] if shape[0] > 2
+                                                         else []), shape
+        if shape[0] <= 2:
+            continue  # no interior: nothing launched
+        c = k.last_counters
+        assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+        gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
+        assert gm <= 1.2 * 2 * 4 * shape[0] * shape[1], (shape, gm)
     assert len(dyn.specializations) == 1

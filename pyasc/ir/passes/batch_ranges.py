@@ -1,0 +1,142 @@
+"""Index arithmetic of a loop body simplified with the loops' ranges.
+
+With run-time shapes, numpy's clamping of a slice stays in the IR: the window
+``img[i-5:i+6, j-5:j+6]`` of the bilateral filter, inside ``for i in range(5, h-5)``, is
+the view at offset ``min(i - 5, h)`` of size ``max(0, min(i + 6, h) - min(i - 5, h))``.
+With static shapes the frontend folds them; with ``dynamic_shape=True`` it cannot, so
+the window has run-time sizes and ``batch_windows`` would not take it.  Inside the loop,
+though, ``i <= h - 6``: ``min(i + 6, h)`` is ``i + 6`` and the size is 11.
+
+:func:`simplify_with_ranges` proves such facts from the loops' bounds alone (no
+assumption about the data): every index value of the body is an affine form over
+*atoms* (loop indices and values computed outside the arithmetic it follows: dims,
+arguments), with integer coefficients.  A ``min``/``max`` whose operands differ by a
+form of known sign over every iteration (each loop index ``i`` of ``range(lo, hi)``
+replaced by ``hi - 1`` or ``lo``, whichever maximizes; ``lo`` and ``hi`` are forms over
+outer atoms, the nest is a box) is replaced by the operand it always picks, and a value
+whose form is a constant becomes that constant.  Iterations that do not run make no
+claim: the facts hold whenever the body runs.
+"""
+
+from __future__ import annotations
+
+from pyasc.ir.core import Block, OpResult, Value
+from pyasc.ir.ops import arith, loop
+from pyasc.ir.types import index
+
+Form = dict[Value | None, int]
+"""An affine form: atom -> coefficient, ``None`` -> the constant term."""
+
+
+def _add(a: Form, b: Form, sign: int = 1) -> Form:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + sign * c
+    return {k: c for k, c in out.items() if c or k is None}
+
+
+def _scale(a: Form, s: int) -> Form:
+    return {k: c * s for k, c in a.items()}
+
+
+def _constant(f: Form) -> int | None:
+    return f.get(None, 0) if all(k is None or c == 0 for k, c in f.items()) else None
+
+
+class Ranges:
+    """Affine forms of the index values of one loop body, with the loops' bounds."""
+
+    def __init__(self, loops: list[loop.ForOp]) -> None:
+        self.bounds: dict[Value, tuple[Value, Value]] = {
+            lp.induction_var: (lp.lower, lp.upper) for lp in loops}
+        self.forms: dict[Value, Form] = {}
+        self.chosen: dict[Value, Value] = {}   # a decided min/max -> the operand it picks
+
+    def form(self, v: Value) -> Form:
+        """``v`` as an affine form (an atom when its op is not affine arithmetic)."""
+        if v in self.forms:
+            return self.forms[v]
+        f: Form = {v: 1}
+        if isinstance(v, OpResult) and v.type == index:
+            op = v.op
+            xs = op.operand_values
+            if isinstance(op, arith.ConstantOp) and isinstance(op.value, int):
+                f = {None: int(op.value)}
+            elif isinstance(op, arith.AddOp | arith.SubOp):
+                f = _add(self.form(xs[0]), self.form(xs[1]), 1 if isinstance(op, arith.AddOp)
+                         else -1)
+            elif isinstance(op, arith.MulOp):
+                f = self._product(v, self.form(xs[0]), self.form(xs[1]))
+            elif isinstance(op, arith.MinOp | arith.MaxOp):
+                f = self._extreme(v, op)
+        self.forms[v] = f
+        return f
+
+    def _product(self, v: Value, a: Form, b: Form) -> Form:
+        ca, cb = _constant(a), _constant(b)
+        if ca is not None:
+            return _scale(b, ca)
+        return _scale(a, cb) if cb is not None else {v: 1}
+
+    def _extreme(self, v: Value, op: arith.MinOp | arith.MaxOp) -> Form:
+        a, b = op.operand_values
+        d = _add(self.form(a), self.form(b), -1)   # a - b
+        high, low = self.upper(d), self.upper(_scale(d, -1))
+        a_le_b = high is not None and high <= 0
+        b_le_a = low is not None and low <= 0
+        if isinstance(op, arith.MinOp):
+            pick = a if a_le_b else (b if b_le_a else None)
+        else:
+            pick = b if a_le_b else (a if b_le_a else None)
+        if pick is None:
+            return {v: 1}
+        self.chosen[v] = pick
+        return self.form(pick)
+
+    def upper(self, f: Form, depth: int = 4) -> int | None:
+        """A constant upper bound of ``f`` over every iteration, or None."""
+        for _ in range(depth):
+            c = _constant(f)
+            if c is not None:
+                return c
+            ivs = [k for k, c in f.items() if k in self.bounds and c]
+            if not ivs:
+                return None
+            for iv in ivs:
+                coeff = f.pop(iv)
+                lo, hi = self.bounds[iv]
+                at = _add(self.form(hi), {None: -1}) if coeff > 0 else self.form(lo)
+                f = _add(f, _scale(at, coeff))
+        return _constant(f)
+
+
+def simplify_with_ranges(block: Block, loops: list[loop.ForOp]) -> None:
+    """Replace the decided ``min``/``max`` index ops of ``block`` by the operand they pick
+    and index values of constant form by constants (module docstring)."""
+    r = Ranges(loops)
+    for op in list(block.ops):
+        if len(op.result_values) != 1 or op.result_values[0].type != index or \
+                isinstance(op, arith.ConstantOp):
+            continue
+        v = op.result_values[0]
+        f = r.form(v)
+        c = _constant(f)
+        if c is not None:
+            const = arith.ConstantOp.new(c, index, loc=op.loc)
+            block.insert(block.index_of(op), const)
+            v.replace_all_uses_with(const.result)
+        elif v in r.chosen:
+            v.replace_all_uses_with(r.chosen[v])
+
+
+def drop_dead_index_math(block: Block) -> None:
+    """Erase the index ops of ``block`` nothing uses any more (the clamps of a window
+    that ``batch_windows`` replaced by its elements), which the batch analysis would
+    otherwise have to classify."""
+    for op in reversed(list(block.ops)):
+        if len(op.result_values) == 1 and op.result_values[0].type == index and \
+                op.has_trait("pure") and not op.result_values[0].uses:
+            op.erase()
+
+
+__all__ = ["Ranges", "drop_dead_index_math", "simplify_with_ranges"]
