@@ -16,6 +16,7 @@ from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_vector import class_name
 from pyasc.backend.ascendc.stencil_kernel import StencilKernel
 from pyasc.backend.ascendc.tiles import ctype, storage_type
+from pyasc.ir.types import DYN
 
 
 class StencilEmitter:
@@ -37,6 +38,7 @@ class StencilEmitter:
             w.raw("")
             w.raw(" private:")
             self._constants()
+            self._load_plane()
             self._copy_in()
             self._compute()
             self._copy_out()
@@ -74,8 +76,9 @@ class StencilEmitter:
                 size = " * ".join(map(str, _base_dims(k, n, b.shape)))
                 w.line(f"{n}Gm_.SetGlobalBuffer((__gm__ {ctype(t)}*){n}, {size});", self.loc)
             for p in k.planes_in:
+                count = "PLANES" if p.count == DYN else p.count
                 w.line(f"{p.name}Gm_.SetGlobalBuffer((__gm__ {ctype(p.dtype)}*){p.name}, "
-                       f"{p.count});", self.loc)
+                       f"{count});", self.loc)
             out_size = "PLANES * ROWS * COLS" if k.dynamic else k.match.space[0] * k.rows * k.cols
             for o in k.written:
                 assert o.buf is not None
@@ -99,7 +102,10 @@ class StencilEmitter:
     def _load_planes(self) -> None:
         """Each per-plane input's values into UB once, for scalar reads per plane."""
         k, w = self.k, self.w
-        for p in k.planes_in:
+        for p in [p for p in k.planes_in if p.count == DYN]:  # LoadPlane fills it
+            w.line(f"pipe_.InitBuffer({p.name}Buf_, 32);")
+        static = [p for p in k.planes_in if p.count != DYN]
+        for p in static:
             c = ctype(p.dtype)
             size = -(-(p.count * p.dtype.itemsize) // 32) * 32
             w.line(f"pipe_.InitBuffer({p.name}Buf_, {size});")
@@ -107,9 +113,29 @@ class StencilEmitter:
             w.line(f"DataCopyPad({p.name}Vals, {p.name}Gm_, DataCopyExtParams(1, "
                    f"{p.count * p.dtype.itemsize}, 0, 0, 0), DataCopyPadExtParams<{c}>(false, 0, "
                    f"0, static_cast<{c}>(0)));", self.loc)
-        if k.planes_in:
+        if static:
             w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them")
             w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
+
+    def _load_plane(self) -> None:
+        """``LoadPlane(plane)``: the plane's value of each per-plane input of run-time
+        count into UB (one element, when the block's units reach a new plane)."""
+        k, w = self.k, self.w
+        dyn = [p for p in k.planes_in if p.count == DYN]
+        if not dyn:
+            return
+        with w.block("__aicore__ inline void LoadPlane(int64_t plane)"):
+            with w.block("if (plane == loadedPlane_)"):
+                w.line("return;")
+            for p in dyn:
+                c = ctype(p.dtype)
+                w.line(f"LocalTensor<{c}> {p.name}Vals = {p.name}Buf_.Get<{c}>();")
+                w.line(f"DataCopyPad({p.name}Vals, {p.name}Gm_[plane], DataCopyExtParams(1, "
+                       f"{p.dtype.itemsize}, 0, 0, 0), DataCopyPadExtParams<{c}>(false, 0, 0, "
+                       f"static_cast<{c}>(0)));", self.loc)
+            w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads it")
+            w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
+            w.line("loadedPlane_ = plane;")
 
     def _init_buffer(self, p) -> str:  # noqa: ANN001
         t = {2: "half", 4: "float", 1: "uint8_t"}.get(p.itemsize, f"int{8 * p.itemsize}_t")
@@ -137,6 +163,8 @@ class StencilEmitter:
                 w.line("const int32_t rows = static_cast<int32_t>(ROWS - row < TILE_ROWS ? "
                        "ROWS - row : TILE_ROWS);")
                 at = ", col, cols" if self.k.dynamic else ""
+                if any(p.count == DYN for p in self.k.planes_in):
+                    w.line("LoadPlane(plane);")
                 w.line(f"CopyIn(plane, row, rows{at});")
                 w.line("Compute(plane, rows);")
                 w.line(f"CopyOut(plane, row, rows{at});")
@@ -238,6 +266,8 @@ class StencilEmitter:
             w.line(f"TQue<QuePosition::VECIN, 2> {n}Que_;")
             w.line(f"GlobalTensor<{ctype(t)}> {n}Gm_;")
         w.line("TBuf<TPosition::VECCALC> idxBuf_;")
+        if any(p.count == DYN for p in k.planes_in):
+            w.line("int64_t loadedPlane_ = -1;  // the plane LoadPlane last loaded")
         for p in k.planes_in:
             w.line(f"TBuf<TPosition::VECCALC> {p.name}Buf_;")
             w.line(f"GlobalTensor<{ctype(p.dtype)}> {p.name}Gm_;")

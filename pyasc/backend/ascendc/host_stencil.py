@@ -26,7 +26,7 @@ from pyasc.backend.ascendc.stencil_kernel import (
 from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import arith, func, mem
 from pyasc.ir.ops.loop import IfOp, YieldOp
-from pyasc.ir.types import TensorType, i1
+from pyasc.ir.types import DYN, TensorType, i1
 
 
 def launch_stencil(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],
@@ -139,6 +139,7 @@ def launch_stencil_dynamic(hb: HostBuilder, k: StencilKernel, env: dict[Value, V
     branch = hb.insert(IfOp.empty(ok, types, k.group.loc))
     then = HostBuilder(branch.then_region.blocks[0], k.group.loc)
     bases = [env[b.value] for b in k.match.bases]
+    bases += [_planes_of(then, env[k.match.per_plane[p.index]], args[0]) for p in k.planes_in]
     scalars = [then.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
                if i.vv.cls == SCALAR]
     space = args[:3] if len(k.match.sizes or ()) == 3 else args[1:3]
@@ -166,6 +167,17 @@ def _refuse(hb: HostBuilder, k: StencilKernel) -> None:
     hb.insert(func.AssertOp([hb.insert(arith.ConstantOp.new(False, i1)).result], [], {
         "message": f"the windows of stencil kernel '{k.name}' reach past their arrays",
         "kind": "bounds"}, loc=k.group.loc))
+
+
+def _planes_of(hb: HostBuilder, v: Value, planes: Value) -> Value:
+    """Per-plane values ``v`` (``(?, 1, 1)``) broadcast to the space's planes (a no-op view
+    when they agree; numpy's ValueError when they do not broadcast)."""
+    t = v.type
+    assert isinstance(t, TensorType)
+    if t.shape[0] != DYN:
+        return v
+    return hb.broadcast(v, (DYN, *t.shape[1:]), t.element,
+                        [planes, *(hb.const(d) for d in t.shape[1:])])
 
 
 def _snapshot_here(other: HostBuilder, hb: HostBuilder, v: Value) -> Value:

@@ -52,7 +52,7 @@ from pyasc.backend.ascendc.vec_kernel import (
 from pyasc.backend.ascendc.vec_lower import VecLowering
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
-from pyasc.ir.types import ScalarType
+from pyasc.ir.types import DYN, ScalarType
 
 MAX_ROWS = 4095       # DataCopyPad blockCount limit (rows of one copy)
 MAX_STENCIL_OPS = 4096  # tensor ops of one stencil kernel (grouping merges up to it)
@@ -73,7 +73,8 @@ class Gathered:
 
 @dataclass
 class PlaneInput:
-    """Group input ``index``: one value per plane (``count`` of them), read from UB."""
+    """Group input ``index``: one value per plane (``count`` of them, ``DYN``: a run-time
+    count, loaded per block plane by plane as the units reach it), read from UB."""
 
     index: int
     name: str
@@ -280,7 +281,7 @@ def _bytes(k: StencilKernel, rows: int) -> int:
     total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
     for b, t in enumerate(k.base_types):
         total += 2 * (-(-(k.halo_elements(b) * t.itemsize) // 32) * 32)
-    return total + sum(-(-(p.count * p.dtype.itemsize) // 32) * 32 for p in k.planes_in)
+    return total + sum(_plane_bytes(p) for p in k.planes_in)
 
 
 def _size(k: StencilKernel, soc: SoC) -> bool:
@@ -312,7 +313,14 @@ def _dynamic_bytes(k: StencilKernel, tile: int) -> int:
     buffers of two tiles each, double buffered)."""
     cap = colcap(tile, 8)
     total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
+    total += sum(_plane_bytes(p) for p in k.planes_in)
     return total + sum(2 * 2 * tile * t.itemsize for t in k.base_types)
+
+
+def _plane_bytes(p: PlaneInput) -> int:
+    """UB bytes of a per-plane input: all its values, or one 32-byte block (run-time
+    count: the current plane's value)."""
+    return 32 if p.count == DYN else -(-(p.count * p.dtype.itemsize) // 32) * 32
 
 
 def _size_dynamic(k: StencilKernel, soc: SoC) -> bool:

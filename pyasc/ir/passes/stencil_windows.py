@@ -17,9 +17,9 @@ the ``flat`` kernels.
 Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
 
 * the group's space is of rank 2 or 3 (``(rows, cols)`` or ``(planes, rows, cols)``)
-  and every result is an array of that shape; a run-time space (``dynamic_shape``) takes
-  no per-plane inputs, and its windows have the same size values (``m.sizes``; the
-  backend computes the tiling on the host from them and checks the extents);
+  and every result is an array of that shape; with a run-time space (``dynamic_shape``)
+  the windows have the same size values (``m.sizes``; the backend computes the tiling
+  on the host from them and checks the extents);
 * every other array input is a window: a snapshot of a static, unit-step, full-rank view of a
   C-contiguous static buffer of the group's rank, with constant offsets, whose snapshot
   and view are in the group's block with nothing written in between (the kernel reads
@@ -28,7 +28,8 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   columns), and at least one buffer is read through two or more windows;
 * other array inputs are arrays of the space's shape (a window of themselves at offset
   0, e.g. the result of an earlier kernel) or one value per plane broadcast over it
-  (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights).
+  (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights; ``(?, 1,
+  1)`` with run-time shapes, which the host broadcasts to the space's planes).
 """
 
 from __future__ import annotations
@@ -89,10 +90,12 @@ def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
         return None
     src = v.op.operand_values[0]
     t = src.type
-    if not isinstance(t, TensorType) or t.rank != len(space) or DYN in t.shape:
+    if not isinstance(t, TensorType) or t.rank != len(space) or DYN in t.shape[1:]:
         return None
     ones = all(d == 1 for d in t.shape[1:]) if len(space) == 3 else all(d == 1 for d in t.shape)
-    return src if ones and t.shape[0] in (1, space[0]) else None
+    # a run-time count of planes: the host broadcasts it to the space's planes
+    return src if ones and (t.shape[0] in (1, space[0]) or t.shape[0] == DYN and
+                            len(space) == 3) else None
 
 
 def _window_view(v: Value) -> tuple[Operation, mem.SubviewOp] | None:
@@ -218,7 +221,7 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
     for index, v in enumerate(group.inputs):
         if isinstance(v.type, ScalarType):
             continue
-        plane = None if dynamic else _per_plane(v, space)
+        plane = _per_plane(v, space)
         if plane is not None:
             m.per_plane[index] = plane
             continue

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from ascendc_kit import check
 
+import pyasc
 from pyasc import hybrid
 
 RNG = np.random.default_rng(1919)
@@ -284,6 +285,39 @@ def test_seed_bilateral_filter_demoted_with_run_time_shapes_is_a_stencil_kernel(
         assert c["gm_scalar_read_bytes"] + c["gm_scalar_write_bytes"] <= 1024
         assert c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] <= 1.2 * 2 * img.nbytes
     assert len(dyn.specializations) == 1
+
+
+def depthwise_k(x, wt, k):
+    k = pyasc.static(k)  # the window loops unroll: a static kernel size
+    c, h, w = x.shape
+    out = np.zeros((c, h - k + 1, w - k + 1), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                s = np.float32(0)
+                for di in range(k):
+                    for dj in range(k):
+                        s += x[ch, i + di, j + dj] * wt[ch, di, dj]
+                out[ch, i, j] = s
+    return out
+
+
+def test_dynamic_depthwise_reads_each_plane_weight_once_per_block():
+    # boundscheck=False: with the checks of wt's indices (its shape is not x's) the
+    # nest is versioned on them, and batch-loops takes only top-level nests
+    dyn = hybrid(depthwise_k, dynamic_shape=True, boundscheck=False)
+    for shape, k in [((5, 23, 37), 3), ((3, 61, 45), 3), ((7, 9, 300), 3), ((4, 20, 19), 5),
+                     ((2, 40, 33), 5)]:
+        args = (_f32(*shape), _f32(shape[0], k, k), k)
+        kern = check(dyn, *args)
+        kinds = {x.name: type(x).__name__ for x in kern.ascend.kernels}
+        assert [kinds[n] for n, _ in kern.last_kernels] == ["StencilKernel"], shape
+        c = kern.last_counters
+        assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+        interior = np.asarray(depthwise_k(*args))
+        gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
+        assert gm <= 1.2 * _minimum(args[:2], interior), (shape, gm)
+    assert len(dyn.specializations) == 2  # one per kernel size k
 
 
 def test_dynamic_stencil_rows_wider_than_the_halo_buffer_run_in_column_tiles():
