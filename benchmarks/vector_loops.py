@@ -2,8 +2,9 @@
 
 For each program written with Python loops (the seed's bilateral filter, a 3x3 blur,
 a depthwise convolution, the adaptive pool, a max pool written with loops and
-``pyasc.ops.max_pool2d``, a 3x3 blur
-compiled with ``dynamic_shape=True``, per-row softmax and layernorm), prints the
+``pyasc.ops.max_pool2d``, a 3x3 blur, the bilateral filter and a depthwise convolution
+compiled with ``dynamic_shape=True``, a division of (N, C, h, w) by an (h, w) plane,
+per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
 the scalar GM accesses and the kernels launched.  Three builds: "scalar" with
@@ -29,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
+import pyasc  # noqa: E402
 from adaptive_pool import adaptive_pool  # noqa: E402
 from bilateral_filter import bilateral_filter  # noqa: E402
 from pyasc import hybrid  # noqa: E402
@@ -61,6 +63,27 @@ def depthwise(x, wt):
                         s += x[ch, i + di, j + dj] * wt[ch, di, dj]
                 out[ch, i, j] = s
     return out
+
+
+def depthwise_k(x, wt, k):
+    """``depthwise`` with a static kernel size (the window loops of a run-time size do
+    not unroll), for run-time image shapes."""
+    k = pyasc.static(k)
+    c, h, w = x.shape
+    out = np.zeros((c, h - k + 1, w - k + 1), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                s = np.float32(0)
+                for di in range(k):
+                    for dj in range(k):
+                        s += x[ch, i + di, j + dj] * wt[ch, di, dj]
+                out[ch, i, j] = s
+    return out
+
+
+def plane_divide(x, w):
+    return x / w
 
 
 def maxpool_loops(x, k, s, p):
@@ -136,6 +159,14 @@ def _cases():
         ("max_pool2d (pyasc.ops) 2x2 2x8x32x32 dynamic", max_pool_dynamic,
          (rng.random((2, 8, 32, 32)).astype(f32),)),
         ("blur 3x3 128x128 dynamic", blur3, (rng.random((128, 128)).astype(f32),)),
+        ("bilateral 128x128 dynamic", bilateral_filter.__wrapped__,
+         (rng.random((128, 128)).astype(f32),)),
+        ("depthwise 3x3 8x64x64 dynamic (boundscheck=False)", depthwise_k,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32), 3)),
+        ("x / w (8,16,28,28)/(28,28)", plane_divide,
+         (rng.random((8, 16, 28, 28)).astype(f32), rng.random((28, 28)).astype(f32) + 1)),
+        ("x / w (8,16,28,28)/(28,28) dynamic", plane_divide,
+         (rng.random((8, 16, 28, 28)).astype(f32), rng.random((28, 28)).astype(f32) + 1)),
         ("softmax rows 128x1000", softmax_rows, (rng.random((128, 1000)).astype(f32),)),
         ("layernorm rows 128x1000", layernorm_rows,
          (rng.random((128, 1000)).astype(f32), rng.random(1000).astype(f32),
@@ -151,9 +182,11 @@ KINDS = {"VectorKernel": "V", "ScalarKernel": "S", "StencilKernel": "T", "CubeKe
 
 def _measure(name: str, fn, args, disabled: str) -> dict:
     os.environ["PYASC_DISABLE_PASSES"] = disabled
-    dynamic = fn.__name__ in ("adaptive_pool", "maxpool_loops") or name.endswith("dynamic")
+    dynamic = fn.__name__ in ("adaptive_pool", "maxpool_loops") or "dynamic" in name
     # the bilateral filter computes in float64 (numpy's rules): demoted on the device
-    compiled = hybrid(fn, target="ascend-sim", dynamic_shape=dynamic, device_float64="demote")
+    checks = "boundscheck=False" not in name
+    compiled = hybrid(fn, target="ascend-sim", dynamic_shape=dynamic, device_float64="demote",
+                      boundscheck=checks)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = compiled(*args)

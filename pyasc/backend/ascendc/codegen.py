@@ -61,12 +61,12 @@ from pyasc.backend.ascendc.stencil_kernel import (
 )
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_bf16 import widen_tensor_bf16
-from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
 from pyasc.backend.ascendc.vec_collapse import (
     collapse_operands,
     expand_results,
     plan_collapsible,
 )
+from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
 from pyasc.errors import OutOfMemoryError
