@@ -136,7 +136,10 @@ def collapse(c: Collapse) -> FusionGroupOp:
         block.append(new)
         mapping.update(zip(op.result_values, new.result_values, strict=True))
     types = [_flat_type(r.type, c) for r in g.result_values]
-    return FusionGroupOp(list(g.inputs), types, dict(g.attributes), [Region([block])],
+    # its operands are stand-ins: the clone is never inserted, and uses of the real
+    # inputs would show up in every use-based analysis after planning (pool_taps)
+    holders = Block([v.type for v in g.inputs], [v.name_hint for v in g.inputs]).args
+    return FusionGroupOp(list(holders), types, dict(g.attributes), [Region([block])],
                          loc=g.loc)
 
 
@@ -150,7 +153,12 @@ def plan_collapsible(group: FusionGroupOp, soc: SoC, name: str
         c = collapse_plan(group)
         if c is None:
             raise
-    return plan_vector_kernel(collapse(c), soc, name), c
+    k = plan_vector_kernel(collapse(c), soc, name)
+    if any(check.result is None for check in k.spans.checks):
+        # no scalar twin for the 2-D form (never for elementwise work: only reductions
+        # need a run-time span check)
+        raise NotVectorizable("a 2-D form that needs a run-time span check", group.loc)
+    return k, c
 
 
 def _space_dims(hb: HostBuilder, c: Collapse, operands: list[Value]) -> list[Value]:
