@@ -290,7 +290,8 @@ def fir_empty(x, w):
 
 
 def fir_float64(x, w):
-    """The same with ``acc = 0.0`` (a float64 sum, rounded when stored)."""
+    """The same with ``acc = 0.0``: a Python float is weak under numpy 2, so ``acc`` is float32
+    after the first ``+=`` (the same sum as ``fir_empty``, written the other common way)."""
     n, k = x.shape[0], w.shape[0]
     y = np.empty(n - k + 1, np.float32)
     for i in range(n - k + 1):

@@ -155,7 +155,7 @@ FAMILIES = [
            rtol=1e-5),
     *(Family(f"FIR filter, {taps} taps", {"window slices (numpy style)": fir_slices,
                                            "scalar accumulator, `np.empty`": fir_empty,
-                                           "`acc = 0.0` (float64 sum)": fir_float64},
+                                           "`acc = 0.0` (float32 sum)": fir_float64},
              fir_slices, "fir",
              lambda small, taps=taps: (_rand((1 << 14 if small else 1 << 22,), 11),
                                        _rand((taps,), 12, 0.1)), rtol=1e-4)
