@@ -5,7 +5,7 @@ rest is composed from them (in float32 for half inputs, rounded back once):
 
 * ``tanh(x) = 1 - 2 / (exp(2x) + 1)`` (saturates to +-1, no overflow);
 * ``erf``: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7) with the sign restored as
-  ``x / (|x| + 1e-30)``;
+  ``c / (|c| + 1e-30)``, ``c`` = ``x`` clamped to [-1, 1] (exact +-1 at +-inf);
 * ``exp2/expm1/log2/log10/log1p`` from ``Exp``/``Ln`` (``expm1``/``log1p`` lose relative
   accuracy near 0);
 * ``floor/ceil/round/trunc``: ``Cast`` float -> float with ``CAST_FLOOR/CEIL/RINT/TRUNC``;
@@ -107,8 +107,14 @@ def _erf(ctx: VecLowering, x: VVal, out: VVal) -> None:
     ctx.call("Mul", out, [out, e])
     ctx.scalar_call("Muls", out, out, "-1.0f")
     ctx.scalar_call("Adds", out, out, "1.0f")       # erf(|x|)
-    ctx.scalar_call("Adds", ax, ax, "1e-30f")        # sign(x) = x / (|x| + tiny)
-    ctx.call("Div", ax, [x, ax])
+    # sign(x) = c / (|c| + tiny) with c = x clamped to [-1, 1]: x / (|x| + tiny) was
+    # inf / inf = NaN at x = +-inf (erf(+-inf) came out NaN).  A NaN x gives a NaN erf(|x|)
+    # above, so whatever the clamp makes of it the product stays NaN.
+    ctx.scalar_call("Maxs", ax, x, "-1.0f")
+    ctx.scalar_call("Mins", ax, ax, "1.0f")
+    ctx.call("Abs", t, [ax])
+    ctx.scalar_call("Adds", t, t, "1e-30f")
+    ctx.call("Div", ax, [ax, t])
     ctx.call("Mul", out, [out, ax])
 
 
