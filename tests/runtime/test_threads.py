@@ -219,8 +219,11 @@ def test_interpreter_exit_joins_the_workers(shared_cache, mode):
                           text=True, cwd=REPO, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     splits, workers, total = done.stdout.split()
-    # the default threshold splits it; with the daemon, a loop finds the pool busy at times
-    assert int(workers) == 1 and (int(splits) == 20 if mode == "plain" else int(splits) > 0)
+    # the default threshold splits it.  With the daemon, a loop finds the pool busy at
+    # times, and on a loaded machine (CI) every one of the 20 may: the daemon thread can be
+    # descheduled holding the pool, so no split is counted (seen once, splits == 0).  What
+    # the daemon mode tests is the exit, and the result below.
+    assert int(workers) == 1 and (int(splits) == 20 if mode == "plain" else int(splits) >= 0)
     x = np.linspace(-4, 4, 1 << 18, dtype=np.float32)
     assert float(total) == float(gelu(x).astype(np.float64).sum())
 
