@@ -1,7 +1,7 @@
 """numpy ufuncs composed from the IR's existing elementwise ops.
 
 ``deg2rad rad2deg copysign heaviside hypot logaddexp logaddexp2 sinh cosh fmod nextafter
-bitwise_count arctan2 arcsin arccos arcsinh arccosh arctanh cbrt`` need no op of their
+bitwise_count arctan2 arcsin arccos arcsinh arccosh arctanh cbrt power`` need no op of their
 own: each is a short formula over ``arith``/``math`` ops (``math.atan`` for the inverse
 trigonometric ones), so every backend (and its vectorizer) runs it as it runs those
 ops.  Each entry is an ``Emit`` of the ufunc table (``elementwise.UFUNCS``): it receives
@@ -29,7 +29,8 @@ from pyasc.ir.ops import arith
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.mathlib.emit import Emitter as FormulaEmitter
 from pyasc.ir.passes.mathlib.emit import Val, where
-from pyasc.ir.types import ScalarType, f32, i16, i32, i64, scalar_from_numpy
+from pyasc.ir.rewrite import constant_value
+from pyasc.ir.types import ScalarType, TensorType, f32, i16, i32, i64, scalar_from_numpy
 
 Formula = Callable[..., Val]
 NARROW = ("f16", "bf16")
@@ -62,6 +63,21 @@ def formula(fn: Formula, narrow_in_f32: bool = True) -> Callable:
 def call(cls: type[Operation], x: Val) -> Val:
     """A unary ``math`` op on ``x``."""
     return x.em.emit(cls.new(x.value))  # type: ignore[attr-defined]
+
+
+def power(x: Val, y: Val) -> Val:
+    """numpy's ``power``. An array to a scalar exponent of 0.5 is ``sqrt``: the fast path
+    of numpy's float loops for a stride-0 exponent, whose ``(-0)**0.5 = -0`` and
+    ``(-inf)**0.5 = nan`` differ from ``pow``'s ``+0`` and ``inf``; a run-time scalar
+    exponent selects it where it is 0.5. Scalar bases and arrays of exponents keep
+    ``pow`` (numpy's scalar ``**`` and array loops do)."""
+    fast_half = x.elem.is_float and isinstance(x.value.type, TensorType) and \
+        isinstance(y.value.type, ScalarType)
+    c = constant_value(y.value) if fast_half else None
+    if fast_half and c == 0.5:
+        return x.sqrt()
+    p = x.em.emit(m.PowOp.new(x.value, y.value))
+    return where(y.eq(0.5), x.sqrt(), p) if fast_half and c is None else p
 
 
 def _np(x: Val) -> type:

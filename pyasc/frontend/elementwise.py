@@ -127,7 +127,7 @@ UFUNCS: dict[str, Ufunc] = {
     "true_divide": Ufunc(np.true_divide, _op(arith.DivOp)),
     "floor_divide": Ufunc(np.floor_divide, _op(arith.FloorDivOp)),
     "remainder": Ufunc(np.remainder, _op(arith.RemOp)),
-    "power": Ufunc(np.power, _op(m.PowOp)),
+    "power": Ufunc(np.power, c.formula(c.power, narrow_in_f32=False)),
     "maximum": Ufunc(np.maximum, _op(arith.MaxOp), on_bool=_op(arith.OrOp)),
     "minimum": Ufunc(np.minimum, _op(arith.MinOp), on_bool=_op(arith.AndOp)),
     "bitwise_and": Ufunc(np.bitwise_and, _op(arith.AndOp)),

@@ -92,7 +92,11 @@ def _pow(op: Operation, a: object, b: object) -> object:
             # Negative exponents: only 1 and -1 have integer results; the rest give 0.
             special = np.where(a_arr == 1, 1, np.where(a_arr == -1, 1 - 2 * (b_arr % 2), 0))
             return as_type(np.where(neg, special.astype(dt), res), op.result.type)
-        return as_type(np.power(a, b), op.result.type)
+        # C99 pow for every element: numpy's loop takes sqrt for a stride-0 exponent of
+        # 0.5 ((-0)**0.5 = -0); the frontend emits that fast path as math.sqrt itself
+        a_arr, b_arr = (np.array(v, ndmin=1) for v in np.broadcast_arrays(a, b))
+        res = np.power(a_arr, b_arr).reshape(np.shape(np.broadcast(a, b)))
+        return as_type(res, op.result.type)
 
 
 def _fma(op: Operation, a: object, b: object, c: object) -> object:

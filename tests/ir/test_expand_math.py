@@ -171,6 +171,9 @@ def test_pow_fast_paths_equal_numpy_bitwise(n):
     y = expanded(power(n))(POW_XS)
     with np.errstate(all="ignore"):
         want = np.power(POW_XS, np.float32(n))
+    if n == 0.5:  # math.pow is C99 pow: numpy's sqrt path ((-0)**0.5 = -0) is the
+        # frontend's math.sqrt; pow gives +0 and (-inf)**0.5 = inf
+        want = np.where(POW_XS == -np.inf, np.float32(np.inf), np.abs(want))
     np.testing.assert_array_equal(y, want)
     assert np.array_equal(np.signbit(y), np.signbit(want))
 

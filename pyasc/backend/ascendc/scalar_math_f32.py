@@ -145,22 +145,41 @@ __aicore__ inline float PyascSinCosF(float x, bool cosine) {
 """
 
 _POW_F = """\
-// numpy power on float: integral exponents by repeated squaring, else exp(y * log x).
+// numpy power on float with C99 powf's special values: integral exponents by repeated
+// squaring of |x|, else exp(y * log|x|); the sign of an odd integral power of x < 0.
 __aicore__ inline float PyascPowFF(float x, float y) {
-  if (y == 0) return 1.0f;
-  if (y - y == 0 && PyascTruncF(y) == y && y < 1e9f && y > -1e9f) {
-    int64_t n = static_cast<int64_t>(y < 0 ? -y : y);
-    float base = x, acc = 1.0f;
+  if (y == 0 || x == 1) return 1.0f;
+  if (x != x || y != y) return x + y;  // NaN
+  const float ax = x < 0 ? -x : x;  // -0 stays -0: only compared, never divided by
+  const float ay = y < 0 ? -y : y;
+  if (y - y != 0) {  // y = +-inf
+    if (ax == 1) return 1.0f;
+    return (ax > 1) == (y > 0) ? ay : 0.0f;
+  }
+  const bool integral = PyascTruncF(y) == y;
+  const bool odd = integral && ay < 16777216.0f && (static_cast<int64_t>(ay) & 1) != 0;
+  const bool negative = x < 0 || (x == 0 && 1.0f / x < 0);  // -0 included
+  float mag;
+  if (ax - ax != 0) {  // x = +-inf
+    mag = y > 0 ? ax : 0.0f;
+  } else if (ax == 0) {
+    mag = y > 0 ? 0.0f : PyascFromBitsF(0xff << 23);  // +0 or +inf
+  } else if (x < 0 && !integral) {
+    return (x - x) / (x - x);  // NaN: a negative finite base, a non-integral power
+  } else if (integral && ay < 1e9f) {
+    int64_t n = static_cast<int64_t>(ay);
+    float base = ax;
+    mag = 1.0f;
     while (n > 0) {
-      if (n & 1) acc *= base;
+      if (n & 1) mag *= base;
       base *= base;
       n >>= 1;
     }
-    return y < 0 ? 1.0f / acc : acc;
+    if (y < 0) mag = 1.0f / mag;
+  } else {
+    mag = PyascExpF(y * PyascLogF(ax));
   }
-  if (x < 0) return (x - x) / (x - x) + 0 * y;  // NaN
-  if (x == 0) return y > 0 ? 0.0f : 1.0f / x;
-  return PyascExpF(y * PyascLogF(x));
+  return negative && odd ? -mag : mag;
 }
 """
 
@@ -182,7 +201,7 @@ TEXTS: dict[str, str] = {"bits_f": _BITS_F, "rounding_f": _ROUNDING_F, "sqrt_f":
 ORDER = ("bits_f", "rounding_f", "sqrt_f", "explog_f", "erf_f", "trig_f", "pow_f")
 DEPENDS: dict[str, tuple[str, ...]] = {
     "bits_f": (), "rounding_f": (), "sqrt_f": ("bits_f",), "explog_f": ("bits_f", "rounding_f"),
-    "erf_f": ("explog_f",), "trig_f": ("rounding_f",), "pow_f": ("explog_f",)}
+    "erf_f": ("explog_f",), "trig_f": ("rounding_f",), "pow_f": ("bits_f", "rounding_f", "explog_f")}
 
 _LN2 = f"{math.log(2):.9g}f"
 _LN10 = f"{math.log(10):.9g}f"

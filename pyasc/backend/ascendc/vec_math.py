@@ -10,7 +10,8 @@ rest is composed from them (in float32 for half inputs, rounded back once):
   accuracy near 0);
 * ``floor/ceil/round/trunc``: ``Cast`` float -> float with ``CAST_FLOOR/CEIL/RINT/TRUNC``;
 * ``pow(x, c)`` for a constant ``c``: repeated multiplication for integers (then
-  ``Reciprocal`` if negative), ``Sqrt``/``Rsqrt`` for +-0.5, else ``Exp(c * Ln(x))``;
+  ``Reciprocal`` if negative), else from ``|x|`` (``Sqrt``/``Rsqrt`` for +-0.5,
+  ``Exp(c * Ln|x|)``) with ``pow``'s special values for negative ``x`` selected after;
 * ``isnan/isinf/isfinite/sign`` through ``Compare``/``Select``.
 
 Reductions over the last axis run per row into a ``col`` buffer (``ReduceSum/Max/Min``;
@@ -174,17 +175,29 @@ def lower_pow(ctx: VecLowering, op: Operation) -> None:
         return
     if not t.is_float:
         raise NotVectorizable(f"integer power {c}", op.loc)
-    if c in (0.5, -0.5):
-        dst = ctx.result_vec(op)
-        ctx.call("Sqrt" if c > 0 else "Rsqrt", dst, [x])
-        ctx.set(op.result, dst)
-        return
+    _composite(ctx, op, lambda ctx, w, out: _fractional_power(ctx, w, out, float(c)))
 
-    def body(ctx: VecLowering, w: VVal, out: VVal) -> None:
-        ctx.call("Ln", out, [w])
-        ctx.scalar_call("Muls", out, out, f"{float(c)!r}f")
+
+def _fractional_power(ctx: VecLowering, x: VVal, out: VVal, c: float) -> None:
+    """``x ** c`` for a non-integral ``c`` with ``pow``'s special values: computed from
+    ``|x|`` (``Sqrt``/``Rsqrt`` for +-0.5, else ``Exp(c * Ln|x|)``: zeros and infinities
+    come out right), then NaN for a negative finite ``x`` and ``(-inf)**c`` = ``inf``
+    (``c > 0``) or ``0``. ``Sqrt(x)`` alone gave ``-0`` and NaN at ``-0`` and ``-inf``."""
+    ax = ctx.temp(x, hint="ax")
+    ctx.call("Abs", ax, [x])
+    if abs(c) == 0.5:
+        ctx.call("Sqrt" if c > 0 else "Rsqrt", out, [ax])
+    else:
+        ctx.call("Ln", out, [ax])
+        ctx.scalar_call("Muls", out, out, f"{c!r}f")
         ctx.call("Exp", out, [out])
-    _composite(ctx, op, body)
+
+    def lit(v: float) -> VVal:
+        return VVal("scalar", x.dtype, expr=ctx.literal(v, x.dtype))
+    not_negative = compare(ctx, "ge", x, lit(0.0), x.cls, "nonneg")  # False for NaN too
+    select(ctx, out, not_negative, out, lit(math.nan))
+    finite_or_above = compare(ctx, "ne", x, lit(-math.inf), x.cls, "not_minf")
+    select(ctx, out, finite_or_above, out, lit(math.inf if c > 0 else 0.0))
 
 
 def _int_power(ctx: VecLowering, op: Operation, x: VVal, n: int, t: ScalarType) -> None:

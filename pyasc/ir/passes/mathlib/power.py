@@ -1,7 +1,9 @@
 """``pow(x, c)`` with a constant exponent ``c``, as multiplications or ``sqrt``.
 
-* ``c = 0.5``: ``sqrt(x)``, which is numpy's own fast path for a scalar exponent
-  (``(-0)**0.5 = -0``, ``(-inf)**0.5 = nan``);
+* ``c = 0.5``: ``sqrt(x)`` with ``pow``'s special values (``(-0)**0.5 = +0``,
+  ``(-inf)**0.5 = inf``): an array base to a scalar 0.5, numpy's ``sqrt`` fast path,
+  is ``math.sqrt`` from the frontend (``composed.power``), so what reaches this is a
+  scalar base (numpy's and Python's scalar ``**`` use ``pow``) or an array of exponents;
 * ``c = 0, 1, 2, -1``: ``1``, ``x``, ``x*x``, ``1/x`` in the operand's type (correctly
   rounded: numpy's fast paths compute the same);
 * other integers ``3 <= |c| <= MAX_INT_EXPONENT`` for f32/f16/bf16: repeated squaring in
@@ -18,9 +20,11 @@
 
 from __future__ import annotations
 
+import math
+
 from pyasc.ir.core import DenseArray, Operation, OpResult, Value
 from pyasc.ir.ops import tensor
-from pyasc.ir.passes.mathlib.emit import Emitter, Val
+from pyasc.ir.passes.mathlib.emit import Emitter, Val, where
 from pyasc.ir.passes.mathlib.powf import powf
 from pyasc.ir.rewrite import constant_value
 from pyasc.ir.types import DYN, ScalarType, TensorType, element_type, f32, f64, index
@@ -62,7 +66,7 @@ def expand_pow(op: Operation, em: Emitter) -> Value | None:
     if x.value.type != op.result.type or not x.elem.is_float:
         return None
     if c == 0.5:
-        return x.sqrt().value
+        return where(x.eq(-math.inf), math.inf, x.sqrt().abs()).value
     if c is None or not c.is_integer() or abs(c) > MAX_INT_EXPONENT:
         return _general(op, x, em)
     n = int(c)
