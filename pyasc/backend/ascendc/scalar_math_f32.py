@@ -201,7 +201,8 @@ TEXTS: dict[str, str] = {"bits_f": _BITS_F, "rounding_f": _ROUNDING_F, "sqrt_f":
 ORDER = ("bits_f", "rounding_f", "sqrt_f", "explog_f", "erf_f", "trig_f", "pow_f")
 DEPENDS: dict[str, tuple[str, ...]] = {
     "bits_f": (), "rounding_f": (), "sqrt_f": ("bits_f",), "explog_f": ("bits_f", "rounding_f"),
-    "erf_f": ("explog_f",), "trig_f": ("rounding_f",), "pow_f": ("bits_f", "rounding_f", "explog_f")}
+    "erf_f": ("explog_f",), "trig_f": ("rounding_f",),
+    "pow_f": ("bits_f", "rounding_f", "explog_f")}
 
 _LN2 = f"{math.log(2):.9g}f"
 _LN10 = f"{math.log(10):.9g}f"
