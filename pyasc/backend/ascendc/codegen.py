@@ -17,6 +17,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.copy_loops import find_copy_loops
@@ -35,10 +36,12 @@ from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
 from pyasc.backend.ascendc.mix_plan import PASS_NAME as MIX_PASS
 from pyasc.backend.ascendc.mix_plan import find_epilogues
 from pyasc.backend.ascendc.partition import (
+    BranchItem,
     CopyItem,
     CubeItem,
     GroupItem,
     HostItem,
+    Item,
     ScalarItem,
     partition,
 )
@@ -77,6 +80,7 @@ from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.ops.loop import IfOp, YieldOp
 from pyasc.ir.passes import PassContext, PassManager, disabled_passes, run_pipeline
 from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.passes.versioning import top_blocks
 from pyasc.ir.types import TensorType
 
 VECTOR_EXPANDED = ("math.atan",)
@@ -109,6 +113,18 @@ class AscendProgram:
     def cores(self) -> dict[str, str]:
         """``{kernel name: core type}``."""
         return {k.name: k.core for k in self.kernels}
+
+
+@dataclass
+class _Found:
+    """What the backend recognized in the function before partitioning it: copy loops,
+    pool loops, tap loops, tap pools' divisions, matmul epilogues."""
+
+    copies: dict
+    pools: dict
+    taps: dict
+    divisions: set
+    fused: Any
 
 
 class _Lowering:
@@ -154,7 +170,8 @@ class _Lowering:
         if self.stencils:
             # a stencil's per-element work (a bilateral filter's 121 windows) spans several
             # groups of MAX_GROUP_OPS; as one stencil kernel its accumulators stay in UB
-            merge_adjacent(self.fn.entry, self._stencil_probe, MAX_STENCIL_OPS)
+            for block in top_blocks(self.fn.entry):
+                merge_adjacent(block, self._stencil_probe, MAX_STENCIL_OPS)
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
         if not self.soc.float64:
             hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
@@ -169,9 +186,19 @@ class _Lowering:
                      plan_pool_kernel(t, self.soc, "probe") is not None}
         # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU/cast)
         fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
-        for item in partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
-                              lambda op: op in copies or op in pools or op in taps):
-            if isinstance(item, HostItem):
+        self.found = _Found(copies, pools, taps, divisions, fused)
+        self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
+                                    lambda op: op in copies or op in pools or op in taps))
+        PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
+
+    def _lower_items(self, items: list[Item]) -> None:
+        """Each partition item as host ops and kernel launches, in order."""
+        copies, pools, taps = self.found.copies, self.found.pools, self.found.taps
+        divisions, fused = self.found.divisions, self.found.fused
+        for item in items:
+            if isinstance(item, BranchItem):
+                self._branch(item)
+            elif isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem) and item.op in fused.mix:
                 lower_mix(self, *fused.mix[item.op], item.op)
@@ -198,7 +225,22 @@ class _Lowering:
                     self._scalar(ScalarItem(rest))
             else:
                 self._scalar(item)
-        PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
+
+    def _branch(self, item: BranchItem) -> None:
+        """A versioned loop's ``if`` on the host: the condition is scalar math on shapes
+        and sizes, so the host picks the branch and launches that branch's kernels (the
+        batched fast copy, or the unchanged loop that raises where it always did)."""
+        op = item.op
+        self.hb.b.loc = op.loc
+        host = self.hb.insert(IfOp.empty(self.env[op.cond], [r.type for r in op.outputs],
+                                         op.loc))
+        outer = self.hb
+        for region, items in zip(host.region_list, (item.then_items, item.else_items),
+                                 strict=True):
+            self.hb = HostBuilder(region.blocks[0], op.loc)
+            self._lower_items(items)  # ends with the branch's yield (a host op)
+        self.hb = outer
+        self.env.update(zip(op.result_values, host.result_values, strict=True))
 
     def _name(self) -> str:
         twins = sum(1 for k in self.kernels if isinstance(k, VectorKernel) and k.twin)

@@ -20,6 +20,7 @@ from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes.versioning import top_blocks
 from pyasc.ir.types import MemRefType, ScalarType, TensorType, Type, f64
 
 
@@ -50,9 +51,12 @@ def hoist_f64_setup(fn: FuncOp, probe: Callable[[FusionGroupOp], object]) -> Non
     """Split every top-level group of ``fn`` with float64 scalar set-up (module
     docstring); ``probe(group)`` raises ``NotVectorizable`` unless the rest still plans
     as one kernel (then the group stays whole, as before)."""
-    for group in [op for op in fn.entry.ops if isinstance(op, FusionGroupOp)]:
+    for group in [op for b in top_blocks(fn.entry) for op in b.ops
+                  if isinstance(op, FusionGroupOp)]:
         if not _setup(group):
             continue
+        block = group.parent
+        assert block is not None
         kind = group.attributes["kind"]
         ops = dissolve(group)
         produced = {r for op in ops for r in op.result_values}
@@ -70,7 +74,6 @@ def hoist_f64_setup(fn: FuncOp, probe: Callable[[FusionGroupOp], object]) -> Non
             regrouped = wrap_group(rest, kind)
             if not _plans(regrouped, probe):  # keep what planned before: the whole group
                 members = set(dissolve(regrouped)) | {o for o in ops if o not in rest}
-                block = fn.entry
                 wrap_group(sorted(members, key=block.index_of), kind)
 
 

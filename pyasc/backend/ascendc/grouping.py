@@ -25,6 +25,7 @@ from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
 from pyasc.ir.passes.fusion_rules import MAX_GROUP_OPS
 from pyasc.ir.passes.snapshots import inline_fusion_scopes
+from pyasc.ir.passes.versioning import top_blocks
 from pyasc.ir.types import ScalarType, TensorType
 
 Probe = Callable[[FusionGroupOp], None]
@@ -44,20 +45,23 @@ def is_candidate(op: Operation) -> bool:
 
 
 def form_groups(fn: FuncOp, probe: Probe) -> None:
-    """Group the fusible ops of ``fn``'s entry block (and of top-level scopes) in place.
+    """Group the fusible ops of ``fn``'s entry block (and of top-level scopes and of the
+    branches of top-level versioned loops, ``versioning.top_blocks``) in place.
 
     Groups the fusion pass formed are kept when they plan as one kernel; otherwise the
     scalar set-up inside them moves to the host and the rest is retried, and failing
     that the group is dissolved and its ops regrouped here."""
-    for op in list(fn.entry.ops):
+    blocks = top_blocks(fn.entry)  # a versioned nest's branches: top-level code too
+    for op in [op for block in blocks for op in block.ops]:
         if isinstance(op, FusionGroupOp) and not _plans(op, probe, oom_fatal=True):
             _rescue(op, probe)
     for op in list(fn.entry.ops):
         if isinstance(op, func.FusionScopeOp):
             _group_block(op.body.blocks[0], probe)
             merge_adjacent(op.body.blocks[0], probe)
-    _group_block(fn.entry, probe)
-    merge_adjacent(fn.entry, probe)
+    for block in blocks:
+        _group_block(block, probe)
+        merge_adjacent(block, probe)
     inline_fusion_scopes(fn)
 
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyasc.ir.core import Operation, Value
+from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import arith, func, loop, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes.versioning import is_versioned, top_blocks
 from pyasc.ir.types import ScalarType
 
 HOST_OPS: frozenset[type[Operation]] = frozenset({
@@ -81,13 +82,39 @@ class CopyItem:
     op: Operation
 
 
-Item = HostItem | GroupItem | ScalarItem | CubeItem | CopyItem
+@dataclass
+class BranchItem:
+    """A top-level versioned ``loop.if`` (``hoist-checks``) whose fast branch holds a
+    kernel of its own (a batched nest): the host evaluates the condition (scalar math on
+    shapes) and runs the items of one branch, ``then_items`` (checks proven) or
+    ``else_items`` (the unchanged loop, raising where it always did)."""
+
+    op: loop.IfOp
+    then_items: list[Item]
+    else_items: list[Item]
+
+
+Item = HostItem | GroupItem | ScalarItem | CubeItem | CopyItem | BranchItem
 
 
 def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None,
               copy: Callable[[Operation], bool] | None = None) -> list[Item]:
     """The entry block of ``fn`` as an ordered list of host ops, groups, regions,
-    cube matmuls (the ops ``cube`` accepts) and copy loops (those ``copy`` accepts)."""
+    cube matmuls (the ops ``cube`` accepts), copy loops (those ``copy`` accepts) and
+    branches (:class:`BranchItem`, each branch partitioned the same way)."""
+    return partition_block(fn.entry, cube, copy)
+
+
+def _branches_on_host(op: Operation) -> bool:
+    """``op`` is a versioned ``loop.if`` with a group in one of its branches (as one
+    scalar region it would run that group's batched nest as scalar code)."""
+    return is_versioned(op) and any(isinstance(x, FusionGroupOp) for r in op.region_list
+                                    for b in top_blocks(r.blocks[0]) for x in b.ops)
+
+
+def partition_block(block: Block, cube: Callable[[Operation], bool] | None = None,
+                    copy: Callable[[Operation], bool] | None = None) -> list[Item]:
+    """:func:`partition` of the ops of ``block``."""
     items: list[Item] = []
     region: list[Operation] = []
 
@@ -97,10 +124,15 @@ def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None,
             items.append(ScalarItem(region))
             region = []
 
-    for op in fn.entry.ops:
+    for op in block.ops:
         if isinstance(op, FusionGroupOp):
             close()
             items.append(GroupItem(op))
+        elif _branches_on_host(op):
+            close()
+            assert isinstance(op, loop.IfOp)
+            items.append(BranchItem(op, *(partition_block(r.blocks[0], cube, copy)
+                                          for r in op.region_list)))
         elif cube is not None and cube(op):
             close()
             items.append(CubeItem(op))

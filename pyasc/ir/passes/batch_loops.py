@@ -55,15 +55,18 @@ from pyasc.ir.passes.batch_analysis import Refuse, analyze, has_float64_batch
 from pyasc.ir.passes.batch_build import build
 from pyasc.ir.passes.batch_nest import trip_count
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+from pyasc.ir.passes.versioning import top_blocks
 
 
 def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
-    """Rewrite the batchable top-level loops of ``fn``; returns how many.  Without
+    """Rewrite the batchable top-level loops of ``fn`` (those of the branches of a
+    top-level versioned ``loop.if`` too: ``versioning.top_blocks``); returns how many.  Without
     ``float64_arrays`` a nest whose batched values hold float64 is left alone (no
     vector unit computes float64: batched, it would only be scalar code over whole
     arrays; the AscendC backend allows it when it demotes them to float32)."""
     done = 0
-    for op in list(fn.entry.ops):
+    # a nest hoist-checks versioned is top-level in its branch (the fast copy batches)
+    for op in [op for block in top_blocks(fn.entry) for op in block.ops]:
         if not isinstance(op, loop.ForOp) or trip_count(op) == 0:
             continue
         try:

@@ -42,6 +42,7 @@ from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
+from pyasc.ir.passes.versioning import top_blocks
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
 
@@ -250,7 +251,7 @@ class StencilWindows(Pass):
 
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
         for fn in module.functions:
-            for op in fn.entry.ops:
+            for op in [op for block in top_blocks(fn.entry) for op in block.ops]:
                 if isinstance(op, FusionGroupOp) and match_stencil(op) is not None:
                     op.attributes["stencil"] = True
 

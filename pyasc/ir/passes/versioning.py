@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyasc.ir.builder import Builder
-from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, func, loop
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.affine import (
@@ -102,6 +102,26 @@ def in_slow_copy(op: Operation) -> bool:
             return False
         op = parent
     return False
+
+
+def is_versioned(op: Operation) -> bool:
+    """``op`` is a branch this pass made (``loop.if`` marked ``versioned``)."""
+    return isinstance(op, loop.IfOp) and bool(op.attributes.get("versioned"))
+
+
+def top_blocks(block: Block) -> list[Block]:
+    """``block`` and the branches of the versioned ``loop.if``\\ s among its ops (their
+    branches' too): a versioned loop at the top level of a function is, in either
+    branch, a top-level loop whose branch the caller of the function picks.  The
+    AscendC backend lowers both branches like the entry block (the host evaluates the
+    condition and launches the kernels of one branch), so a nest versioned on checks it
+    could not prove is still batched in its fast copy."""
+    out = [block]
+    for op in block.ops:
+        if is_versioned(op):
+            for region in op.region_list:
+                out += top_blocks(region.blocks[0])
+    return out
 
 
 def target_of(op: func.AssertOp) -> tuple[Operation, Hoist] | None:
@@ -266,4 +286,4 @@ class _Materializer:
 
 
 __all__ = ["ATOM_LIMIT", "MAX_COEFF", "MAX_TERMS", "hoisted_forms", "in_slow_copy",
-           "invariant", "target_of", "version_loops"]
+           "invariant", "is_versioned", "target_of", "top_blocks", "version_loops"]

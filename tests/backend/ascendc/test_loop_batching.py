@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ascendc_kit import check
+from ascendc_kit import check, kernel
 
 from pyasc import hybrid
 
@@ -271,3 +271,34 @@ def next_row_read_only(x):
                          ids=lambda f: f.__name__)
 def test_shifted_rows_of_read_only_arrays(fn):
     check(fn, X[:9, :7].copy())
+
+
+def scale_rows(x, s):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * s[i]  # s[i]: checked against s's own run-time length
+    return out
+
+
+def test_bounds_checked_row_loop_with_run_time_shapes_runs_on_the_vector_unit():
+    # hoist-checks versions the loop on ``len(s) >= len(x)``: the host evaluates it and
+    # launches the batched copy's vector kernel, or the checked loop's scalar kernel
+    dyn = hybrid(scale_rows, dynamic_shape=True)
+    for rows, cols in [(37, 45), (130, 67), (3, 1000), (1, 7)]:
+        x = RNG.standard_normal((rows, cols)).astype(np.float32)
+        s = RNG.standard_normal(rows + rows % 2).astype(np.float32)  # as long, or longer
+        k = check(dyn, x, s)
+        kinds = {kern.name: type(kern).__name__ for kern in k.ascend.kernels}
+        assert [kinds[n] for n, _ in k.last_kernels] == ["VectorKernel"], (rows, cols)
+        c = k.last_counters
+        assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+    x, s = X[:9, :7].copy(), G[:5].copy()
+    with pytest.raises(IndexError) as want:
+        hybrid(scale_rows, dynamic_shape=True, target="interpret")(x, s)
+    k = kernel(dyn, x, s)
+    with pytest.raises(IndexError) as got:
+        dyn.run_with(lambda program: k, x, s)
+    assert str(want.value) in str(got.value)  # index 5 ... with size 5, where it failed
+    kinds = {kern.name: type(kern).__name__ for kern in k.ascend.kernels}
+    assert [kinds[n] for n, _ in k.last_kernels] == ["ScalarKernel"]
+    assert len(dyn.specializations) == 1

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from ascendc_kit import check
+from ascendc_kit import check, kernel
 
 import pyasc
 from pyasc import hybrid
@@ -334,3 +334,46 @@ def test_dynamic_stencil_rows_wider_than_the_halo_buffer_run_in_column_tiles():
         gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
         assert gm <= 1.2 * 2 * 4 * shape[0] * shape[1], (shape, gm)
     assert len(dyn.specializations) == 1
+
+
+def _raised(fn, *args) -> IndexError:
+    with pytest.raises(IndexError) as info:
+        fn(*args)
+    return info.value
+
+
+def test_bounds_checked_dynamic_depthwise_is_a_stencil_kernel():
+    # boundscheck on (the default): hoist-checks versions the nest on wt's checks
+    # (``wt.shape >= (c, k, k)``, unprovable with run-time shapes); the host evaluates
+    # that condition and launches the batched fast copy's stencil kernel
+    dyn = hybrid(depthwise_k, dynamic_shape=True)
+    for shape, k in [((5, 23, 37), 3), ((3, 61, 45), 3), ((7, 9, 300), 3), ((4, 20, 19), 5),
+                     ((1, 7, 7), 5)]:
+        args = (_f32(*shape), _f32(shape[0], k, k), k)
+        kern = check(dyn, *args)
+        kinds = {x.name: type(x).__name__ for x in kern.ascend.kernels}
+        assert [kinds[n] for n, _ in kern.last_kernels] == ["StencilKernel"], shape
+        c = kern.last_counters
+        assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+        gm = c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"]
+        assert gm <= 1.2 * _minimum(args[:2], depthwise_k(*args)), (shape, gm)
+    assert len(dyn.specializations) == 2  # one per kernel size k
+
+
+@pytest.mark.parametrize("wt_shape", [(3, 2, 3), (3, 3, 2), (2, 3, 3)])
+def test_bounds_checked_dynamic_depthwise_raises_numpys_index_error(wt_shape):
+    # the checks fail: the host runs the unchanged (checked) nest, which raises at the
+    # first failing access with the interpreter's message; larger weights are in bounds
+    dyn = hybrid(depthwise_k, dynamic_shape=True)
+    interp = hybrid(depthwise_k, dynamic_shape=True, target="interpret")
+    x = _f32(3, 11, 13)
+    wt = _f32(*wt_shape)
+    want = _raised(interp, x, wt, 3)
+    kern = kernel(dyn, x, wt, 3)
+    got = _raised(lambda *a: dyn.run_with(lambda program: kern, *a), x, wt, 3)
+    assert str(want) in str(got), (str(want), str(got))
+    kinds = {x.name: type(x).__name__ for x in kern.ascend.kernels}
+    assert [kinds[n] for n, _ in kern.last_kernels] == ["ScalarKernel"]
+    wider = _f32(4, 4, 5)  # wt larger than the kernel reads: in bounds, the stencil
+    kern = check(dyn, x, wider, 3)
+    assert [kinds[n] for n, _ in kern.last_kernels] == ["StencilKernel"]
