@@ -9,6 +9,9 @@ other device ops (loops with array work, unfused tensor ops, matmul, gather...) 
 one scalar region.  A matmul the caller's ``cube`` predicate accepts (see ``cube_plan``)
 is an item of its own: a cube kernel; so is a loop nest of window copies that its
 ``copy`` predicate accepts (``copy_loops``): a DMA kernel.
+A loop ``hoist-checks`` versioned whose fast copy was batched (its branch holds a group)
+is a :class:`BranchItem`: a branch on the host, each side partitioned like the entry
+block.
 
 Pure host ops (no effects) that do not use a value of the open scalar region are
 emitted before it, so host scalar math between device statements does not split a
