@@ -34,6 +34,7 @@ from pyasc.ir.passes import (  # noqa: F401
     memplan,
     output_accumulators,
     reduce_to_memory,
+    select_chains,
     speculate_guards,
     stencil_windows,
 )
@@ -64,6 +65,7 @@ LOOP_PIPELINE: list[str] = [
     "expand-math",     # exp/log/tanh/... as branch-free arithmetic, so loops vectorize
     "speculate-guards",  # guarded loads/arithmetic of innermost loops run unconditionally,
                          # the guard moves to the store (plain vector loads, not gathers)
+    "select-chains",   # running max/min/argmax loops (if x > mx: mx = x) searched in lanes
     "reduce-to-memory",  # scalar accumulators stored per iteration -> out[i] += ... (for
                          # layout's interchange)
     "output-accumulators",  # window sums per output kept in memory per output (a chunk),
