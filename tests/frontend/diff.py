@@ -159,7 +159,8 @@ BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
 
 OPTIONAL_PASSES = ("canonicalize", "cse", "dce", "fusion", "expand-math", "layout",
                    "memplan", "hoist-checks", "dead-fills", "reduce-to-memory",
-                   "speculate-guards", "distribute-reductions", "output-accumulators")
+                   "speculate-guards", "select-chains", "distribute-reductions",
+                   "output-accumulators")
 """Every pass of the frontend's and the CPU backend's pipelines but ``lower-to-loops``."""
 
 
