@@ -132,15 +132,32 @@ def int_min_else_form(x):
     return mn
 
 
+@hybrid
+def np_maximum(x):
+    mx = x[0]
+    for j in range(1, x.shape[0]):
+        mx = np.maximum(mx, x[j])
+    return mx
+
+
+@hybrid
+def np_minimum_swapped(x):
+    mn = x[0]
+    for j in range(1, x.shape[0]):
+        mn = np.minimum(x[j], mn)
+    return mn
+
+
 FORMS = [max_ge, min_lt_reversed_compare, min_le, builtin_max, builtin_min, ternary_max,
-         argmax_gt, argmin_le, abs_max]
+         argmax_gt, argmin_le, abs_max, np_maximum, np_minimum_swapped]
 
 
 def _lane_loops_with_compares(fn, *args) -> int:
     """Loops marked ``lanes`` that compare (a chain run in lanes) in the loop IR."""
     module = parse_module(fn.kernel(*args).loop_ir)
+    compares = ("arith.cmp", "arith.max", "arith.min")
     return sum(1 for op in module.walk() if op.name == "loop.for" and
-               op.attributes.get("lanes") and any(o.name == "arith.cmp" for o in op.walk()))
+               op.attributes.get("lanes") and any(o.name in compares for o in op.walk()))
 
 
 def _tricky(n: int, dtype: str, seed: int) -> np.ndarray:
@@ -199,6 +216,21 @@ def test_argmax_ties_pick_the_first_across_lanes(n: int) -> None:
     x[7] = x[n - 1] = x[n // 2 + 1] = 5.0
     assert check(argmax_gt, x)[1] == 7
     assert check(argmin_le, -x)[1] == n - 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_np_maximum_chains_keep_the_loops_zero_and_nan(dtype: str) -> None:
+    """``np.maximum`` propagates the first NaN and keeps a dtype-dependent zero on ties
+    (``arith.first_wins_ties``): rows whose result is a zero or NaN run in order."""
+    for n in (33, 70, 200):
+        x = np.full(n, -2.0, dtype)
+        x[n // 4], x[n - 3] = -0.0, 0.0
+        for fn in (np_maximum, np_minimum_swapped):
+            check(fn, x)
+            check(fn, -x)
+        x[n // 2] = np.nan
+        check(np_maximum, x)
+        check(np_minimum_swapped, x)
 
 
 def test_two_chains_and_a_payload_in_one_loop() -> None:

@@ -1,6 +1,6 @@
 """``select-chains``: a running max/min/argmax loop written by the user (``if x > mx:
-mx = x``, ``mx = max(mx, x)``, ``k = j`` beside it) searched in lanes, bit-identical to
-the loop (loop level, CPU only; after ``speculate-guards``, which makes the ``if`` a
+mx = x``, ``mx = max(mx, x)``, ``k = j`` beside it, ``np.maximum(mx, x)``) searched in
+lanes, bit-identical to the loop (loop level, CPU only; after ``speculate-guards``, which makes the ``if`` a
 ``select``; before ``reduce-to-memory``).  What is matched and why the lanes give the
 same bits: ``select_chains_match``.
 
@@ -17,8 +17,9 @@ For a loop ``L`` (step 1, ``n = upper - lower`` iterations) of chains ``a`` (pay
 
 ``W`` is 64 (four 512-bit vectors, as ``np.max``'s order-free lanes) for chains with
 no payloads, else 16; rows statically shorter than 16 are left alone.  A float chain
-with no payloads whose result is a zero is recomputed by the original loop (a copy of
-``L`` under ``loop.if``): which zero comes first is not known without ranks.
+with no payloads whose result is a zero (or, for ``np.maximum``, a NaN) is recomputed by
+the original loop (a copy of ``L`` under ``loop.if``): which zero (NaN) comes first is
+not known without ranks.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Block, Operation, Value
 from pyasc.ir.ops import arith, loop, mem
+from pyasc.ir.ops import math as m
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
@@ -66,8 +68,17 @@ def _width(lp: loop.ForOp, chains: Sequence[Chain]) -> int | None:
 
 
 def _doubtful(lp: loop.ForOp, ch: Chain) -> bool:
-    """Merged without ranks, a float result may be the wrong zero."""
+    """Merged without ranks, a float result may be the wrong zero (or, for
+    ``arith.max``/``min``, the wrong NaN)."""
     return not ch.payloads and lp.iter_args[ch.pos].type.is_float  # type: ignore[attr-defined]
+
+
+def _doubt(gen: LoopGen, ch: Chain, v: Value) -> Value:
+    """``i1``: the chain's laned result ``v`` may differ in bits from the loop's."""
+    zero = gen.cmp("eq", v, gen.const(0.0, v.type))  # type: ignore[arg-type]
+    if ch.combine is None:  # a select chain's result is NaN only as its NaN start
+        return zero
+    return gen.logical(arith.OrOp, zero, gen.emit(m.IsNanOp.new(v)))
 
 
 def rewrite(lp: loop.ForOp, chains: Sequence[Chain], width: int) -> None:
@@ -92,9 +103,7 @@ def _redo_zeros(gen: LoopGen, lp: loop.ForOp, chains: list[Chain], redo: loop.Fo
     uses = [(k, op, i) for k, v in enumerate(outs) for op, i in list(v.uses)]
     doubt = gen.const(False, i1)
     for ch in chains:
-        v = outs[ch.pos]
-        zero = gen.cmp("eq", v, gen.const(0.0, v.type))  # type: ignore[arg-type]
-        doubt = gen.logical(arith.OrOp, doubt, zero)
+        doubt = gen.logical(arith.OrOp, doubt, _doubt(gen, ch, outs[ch.pos]))
 
     def again() -> list[Value]:
         gen.b.insert(redo)
@@ -177,7 +186,7 @@ class _Lanes:
         for pos, buf in self.bufs.items():
             gen.store(mapping.get(yielded[pos], yielded[pos]), buf, [k])
         for ch in self.chains:
-            if ch.payloads:
+            if ch.payloads and ch.cmp is not None:
                 rank = gen.load(self.ranks[ch.pos], [k])
                 took = mapping[ch.cmp.result]
                 new = gen.select(took, iv, rank) if ch.on_true else gen.select(took, rank, iv)
@@ -210,6 +219,8 @@ class _Lanes:
         by the strict rule; equal values (payload chains) by rank, the earlier element
         for ``gt``/``lt``, the later for ``ge``/``le``."""
         gen = self.gen
+        if ch.combine is not None:
+            return [gen.emit(ch.combine.new(a[0], b[0]))]  # type: ignore[attr-defined]
         take = gen.cmp(STRICT[ch.take], b[0], a[0])
         if ch.payloads:
             order = gen.cmp("lt" if ch.first_wins else "gt", b[-1], a[-1])

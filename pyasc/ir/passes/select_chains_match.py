@@ -36,7 +36,10 @@ take when ``c`` is false, only for integers, where ``not (x <= a)`` is ``x > a``
 floats it also takes NaN), ``x'`` computing the same as ``x``, ``s`` yielded at ``a``'s
 place and nowhere else used.  A payload ``b`` has one use, ``select(c, v, b)`` of some
 chain's ``c`` in the same orientation, yielded at ``b``'s place; ``c`` feeds only its
-chain's selects; ``x`` and ``v`` do not depend on carried values.  Float forms taking
+chain's selects; ``x`` and ``v`` do not depend on carried values.  A chain may also be
+``a = max(a, x)`` (``arith.max``/``min``: ``np.maximum(mx, x)``, NaN propagating), whose
+lanes merge with the same op: the value is the loop's but for which zero or which NaN,
+so a result that is a zero or a NaN is recomputed in order (as ``np.max``'s lanes).  Float forms taking
 ``x`` when a compare is false (``mx = min(x, mx)``, ``if not x <= mx``) stay scalar.
 """
 
@@ -63,10 +66,11 @@ class Chain:
     """A carried value updated by ``select(c, x, a)`` (module docstring)."""
 
     pos: int                 # its place among the loop's carried values
-    cmp: Operation
-    take: str                # ``x take a`` replaces ``a``: gt / ge / lt / le
-    on_true: bool            # the select takes ``x`` when ``cmp`` holds
+    cmp: Operation | None    # None: an ``arith.max``/``min`` chain (``np.maximum``)
+    take: str = ""           # ``x take a`` replaces ``a``: gt / ge / lt / le
+    on_true: bool = True     # the select takes ``x`` when ``cmp`` holds
     payloads: list[int] = field(default_factory=list)
+    combine: type[Operation] | None = None  # ``arith.MaxOp``/``MinOp`` of such a chain
 
     @property
     def first_wins(self) -> bool:
@@ -98,6 +102,8 @@ def match(lp: loop.ForOp) -> list[Chain] | None:
             return None
         owner.payloads.append(pos)
     for ch in chains:  # the compare decides nothing but its chain's selects
+        if ch.cmp is None:
+            continue
         selects = {yielded[p].op for p in [ch.pos, *ch.payloads]}  # type: ignore[union-attr]
         if any(user not in selects for user, _ in ch.cmp.result.uses):
             return None
@@ -115,6 +121,8 @@ def _chain(lp: loop.ForOp, pos: int, a: Value, nxt: Value) -> Chain | None:
     if not isinstance(t, ScalarType) or not (t.is_float or t.is_int):
         return None
     sel = nxt.op if isinstance(nxt, OpResult) else None
+    if isinstance(sel, arith.MaxOp | arith.MinOp):
+        return _combine_chain(lp, pos, a, sel)
     if not isinstance(sel, arith.SelectOp) or sel.parent is not lp.body.block or \
             len(nxt.uses) != 1 or len(a.uses) != 2:
         return None
@@ -137,6 +145,15 @@ def _chain(lp: loop.ForOp, pos: int, a: Value, nxt: Value) -> Chain | None:
     if depends_on_carried(x, lp):
         return None
     return Chain(pos, c, take, on_true)
+
+
+def _combine_chain(lp: loop.ForOp, pos: int, a: Value, op: Operation) -> Chain | None:
+    """``a = np.maximum(a, x)`` (``arith.max``, NaN-propagating; either operand order)."""
+    lhs, rhs = op.operand_values
+    if op.parent is not lp.body.block or len(op.result.uses) != 1 or len(a.uses) != 1 or \
+            (lhs is a) == (rhs is a) or depends_on_carried(rhs if lhs is a else lhs, lp):
+        return None
+    return Chain(pos, None, combine=type(op))
 
 
 def _payload_of(lp: loop.ForOp, b: Value, nxt: Value,
