@@ -1,8 +1,8 @@
-"""``select-chains``: a running max/min/argmax loop written by the user (``if x > mx:
-mx = x``, ``mx = max(mx, x)``, ``k = j`` beside it, ``np.maximum(mx, x)``) searched in
-lanes, bit-identical to the loop (loop level, CPU only; after ``speculate-guards``, which makes the ``if`` a
-``select``; before ``reduce-to-memory``).  What is matched and why the lanes give the
-same bits: ``select_chains_match``.
+"""``select-chains``: a running max/min/argmax loop written by the user
+(``if x > mx: mx = x``, ``mx = max(mx, x)``, ``k = j`` beside it, ``np.maximum(mx, x)``)
+searched in lanes, bit-identical to the loop (loop level, CPU only; after
+``speculate-guards``, which makes the ``if`` a ``select``; before ``reduce-to-memory``).
+What is matched and why the lanes give the same bits: ``select_chains_match``.
 
 For a loop ``L`` (step 1, ``n = upper - lower`` iterations) of chains ``a`` (payloads
 ``b``), emitted before ``L``::

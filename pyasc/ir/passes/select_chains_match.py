@@ -30,16 +30,16 @@ NaN elements never taken, a NaN ``init`` never replaced.  Lanes compute the same
 
 The rule, for a ``loop.for`` ``L`` of step 1 whose body is region-free pure ops and
 loads (nothing in ``L`` writes memory, so lanes and a re-run read the same): every
-carried value is a *chain* or a *payload*.  A chain ``a`` has two uses,
-``c = cmp(x, a)`` (either order) and ``s = select(c, x', a)`` (or ``select(c, a, x')``:
-take when ``c`` is false, only for integers, where ``not (x <= a)`` is ``x > a``; for
-floats it also takes NaN), ``x'`` computing the same as ``x``, ``s`` yielded at ``a``'s
-place and nowhere else used.  A payload ``b`` has one use, ``select(c, v, b)`` of some
-chain's ``c`` in the same orientation, yielded at ``b``'s place; ``c`` feeds only its
-chain's selects; ``x`` and ``v`` do not depend on carried values.  A chain may also be
-``a = max(a, x)`` (``arith.max``/``min``: ``np.maximum(mx, x)``, NaN propagating), whose
-lanes merge with the same op: the value is the loop's but for which zero or which NaN,
-so a result that is a zero or a NaN is recomputed in order (as ``np.max``'s lanes).  Float forms taking
+carried value is a *chain* or a *payload*. A chain ``a`` has two uses, ``c = cmp(x, a)``
+(either order) and ``s = select(c, x', a)`` (or ``select(c, a, x')``: take when ``c`` is
+false, only for integers, where ``not (x <= a)`` is ``x > a``; for floats it also takes
+NaN), ``x'`` computing the same as ``x``, ``s`` yielded at ``a``'s place and nowhere
+else used. A payload ``b`` has one use, ``select(c, v, b)`` of some chain's ``c`` in the
+same orientation, yielded at ``b``'s place; ``c`` feeds only its chain's selects; ``x``
+and ``v`` do not depend on carried values. A chain may also be ``a = max(a, x)``
+(``arith.max``/``min``: ``np.maximum(mx, x)``, NaN propagating), whose lanes merge with
+the same op: the value is the loop's but for which zero or which NaN, so a result that
+is a zero or a NaN is recomputed in order (as ``np.max``'s lanes). Float forms taking
 ``x`` when a compare is false (``mx = min(x, mx)``, ``if not x <= mx``) stay scalar.
 """
 
