@@ -178,7 +178,7 @@ def test_each_form_runs_in_lanes(fn) -> None:
 @pytest.mark.parametrize("fn", FORMS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_forms_match_python(fn, dtype: str) -> None:
-    for n in (1, 15, 17, 33, 63, 65, 69):
+    for n in (1, 17, 63, 69):  # no lanes; 16 lanes + 1; 16 lanes + 15; 64 lanes + 5
         check(fn, rand((n,), dtype, seed=n))
         check(fn, _tricky(n, dtype, seed=n + 1))
 
