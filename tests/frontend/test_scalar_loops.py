@@ -113,3 +113,28 @@ def test_a_per_row_scalar_read_does_not_copy_the_input() -> None:
     x = rand((80, 96), "float32")  # large enough for layout's copy rule
     text = hybrid(softmax_scalar).kernel(x).loop_ir
     assert "_c = \"mem.alloc\"" not in text
+
+
+def four_dots(a, b, c, d, e):
+    s0 = np.float32(0.0)
+    s1 = np.float32(0.0)
+    s2 = np.float32(0.0)
+    s3 = np.float32(0.0)
+    for i in range(a.shape[0]):
+        s0 += a[i] * b[i]
+        s1 += a[i] * c[i]
+        s2 += a[i] * d[i]
+        s3 += a[i] * e[i]
+    return s0, s1, s2, s3
+
+
+def test_many_cheap_terms_stay_in_one_loop() -> None:
+    """The cost that pays for the split is per term (a store and a load each): four
+    products (13 ops together, 3-4 each) stay in their loop.  Counted over all terms,
+    the 8 x 32 accumulators of the matmul's micro-kernel were split into 256 buffers of
+    products (int32 65 x 65: 46 s of LLVM time)."""
+    a, b, c, d, e = (rand((100,), "float32", s) for s in range(5))
+    fn = hybrid(four_dots)
+    assert _carried_loops(fn, a, b, c, d, e) == 1
+    assert "terms" not in fn.kernel(a, b, c, d, e).loop_ir
+    check(fn, a, b, c, d, e, rtol=SUM(100))
