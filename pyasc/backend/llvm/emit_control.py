@@ -200,6 +200,8 @@ def _counted(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
         back = b.branch(header)
         if op.attributes.get("lanes"):
             back.set_metadata("llvm.loop", _lane_loop_id(fe, op.attributes["lanes"]))
+        elif op.attributes.get("register_tile"):
+            back.set_metadata("llvm.loop", _loop_id(fe, [("llvm.loop.vectorize.enable", False)]))
     b.position_at_end(exit_)
     return carried
 
@@ -207,16 +209,30 @@ def _counted(fe: FunctionEmitter, op: loop.ForOp, lb: ir.Value, step: ir.Value,
 def _lane_loop_id(fe: FunctionEmitter, width: int) -> ir.MDValue:
     """A lane loop's ``llvm.loop`` id (``loop.for``'s ``lanes``): vectorize ``width``
     wide, never unroll.  Unrolled first, the lanes became scalars that SLP re-packed as
-    4-, 2- and masked 7-wide pieces.  A loop id must refer to itself, which llvmlite's
-    uniqued ``add_metadata`` cannot express: the node is built, then closed on itself."""
+    4-, 2- and masked 7-wide pieces."""
+    return _loop_id(fe, [("llvm.loop.unroll.disable", None), ("llvm.loop.vectorize.enable", True),
+                         ("llvm.loop.vectorize.width", width)])
+
+
+def _loop_id(fe: FunctionEmitter, props: Sequence[tuple[str, bool | int | None]]) -> ir.MDValue:
+    """An ``llvm.loop`` id with the properties ``(name, value)`` (value None: the name
+    alone; a bool: an ``i1``; an int: an ``i32``).  A register tile's loop (``register_tile``)
+    gets ``vectorize.enable = false``: where its sums may be reordered (integers, floats
+    under ``fastmath``) the loop vectorizer vectorized ``k`` instead, each of the 256
+    accumulators of an int32 tile a vector of 16 partial sums, plus a 4-wide epilogue
+    and the scalar loop: three copies of the kernel, 30-40 s of LLVM time.  A loop id
+    must refer to itself, which llvmlite's uniqued ``add_metadata`` cannot express: the
+    node is built, then closed on itself."""
     module = fe.mc.module
-    props = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
-             module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
-                                  ir.Constant(ir.IntType(1), 1)]),
-             module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.width"),
-                                  ir.Constant(ir.IntType(32), width)])]
+    nodes = []
+    for name, value in props:
+        operands: list[ir.Value] = [ir.MetaDataString(module, name)]
+        if value is not None:
+            operands.append(ir.Constant(ir.IntType(1 if isinstance(value, bool) else 32),
+                                        int(value)))
+        nodes.append(module.add_metadata(operands))
     node = ir.values.MDValue(module, [], name=str(len(module.metadata)))
-    node.operands = (node, *props)
+    node.operands = (node, *nodes)
     return node
 
 

@@ -8,6 +8,9 @@
   ``lanes = n`` marks a generated *lane loop* (``n`` independent accumulators updated
   in a small buffer): the CPU backend asks LLVM to vectorize it ``n`` wide and never to
   unroll it, rather than unrolling it into scalars that SLP re-packs in pieces.
+  ``register_tile = true`` marks a loop whose carried values are a register tile (the
+  matmul's micro-kernel): they are vectorized across (SLP), never along the loop, so the
+  CPU backend keeps LLVM's loop vectorizer off it.
 * ``poll`` on ``for`` and ``while`` (set by the ``interrupt-poll`` pass for the CPU
   backend): ``"backedge"`` polls for Ctrl-C between iterations, ``"strips"`` runs the
   loop in strips of a few thousand iterations and polls between strips, ``"counted"``
@@ -48,7 +51,8 @@ class ForOp(Operation):
     # ``vector_bits``: the function holding the loop should use vectors this wide (the
     # matmul's micro-kernel on AVX-512; see lower_matmul_tiled)
     attrs = {"parallel": attr(bool, optional=True), "poll": attr(str, optional=True),
-             "lanes": attr(int, optional=True), "vector_bits": attr(int, optional=True)}
+             "lanes": attr(int, optional=True), "vector_bits": attr(int, optional=True),
+             "register_tile": attr(bool, optional=True)}
     terminators = ("loop.yield",)
 
     @classmethod

@@ -270,8 +270,10 @@ class TiledMatmul:
                 new += [self.madd(accs[ii * self.nr + jj], a, b) for jj, b in enumerate(bs)]
             return new
         accs = gen.for_(gen.const(0), kc, step, inits, name="k")
+        k_loop = gen.b.block.ops[gen.b.index - 1]
+        k_loop.attributes["register_tile"] = True  # vectorized across accs, not along k
         if self.tile.vector_bits > 256:  # see the module docstring
-            gen.b.block.ops[gen.b.index - 1].attributes["vector_bits"] = self.tile.vector_bits
+            k_loop.attributes["vector_bits"] = self.tile.vector_bits
         for value, p in zip(accs, places, strict=True):
             gen.store(value, self.out, p)
         return []

@@ -38,6 +38,11 @@ def mm_dynamic_unfused(a, b):
     return a @ b
 
 
+@hybrid(dynamic_shape=True, matmul_fma=False, fastmath=True)
+def mm_dynamic_reassociable(a, b):
+    return a @ b
+
+
 def rand(shape, dtype=np.float32):
     dt = np.dtype(dtype)
     if dt.kind == "f":
@@ -179,6 +184,24 @@ def test_multiply_then_add_kernels_are_as_small_as_fma_ones(dtype, dynamic):
     fn, reference = (mm_dynamic_unfused, mm_dynamic) if dynamic else (mm_unfused, mm)
     a, f = rand((65, 65), dtype), rand((65, 65), np.float32)
     assert _unoptimized_llvm_lines(fn, a, a) < 1.5 * _unoptimized_llvm_lines(reference, f, f)
+
+
+@pytest.mark.parametrize("dtype,fn", [(np.int32, mm_dynamic), (np.int64, mm_dynamic),
+                                      (np.float32, mm_dynamic_reassociable)])
+def test_register_tile_is_not_vectorized_along_k(dtype, fn):
+    """Where the tile's sums may be reordered (integers; floats under ``fastmath`` without
+    FMA) LLVM's loop vectorizer vectorized the micro-kernel along ``k``: each of the 256
+    accumulators of an int32 tile a vector of partial sums, with an epilogue loop and the
+    scalar loop, 5x the optimized IR of the float32 kernel and 36 s of compile time.  The
+    loop carries ``vectorize.enable = false``; SLP still packs the accumulators."""
+    a, f = rand((65, 65), dtype), rand((65, 65), np.float32)
+    optimized = fn.llvm_ir(a, a)
+    assert optimized.count("\n") < 1.5 * mm_dynamic.llvm_ir(f, f).count("\n")
+    assert "llvm.loop.vectorize.enable\", i1 false" in optimized
+    if dtype == np.float32:  # fastmath: any order of the sum
+        np.testing.assert_allclose(fn(a, a), a @ a, rtol=1e-4, atol=1e-4)
+    else:
+        np.testing.assert_array_equal(fn(a, a), a @ a)
 
 
 def test_matmul_fma_must_be_a_bool():
