@@ -18,4 +18,5 @@
 #include "sim_cmpsel.h"  // Compare, Select, reductions, Sigmoid
 #include "sim_gather.h"  // Gather, CreateVecIndex (in-UB shifts of the stencil kernels)
 #include "sim_cube.h"    // Nd2Nz DataCopy, LoadData, Mmad, Fixpipe (cube unit)
+#include "sim_load3d.h"  // LoadData 3D v2 (img2col), SetFmatrix, SetLoadDataPaddingValue
 #include "sim_mix.h"     // MIX kernels: core types, CrossCoreSetFlag/WaitFlag

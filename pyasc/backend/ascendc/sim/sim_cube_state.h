@@ -94,8 +94,19 @@ struct FlagSlot {
 inline constexpr int kEvents = static_cast<int>(AscendC::HardEvent::MAX);
 inline constexpr int kEventIds = 8;  // EVENT_ID0..7 on 910B
 
+// One feature-map register (SetFmatrix): the L1 image's height, width and padding
+// [left, right, top, bottom]; `set` is false until a SetFmatrix or a LoadData 3D writes it.
+struct Fmatrix {
+  bool set = false;
+  uint16_t h = 0, w = 0;
+  uint8_t pad[4] = {};
+};
+
 struct CubeState {
   CubeMem mem[static_cast<int>(Mem::COUNT)];
+  Fmatrix fmatrix[2];           // FMATRIX_LEFT, FMATRIX_RIGHT (LoadData 3D's fMatrixCtrl picks one)
+  uint32_t pad_bits = 0;        // SetLoadDataPaddingValue's value, as the element's bit pattern
+  bool pad_set = false;
   std::vector<OpRecord> ops = std::vector<OpRecord>(1);  // ops[0]: "nothing"
   uint32_t issued[kPipes] = {};
   uint32_t known[kPipes][kPipes] = {};
