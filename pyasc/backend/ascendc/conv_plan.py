@@ -1,0 +1,182 @@
+"""The tiling and the counts of a conv2d whose im2col is built in L1 -> L0A by
+``LoadData`` 3D v2 (img2col) instead of a column matrix in GM.
+
+The route (docs/ascendc-backend.md, "Convolutions"): the input as NHWC in GM becomes
+NC1HWC0 in L1 by one ``Nd2NzParams`` copy per band of output rows (its input rows with the
+filter's halo, channels zero-padded to C0); ``LoadData`` 3D writes the band's img2col
+window into L0A as Zz (M = output pixels, K = (c1, kh, kw, c0)); the reordered weights
+(O x K) stay in L0B (Zn) for the whole kernel; ``Mmad`` gives (pixels x O) in L0C and
+``Fixpipe`` writes it as NHWC rows. Output pixels are the cube's M because ``LoadData`` 3D
+into L0B always transposes: there the pixels become Mmad's K (the weight-gradient
+product), so an (O x pixels) NCHW result cannot come from it.
+
+:func:`plan_conv_l1` picks the band height and the M tile from the SoC's L1/L0 sizes
+and the cube core count, or says why the shape does not fit; :func:`conv_l1_counts` are
+the bytes the kernel moves, which ascend-sim's counters equal (tests check it).
+Everything here is [I]: the instruction semantics are the reference's [V] facts, the
+schedule never ran on an NPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pyasc.backend.ascendc.soc import CubeUnit
+
+ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """One groups == 1 conv2d: x (n, c, h, w), w (o, c, fh, fw), stride, dilation and
+    padding (left, right, top, bottom), operand dtype name."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    o: int
+    fh: int
+    fw: int
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    dtype: str = "f16"
+
+    @property
+    def oh(self) -> int:
+        """Output rows."""
+        extent = (self.fh - 1) * self.dilation[0] + 1
+        return (self.h + self.pads[2] + self.pads[3] - extent) // self.stride[0] + 1
+
+    @property
+    def ow(self) -> int:
+        """Output columns."""
+        extent = (self.fw - 1) * self.dilation[1] + 1
+        return (self.w + self.pads[0] + self.pads[1] - extent) // self.stride[1] + 1
+
+    def in_rows(self, r0: int, r1: int) -> tuple[int, int, int, int]:
+        """(first input row, rows, pad above, pad below) that output rows [r0, r1) read."""
+        lo = r0 * self.stride[0] - self.pads[2]
+        hi = (r1 - 1) * self.stride[0] + (self.fh - 1) * self.dilation[0] - self.pads[2]
+        s, e = max(0, lo), min(self.h - 1, hi)
+        return s, e - s + 1, s - lo, hi - e
+
+
+@dataclass(frozen=True)
+class ConvL1Plan:
+    """The schedule: ``bands`` bands of ``band_rows`` output rows per image (work items
+    n x bands over ``blocks`` cube cores), M tiles of ``base_m`` pixels, ping-pong L1
+    bands and L0A/L0C tiles, the weights resident in L1 and L0B."""
+
+    geo: ConvGeometry
+    c0: int
+    ktot: int          # C1 * fh * fw * C0: the img2col width (Mmad's K)
+    band_rows: int
+    bands: int
+    base_m: int
+    blocks: int
+    l1_bytes: int      # peak L1 use: two input bands and the weights
+    l0a_bytes: int
+    l0b_bytes: int
+    l0c_bytes: int
+
+    @property
+    def c1(self) -> int:
+        """Channel blocks of C0."""
+        return self.ktot // (self.geo.fh * self.geo.fw * self.c0)
+
+
+def _limits(g: ConvGeometry) -> str | None:
+    """Why LoadData 3D's documented ranges exclude ``g`` (None: they do not)."""
+    if g.dtype not in ITEMSIZE:
+        return f"{g.dtype} operands (LoadData 3D into L0A is used for f16/bf16/f32 here)"
+    if max(g.stride) > 63 or max(g.dilation) > 255 or max(g.fh, g.fw) > 255:
+        return "stride > 63, dilation > 255 or a filter side > 255 (LoadData 3D's ranges)"
+    extent = ((g.fw - 1) * g.dilation[1] + 1, (g.fh - 1) * g.dilation[0] + 1)
+    if max(g.pads) > 255 or max(g.pads[:2]) >= extent[0] or max(g.pads[2:]) >= extent[1]:
+        return "a padding > 255 or as wide as the dilated filter (a band of pad only)"
+    if g.oh < 1 or g.ow < 1:
+        return "no output pixels"
+    return None
+
+
+def plan_conv_l1(g: ConvGeometry, cube: CubeUnit) -> ConvL1Plan | str:
+    """The plan of ``g`` on ``cube``, or the reason the L1 route does not take it."""
+    why = _limits(g)
+    if why is not None:
+        return why
+    size, c0 = ITEMSIZE[g.dtype], cube.c0[g.dtype]
+    c1 = -(-g.c // c0)
+    ktot = c1 * g.fh * g.fw * c0
+    o16 = -(-g.o // 16) * 16
+    w_bytes = o16 * ktot * size
+    if w_bytes > cube.l0b_bytes:
+        return f"the weights ({w_bytes} bytes as Zn) do not fit L0B: a K loop is not written yet"
+    base_m = min(cube.l0a_bytes // (2 * ktot * size), cube.l0c_bytes // (2 * o16 * 4)) // 16 * 16
+    if base_m < 16:
+        return "one 16-pixel M tile of the img2col does not fit half of L0A / L0C"
+    budget = cube.l1_usable_bytes - w_bytes
+    rows = _band_rows(g, c1, budget, cube.cores)
+    if rows == 0:
+        return "one output row's input rows do not fit half of L1 next to the weights"
+    bands = -(-g.oh // rows)
+    band_bytes = max(_band_bytes(g, c1, r * rows, min(g.oh, (r + 1) * rows)) for r in range(bands))
+    base_m = min(base_m, -(-rows * g.ow // 16) * 16)
+    return ConvL1Plan(g, c0, ktot, rows, bands, base_m, min(cube.cores, g.n * bands),
+                      2 * band_bytes + w_bytes, 2 * base_m * ktot * size, w_bytes,
+                      2 * base_m * o16 * 4)
+
+
+def _band_bytes(g: ConvGeometry, c1: int, r0: int, r1: int) -> int:
+    """L1 bytes of the NC1HWC0 input rows of output rows [r0, r1) (32-byte C0 vectors)."""
+    return c1 * g.in_rows(r0, r1)[1] * g.w * 32
+
+
+def _band_rows(g: ConvGeometry, c1: int, budget: int, cores: int) -> int:
+    """Output rows per band: as many as two bands fit ``budget`` and one Nd2Nz copy
+    (at most 16384 rows of the NHWC matrix) allows, but enough bands that the n x bands
+    work items occupy every cube core; 0 if one row does not fit."""
+    def fits(rows: int) -> bool:
+        worst = min(g.h, (rows - 1) * g.stride[0] + (g.fh - 1) * g.dilation[0] + 1)  # inner band
+        return 2 * c1 * worst * g.w * 32 <= budget and worst * g.w <= 16384
+
+    if not fits(1):
+        return 0
+    rows = max(1, -(-g.oh // max(1, math.ceil(cores / g.n))))
+    while not fits(rows):
+        rows -= 1
+    return rows
+
+
+@dataclass(frozen=True)
+class ConvCounts:
+    """What one launch moves: GM bytes read (input bands with their halos, the weights
+    once per block) and written (y), L1 -> L0A/L0B bytes, MACs."""
+
+    gm_read: int
+    gm_written: int
+    l1_to_l0a: int
+    l1_to_l0b: int
+    macs: int
+
+
+def conv_l1_counts(p: ConvL1Plan, out_itemsize: int) -> ConvCounts:
+    """The counts of the kernel of plan ``p`` (ascend-sim's counters are these)."""
+    g, size = p.geo, ITEMSIZE[p.geo.dtype]
+    x_read = sum(g.in_rows(r * p.band_rows, min(g.oh, (r + 1) * p.band_rows))[1]
+                 for r in range(p.bands)) * g.w * g.c * size * g.n
+    a_bytes = 0
+    for r in range(p.bands):
+        pixels = (min(g.oh, (r + 1) * p.band_rows) - r * p.band_rows) * g.ow
+        tiles, last = divmod(pixels, p.base_m)
+        a_bytes += tiles * p.base_m + (-(-last // 16) * 16 if last else 0)
+    a_bytes *= p.ktot * size * g.n
+    return ConvCounts(gm_read=x_read + p.blocks * g.o * p.ktot * size,
+                      gm_written=g.n * g.oh * g.ow * g.o * out_itemsize,
+                      l1_to_l0a=a_bytes, l1_to_l0b=p.blocks * p.l0b_bytes,
+                      macs=g.n * g.oh * g.ow * g.o * p.ktot)
+
+
+__all__ = ["ConvCounts", "ConvGeometry", "ConvL1Plan", "conv_l1_counts", "plan_conv_l1"]
