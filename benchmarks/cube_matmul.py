@@ -33,6 +33,12 @@ import warnings
 
 import numpy as np
 from pyasc import hybrid
+from pyasc.backend.ascendc.conv_plan import (
+    ConvGeometry,
+    conv_l1_counts,
+    conv_l1_estimate_s,
+    plan_conv_l1,
+)
 from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
 from pyasc.backend.ascendc.cube_plan import CubeKernel
@@ -248,7 +254,38 @@ def _conv_rows(dtype: type, soc_name: str, bias: bool = False) -> list[list[str]
                  f"MiB ({(total_r + total_w) / least:.1f}x)", f"{total_r / 2**20:.4g}",
                  f"{total_w / 2**20:.4g}", f"{total_s * 1e6:.4g}",
                  "result ok" if ok else "MISMATCH"])
+    if not bias:
+        rows.extend(_l1_route_rows(name, args, got.nbytes, least, soc))
     return rows
+
+
+def _l1_route_rows(name: str, args: list[np.ndarray], y_bytes: int, least: int,
+                   soc) -> list[list[str]]:  # noqa: ANN001
+    """The same conv2d by the L1-im2col route (``conv_plan``), counted from its plan:
+    its cube kernel is hand-written (tests/backend/ascendc/kernels/sim_conv.cpp, whose
+    sim counters tests check equal to these), the two layout transposes it needs are
+    not built yet (counted as one read and one write of x and of y)."""
+    x, w = args[:2]
+    dtype = {2: "f16", 4: "f32"}[x.itemsize]
+    geo = ConvGeometry(*x.shape[:2], *x.shape[2:], w.shape[0], *w.shape[2:], dtype=dtype)
+    plan = plan_conv_l1(geo, soc.cube)
+    assert not isinstance(plan, str), plan
+    counts = conv_l1_counts(plan, x.itemsize)
+    est = conv_l1_estimate_s(plan, counts, soc.cube)
+    bw, mib = soc.cube.hbm_bytes_per_s, 2**20
+    what = (f"{plan.bands} bands x {plan.band_rows} rows, M tile {plan.base_m}, K {plan.ktot}, "
+            f"{plan.blocks}/{soc.cube.cores} cores")
+    total_r = x.nbytes + counts.gm_read + y_bytes
+    total_w = x.nbytes + counts.gm_written + y_bytes
+    total_s = est + 2 * (x.nbytes + y_bytes) / bw
+    return [[name, "L1: x NCHW->NHWC", "transpose (not built)", f"{x.nbytes / mib:.4g}",
+             f"{x.nbytes / mib:.4g}", f"{2 * x.nbytes / bw * 1e6:.4g}", "-"],
+            [name, "L1: conv cube", what, f"{counts.gm_read / mib:.4g}",
+             f"{counts.gm_written / mib:.4g}", f"{est * 1e6:.4g}", "plan (= sim in tests)"],
+            [name, "L1: y NHWC->NCHW", "transpose (not built)", f"{y_bytes / mib:.4g}",
+             f"{y_bytes / mib:.4g}", f"{2 * y_bytes / bw * 1e6:.4g}", "-"],
+            [name, "L1 route total", f"{(total_r + total_w) / least:.1f}x the least",
+             f"{total_r / mib:.4g}", f"{total_w / mib:.4g}", f"{total_s * 1e6:.4g}", "-"]]
 
 
 def _print(header: list[str], rows: list[list[str]], markdown: bool) -> None:

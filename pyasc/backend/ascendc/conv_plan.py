@@ -179,4 +179,18 @@ def conv_l1_counts(p: ConvL1Plan, out_itemsize: int) -> ConvCounts:
                       macs=g.n * g.oh * g.ow * g.o * p.ktot)
 
 
-__all__ = ["ConvCounts", "ConvGeometry", "ConvL1Plan", "conv_l1_counts", "plan_conv_l1"]
+def conv_l1_estimate_s(p: ConvL1Plan, counts: ConvCounts, cube: CubeUnit) -> float:
+    """A roofline estimate (not a measurement) of the kernel, as ``cube_cost`` makes
+    them: the busiest core's padded MACs (its work items, each band's pixels in 16-row
+    granules x O in 16 columns x K) at the cube's peak rate, against all GM bytes at the
+    HBM bandwidth; the larger of the two."""
+    g = p.geo
+    items = -(-g.n * p.bands // p.blocks)
+    pixels = -(-p.band_rows * g.ow // 16) * 16
+    macs = items * pixels * -(-g.o // 16) * 16 * p.ktot
+    compute = macs / (cube.macs_per_cycle(g.dtype) * cube.clock_hz)
+    return max(compute, (counts.gm_read + counts.gm_written) / cube.hbm_bytes_per_s)
+
+
+__all__ = ["ConvCounts", "ConvGeometry", "ConvL1Plan", "conv_l1_counts", "conv_l1_estimate_s",
+           "plan_conv_l1"]
