@@ -262,9 +262,9 @@ def _conv_rows(dtype: type, soc_name: str, bias: bool = False) -> list[list[str]
 def _l1_route_rows(name: str, args: list[np.ndarray], y_bytes: int, least: int,
                    soc) -> list[list[str]]:  # noqa: ANN001
     """The same conv2d by the L1-im2col route (``conv_plan``), counted from its plan:
-    its cube kernel is hand-written (tests/backend/ascendc/kernels/sim_conv.cpp, whose
-    sim counters tests check equal to these), the two layout transposes it needs are
-    not built yet (counted as one read and one write of x and of y)."""
+    its cube kernel is ``emit_conv``'s (tests/backend/ascendc/test_sim_conv.py checks its
+    sim counters equal to these; pyasc.ops.conv2d does not launch it yet), the two layout
+    transposes it needs are not built (counted as one read and one write of x and y)."""
     x, w = args[:2]
     dtype = {2: "f16", 4: "f32"}[x.itemsize]
     geo = ConvGeometry(*x.shape[:2], *x.shape[2:], w.shape[0], *w.shape[2:], dtype=dtype)

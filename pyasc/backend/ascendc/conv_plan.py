@@ -1,14 +1,15 @@
 """The tiling and the counts of a conv2d whose im2col is built in L1 -> L0A by
 ``LoadData`` 3D v2 (img2col) instead of a column matrix in GM.
 
-The route (docs/ascendc-backend.md, "Convolutions"): the input as NHWC in GM becomes
-NC1HWC0 in L1 by one ``Nd2NzParams`` copy per band of output rows (its input rows with the
-filter's halo, channels zero-padded to C0); ``LoadData`` 3D writes the band's img2col
-window into L0A as Zz (M = output pixels, K = (c1, kh, kw, c0)); the reordered weights
-(O x K) stay in L0B (Zn) for the whole kernel; ``Mmad`` gives (pixels x O) in L0C and
-``Fixpipe`` writes it as NHWC rows. Output pixels are the cube's M because ``LoadData`` 3D
-into L0B always transposes: there the pixels become Mmad's K (the weight-gradient
-product), so an (O x pixels) NCHW result cannot come from it.
+The route (docs/ascendc-backend.md, "Convolutions"; the kernel: ``emit_conv``): the input
+as NHWC in GM becomes NC1HWC0 in L1 by one ``Nd2NzParams`` copy per band of output rows
+(its input rows with the filter's halo, channels zero-padded to C0); ``LoadData`` 3D
+writes the band's img2col window into L0A as Zz (M = output pixels, K = (c1, kh, kw,
+c0)); the weights, given as (O, fh, fw, C), become (K x O) in L0B (Zn) for the whole
+kernel; ``Mmad`` gives (pixels x O) in L0C and ``Fixpipe`` writes it as NHWC rows. Output
+pixels are the cube's M because ``LoadData`` 3D into L0B always transposes: there the
+pixels become Mmad's K (the weight-gradient product), so an (O x pixels) NCHW result
+cannot come from it.
 
 :func:`plan_conv_l1` picks the band height and the M tile from the SoC's L1/L0 sizes
 and the cube core count, or says why the shape does not fit; :func:`conv_l1_counts` are
@@ -99,6 +100,8 @@ def _limits(g: ConvGeometry) -> str | None:
         return "a padding > 255 or as wide as the dilated filter (a band of pad only)"
     if g.oh < 1 or g.ow < 1:
         return "no output pixels"
+    if g.c * g.fh * g.fw > 65535:
+        return "C * fh * fw > 65535 (the weights' Nd2Nz row pitch)"
     return None
 
 
@@ -112,7 +115,7 @@ def plan_conv_l1(g: ConvGeometry, cube: CubeUnit) -> ConvL1Plan | str:
     ktot = c1 * g.fh * g.fw * c0
     o16 = -(-g.o // 16) * 16
     w_bytes = o16 * ktot * size
-    if w_bytes > cube.l0b_bytes:
+    if w_bytes > cube.l0b_bytes or o16 * c0 > 16384:
         return f"the weights ({w_bytes} bytes as Zn) do not fit L0B: a K loop is not written yet"
     base_m = min(cube.l0a_bytes // (2 * ktot * size), cube.l0c_bytes // (2 * o16 * 4)) // 16 * 16
     if base_m < 16:
@@ -152,8 +155,8 @@ def _band_rows(g: ConvGeometry, c1: int, budget: int, cores: int) -> int:
 
 @dataclass(frozen=True)
 class ConvCounts:
-    """What one launch moves: GM bytes read (input bands with their halos, the weights
-    once per block) and written (y), L1 -> L0A/L0B bytes, MACs."""
+    """What one launch moves: GM bytes read (input bands with their halos, the (O, fh,
+    fw, C) weights once per block) and written (y), L1 -> L0A/L0B bytes, MACs."""
 
     gm_read: int
     gm_written: int
@@ -173,7 +176,7 @@ def conv_l1_counts(p: ConvL1Plan, out_itemsize: int) -> ConvCounts:
         tiles, last = divmod(pixels, p.base_m)
         a_bytes += tiles * p.base_m + (-(-last // 16) * 16 if last else 0)
     a_bytes *= p.ktot * size * g.n
-    return ConvCounts(gm_read=x_read + p.blocks * g.o * p.ktot * size,
+    return ConvCounts(gm_read=x_read + p.blocks * g.o * g.c * g.fh * g.fw * size,
                       gm_written=g.n * g.oh * g.ow * g.o * out_itemsize,
                       l1_to_l0a=a_bytes, l1_to_l0b=p.blocks * p.l0b_bytes,
                       macs=g.n * g.oh * g.ow * g.o * p.ktot)

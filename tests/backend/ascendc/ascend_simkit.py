@@ -16,7 +16,7 @@ from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
 
 KERNELS = Path(__file__).parent / "kernels"
 _OPT = {"sim_elementwise.cpp": "-O0", "sim_cmp_reduce.cpp": "-O2", "sim_violations.cpp": "-O1",
-        "sim_cube.cpp": "-O1", "sim_load3d.cpp": "-O1", "sim_conv.cpp": "-O2"}
+        "sim_cube.cpp": "-O1", "sim_load3d.cpp": "-O1"}
 _ENTRY = re.compile(r'^extern "C" __global__ __aicore__ void (\w+)\(', re.MULTILINE)
 _MACRO_ENTRY = re.compile(r"^(?:BINARY|UNARY|SCALAR|CAST|TILE)_KERNEL\((\w+),|^KERNEL\((\w+)\)",
                           re.MULTILINE)

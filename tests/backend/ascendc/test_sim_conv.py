@@ -1,19 +1,21 @@
-"""The L1-im2col conv2d route on ascend-sim: conv_plan's tiling run by the hand-written
-kernel kernels/sim_conv.cpp (Nd2Nz bands -> LoadData 3D -> Mmad -> Fixpipe), results
-against a direct numpy convolution, and the simulator's counters equal to the plan's."""
+"""The L1-im2col conv2d route on ascend-sim: the kernel ``emit_conv`` writes for a
+``conv_plan`` tiling (Nd2Nz bands -> LoadData 3D -> Mmad -> Fixpipe), compiled alone and
+run with the plan's parameters: results against a direct numpy convolution, and the
+simulator's counters equal to the plan's counts."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
-from ascend_simkit import library
 
-from pyasc.backend.ascendc.conv_plan import ConvGeometry, conv_l1_counts, plan_conv_l1
+from pyasc.backend.ascendc.conv_plan import ConvGeometry, ConvL1Plan, conv_l1_counts, plan_conv_l1
+from pyasc.backend.ascendc.emit_conv import ConvKernel, conv_source, param_values
+from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
 from pyasc.backend.ascendc.soc import get_soc
 
-FILE = "sim_conv.cpp"
 NP = {"f16": np.float16, "f32": np.float32}
 CASES = [
     ConvGeometry(8, 8, 128, 128, 16, 3, 3),                                   # CustomConv
@@ -36,13 +38,16 @@ def _direct(x: np.ndarray, w: np.ndarray, g: ConvGeometry) -> np.ndarray:
     return out
 
 
-def _reordered(w: np.ndarray, c0: int) -> np.ndarray:
-    """(O, C1*fh*fw*C0): K = (c1, kh, kw, c0), channels zero-padded to C0."""
-    o, c, fh, fw = w.shape
-    c1 = -(-c // c0)
-    wp = np.zeros((o, c1 * c0, fh, fw), w.dtype)
-    wp[:, :c] = w
-    return np.ascontiguousarray(wp.reshape(o, c1, c0, fh, fw).transpose(0, 1, 3, 4, 2).reshape(o, -1))
+@functools.cache
+def _library(name: str, source: str) -> SimLibrary:
+    return compile_kernels(source, [name], filename=f"{name}.cpp", config=SimConfig(opt_level="-O1"))
+
+
+def _kernel(plan: ConvL1Plan, relu: bool) -> tuple[SimLibrary, ConvKernel]:
+    """The emitted kernel of ``plan`` and its compiled library (the text depends on the
+    dtype and ReLU only: the shape and tiling are parameters, so the builds are shared)."""
+    k = ConvKernel(f"conv_{plan.geo.dtype}{'_relu' * relu}", plan, plan.geo.dtype, relu)
+    return _library(k.name, conv_source(k)), k
 
 
 def _run(g: ConvGeometry, cube, relu: bool = False) -> None:
@@ -53,10 +58,10 @@ def _run(g: ConvGeometry, cube, relu: bool = False) -> None:
     x = rng.standard_normal((g.n, g.c, g.h, g.w)).astype(dtype)
     w = rng.standard_normal((g.o, g.c, g.fh, g.fw)).astype(dtype)
     nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    ohwc = np.ascontiguousarray(w.transpose(0, 2, 3, 1))
     y = np.zeros((g.n, g.oh * g.ow, g.o), dtype)
-    geo = [g.n, g.h, g.w, g.c, g.o, g.fh, g.fw, *g.stride, *g.dilation, *g.pads, g.oh, g.ow]
-    counters = library(FILE).launch(f"conv_l1_{g.dtype}", plan.blocks, nhwc, _reordered(w, plan.c0), y, *geo,
-                                    plan.band_rows, plan.bands, plan.base_m, plan.ktot, int(relu))
+    lib, k = _kernel(plan, relu)
+    counters = lib.launch(k.name, plan.blocks, nhwc, ohwc, y, *param_values(k))
     want = _direct(x, w, g)
     if relu:
         want = np.maximum(want, 0)

@@ -1,0 +1,166 @@
+"""AscendC text of the L1-im2col conv2d cube kernel (``conv_plan``).
+
+Arguments: ``x`` NHWC (N, H, W, C), ``w`` OHWC (O, fh, fw, C) (both the host's transposes
+of NCHW / OIHW), ``y`` (N, OH*OW, O) written as NHWC rows; then the int32 parameters
+:data:`PARAMS` (the geometry and the plan, computed on the host). Block ``b`` takes the
+work items ``b, b + GetBlockNum(), ...``, an item being one band of output rows of one
+image:
+
+* once per block: the weights GM -> L1 as the NZ layout of (O x K), K = (c1, kh, kw, c0),
+  one ``Nd2NzParams`` copy per channel block (its fh*fw taps are the ND matrices; the
+  channel padding to C0 is Nd2Nz's zero fill), then one contiguous ``LoadData`` 2D into
+  L0B: Zn of the (K x O) B [V layouts, reference 3.1/4.1; the per-tap matrices I];
+* per item: the band's input rows (with the filter's halo) GM -> L1 by one Nd2Nz copy of
+  the (rows*W x C) NHWC matrix, whose NZ layout is NC1HWC0 [I];
+* per M tile of the band's pixels: ``LoadData`` 3D v2 into L0A (Zz: M = pixels; the band's
+  padding in padList, stride/dilation in the parameters) [V semantics, reference 4.2],
+  ``Mmad`` into L0C, ``Fixpipe`` (ReLU, conversion) of the (m x O) tile to y.
+
+L1 bands and L0A/L0C tiles are double-buffered; every hand-off is an explicit flag as in
+``emit_cube`` (forward ``MTE2_MTE1``, ``MTE1_M``, ``M_FIX``; backward ``MTE1_MTE2``,
+``M_MTE1``, ``FIX_M`` pre-armed and drained).  Nothing here ran on an NPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyasc.backend.ascendc.conv_plan import ConvL1Plan
+from pyasc.backend.ascendc.cwriter import CWriter
+
+PARAMS = ("n", "h", "w", "c", "o", "fh", "fw", "sh", "sw", "dh", "dw", "pl", "pr", "pt", "pb",
+          "oh", "ow", "bandRows", "bands", "baseM")
+"""The kernel's scalar parameters after ``x, wt, y`` (int32)."""
+
+CTYPES = {"f16": "half", "bf16": "bfloat16_t", "f32": "float"}
+
+
+@dataclass
+class ConvKernel:
+    """One conv2d cube kernel: its plan, the output dtype and Fixpipe's ReLU."""
+
+    name: str
+    plan: ConvL1Plan
+    out: str            # "f16", "bf16" or "f32"
+    relu: bool = False
+
+    @property
+    def quant(self) -> str:
+        """Fixpipe's conversion of the float32 sums to ``out``."""
+        return {"f16": "F322F16", "bf16": "F322BF16", "f32": "NoQuant"}[self.out]
+
+
+def param_values(k: ConvKernel) -> list[int]:
+    """The values of :data:`PARAMS` for ``k``'s plan."""
+    p, g = k.plan, k.plan.geo
+    return [g.n, g.h, g.w, g.c, g.o, g.fh, g.fw, *g.stride, *g.dilation, *g.pads, g.oh, g.ow,
+            p.band_rows, p.bands, p.base_m]
+
+
+_SETUP = """\
+constexpr int32_t C0 = {c0};
+const int32_t o16 = (o + 15) / 16 * 16, c1 = (c + C0 - 1) / C0, taps = fh * fw;
+const int32_t kTot = c1 * taps * C0, items = n * bands;
+if (GetBlockIdx() >= items) return;
+const int32_t span = (bandRows - 1) * sh + (fh - 1) * dh + 1, maxRows = span < h ? span : h;
+const uint32_t band = c1 * maxRows * w * C0, wElems = o16 * kTot;
+const uint32_t aTile = baseM * kTot, cTile = baseM * o16;
+GlobalTensor<{t}> xGm, wGm;
+GlobalTensor<{to}> yGm;
+xGm.SetGlobalBuffer((__gm__ {t}*)x, n * h * w * c);
+wGm.SetGlobalBuffer((__gm__ {t}*)wt, o * taps * c);
+yGm.SetGlobalBuffer((__gm__ {to}*)y, n * oh * ow * o);
+LocalTensor<{t}> w1(TPosition::B1, 0, wElems), x1(TPosition::A1, wElems * sizeof({t}), 2 * band);
+LocalTensor<{t}> b2(TPosition::B2, 0, wElems), a2(TPosition::A2, 0, 2 * aTile);
+LocalTensor<float> acc(TPosition::CO1, 0, 2 * cTile);
+for (int32_t cb = 0; cb < c1; ++cb) {{
+  const uint16_t d = c - cb * C0 < C0 ? c - cb * C0 : C0;
+  DataCopy(w1[cb * taps * o16 * C0], wGm[cb * C0],
+           Nd2NzParams(taps, o, d, c, taps * c, o16, 1, o16 * C0));
+}}
+SetFlag<HardEvent::MTE2_MTE1>(2);
+WaitFlag<HardEvent::MTE2_MTE1>(2);
+LoadData(b2, w1, LoadData2DParams(0, kTot / C0 * (o16 / 16), 1, 0, 0, false, 0));
+SetFlag<HardEvent::MTE1_M>(2);
+WaitFlag<HardEvent::MTE1_M>(2);
+for (int32_t e = 0; e < 2; ++e) {{
+  SetFlag<HardEvent::MTE1_MTE2>(e);
+  SetFlag<HardEvent::M_MTE1>(e);
+  SetFlag<HardEvent::FIX_M>(e);
+}}
+int32_t step = 0, tile = 0;"""
+
+_ITEM = """\
+const int32_t img = item / bands, r0 = (item % bands) * bandRows;
+const int32_t r1 = r0 + bandRows < oh ? r0 + bandRows : oh;
+const int32_t lo = r0 * sh - pt, hi = (r1 - 1) * sh + (fh - 1) * dh - pt;
+const int32_t s = lo > 0 ? lo : 0, last = hi < h - 1 ? hi : h - 1;
+const int32_t rows = last - s + 1, slot = step & 1;
+WaitFlag<HardEvent::MTE1_MTE2>(slot);
+DataCopy(x1[slot * band], xGm[(img * h + s) * w * c],
+         Nd2NzParams(1, rows * w, c, 0, c, rows * w, 1, 0));
+SetFlag<HardEvent::MTE2_MTE1>(slot);
+WaitFlag<HardEvent::MTE2_MTE1>(slot);
+const uint8_t pad[4] = {(uint8_t)pl, (uint8_t)pr, (uint8_t)(s - lo), (uint8_t)(hi - last)};
+const int32_t pixels = (r1 - r0) * ow;"""
+
+_TILE = """\
+const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0, t = tile & 1;
+WaitFlag<HardEvent::M_MTE1>(t);
+LoadData(a2[t * aTile], x1[slot * band],
+         LoadData3DParamsV2<{t}>(pad, rows, w, c1 * C0, kTot, m, 0, m0, sw, sh, fw, fh, dw, dh,
+                                 false, false, ({t})0));
+SetFlag<HardEvent::MTE1_M>(t);
+WaitFlag<HardEvent::MTE1_M>(t);
+WaitFlag<HardEvent::FIX_M>(t);
+Mmad(acc[t * cTile], a2[t * aTile], b2, MmadParams(m, o, kTot, 0, false, true));
+SetFlag<HardEvent::M_MTE1>(t);
+SetFlag<HardEvent::M_FIX>(t);
+WaitFlag<HardEvent::M_FIX>(t);
+Fixpipe(yGm[((int64_t)img * oh * ow + r0 * ow + m0) * o], acc[t * cTile],
+        FixpipeParamsV220(o, m, (m + 15) / 16 * 16, o, {relu}, QuantMode_t::{quant}, 0, 1, 0, 0,
+                          0));
+SetFlag<HardEvent::FIX_M>(t);"""
+
+_DRAIN = """\
+for (int32_t e = 0; e < 2; ++e) {
+  WaitFlag<HardEvent::MTE1_MTE2>(e);
+  WaitFlag<HardEvent::M_MTE1>(e);
+  WaitFlag<HardEvent::FIX_M>(e);
+}"""
+
+
+def _lines(w: CWriter, text: str) -> None:
+    for line in text.splitlines():
+        w.line(line)
+
+
+def emit_conv(w: CWriter, k: ConvKernel) -> None:
+    """The definition of kernel ``k``."""
+    p = k.plan
+    t, to = CTYPES[p.geo.dtype], CTYPES[k.out]
+    sig = ", ".join(["GM_ADDR x", "GM_ADDR wt", "GM_ADDR y", *(f"int32_t {q}" for q in PARAMS)])
+    w.raw(f"// {k.name}: conv2d on the cube, im2col in L1 (LoadData 3D) -> L0A, {t} -> float "
+          f"in L0C -> {to}, NHWC in and out")
+    with w.block(f'extern "C" __global__ __aicore__ void {k.name}({sig})'):
+        _lines(w, _SETUP.format(c0=p.c0, t=t, to=to))
+        items = "for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step)"
+        with w.block(items):
+            _lines(w, _ITEM)
+            with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM, ++tile)"):
+                _lines(w, _TILE.format(t=t, relu="true" if k.relu else "false", quant=k.quant))
+            w.line("SetFlag<HardEvent::MTE1_MTE2>(slot);")
+        _lines(w, _DRAIN)
+
+
+def conv_source(k: ConvKernel) -> str:
+    """A whole translation unit holding kernel ``k`` (for ascend-sim and tests)."""
+    w = CWriter(f"{k.name}.cpp")
+    w.raw('#include "kernel_operator.h"')
+    w.raw("using namespace AscendC;")
+    w.raw()
+    emit_conv(w, k)
+    return w.text()
+
+
+__all__ = ["PARAMS", "ConvKernel", "conv_source", "emit_conv", "param_values"]
