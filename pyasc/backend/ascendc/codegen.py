@@ -31,6 +31,7 @@ from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
+from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
 from pyasc.backend.ascendc.mix_plan import PASS_NAME as MIX_PASS
@@ -118,13 +119,16 @@ class AscendProgram:
 @dataclass
 class _Found:
     """What the backend recognized in the function before partitioning it: copy loops,
-    pool loops, tap loops, tap pools' divisions, matmul epilogues."""
+    pool loops, tap loops, tap pools' divisions, matmul epilogues, convolutions whose
+    im2col is built in L1 (and the ids of their column copies, which are not run)."""
 
     copies: dict
     pools: dict
     taps: dict
     divisions: set
     fused: Any
+    convs: dict
+    in_l1: set
 
 
 class _Lowering:
@@ -186,7 +190,11 @@ class _Lowering:
                      plan_pool_kernel(t, self.soc, "probe") is not None}
         # a matmul and its elementwise epilogue: one MIX kernel (or Fixpipe's ReLU/cast)
         fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
-        self.found = _Found(copies, pools, taps, divisions, fused)
+        # an im2col copy loop and the matmul reading its columns: the im2col in L1
+        cubes = [op for op in self.fn.entry.ops if isinstance(op, CubeMatmulOp)]
+        convs = find_convs(copies, cubes, {v[0] for v in fused.mix.values()}, self.soc)
+        self.found = _Found(copies, pools, taps, divisions, fused, convs,
+                            {id(m.copy) for m, _ in convs.values()})
         self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                                     lambda op: op in copies or op in pools or op in taps))
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
@@ -195,6 +203,7 @@ class _Lowering:
         """Each partition item as host ops and kernel launches, in order."""
         copies, pools, taps = self.found.copies, self.found.pools, self.found.taps
         divisions, fused = self.found.divisions, self.found.fused
+        convs, in_l1 = self.found.convs, self.found.in_l1
         for item in items:
             if isinstance(item, BranchItem):
                 self._branch(item)
@@ -210,6 +219,9 @@ class _Lowering:
                 self._group(item.op)
             elif isinstance(item, CubeItem) and fused.skipped(item.op):
                 continue  # launched with its epilogue (lower_mix)
+            elif isinstance(item, CubeItem) and item.op in convs:
+                fix = fused.fixpipe_of(item.op)
+                lower_conv(self, *convs[item.op], fix[0] if fix else None)
             elif isinstance(item, CubeItem):
                 assert isinstance(item.op, CubeMatmulOp)
                 lower_cube(self, item.op, *(fused.fixpipe_of(item.op) or (None, None)))
@@ -217,6 +229,8 @@ class _Lowering:
                 lower_pool(self, pools[item.op], item.op)
             elif isinstance(item, CopyItem) and item.op in taps:
                 lower_taps(self, taps[item.op], item.op)
+            elif isinstance(item, CopyItem) and id(copies.get(item.op)) in in_l1:
+                continue  # the column matrix of a conv kernel's im2col in L1 (lower_conv)
             elif isinstance(item, CopyItem):
                 lower_copy(self, copies[item.op])
             elif isinstance(item, ScalarItem) and any(op in divisions for op in item.ops):

@@ -24,8 +24,10 @@ L1 bands and L0A/L0C tiles are double-buffered; every hand-off is an explicit fl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pyasc.backend.ascendc.conv_plan import ConvL1Plan
+from pyasc.backend.ascendc.cores import CUBE
 from pyasc.backend.ascendc.cwriter import CWriter
 
 PARAMS = ("n", "h", "w", "c", "o", "fh", "fw", "sh", "sw", "dh", "dw", "pl", "pr", "pt", "pb",
@@ -39,10 +41,16 @@ CTYPES = {"f16": "half", "bf16": "bfloat16_t", "f32": "float"}
 class ConvKernel:
     """One conv2d cube kernel: its plan, the output dtype and Fixpipe's ReLU."""
 
+    core: ClassVar[str] = CUBE
     name: str
     plan: ConvL1Plan
     out: str            # "f16", "bf16" or "f32"
     relu: bool = False
+
+    @property
+    def block_dim(self) -> int:
+        """Cube cores launched."""
+        return self.plan.blocks
 
     @property
     def quant(self) -> str:

@@ -14,6 +14,7 @@ from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_conv import ConvKernel, emit_conv
 from pyasc.backend.ascendc.emit_copy import CopyEmitter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
@@ -30,7 +31,8 @@ from pyasc.backend.ascendc.stencil_kernel import StencilKernel
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 from pyasc.version import __version__
 
-Kernel = VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel | PoolKernel
+Kernel = (VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel | PoolKernel |
+          ConvKernel)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ def _render(kernels: list[Kernel], filename: str,
             MixEmitter(w, k).emit()
         elif isinstance(k, CopyKernel):
             CopyEmitter(w, k).emit()
+        elif isinstance(k, ConvKernel):
+            emit_conv(w, k)
         elif isinstance(k, PoolKernel):
             PoolEmitter(w, k).emit()
         else:

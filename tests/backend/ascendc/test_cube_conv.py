@@ -1,6 +1,7 @@
-"""conv2d on the cube: ``pyasc.ops.conv2d``'s im2col loop is one DMA copy kernel
-(``copy_loops``) and its matrix product one cube kernel; ascend-sim against interpret,
-with the kernels and counters showing what ran where."""
+"""conv2d on the cube: ``pyasc.ops.conv2d``'s im2col loop and its matrix product are one
+conv kernel building the im2col in L1 (``conv_match``, ``emit_conv``), or, with a MIX
+epilogue, one DMA copy kernel (``copy_loops``) and one cube kernel; ascend-sim against
+interpret, with the kernels and counters showing what ran where."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from pyasc import hybrid
 from pyasc.backend.ascendc import PyascPerformanceWarning
+from pyasc.backend.ascendc.conv_plan import conv_l1_counts
 from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.ops import conv2d
@@ -71,36 +73,39 @@ SHAPES = [((2, 5, 17, 19), (7, 5, 3, 3)), ((1, 3, 9, 33), (20, 3, 1, 1)),
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("form", ["_plain", "_strided", "_dilated"])
 @pytest.mark.parametrize(("xs", "ws"), SHAPES)
-def test_conv2d_is_a_copy_kernel_and_a_cube_kernel(form, xs, ws, dtype):
+def test_conv2d_is_a_conv_kernel_or_a_cube_kernel(form, xs, ws, dtype):
     args = _inputs(xs, ws, dtype)
     if form == "_dilated" and min(xs[2] + 4 - 2 * ws[2] + 1, xs[3] + 2 - 2 * ws[3] + 1) < 1:
         pytest.skip("the dilated window is larger than the padded input")
     kernel = _run(form, args)
     kinds = [type(k).__name__ for k in kernel.ascend.kernels]
     taps = ws[2] * ws[3]
+    y = SIM[form](*args)
+    n, o, oh, ow = y.shape
+    counters = kernel.last_counters
+    assert "GetValue" not in kernel.ascend.source and "SetValue" not in kernel.ascend.source
+    if taps > 1:
+        # the loop of window copies is an im2col: built in L1 by the conv kernel
+        # (conv_match, emit_conv), no column matrix in GM
+        assert kinds == ["ConvKernel"]
+        conv = kernel.ascend.kernels[0]
+        counts = conv_l1_counts(conv.plan, args[0].itemsize)
+        assert conv.plan.geo.dtype == ("f16" if dtype == np.float16 else "f32")
+        assert (counters["gm_to_l1_bytes"], counters["l0c_to_gm_bytes"]) == \
+            (counts.gm_read, counts.gm_written)
+        assert counters["cube_macs"] == counts.macs
+        assert counters["gm_to_ub_bytes"] == counters["ub_to_gm_bytes"] == 0
+        return
     # a 1 x 1 kernel needs no loop of window copies: x itself (stride 1, no padding) or
     # one strided view the host copies; the cast back to float16 of the reshaped result
     # is Fixpipe's (cube_reshape: done in the cube's shape), not a vector kernel
-    want = ["CopyKernel"] * (taps > 1) + ["CubeKernel"]
-    assert kinds == want
-    cube = kernel.ascend.kernels[taps > 1]
+    assert kinds == ["CubeKernel"]
+    cube = kernel.ascend.kernels[0]
     assert isinstance(cube, CubeKernel)
-    # float16 stays float16 through the im2col and on the cube (fp32 accumulation)
+    # float16 stays float16 on the cube (fp32 accumulation)
     assert cube.dtype.name == ("f16" if dtype == np.float16 else "f32")
     assert cube.out.name == cube.dtype.name
-    y = SIM[form](*args)
-    n, o, oh, ow = y.shape
-    k = ws[1] * taps
-    counters = kernel.last_counters
-    assert counters["cube_macs"] == n * o * oh * ow * k
-    if taps > 1:
-        copy = kernel.ascend.kernels[0]
-        assert isinstance(copy, CopyKernel) and copy.dtype == cube.dtype
-        # the copy kernel reads and writes each element of the im2col matrix once
-        cols_bytes = n * k * oh * ow * args[0].itemsize
-        assert copy.elements * args[0].itemsize == cols_bytes
-        assert counters["ub_to_gm_bytes"] == cols_bytes
-    assert "GetValue" not in kernel.ascend.source and "SetValue" not in kernel.ascend.source
+    assert counters["cube_macs"] == n * o * oh * ow * ws[1]
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -205,3 +210,68 @@ def test_planning_a_large_im2col_touches_no_elements():
     (copy,) = [k for k in ap.kernels if isinstance(k, CopyKernel)]
     assert copy.elements == 32 * 64 * 9 * 28 * 28
     assert peak < 32 * 2**20
+
+
+def _brief_case(x, w):
+    return conv2d(x, w, stride=2, padding=1, dilation=2)
+
+
+def _relu_only(x, w):
+    return np.maximum(conv2d(x, w), 0)
+
+
+def _own_im2col(x, w):
+    # an im2col written by hand (no padding, K ordered (c, kh, kw)): the same copies
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = h - kh + 1, wd - kw + 1
+    cols = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = x[:, :, i:i + oh, j:j + ow]
+    return np.matmul(w.reshape(o, c * kh * kw), cols.reshape(n, c * kh * kw, oh * ow))
+
+
+def _taps_outer(x, w):
+    # K ordered (kh, kw, c) with weights to match: a valid convolution whose column
+    # matrix is not the layout LoadData 3D builds; it keeps the GM route
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = h - kh + 1, wd - kw + 1
+    cols = np.empty((n, kh, kw, c, oh, ow), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, i, j] = x[:, :, i:i + oh, j:j + ow]
+    wm = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
+    return np.matmul(wm, cols.reshape(n, kh * kw * c, oh * ow))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize(("fn", "xs", "ws", "kinds"), [
+    (_plain, (8, 8, 128, 128), (16, 8, 3, 3), ["ConvKernel"]),     # the seed's CustomConv
+    (_brief_case, (1, 3, 17, 19), (5, 3, 3, 3), ["ConvKernel"]),
+    (_relu_only, (2, 17, 9, 11), (20, 17, 3, 2), ["ConvKernel"]),  # ReLU in Fixpipe
+    (_own_im2col, (2, 5, 10, 12), (7, 5, 3, 2), ["ConvKernel"]),
+    (_taps_outer, (2, 5, 10, 12), (7, 5, 3, 2), ["CopyKernel", "CubeKernel"]),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_conv_im2col_in_l1_equals_interpret(fn, xs, ws, kinds, dtype):
+    """The L1 route end to end: results as interpret's, the sim's GM and cube counters
+    equal to the plan's (nothing else moves), one kernel even with Fixpipe's ReLU."""
+    args = _inputs(xs, ws, dtype)
+    sim = hybrid(fn, target="ascend-sim")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyascPerformanceWarning)
+        got = sim(*args)
+    want = hybrid(fn, target="interpret")(*args)
+    scale = hybrid(fn, target="interpret")(*(np.abs(a) for a in args))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.all(np.abs(got.astype(np.float64) - want) <= TOL[dtype] * (scale + 1))
+    kernel = sim.kernel(*args)
+    assert [type(k).__name__ for k in kernel.ascend.kernels] == kinds
+    if kinds == ["ConvKernel"]:
+        conv = kernel.ascend.kernels[0]
+        counts = conv_l1_counts(conv.plan, got.itemsize)
+        c = kernel.last_counters
+        assert (c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"], c["cube_macs"]) == \
+            (counts.gm_read, counts.gm_written, counts.macs)
+        assert conv.relu == (fn is _relu_only)
