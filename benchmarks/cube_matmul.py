@@ -13,10 +13,11 @@ Shapes of at most ``--sim-macs`` MACs are also run in the sim, which checks the 
 against numpy and the counted bytes and MACs against the model ("sim" column).
 
 A second table is the seed's ``CustomConv`` (``examples/custom_conv.py``: input (8, 8,
-128, 128), weights (16, 8, 3, 3), ``pyasc.ops.conv2d``): its kernels (the im2col's DMA
-copy kernel, the cube kernel writing float16 through Fixpipe), each one's GM bytes and
-estimate, and the total against the least traffic of any conv2d (x and w read once, y
-written once); then the same with a bias and ReLU, one MIX kernel after the copy kernel.
+128, 128), weights (16, 8, 3, 3), ``pyasc.ops.conv2d``): its kernels (the conv kernel
+building the im2col in L1, ``conv_plan``, writing float16 through Fixpipe, and the host
+transposes around it), each one's GM bytes and estimate, and the total against the least
+traffic of any conv2d (x and w read once, y written once); then the same with a bias and
+ReLU, which keeps the GM route: the im2col's DMA copy kernel, then one MIX kernel.
 
 A third table is linear + bias + activation, fused into one MIX kernel and not
 (``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate); the
@@ -33,15 +34,11 @@ import warnings
 
 import numpy as np
 from pyasc import hybrid
-from pyasc.backend.ascendc.conv_plan import (
-    ConvGeometry,
-    conv_l1_counts,
-    conv_l1_estimate_s,
-    plan_conv_l1,
-)
+from pyasc.backend.ascendc.conv_plan import conv_l1_counts, conv_l1_estimate_s
 from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
 from pyasc.backend.ascendc.cube_plan import CubeKernel
+from pyasc.backend.ascendc.emit_conv import ConvKernel
 from pyasc.backend.ascendc.mix_cost import mix_cost
 from pyasc.backend.ascendc.mix_plan import MixKernel, mix_at
 from pyasc.backend.ascendc.soc import get_soc
@@ -202,6 +199,16 @@ def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, 
         acc[1] += k.gm_bytes // 2
         return (k.gm_bytes // 2, k.gm_bytes // 2, k.gm_bytes / bw,
                 f"im2col: {len(k.src_offsets)} window copies", "vector")
+    if isinstance(k, ConvKernel):
+        counts = conv_l1_counts(k.plan, np.dtype({"f16": np.float16, "f32": np.float32,
+                                                  "bf16": np.float16}[k.out]).itemsize)
+        same = (c["cube_macs"], c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == \
+            (counts.macs, counts.gm_read, counts.gm_written)
+        p = k.plan
+        return (counts.gm_read, counts.gm_written, conv_l1_estimate_s(p, counts, soc.cube),
+                f"im2col in L1: {p.bands} bands x {p.band_rows} rows, M tile {p.base_m}, "
+                f"K {p.ktot}, {p.blocks}/{soc.cube.cores} cores",
+                "counts match" if same else "MISMATCH")
     cube = k.cube if isinstance(k, MixKernel) else k
     assert isinstance(cube, CubeKernel), k
     cost = cube_cost(cube, soc)
@@ -254,38 +261,13 @@ def _conv_rows(dtype: type, soc_name: str, bias: bool = False) -> list[list[str]
                  f"MiB ({(total_r + total_w) / least:.1f}x)", f"{total_r / 2**20:.4g}",
                  f"{total_w / 2**20:.4g}", f"{total_s * 1e6:.4g}",
                  "result ok" if ok else "MISMATCH"])
-    if not bias:
-        rows.extend(_l1_route_rows(name, args, got.nbytes, least, soc))
+    if any(isinstance(k, ConvKernel) for k in kernel.ascend.kernels):
+        moved = args[0].nbytes + args[1].nbytes + got.nbytes
+        rows.append([name, "host", "transposes: x to NHWC, w to OHWC, y back to NCHW "
+                     "(outside the kernels' counts)", f"{moved / 2**20:.4g}",
+                     f"{moved / 2**20:.4g}", f"{2 * moved / soc.cube.hbm_bytes_per_s * 1e6:.4g}",
+                     "-"])
     return rows
-
-
-def _l1_route_rows(name: str, args: list[np.ndarray], y_bytes: int, least: int,
-                   soc) -> list[list[str]]:  # noqa: ANN001
-    """The same conv2d by the L1-im2col route (``conv_plan``), counted from its plan:
-    its cube kernel is ``emit_conv``'s (tests/backend/ascendc/test_sim_conv.py checks its
-    sim counters equal to these; pyasc.ops.conv2d does not launch it yet), the two layout
-    transposes it needs are not built (counted as one read and one write of x and y)."""
-    x, w = args[:2]
-    dtype = {2: "f16", 4: "f32"}[x.itemsize]
-    geo = ConvGeometry(*x.shape[:2], *x.shape[2:], w.shape[0], *w.shape[2:], dtype=dtype)
-    plan = plan_conv_l1(geo, soc.cube)
-    assert not isinstance(plan, str), plan
-    counts = conv_l1_counts(plan, x.itemsize)
-    est = conv_l1_estimate_s(plan, counts, soc.cube)
-    bw, mib = soc.cube.hbm_bytes_per_s, 2**20
-    what = (f"{plan.bands} bands x {plan.band_rows} rows, M tile {plan.base_m}, K {plan.ktot}, "
-            f"{plan.blocks}/{soc.cube.cores} cores")
-    total_r = x.nbytes + counts.gm_read + y_bytes
-    total_w = x.nbytes + counts.gm_written + y_bytes
-    total_s = est + 2 * (x.nbytes + y_bytes) / bw
-    return [[name, "L1: x NCHW->NHWC", "transpose (not built)", f"{x.nbytes / mib:.4g}",
-             f"{x.nbytes / mib:.4g}", f"{2 * x.nbytes / bw * 1e6:.4g}", "-"],
-            [name, "L1: conv cube", what, f"{counts.gm_read / mib:.4g}",
-             f"{counts.gm_written / mib:.4g}", f"{est * 1e6:.4g}", "plan (= sim in tests)"],
-            [name, "L1: y NHWC->NCHW", "transpose (not built)", f"{y_bytes / mib:.4g}",
-             f"{y_bytes / mib:.4g}", f"{2 * y_bytes / bw * 1e6:.4g}", "-"],
-            [name, "L1 route total", f"{(total_r + total_w) / least:.1f}x the least",
-             f"{total_r / mib:.4g}", f"{total_w / mib:.4g}", f"{total_s * 1e6:.4g}", "-"]]
 
 
 def _print(header: list[str], rows: list[list[str]], markdown: bool) -> None:

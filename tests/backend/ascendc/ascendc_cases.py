@@ -170,3 +170,12 @@ def matmul_bias_gelu_dynamic(a, b, bias):
     for the shapes it does not take, the unfused cube and vector kernels)."""
     y = a @ b + bias
     return 0.5 * y * (1 + np.tanh(0.7978845608 * (y + 0.044715 * y**3)))
+
+from pyasc.ops import conv2d  # noqa: E402  (here: the lines above are in golden texts)
+
+
+@hybrid
+def conv2d_relu(x, w):
+    """A strided, padded conv2d with ReLU: one conv kernel, the im2col in L1 (LoadData
+    3D) and the ReLU in Fixpipe."""
+    return np.maximum(conv2d(x, w, stride=2, padding=1), 0)

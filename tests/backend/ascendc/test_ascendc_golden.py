@@ -3,8 +3,8 @@
 Regenerate after an intended change with ``PYASC_UPDATE_GOLDEN=1``, then review the
 diff of ``golden/``.  The kernels are the dynamic-shape float32 ones (their text does
 not depend on the shapes), plus the adaptive pool's loops (a pool kernel and its scalar
-twin), two float16 matmuls on the cube unit and one MIX kernel (matmul + bias + GELU),
-static and of run-time shapes.
+twin), two float16 matmuls on the cube unit, one MIX kernel (matmul + bias + GELU),
+static and of run-time shapes, and one conv2d kernel (the im2col in L1).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from ascendc_cases import (
     adaptive_avg_pool,
+    conv2d_relu,
     gelu,
     layernorm,
     matmul,
@@ -51,6 +52,10 @@ CASES = {
     "matmul_bias_gelu_dynamic": (matmul_bias_gelu_dynamic, (np.ones((17, 33), np.float16),
                                                             np.ones((33, 130), np.float16),
                                                             np.ones((130,), np.float16))),
+    # a conv kernel: the im2col in L1 (conv_match, emit_conv); geometry and tiling are
+    # arguments, the text depends on the dtype and Fixpipe's ReLU/conversion
+    "conv2d_relu": (conv2d_relu, (np.ones((2, 3, 9, 11), np.float16),
+                                  np.ones((4, 3, 3, 3), np.float16))),
 }
 
 
