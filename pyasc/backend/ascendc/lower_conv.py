@@ -52,8 +52,8 @@ def find_convs(copies: dict[Operation, CopyLoop], cubes: Sequence[CubeMatmulOp],
     for op in cubes:
         if op in mixed or is_dynamic(op):
             continue
-        for copy in copies.values():
-            m = match_conv(copy, op, lambda g: not isinstance(plan_conv_l1(g, cube), str))
+        for nest, copy in copies.items():
+            m = match_conv(copy, op, nest, lambda g: not isinstance(plan_conv_l1(g, cube), str))
             if m is not None:
                 plan = plan_conv_l1(m.geo, cube)
                 assert not isinstance(plan, str)

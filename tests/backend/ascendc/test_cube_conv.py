@@ -246,6 +246,30 @@ def _taps_outer(x, w):
     return np.matmul(wm, cols.reshape(n, kh * kw * c, oh * ow))
 
 
+def test_column_matrix_read_elsewhere_keeps_the_gm_route():
+    """A column matrix that something else reads too must exist: no im2col in L1."""
+    args = _inputs((2, 3, 8, 9), (4, 3, 3, 3), np.float32)
+    sim = hybrid(_cols_twice, target="ascend-sim")
+    got, want = sim(*args), hybrid(_cols_twice, target="interpret")(*args)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+    kinds = [type(k).__name__ for k in sim.kernel(*args).ascend.kernels]
+    assert "ConvKernel" not in kinds and "CopyKernel" in kinds
+
+
+def _cols_twice(x, w):
+    # the column matrix is also summed: it must be filled
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = h - kh + 1, wd - kw + 1
+    cols = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = x[:, :, i:i + oh, j:j + ow]
+    y = np.matmul(w.reshape(o, c * kh * kw), cols.reshape(n, c * kh * kw, oh * ow))
+    return y, cols.sum()
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize(("fn", "xs", "ws", "kinds"), [
     (_plain, (8, 8, 128, 128), (16, 8, 3, 3), ["ConvKernel"]),     # the seed's CustomConv
