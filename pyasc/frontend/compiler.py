@@ -103,16 +103,25 @@ def _bind(em: Emitter, spec: Spec, path: tuple, args: list[Value],
 
 
 def _flatten_result(value: object, lw: Lowering) -> tuple[list[Value], ResultTemplate]:
+    """The flat results and their template.  A frontend array object stands for one
+    numpy array: returned twice (``return r, r``), it is one result whose template
+    leaf appears twice, so the caller gets one object, as from numpy."""
     results: list[Value] = []
     params: list[int | None] = []
+    seen: dict[int, tuple] = {}  # id of a returned Tensor/Buffer -> its template leaf
 
     def walk(v: object) -> Any:
         if isinstance(v, tuple | list):
             return ("tuple" if isinstance(v, tuple) else "list", [walk(x) for x in v])
+        if isinstance(v, Tensor | Buffer) and id(v) in seen:
+            return seen[id(v)]
         if isinstance(v, Scalar | Tensor | Buffer):
             results.append(v.value)
             params.append(v.param if isinstance(v, Buffer) else None)
-            return ("result", len(results) - 1, _conversion(v))
+            leaf = ("result", len(results) - 1, _conversion(v))
+            if not isinstance(v, Scalar):
+                seen[id(v)] = leaf
+            return leaf
         if isinstance(v, bool | int | float | str | type(None) | np.generic | np.dtype):
             return ("const", v)
         raise lw.error(UnsupportedSyntaxError, f"cannot return a {type(v).__name__}",

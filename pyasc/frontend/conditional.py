@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from pyasc.frontend.deferred import Deferred, attempt, fail_at_run_time, maybe_skipped
 from pyasc.frontend.lowering import Lowering
-from pyasc.frontend.merge import MISSING, make_plan, materialize, rebuild
+from pyasc.frontend.merge import MISSING, lost_views, make_plan, materialize, rebuild
 from pyasc.frontend.truth import condition, truth
 from pyasc.frontend.values import Scalar
 from pyasc.ir.core import Block, Operation, Region, Value
@@ -74,12 +74,16 @@ def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
         _splice_predicated(lw, blocks, cond)
         picked = [lw.em.result(arith.SelectOp.new(cond, a, b))
                   for a, b in zip(*yields, strict=True)]
-        return rebuild(plan.shapes["$value"], iter(picked))
-    for block, vals in zip(blocks, yields, strict=True):
-        with lw.em.b.at(block):
-            lw.em.op(loop.YieldOp(vals))
-    op = lw.em.op(loop.IfOp([cond], plan.types(), regions=[Region([b]) for b in blocks]))
-    return rebuild(plan.shapes["$value"], iter(op.result_values))
+    else:
+        for block, vals in zip(blocks, yields, strict=True):
+            with lw.em.b.at(block):
+                lw.em.op(loop.YieldOp(vals))
+        picked = lw.em.op(loop.IfOp([cond], plan.types(),
+                                    regions=[Region([b]) for b in blocks])).result_values
+    # a copy where numpy has a view (another dtype on the other side): an error if it is
+    # bound to a name that is written through or aliases a written array (Lowering.bind)
+    lw.em.view_copies.update(lost_views(plan, picked))
+    return rebuild(plan.shapes["$value"], iter(picked))
 
 
 def branch_condition(lw: Lowering, node: ast.expr) -> bool | Scalar:

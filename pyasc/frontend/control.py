@@ -23,7 +23,7 @@ value), or marks it ``$exit<tag>?:<name>`` if the name is not assigned there.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from pyasc.errors import InternalCompilerError, PyascError
@@ -34,6 +34,7 @@ from pyasc.frontend.merge import (
     MISSING,
     Plan,
     identical,
+    lost_views,
     make_plan,
     materialize,
     rebuild,
@@ -131,13 +132,14 @@ def lower_if(lw: Lowering, cond: Value, then_fn: Callable[[], None],
                 if isinstance(p.get(name, MISSING), Undefined))
 
     names = _ordered_names(pre, *paths)
-    plan, undefined = make_plan(names, paths, allow_missing, pre)
+    plan, undefined = make_plan(names, paths, allow_missing, pre, lw.storage)
     for block, path in zip(blocks, paths, strict=True):
         with lw.em.b.at(block):
             _yield(lw, plan, path, loop.YieldOp)
     op = lw.em.op(loop.IfOp([cond], plan.types(), regions=[Region([b]) for b in blocks]))
     lw.scope = _after(pre, plan, undefined, op.result_values,
                       "is assigned in only one branch of an if")
+    lw.em.view_copies.update(lost_views(plan, op.result_values))
 
 
 def _yield(lw: Lowering, plan: Plan, path: dict[str, object], op_cls: type) -> None:
@@ -164,7 +166,8 @@ def _after(pre: dict[str, object], plan: Plan, undefined: set[str], results: lis
 
 
 def _loop_plan(pre: dict[str, object], end: dict[str, object], prev: Plan,
-               keep_new: Callable[[str], bool]) -> tuple[Plan, set[str]]:
+               keep_new: Callable[[str], bool], views: Container[str]
+               ) -> tuple[Plan, set[str]]:
     names = [n for n in _ordered_names(pre, end) if n != CONT and not n.startswith("$value")]
     changed = [n for n in names if n in prev.shapes or n not in pre or n not in end
                or not identical(pre[n], end[n])]
@@ -172,7 +175,7 @@ def _loop_plan(pre: dict[str, object], end: dict[str, object], prev: Plan,
     def allow_missing(name: str) -> bool:
         return name == RV or name.startswith(EXIT) or keep_new(name)
 
-    return make_plan(changed, [pre, end], allow_missing, pre)
+    return make_plan(changed, [pre, end], allow_missing, pre, views)
 
 
 def rebind(lw: Lowering, plan: Plan, args: list[Value]) -> None:
@@ -209,7 +212,7 @@ def carried_loop(lw: Lowering, make_blocks: Callable[[Plan], list[Block]],
         blocks = make_blocks(plan)
         lw.scope = dict(pre)
         end = build(blocks, plan)
-        new_plan, undefined = _loop_plan(pre, end, plan, keep_new)
+        new_plan, undefined = _loop_plan(pre, end, plan, keep_new, lw.storage)
         if new_plan.signature() == plan.signature():
             lw.scope = pre
             return LoopBody(plan, undefined, blocks, pre, end)
@@ -237,6 +240,7 @@ def finish_loop(lw: Lowering, plan: Plan, undefined: set[str], pre: dict[str, ob
                 ) -> None:
     """Bind the loop results and restore the enclosing loop's jump flags."""
     lw.scope = after_loop(pre, plan, undefined, results, reason)
+    lw.em.view_copies.update(lost_views(plan, results))
     restore_flags(lw, saved)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from pyasc.errors import (
     InternalCompilerError,
     PyascError,
+    TypeMismatchError,
     UndefinedNameError,
     UnsupportedNumpyError,
     UnsupportedSyntaxError,
@@ -208,6 +209,13 @@ class Lowering:
     def bind(self, name: str, value: object) -> None:
         """Bind ``name``; a new array bound to a storage name gets its own buffer."""
         if isinstance(value, Tensor) and name in self.storage:
+            if value.value in self.em.view_copies:
+                raise TypeMismatchError(
+                    f"'{name}' is a view of an array or an array of another dtype, "
+                    "chosen at run time: it cannot stay a view, so writes through it or "
+                    "into the array it views would be lost",
+                    hint="give both sides the view's dtype (np.zeros(n, dtype=x.dtype)), "
+                         "or copy the view (.copy())")
             value = self.em.store_new(value)
         self.scope[name] = value
 

@@ -25,7 +25,7 @@ of one or a buffer is told apart at run time: ``backend/llvm/plan.py``.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Container, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,6 +61,7 @@ class Slot:
 
     type: Type
     weak: bool = False
+    lost_view: bool = False  # an array value where some path held a buffer (_leaf_slot)
 
     @property
     def kind(self) -> str:
@@ -120,10 +121,12 @@ def identical(a: object, b: object) -> bool:
 
 
 def join(name: str, values: Sequence[object], allow_missing: bool,
-         before: Set[Value] = frozenset()) -> object:
+         before: Set[Value] = frozenset(), keep_view: bool = False) -> object:
     """The join of one name's values over several paths (a ``Same``, slot tree or
     ``MISSING`` when the name cannot be defined after the join); ``before``: the IR
-    values of the scope before the joining op (see the module docstring)."""
+    values of the scope before the joining op (see the module docstring);
+    ``keep_view``: the name is written through, or aliases an array written to, so a
+    buffer it holds on some path must stay one (else E50001)."""
     present = [v for v in values if v is not MISSING and not isinstance(v, Undefined)]
     if len(present) < len(values) and not allow_missing or not present:
         return MISSING
@@ -134,7 +137,7 @@ def join(name: str, values: Sequence[object], allow_missing: bool,
             or name.startswith("$rv") and runtime_values(present[0]) <= before):
         return Same(present[0])
     if all(isinstance(v, tuple | list) for v in present):
-        return _join_sequences(name, values, allow_missing, before)
+        return _join_sequences(name, values, allow_missing, before, keep_view)
     if any(callable(getattr(v, "source_info", None)) for v in present):  # callees
         raise TypeMismatchError(f"{_display(name)} different functions on different "
                                 "paths (a function chosen at run time)",
@@ -147,7 +150,19 @@ def join(name: str, values: Sequence[object], allow_missing: bool,
             + ", ".join(sorted({kind_name(v) for v in present})),
             hint="return the same structure on every path" if name.startswith("$rv")
             else "give the variable the same kind of value on every path")
-    return _leaf_slot(name, present, missing=len(present) < len(values))
+    slot = _leaf_slot(name, present, missing=len(present) < len(values))
+    if slot.lost_view and keep_view:
+        raise TypeMismatchError(
+            f"{_display(name)} a view of an array on one path and an array of another "
+            f"dtype on another ({_dtypes(present)}): it cannot stay a view, so writes "
+            "through it or into the array it views would be lost",
+            hint="give the array the view's dtype on every path "
+                 "(np.zeros(n, dtype=x.dtype)), or copy the view (.copy())")
+    return slot
+
+
+def _dtypes(values: list[object]) -> str:
+    return ", ".join(sorted({element_of(v).to_numpy().name for v in values}))
 
 
 def _display(name: str) -> str:
@@ -174,13 +189,14 @@ def has_runtime(v: object) -> bool:
 
 
 def _join_sequences(name: str, values: Sequence[object], allow_missing: bool,
-                    before: Set[Value]) -> object:
+                    before: Set[Value], keep_view: bool) -> object:
     present = [v for v in values if isinstance(v, tuple | list)]
     if len({len(v) for v in present}) != 1 or len({type(v) for v in present}) != 1:
         raise TypeMismatchError(f"{_display(name)} tuples of different lengths on "
                                 "different paths")
     items = tuple(join(f"{name}[{i}]", [v[i] if isinstance(v, tuple | list) else MISSING
-                                        for v in values], allow_missing, before)
+                                        for v in values], allow_missing, before,
+                       keep_view)
                   for i in range(len(present[0])))
     if any(item is MISSING for item in items):
         return MISSING
@@ -213,7 +229,22 @@ def _leaf_slot(name: str, present: list[object], missing: bool) -> Slot:
     if len(arrays) < len(present) and DYN in shape:
         raise ShapeInferenceError(f"{_display(name)} a scalar on one path and an array of "
                                   "run-time shape on another")
-    return Slot(TensorType(shape, elem))
+    buffers = [v for v in arrays if isinstance(v, Buffer)]
+    if buffers and all(b.type.element == elem for b in buffers):
+        return Slot(_buffer_type(buffers, shape, elem))
+    return Slot(TensorType(shape, elem), lost_view=bool(buffers))
+
+
+def _buffer_type(buffers: list[Buffer], shape: tuple[int, ...], elem: ScalarType
+                 ) -> MemRefType:
+    """The memref type of a join where some path holds a buffer (a parameter, a view,
+    an array written to): the joined name stays that buffer, so writes through it or
+    into its base are seen as in numpy (``r = t[1:] if c else np.zeros(7)`` is a view
+    of ``t`` when ``c``); the other paths' arrays get buffers of their own.  Strides
+    are kept only when every buffer is C-contiguous (fresh buffers are)."""
+    if all(b.type.is_contiguous for b in buffers):
+        return MemRefType(shape, elem)
+    return MemRefType(shape, elem, (DYN,) * len(shape))
 
 
 # ---------------------------------------------------------------------------- materialize
@@ -236,10 +267,7 @@ def materialize(em: Emitter, shape: object, value: object) -> list[Value]:
 def _convert(em: Emitter, slot: Slot, value: object) -> Value:
     t = slot.type
     if isinstance(t, MemRefType):
-        assert isinstance(value, Buffer)
-        if value.type != t:  # static strides relaxed to `?` by _leaf_slot
-            return _view_as(em, value.value, em.dims(value), t)
-        return value.value
+        return _as_buffer(em, value, t)
     if isinstance(t, ScalarType):
         return em.scalar(value, t).value
     assert isinstance(t, TensorType)
@@ -252,6 +280,26 @@ def _convert(em: Emitter, slot: Slot, value: object) -> Value:
     dyn = [em.scalar(d, index).value if isinstance(d, int) else d.value
            for d, s in zip(em.dims(v), t.shape, strict=True) if s == DYN]
     return em.result(tensor.ReshapeOp([v.value, *dyn], [t]))
+
+
+def _as_buffer(em: Emitter, value: object, t: MemRefType) -> Value:
+    """``value`` as a memref of type ``t``: a buffer as itself (a view of it when the
+    type differs: `?` strides or dims), an array or scalar in a new buffer."""
+    if not isinstance(value, Buffer):
+        v = em.cast(em.value(value), t.element)
+        if isinstance(v, Scalar):
+            buf = em.alloc(t.shape, t.element)  # static: see _leaf_slot
+            em.write(v, buf)
+        else:
+            buf = em.store_new(v)
+        value = buf
+    if value.type == t:
+        return value.value
+    if t.is_contiguous and value.type.is_contiguous:  # only dims differ
+        dims = [em.const(d, index) if isinstance(d, int) else d
+                for d, s in zip(em.dims(value), t.shape, strict=True) if s == DYN]
+        return em.result(mem.ReshapeOp([value.value, *[d.value for d in dims]], [t]))
+    return _view_as(em, value.value, em.dims(value), t)
 
 
 def dummy(em: Emitter, t: Type) -> Value:
@@ -281,6 +329,12 @@ def _view_as(em: Emitter, buf: Value, dims: Sequence[object], t: MemRefType) -> 
 # ---------------------------------------------------------------------------- rebuild
 
 
+def lost_views(plan: Plan, results: Sequence[Value]) -> list[Value]:
+    """The joined values (``results``: one per slot) that copy a buffer some path held
+    (``Slot.lost_view``): a callee writing into one would write into the copy."""
+    return [v for v, s in zip(results, plan.slots(), strict=True) if s.lost_view]
+
+
 def rebuild(shape: object, values: Iterator[Value]) -> object:
     """The frontend value of a name after the join, from the op's results."""
     if isinstance(shape, Same):
@@ -304,14 +358,16 @@ def static_dims_or_none(t: Type) -> tuple[int, ...] | None:
 
 
 def make_plan(names: Sequence[str], paths: Sequence[dict[str, object]],
-              allow_missing: Callable[[str], bool], before: dict[str, object] | None = None
-              ) -> tuple[Plan, set[str]]:
+              allow_missing: Callable[[str], bool], before: dict[str, object] | None = None,
+              views: Container[str] = ()) -> tuple[Plan, set[str]]:
     """Join ``names`` over ``paths``; returns the plan and the names left undefined.
-    ``before`` is the scope before the ``if`` or loop (its values are defined there)."""
+    ``before`` is the scope before the ``if`` or loop (its values are defined there);
+    ``views``: the names that must keep the buffers they hold (see :func:`join`)."""
     plan, undefined = Plan(), set()
     known = runtime_values(list(before.values())) if before else frozenset()
     for name in names:
-        shape = join(name, [p.get(name, MISSING) for p in paths], allow_missing(name), known)
+        shape = join(name, [p.get(name, MISSING) for p in paths], allow_missing(name), known,
+                     name in views)
         if shape is MISSING:
             undefined.add(name)
         else:

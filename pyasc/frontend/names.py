@@ -48,24 +48,32 @@ def _walk(node: ast.AST, nested: bool = False) -> Iterator[ast.AST]:
             todo.extend(ast.iter_child_nodes(n))
 
 
-def root_name(node: ast.AST) -> str | None:
-    """The name an alias expression is a view of (``a`` for ``a[1:].T``), if any."""
-    while True:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Subscript | ast.Starred):
-            node = node.value
-        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
-            node = node.value
-        elif isinstance(node, ast.Call) and _call_name(node) in ALIAS_CALLS:
-            if isinstance(node.func, ast.Attribute) and not _is_module(node.func.value):
-                node = node.func.value
-            elif node.args:
-                node = node.args[0]
-            else:
-                return None
-        else:
-            return None
+def root_names(node: ast.AST) -> set[str]:
+    """Every name an expression's value may be (a view of): ``a`` for ``a[1:].T``,
+    both sides of ``a if c else b`` and of ``a or b``, the items of a tuple or list
+    display (``p = (x[1:], y)``: unpacking ``p`` later gives views of ``x``)."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.IfExp):
+        return root_names(node.body) | root_names(node.orelse)
+    if isinstance(node, ast.BoolOp | ast.Tuple | ast.List):
+        items = node.values if isinstance(node, ast.BoolOp) else node.elts
+        return set().union(*(root_names(v) for v in items))
+    inner = _view_source(node)
+    return root_names(inner) if inner is not None else set()
+
+
+def _view_source(node: ast.AST) -> ast.AST | None:
+    """The operand a view expression (a subscript, ``.T``, ``reshape``...) is of."""
+    if isinstance(node, ast.Subscript | ast.Starred):
+        return node.value
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        return node.value
+    if isinstance(node, ast.Call) and _call_name(node) in ALIAS_CALLS:
+        if isinstance(node.func, ast.Attribute) and not _is_module(node.func.value):
+            return node.func.value
+        return node.args[0] if node.args else None
+    return None
 
 
 def _call_name(node: ast.Call) -> str | None:
@@ -80,7 +88,10 @@ def _is_module(node: ast.AST) -> bool:
 
 def _pairs(target: ast.AST, value: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
     """(target, value) pairs of an assignment, matching tuple displays element-wise."""
-    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.IfExp):
+        yield from _pairs(target, value.body)
+        yield from _pairs(target, value.orelse)
+    elif isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
             and len(target.elts) == len(value.elts):
         for t, v in zip(target.elts, value.elts, strict=True):
             yield from _pairs(t, v)
@@ -99,41 +110,39 @@ def storage_names(fn: ast.FunctionDef) -> frozenset[str]:
             for target in node.targets:
                 for t, v in _pairs(target, node.value):
                     _classify(t, v, direct, aliases)
-        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-            src = root_name(node.iter)  # ``for row in x``: row is a view of x
-            if src:
-                aliases.append((node.target.id, src))
+        elif isinstance(node, ast.For):  # ``for row in x``: row is a view of x
+            aliases.extend((t, src) for t in _target_names(node.target)
+                           for src in root_names(node.iter))
         elif isinstance(node, ast.AugAssign):
-            name = root_name(node.target)
-            if name:
-                direct.add(name)
+            direct.update(root_names(node.target))
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in IN_PLACE_METHODS and \
                     not _is_module(f.value):
-                name = root_name(f.value)
-                if name:
-                    direct.add(name)
+                direct.update(root_names(f.value))
             for kw in node.keywords:
                 if kw.arg == "out":
-                    direct.update(n for n in map(root_name, _elements(kw.value)) if n)
+                    direct.update(root_names(kw.value))
     return frozenset(_close(direct, aliases))
 
 
-def _elements(node: ast.AST) -> list[ast.AST]:
-    return list(node.elts) if isinstance(node, ast.Tuple | ast.List) else [node]
+def _target_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds (``a`` and ``b`` of ``a, (b, *c)``)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for t in target.elts for n in _target_names(t)]
+    return []
 
 
 def _classify(target: ast.AST, value: ast.AST, direct: set[str],
               aliases: list[tuple[str, str]]) -> None:
     if isinstance(target, ast.Subscript):
-        name = root_name(target)
-        if name:
-            direct.add(name)
-    elif isinstance(target, ast.Name):
-        src = root_name(value)
-        if src:
-            aliases.append((target.id, src))
+        direct.update(root_names(target))
+    else:  # a name, or a tuple unpacked from a value that is not a display
+        aliases.extend((t, src) for t in _target_names(target) for src in root_names(value))
 
 
 def _close(names: set[str], aliases: list[tuple[str, str]]) -> set[str]:

@@ -82,6 +82,13 @@ def array_arg(lw, v: object) -> Tensor:
     return lw.em.fill(s, ())
 
 
+def new_object(x: Scalar | Tensor, source: object) -> Scalar | Tensor:
+    """``x`` as a new array (``copy``, ``flatten``...): another frontend object than
+    ``source`` even when the value is the same, since returning both must give two
+    arrays (``compiler._flatten_result``: one object returned twice is one result)."""
+    return Tensor(x.value, x.dims) if x is source and isinstance(x, Tensor) else x
+
+
 def shape_arg(lw, shape: object) -> tuple[Dim, ...]:
     """A shape argument (an int or a sequence of ints) as dims."""
     items = shape if isinstance(shape, tuple | list) else (shape,)

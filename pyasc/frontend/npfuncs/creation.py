@@ -19,6 +19,7 @@ from pyasc.frontend import indexmath
 from pyasc.frontend.npfuncs.common import (
     array_arg,
     as_dtype,
+    new_object,
     python_dtype,
     shape_arg,
     strong,
@@ -151,13 +152,13 @@ def array(lw, a, dtype=None):
     """a new array with a copy of the data"""
     x = array_arg(lw, a)
     t = as_dtype(lw, dtype)
-    return x if t is None else lw.em.cast(x, t)
+    return new_object(x if t is None else lw.em.cast(x, t), a)
 
 
 @register("copy", "ndarray.copy")
 def copy(lw, a):
     """a new array with a copy of the data"""
-    return array_arg(lw, a)
+    return new_object(array_arg(lw, a), a)
 
 
 @register("ascontiguousarray")
@@ -182,7 +183,8 @@ def astype(lw, x, dtype, /, copy=True):
     v = lw.em.operand(x)
     if not is_runtime(v):
         v = lw.em.scalar(v, python_dtype(v))
-    return lw.em.cast(v, t)  # type: ignore[arg-type]
+    out = lw.em.cast(v, t)  # type: ignore[arg-type]
+    return new_object(out, x) if copy is not False and isinstance(out, Tensor) else out
 
 
 def _scalar_type(name: str):

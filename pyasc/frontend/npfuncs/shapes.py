@@ -17,6 +17,7 @@ from pyasc.frontend.iteration import Product
 from pyasc.frontend.npfuncs.common import (
     array_arg,
     axes_arg,
+    new_object,
     normalize_axis,
     shape_arg,
     static_int,
@@ -192,7 +193,7 @@ def ravel(lw, a):
 @register("ndarray.flatten")
 def flatten(lw, x):
     """flattened copy"""
-    return lw.em.reshape(array_arg(lw, x), _new_dims(lw, _array(lw, x), -1))
+    return new_object(lw.em.reshape(array_arg(lw, x), _new_dims(lw, _array(lw, x), -1)), x)
 
 
 @register("expand_dims")

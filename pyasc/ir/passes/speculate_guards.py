@@ -42,7 +42,7 @@ from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.invariance import in_bounds, inside, safe_load, unwritten
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
-from pyasc.ir.types import element_type, i1
+from pyasc.ir.types import MemRefType, element_type, i1
 
 _TRAPPING = (arith.DivOp, arith.FloorDivOp, arith.RemOp)  # on integers: UB on zero
 
@@ -110,8 +110,9 @@ def _store_only_if(op: Operation) -> bool:
 
 
 def _if_convert(branch: loop.IfOp) -> bool:
-    """Step 2: an ``if`` left with nothing but yields becomes selects."""
-    if _region_ops(branch):
+    """Step 2: an ``if`` left with nothing but yields becomes selects (not one that
+    yields a buffer: a select picks values, the ``if`` picks which array a view is)."""
+    if _region_ops(branch) or any(isinstance(o.type, MemRefType) for o in branch.outputs):
         return False
     yields = [r.blocks[0].ops[-1].operand_values for r in (branch.then_region,
                                                            branch.else_region)]
