@@ -131,13 +131,13 @@ def _inline(lw: Lowering, hf: Callee, args: list[object], kwargs: dict[str, obje
         child.scope[name] = lw.lookup(name, node)
     for name, value in bound.arguments.items():
         if isinstance(value, Tensor) and name in child.storage:
-            if value.value in lw.em.view_copies:  # the callee would write a copy
+            if value.copied_view:  # the callee would write into a copy
                 raise lw.error(TypeMismatchError, f"{hf.__name__}() writes into its "
-                               f"argument '{name}', which is a view of an array or an "
-                               "array of another dtype, chosen at run time: it cannot stay "
-                               "a view, so the write would be lost", node,
-                               hint="give the array the view's dtype on every path, or "
-                                    "pass a copy (.copy())")
+                               f"argument '{name}', which may be a view of another array "
+                               "(chosen at run time) that is a copy here: the write would "
+                               "be lost", node,
+                               hint="write into the array in this function too (it then "
+                                    "stays a view), or pass a copy (x.copy())")
             value = make_writable(lw, value)
         child.scope[name] = value
     lw.unit.stack.append(hf)

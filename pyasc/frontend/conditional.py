@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from pyasc.frontend.deferred import Deferred, attempt, fail_at_run_time, maybe_skipped
 from pyasc.frontend.lowering import Lowering
-from pyasc.frontend.merge import MISSING, lost_views, make_plan, materialize, rebuild
+from pyasc.frontend.merge import MISSING, make_plan, materialize, rebuild
 from pyasc.frontend.truth import condition, truth
 from pyasc.frontend.values import Scalar
 from pyasc.ir.core import Block, Operation, Region, Value
@@ -41,9 +41,10 @@ def discard(block: Block) -> None:
 
 
 def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
-                 else_fn: Callable[[], object]) -> object:
+                 else_fn: Callable[[], object], view: str = "") -> object:
     """``then_fn() if cond else else_fn()`` as a value; speculated with ``arith.select``
-    when both sides are cheap and safe, else a ``loop.if``."""
+    when both sides are cheap and safe, else a ``loop.if``; ``view``: what becomes of
+    a buffer one side is (``merge.KEEP``: it stays that buffer)."""
     pre = lw.scope
     blocks = [Block(), Block()]
     with maybe_skipped(lw):
@@ -61,7 +62,7 @@ def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
                 fail_at_run_time(lw, value)
     paths = [dict(scope, **{"$value": MISSING if isinstance(value, Deferred) else value})
              for scope, value in built]
-    plan, _ = make_plan(["$value"], paths, lambda n: bool(failed))
+    plan, _ = make_plan(["$value"], paths, lambda n: bool(failed), views=lambda n: view)
     if not plan.types():
         _splice(lw, blocks)
         return rebuild(plan.shapes["$value"], iter(()))
@@ -80,9 +81,6 @@ def select_value(lw: Lowering, cond: Value, then_fn: Callable[[], object],
                 lw.em.op(loop.YieldOp(vals))
         picked = lw.em.op(loop.IfOp([cond], plan.types(),
                                     regions=[Region([b]) for b in blocks])).result_values
-    # a copy where numpy has a view (another dtype on the other side): an error if it is
-    # bound to a name that is written through or aliases a written array (Lowering.bind)
-    lw.em.view_copies.update(lost_views(plan, picked))
     return rebuild(plan.shapes["$value"], iter(picked))
 
 

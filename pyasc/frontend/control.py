@@ -23,7 +23,7 @@ value), or marks it ``$exit<tag>?:<name>`` if the name is not assigned there.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyasc.errors import InternalCompilerError, PyascError
@@ -31,10 +31,11 @@ from pyasc.frontend.conditional import build_in, discard, select_value
 from pyasc.frontend.deferred import Deferred, attempt, fail_at_run_time, maybe_skipped
 from pyasc.frontend.lowering import BRK, CONT, RET, RV, Lowering, hook
 from pyasc.frontend.merge import (
+    KEEP,
     MISSING,
+    MUST,
     Plan,
     identical,
-    lost_views,
     make_plan,
     materialize,
     rebuild,
@@ -132,14 +133,28 @@ def lower_if(lw: Lowering, cond: Value, then_fn: Callable[[], None],
                 if isinstance(p.get(name, MISSING), Undefined))
 
     names = _ordered_names(pre, *paths)
-    plan, undefined = make_plan(names, paths, allow_missing, pre, lw.storage)
+    plan, undefined = make_plan(names, paths, allow_missing, pre, view_policy(lw))
     for block, path in zip(blocks, paths, strict=True):
         with lw.em.b.at(block):
             _yield(lw, plan, path, loop.YieldOp)
     op = lw.em.op(loop.IfOp([cond], plan.types(), regions=[Region([b]) for b in blocks]))
     lw.scope = _after(pre, plan, undefined, op.result_values,
                       "is assigned in only one branch of an if")
-    lw.em.view_copies.update(lost_views(plan, op.result_values))
+
+
+def view_policy(lw: Lowering, in_loop: bool = False) -> Callable[[str], str]:
+    """What a join of ``if``/loop paths does with buffers a name holds (merge.KEEP):
+    a name written through or aliasing a written array (a storage name) must stay a
+    view; the returned value keeps it (``np.shares_memory(f(x), x)`` as in numpy), and
+    so does, after an ``if``, a name returned later or passed to a callee
+    (``Lowering.kept``).  Not a loop's: a buffer per iteration for ``m = x[0]`` then
+    ``m = np.maximum(m, x[i])``, for an identity seen only when the loop runs zero
+    times."""
+    def policy(name: str) -> str:
+        if name in lw.storage:
+            return MUST
+        return KEEP if name.startswith(RV) or not in_loop and name in lw.kept else ""
+    return policy
 
 
 def _yield(lw: Lowering, plan: Plan, path: dict[str, object], op_cls: type) -> None:
@@ -166,7 +181,7 @@ def _after(pre: dict[str, object], plan: Plan, undefined: set[str], results: lis
 
 
 def _loop_plan(pre: dict[str, object], end: dict[str, object], prev: Plan,
-               keep_new: Callable[[str], bool], views: Container[str]
+               keep_new: Callable[[str], bool], views: Callable[[str], str]
                ) -> tuple[Plan, set[str]]:
     names = [n for n in _ordered_names(pre, end) if n != CONT and not n.startswith("$value")]
     changed = [n for n in names if n in prev.shapes or n not in pre or n not in end
@@ -212,7 +227,7 @@ def carried_loop(lw: Lowering, make_blocks: Callable[[Plan], list[Block]],
         blocks = make_blocks(plan)
         lw.scope = dict(pre)
         end = build(blocks, plan)
-        new_plan, undefined = _loop_plan(pre, end, plan, keep_new, lw.storage)
+        new_plan, undefined = _loop_plan(pre, end, plan, keep_new, view_policy(lw, True))
         if new_plan.signature() == plan.signature():
             lw.scope = pre
             return LoopBody(plan, undefined, blocks, pre, end)
@@ -240,7 +255,6 @@ def finish_loop(lw: Lowering, plan: Plan, undefined: set[str], pre: dict[str, ob
                 ) -> None:
     """Bind the loop results and restore the enclosing loop's jump flags."""
     lw.scope = after_loop(pre, plan, undefined, results, reason)
-    lw.em.view_copies.update(lost_views(plan, results))
     restore_flags(lw, saved)
 
 

@@ -43,8 +43,6 @@ class Emitter:
         self.options = options
         self.epoch = 0
         self._snapshots: dict[Value, tuple[int, object, Tensor]] = {}
-        # arrays chosen by ``a if c else b`` that copy a view (merge.Slot.lost_view)
-        self.view_copies: set[Value] = set()
 
     # -- raw insertion
     def op(self, op: Operation) -> Operation:

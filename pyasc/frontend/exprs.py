@@ -19,6 +19,7 @@ from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.indexing import load_subscript
 from pyasc.frontend.iteration import iteration
 from pyasc.frontend.lowering import Lowering, expr_rule
+from pyasc.frontend.merge import KEEP
 from pyasc.frontend.operators import binary
 from pyasc.frontend.plainfuncs import lambda_def, local_function
 from pyasc.frontend.truth import logical_not, truth
@@ -102,7 +103,8 @@ def lower_ifexp(lw: Lowering, node: ast.IfExp) -> object:
     t = branch_condition(lw, node.test)
     if isinstance(t, bool):
         return lw.expr(node.body if t else node.orelse)
-    return select_value(lw, t.value, lambda: lw.expr(node.body), lambda: lw.expr(node.orelse))
+    return select_value(lw, t.value, lambda: lw.expr(node.body), lambda: lw.expr(node.orelse),
+                        KEEP if id(node) in lw.view_choices else "")
 
 
 _COMPARE = {ast.Eq: "equal", ast.NotEq: "not_equal", ast.Lt: "less", ast.LtE: "less_equal",

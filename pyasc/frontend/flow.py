@@ -53,7 +53,6 @@ from pyasc.frontend.merge import (
     Slot,
     TupleShape,
     identical,
-    lost_views,
     materialize,
     rebuild,
 )
@@ -324,7 +323,6 @@ def _while_loop(lw: Lowering, cond_fn: Callable[[], object], body_fn: Callable[[
                                                                    Region([after])]))
     lw.scope = after_loop(body.pre, body.plan, body.undefined, op.result_values,
                           SURE_RUN if first is True else ZERO_TIMES)
-    lw.em.view_copies.update(lost_views(body.plan, op.result_values))
     _end_while(lw, saved, orelse)
 
 

@@ -31,7 +31,13 @@ from pyasc.errors import (
 )
 from pyasc.frontend.emit import Emitter
 from pyasc.frontend.environment import resolve_free_name
-from pyasc.frontend.names import Loads, local_names, storage_names
+from pyasc.frontend.names import (
+    Loads,
+    kept_names,
+    local_names,
+    storage_names,
+    view_choices,
+)
 from pyasc.frontend.source import SourceInfo
 from pyasc.frontend.values import Buffer, Scalar, Tensor, Undefined
 from pyasc.ir.core import BlockArgument, OpResult, Value
@@ -140,6 +146,8 @@ class Lowering:
         self.src = src
         self.scope = scope
         self.storage = storage_names(src.tree)
+        self.kept = kept_names(src.tree)
+        self.view_choices = view_choices(src.tree, self.storage | self.kept)
         self.locals = local_names(src.tree)
         self.loads = Loads(src.tree)
         self.outer: Lowering | None = None  # a local function's definer (its free names)
@@ -209,7 +217,7 @@ class Lowering:
     def bind(self, name: str, value: object) -> None:
         """Bind ``name``; a new array bound to a storage name gets its own buffer."""
         if isinstance(value, Tensor) and name in self.storage:
-            if value.value in self.em.view_copies:
+            if value.copied_view:  # a conditional expression's (merge.KEEP)
                 raise TypeMismatchError(
                     f"'{name}' is a view of an array or an array of another dtype, "
                     "chosen at run time: it cannot stay a view, so writes through it or "

@@ -25,7 +25,7 @@ of one or a buffer is told apart at run time: ``backend/llvm/plan.py``.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +46,16 @@ from pyasc.ir.ops import mem, tensor
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, Type, index
 
 MISSING = Undefined("is not defined on every path")
+
+KEEP, MUST = "keep", "must"
+"""What a join does with a buffer (a parameter, a view, an array written to) that a
+name holds on some path, when another path holds another array: ``KEEP`` it (the name
+joins as a memref, the other paths' arrays get buffers of their own), so writes through
+the name or into the buffer's base are seen as in numpy (``r = t[1:] if c else
+np.zeros(7)`` is a view of ``t`` when ``c``); ``MUST``: keep it or raise E50001 (a name
+written through, or aliasing an array written to); ``""``: join as a value (a snapshot),
+which nothing can tell from the view when no write can reach it (``m = x[0]`` then ``m =
+np.maximum(m, x[i])`` in a loop stays a value: no buffer per iteration)."""
 
 
 @dataclass(frozen=True)
@@ -121,12 +131,11 @@ def identical(a: object, b: object) -> bool:
 
 
 def join(name: str, values: Sequence[object], allow_missing: bool,
-         before: Set[Value] = frozenset(), keep_view: bool = False) -> object:
+         before: Set[Value] = frozenset(), view: str = "") -> object:
     """The join of one name's values over several paths (a ``Same``, slot tree or
     ``MISSING`` when the name cannot be defined after the join); ``before``: the IR
-    values of the scope before the joining op (see the module docstring);
-    ``keep_view``: the name is written through, or aliases an array written to, so a
-    buffer it holds on some path must stay one (else E50001)."""
+    values of the scope before the joining op (see the module docstring); ``view``:
+    what becomes of a buffer some path holds (``KEEP``, ``MUST`` or ``""``)."""
     present = [v for v in values if v is not MISSING and not isinstance(v, Undefined)]
     if len(present) < len(values) and not allow_missing or not present:
         return MISSING
@@ -137,7 +146,7 @@ def join(name: str, values: Sequence[object], allow_missing: bool,
             or name.startswith("$rv") and runtime_values(present[0]) <= before):
         return Same(present[0])
     if all(isinstance(v, tuple | list) for v in present):
-        return _join_sequences(name, values, allow_missing, before, keep_view)
+        return _join_sequences(name, values, allow_missing, before, view)
     if any(callable(getattr(v, "source_info", None)) for v in present):  # callees
         raise TypeMismatchError(f"{_display(name)} different functions on different "
                                 "paths (a function chosen at run time)",
@@ -150,8 +159,8 @@ def join(name: str, values: Sequence[object], allow_missing: bool,
             + ", ".join(sorted({kind_name(v) for v in present})),
             hint="return the same structure on every path" if name.startswith("$rv")
             else "give the variable the same kind of value on every path")
-    slot = _leaf_slot(name, present, missing=len(present) < len(values))
-    if slot.lost_view and keep_view:
+    slot = _leaf_slot(name, present, len(present) < len(values), bool(view))
+    if slot.lost_view and view == MUST:
         raise TypeMismatchError(
             f"{_display(name)} a view of an array on one path and an array of another "
             f"dtype on another ({_dtypes(present)}): it cannot stay a view, so writes "
@@ -189,21 +198,21 @@ def has_runtime(v: object) -> bool:
 
 
 def _join_sequences(name: str, values: Sequence[object], allow_missing: bool,
-                    before: Set[Value], keep_view: bool) -> object:
+                    before: Set[Value], view: str) -> object:
     present = [v for v in values if isinstance(v, tuple | list)]
     if len({len(v) for v in present}) != 1 or len({type(v) for v in present}) != 1:
         raise TypeMismatchError(f"{_display(name)} tuples of different lengths on "
                                 "different paths")
     items = tuple(join(f"{name}[{i}]", [v[i] if isinstance(v, tuple | list) else MISSING
                                         for v in values], allow_missing, before,
-                       keep_view)
+                       view)
                   for i in range(len(present[0])))
     if any(item is MISSING for item in items):
         return MISSING
     return TupleShape(items, isinstance(present[0], list))
 
 
-def _leaf_slot(name: str, present: list[object], missing: bool) -> Slot:
+def _leaf_slot(name: str, present: list[object], missing: bool, keep: bool) -> Slot:
     arrays = [v for v in present if isinstance(v, Tensor | Buffer)]
     if not arrays:
         elem, weak = element_of(present[0]), is_weak(present[0])
@@ -230,7 +239,7 @@ def _leaf_slot(name: str, present: list[object], missing: bool) -> Slot:
         raise ShapeInferenceError(f"{_display(name)} a scalar on one path and an array of "
                                   "run-time shape on another")
     buffers = [v for v in arrays if isinstance(v, Buffer)]
-    if buffers and all(b.type.element == elem for b in buffers):
+    if keep and buffers and all(b.type.element == elem for b in buffers):
         return Slot(_buffer_type(buffers, shape, elem))
     return Slot(TensorType(shape, elem), lost_view=bool(buffers))
 
@@ -329,12 +338,6 @@ def _view_as(em: Emitter, buf: Value, dims: Sequence[object], t: MemRefType) -> 
 # ---------------------------------------------------------------------------- rebuild
 
 
-def lost_views(plan: Plan, results: Sequence[Value]) -> list[Value]:
-    """The joined values (``results``: one per slot) that copy a buffer some path held
-    (``Slot.lost_view``): a callee writing into one would write into the copy."""
-    return [v for v, s in zip(results, plan.slots(), strict=True) if s.lost_view]
-
-
 def rebuild(shape: object, values: Iterator[Value]) -> object:
     """The frontend value of a name after the join, from the op's results."""
     if isinstance(shape, Same):
@@ -348,7 +351,7 @@ def rebuild(shape: object, values: Iterator[Value]) -> object:
         return Scalar(v, weak=shape.weak)
     if shape.kind == "buffer":
         return Buffer(v, static_dims_or_none(v.type))
-    return Tensor(v, static_dims_or_none(v.type))
+    return Tensor(v, static_dims_or_none(v.type), copied_view=shape.lost_view)
 
 
 def static_dims_or_none(t: Type) -> tuple[int, ...] | None:
@@ -359,15 +362,15 @@ def static_dims_or_none(t: Type) -> tuple[int, ...] | None:
 
 def make_plan(names: Sequence[str], paths: Sequence[dict[str, object]],
               allow_missing: Callable[[str], bool], before: dict[str, object] | None = None,
-              views: Container[str] = ()) -> tuple[Plan, set[str]]:
+              views: Callable[[str], str] = lambda name: "") -> tuple[Plan, set[str]]:
     """Join ``names`` over ``paths``; returns the plan and the names left undefined.
     ``before`` is the scope before the ``if`` or loop (its values are defined there);
-    ``views``: the names that must keep the buffers they hold (see :func:`join`)."""
+    ``views(name)``: what the join does with buffers the name holds (:func:`join`)."""
     plan, undefined = Plan(), set()
     known = runtime_values(list(before.values())) if before else frozenset()
     for name in names:
         shape = join(name, [p.get(name, MISSING) for p in paths], allow_missing(name), known,
-                     name in views)
+                     views(name))
         if shape is MISSING:
             undefined.add(name)
         else:

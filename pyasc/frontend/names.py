@@ -126,6 +126,56 @@ def storage_names(fn: ast.FunctionDef) -> frozenset[str]:
     return frozenset(_close(direct, aliases))
 
 
+def kept_names(fn: ast.FunctionDef) -> frozenset[str]:
+    """Names whose identity is seen beyond the function body: returned ones (a returned
+    view shares the argument's memory, as in numpy) and arguments of calls of other
+    functions (an inlined ``@hybrid`` callee may write into them)."""
+    out: set[str] = set()
+    for node in _walk(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            out |= root_names(node.value)
+        elif isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) or isinstance(
+                node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"):
+            for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+                out |= root_names(arg)
+    return frozenset(out)
+
+
+def view_choices(fn: ast.FunctionDef, storage: Container[str]) -> frozenset[int]:
+    """The ``id``\\ s of the conditional expressions whose array must stay the buffer (a
+    parameter, a view) it is on a path: the value bound to a name of ``storage``
+    (directly, as a tuple display's item or under a view: ``r = (t if c else u)[1:]``),
+    or returned."""
+    out: set[int] = set()
+    for node in _walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _choices(target, node.value, storage, out)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            _choices(node.target, node.value, storage, out)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            _choices(None, node.value, storage, out)
+    return frozenset(out)
+
+
+def _choices(target: ast.AST | None, value: ast.AST, storage: Container[str],
+             out: set[int]) -> None:
+    """:func:`view_choices` of one target (``None``: a returned value) and its value."""
+    if isinstance(value, ast.IfExp):
+        if target is None or any(n in storage for n in _target_names(target)):
+            out.add(id(value))
+        _choices(target, value.body, storage, out)
+        _choices(target, value.orelse, storage, out)
+    elif isinstance(value, ast.Tuple | ast.List):
+        items = target.elts if isinstance(target, ast.Tuple | ast.List) and \
+            len(target.elts) == len(value.elts) else [target] * len(value.elts)
+        for t, v in zip(items, value.elts, strict=True):
+            _choices(t, v, storage, out)
+    elif (inner := _view_source(value)) is not None:
+        _choices(target, inner, storage, out)
+
+
 def _target_names(target: ast.AST) -> list[str]:
     """The names an assignment target binds (``a`` and ``b`` of ``a, (b, *c)``)."""
     if isinstance(target, ast.Name):

@@ -56,6 +56,8 @@ class Tensor:
 
     value: Value
     dims: tuple[Dim, ...] | None = None
+    # a join's copy of a buffer some path held (merge.Slot.lost_view): numpy has a view
+    copied_view: bool = False
 
     @property
     def type(self) -> TensorType:

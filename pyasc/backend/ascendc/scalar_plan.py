@@ -187,9 +187,11 @@ def _place_results(k: ScalarKernel, names: _Names, private: Callable[[int], bool
             k.arrays.append(GmArray(names.new(f"out{j}"), v, v.type.element, "result", j))
         else:
             loc = v.op.loc if isinstance(v, OpResult) else k.loc
-            raise unsupported("returning from device code an array a loop or a branch "
-                              "chose that may alias another array", loc,
-                              hint="return a copy, or write into a preallocated array")
+            raise unsupported("an array a loop or a branch chose that may alias another "
+                              "array (a view on one path), kept beyond device code "
+                              "(returned, or used by later code)", loc,
+                              hint="copy the view in its branch (x[1:].copy()), or write "
+                                   "into a preallocated array")
 
 
 def _place_temporaries(k: ScalarKernel, names: _Names) -> None:
