@@ -59,8 +59,24 @@ def root_names(node: ast.AST) -> set[str]:
     if isinstance(node, ast.BoolOp | ast.Tuple | ast.List):
         items = node.values if isinstance(node, ast.BoolOp) else node.elts
         return set().union(*(root_names(v) for v in items))
+    if _calls_function(node):  # an inlined callee may return (a view of) an argument
+        return set().union(*(root_names(a) for a in _call_args(node)))  # type: ignore
     inner = _view_source(node)
     return root_names(inner) if inner is not None else set()
+
+
+def _calls_function(node: ast.AST) -> bool:
+    """A call of a function by name, or of an operator's helper method (``self.f``):
+    maybe a ``@hybrid`` callee (numpy's functions are ``np.<name>``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return isinstance(f, ast.Name) or isinstance(f, ast.Attribute) and \
+        isinstance(f.value, ast.Name) and f.value.id == "self"
+
+
+def _call_args(node: ast.Call) -> list[ast.AST]:
+    return [*node.args, *(kw.value for kw in node.keywords)]
 
 
 def _view_source(node: ast.AST) -> ast.AST | None:
@@ -134,11 +150,8 @@ def kept_names(fn: ast.FunctionDef) -> frozenset[str]:
     for node in _walk(fn):
         if isinstance(node, ast.Return) and node.value is not None:
             out |= root_names(node.value)
-        elif isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) or isinstance(
-                node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "self"):
-            for arg in [*node.args, *(kw.value for kw in node.keywords)]:
-                out |= root_names(arg)
+        elif _calls_function(node):
+            out |= root_names(node)
     return frozenset(out)
 
 

@@ -133,6 +133,34 @@ def callee_writes_statement_choice(t, c):
 
 
 @hybrid
+def tail(x):
+    return x[1:]
+
+
+@hybrid
+def choose(x, y, c):
+    return x if c else y
+
+
+@hybrid
+def callee_returns_view_of_local(t, c):
+    a = t * 2.0
+    b = t + 1.0
+    v = tail(a)
+    v[0] = 5.0
+    w = choose(a, b, c)
+    w[1] += 3.0
+    return a, b
+
+
+@hybrid
+def rows_enumerated(m):
+    for i, row in enumerate(m):
+        row[i % 2] = 7.0
+    return m * 1.0
+
+
+@hybrid
 def numpy_views_written(m):
     r = m.reshape(-1)
     r[1] = 3.0
@@ -165,6 +193,9 @@ PROGRAMS = [
     (callee_writes_choice, lambda a: (a, True)),
     (callee_writes_statement_choice, lambda a: (a, True)),
     (numpy_views_written, lambda a: (a.reshape(2, 4),)),
+    (callee_returns_view_of_local, lambda a: (a, True)),
+    (callee_returns_view_of_local, lambda a: (a, False)),
+    (rows_enumerated, lambda a: (a.reshape(4, 2),)),
 ]
 IDS = [f"{fn.__name__}-{i}" for i, (fn, _) in enumerate(PROGRAMS)]
 
