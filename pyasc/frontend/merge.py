@@ -241,7 +241,10 @@ def _leaf_slot(name: str, present: list[object], missing: bool, keep: bool) -> S
     buffers = [v for v in arrays if isinstance(v, Buffer)]
     if keep and buffers and all(b.type.element == elem for b in buffers):
         return Slot(_buffer_type(buffers, shape, elem))
-    return Slot(TensorType(shape, elem), lost_view=bool(buffers))
+    # a copy of a view or a parameter loses what numpy has; of a fresh allocation (an
+    # array a callee wrote into: calls.make_writable), nothing
+    lost = any(not isinstance(getattr(b.value, "op", None), mem.AllocOp) for b in buffers)
+    return Slot(TensorType(shape, elem), lost_view=lost)
 
 
 def _buffer_type(buffers: list[Buffer], shape: tuple[int, ...], elem: ScalarType
