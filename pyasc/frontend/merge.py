@@ -7,8 +7,11 @@ yields (``loop.if``/``loop.for``/``loop.while`` results, block arguments).
 
 Joining follows numpy's promotion for dtypes (a weak Python int meeting a float32
 scalar gives float32), makes static dims that differ dynamic, broadcasts a scalar to
-the array it meets (``acc = 0`` then ``acc = acc + row``), and reads a buffer as a
-tensor when it meets a tensor or a buffer of another layout.  Paths on which a name is
+the array it meets (``acc = 0`` then ``acc = acc + row``).  A buffer (a parameter, a
+view, an array written to) meeting another array stays a buffer where a write or the
+caller could tell a copy from it (``KEEP``/``MUST``: a memref of relaxed dims and
+strides, the other paths' arrays stored into buffers of their own), else it is read as
+a tensor (a value).  Paths on which a name is
 missing (``MISSING``) get a dummy of the slot's type when the caller allows it (the
 path jumped away, or the name is a hidden return slot).
 

@@ -4,9 +4,13 @@
   targets of subscript assignment (``r[i] = v``), of augmented assignment (``a += b``),
   of ``out=`` arguments and of in-place methods (``a.sort()``, ``a.fill(v)``), closed
   under aliasing: ``b = a``, ``b = a[1:3]``,
-  ``b = a.T``, ``b = a.reshape(...)`` and ``for b in a`` make ``a`` and ``b`` storage
-  names together.  Other
-  names bound to arrays hold immutable tensor values.
+  ``b = a.T``, ``b = a.reshape(...)``, ``b = a if c else d``, ``b = f(a)`` (an inlined
+  callee may return its argument), ``p = (a, d)`` and ``for b in a`` make ``a`` and
+  ``b`` storage names together.  Other names bound to arrays hold immutable tensor
+  values.
+* :func:`kept_names` (returned, or passed to a callee) and :func:`view_choices` (the
+  conditional expressions whose array must stay the view it is on a path): where a
+  join keeps a buffer (``merge.KEEP``).
 * :func:`local_names`: every name the function assigns (Python's rule for locals),
   ``def`` names included.
 * :class:`Loads` / :func:`loads_outside`: names read outside a given statement (what a
@@ -60,7 +64,7 @@ def root_names(node: ast.AST) -> set[str]:
         items = node.values if isinstance(node, ast.BoolOp) else node.elts
         return set().union(*(root_names(v) for v in items))
     if _calls_function(node):  # an inlined callee may return (a view of) an argument
-        return set().union(*(root_names(a) for a in _call_args(node)))  # type: ignore
+        return set().union(*(root_names(a) for a in _call_args(node)))  # type: ignore[arg-type]
     inner = _view_source(node)
     return root_names(inner) if inner is not None else set()
 
