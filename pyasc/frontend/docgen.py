@@ -96,12 +96,34 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   writes through them are seen by every alias.  A view that is *returned* comes back
   as a view sharing the argument's memory, as in numpy (`np.shares_memory(f(x), x)`);
   a parameter returned unchanged comes back as the caller's object.
+  One array returned twice (`return r, r`) is one object; results computed in the
+  function that are different arrays never share memory (numpy's `y.reshape(-1), y`
+  would; pyasc's first result is a copy).
   Every array pyasc creates is C-contiguous, while numpy gives the results of
   elementwise operations, `*_like` and `np.copy` the memory order of their inputs
   (`order="K"`): for an input that is not C-ordered (a transposed array), numpy's
   `reshape`/`ravel` of such a result is a copy where pyasc's is a view, so writing
   through it (or into the array after it) differs (found by the fuzzer; use `.copy()`
   or `np.ascontiguousarray` first to get the same result everywhere).
+- **Views chosen at run time.** A name that holds a view (of a parameter or of an
+  array the function made) on one path of an `if`, a conditional expression or a
+  loop and another array on another (`r = t[1:] if c else np.zeros(7, t.dtype)`, `v =
+  v[1:]` in a loop, `a, b = (t[1:], t[:2]) if c else (...)`) is still that view
+  where numpy's is: writes through it (`r[0] = 5`, `r += 1`, a `@hybrid` callee writing
+  into it) change `t`, writes into `t` are seen through it, and returned, it shares
+  `t`'s memory.  This holds wherever a write can reach it (names written through or
+  aliasing an array written to) and, after an `if` or a conditional expression, for
+  names returned or passed to a callee.  A loop-carried name that is not written
+  (`m = x[0]` then `m = np.maximum(m, x[i])`: no buffer per iteration) is a value:
+  returned after a loop that ran zero times, it is a copy of `x[0]`, not the view;
+  passed to a callee that writes into it, E50001.
+  When the paths' arrays differ in dtype (a float32 view or a float64 `np.zeros(7)`)
+  no one array can be both; writing through such a name or into the viewed array is
+  then an error (E50001, "cannot stay a view"; give both the view's dtype, or copy the
+  view), and reading it is a value of the promoted dtype.
+  On `ascend-sim`/`ascend`, device code keeps arrays chosen by a branch or carried by a
+  loop in copies, so a chosen array that may be a view and is written, or outlives the
+  device code (returned, read later), is refused (E50010) at its line.
 - **Indexing.** Integers, slices (steps, negative bounds), `...` and `None` give
   elements and views.  Integer arrays (several at once, broadcast together, mixed with
   integers and slices) and boolean masks (also with other indices: a mask stands for
