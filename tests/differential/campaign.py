@@ -4,8 +4,9 @@ Run from the repository root::
 
     python -m tests.differential.campaign --count 10000 --seed 1 --jobs 2 --out fuzz-out
 
-Program ``k`` of seed ``S`` is ``progen.generate_seeded(f"{S}:{k}")``: the seed and the
-index alone reproduce it.  The programs are split into chunks of ``--chunk``; ``--jobs``
+Program ``k`` of seed ``S`` is ``progen.generate_seeded(f"{S}:{k}", P)``: the seed, the
+index and the generator profile ``P`` (``--profile``, ``default`` unless given) alone
+reproduce it.  The programs are split into chunks of ``--chunk``; ``--jobs``
 worker processes (a fresh one per chunk, so JIT memory does not pile up) judge each
 program on ``--runners`` (``judge.judge``: every runner against the Python function)
 and append one JSON line per program to ``<out>/results/``.  A failure is saved as a
@@ -50,6 +51,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--count", type=int, default=1000, help="programs to run")
     p.add_argument("--start", type=int, default=0, help="index of the first program")
     p.add_argument("--seed", type=int, default=1, help="campaign seed")
+    p.add_argument("--profile", default="default",
+                   help="generator profile (progen.PROFILES: default, loops)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes")
     p.add_argument("--chunk", type=int, default=25, help="programs per worker process")
     p.add_argument("--runners", default=",".join(RUNNERS), help="comma-separated runners")
@@ -105,7 +108,7 @@ class Worker:
         done = [r["index"] for r in read_chunk(self.path) if "index" in r]
         resume = max(done, default=first - 1) + 1
         cmd = [sys.executable, "-m", "tests.differential.campaign", "--worker", str(first),
-               str(resume), str(end), "--seed", str(args.seed), "--runners", args.runners,
+               str(resume), str(end), "--seed", str(args.seed), "--profile", args.profile, "--runners", args.runners,
                "--out", str(out), "--limit", str(args.limit)]
         self.log = open(out / "logs" / f"chunk-{first:07d}.log", "a")  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=worker_env(args, out),
@@ -140,7 +143,8 @@ class Worker:
         index = max(done, default=self.first - 1) + 1
         if index >= self.end:
             return
-        save_case(self.out, self.args.seed, index, "worker", kind, detail)
+        save_case(self.out, self.args.seed, index, "worker", kind, detail,
+                  profile=self.args.profile)
         record = {"index": index, "outcomes": {"worker": {
             "status": "fail", "kind": kind, "seconds": 0.0}}}
         with self.path.open("a") as f:
@@ -243,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         chunk, first, end = args.worker
         run_chunk(Path(args.out), args.seed, first, end, args.runners.split(","),
-                  args.limit, chunk_file(Path(args.out), chunk))
+                  args.limit, chunk_file(Path(args.out), chunk), profile=args.profile)
         return 0
     summary = run_campaign(args)
     return 1 if summary["failed_programs"] else 0

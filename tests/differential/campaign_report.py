@@ -24,7 +24,7 @@ class Summary:
 
     def text(self) -> str:
         d = self.data
-        lines = [f"seed {d['seed']}, programs {d['first']}..{d['end'] - 1}: "
+        lines = [f"seed {d['seed']} ({d.get('profile', 'default')} profile), programs {d['first']}..{d['end'] - 1}: "
                  f"{d['programs']} judged ({d['unique']} distinct sources), "
                  f"wall {d['wall_seconds']:.0f} s this run, worker time "
                  f"{d['worker_seconds']:.0f} s, worker CPU {d['worker_cpu']:.0f} s"]
@@ -99,7 +99,8 @@ def summarize(out: Path, args: Any, wall: float) -> Summary:
     worker_cpu = sum(o.get("cpu", 0.0) for r in records for o in r["outcomes"].values()) + \
         sum(b["cpu"] for b in batches)
     return Summary({
-        "seed": args.seed, "first": first, "end": end, "runners_requested": args.runners,
+        "seed": args.seed, "profile": getattr(args, "profile", "default"),
+        "first": first, "end": end, "runners_requested": args.runners,
         "programs": len(records), "unique": len({r.get("hash") for r in records}),
         "wall_seconds": wall, "worker_seconds": worker, "worker_cpu": worker_cpu,
         "frontend_skips": sum(front.values()), "frontend_skip_kinds": dict(front.most_common()),

@@ -26,7 +26,7 @@ CHUNK_DONE = "done"
 
 
 def save_case(out: Path, seed: int, index: int, runner: str, kind: str, detail: str,
-              program: Any = None) -> Path:
+              program: Any = None, profile: str = "default") -> Path:
     """Write ``<out>/cases/<index>-<runner>/``: ``case.json`` (seed, index, runner,
     kind, budget, the layout of ``a`` and ``s``), ``prog.py``, ``inputs.npz`` (``a``
     and ``b``) and ``error.txt``; ``--replay`` runs it from these files alone."""
@@ -35,12 +35,12 @@ def save_case(out: Path, seed: int, index: int, runner: str, kind: str, detail: 
     if program is None:
         from progen import generate_seeded
 
-        program = generate_seeded(f"{seed}:{index}")
+        program = generate_seeded(f"{seed}:{index}", profile)
     folder = out / "cases" / f"{index:07d}-{runner}"
     folder.mkdir(parents=True, exist_ok=True)
     a, b, s = program.args
     tol = program.tol
-    case = {"seed": seed, "index": index, "runner": runner, "kind": kind,
+    case = {"seed": seed, "profile": profile, "index": index, "runner": runner, "kind": kind,
             "layout": program.layout, "s": s,
             "tol": tol if isinstance(tol, float) else dataclasses.asdict(tol),
             "replay": f"python -m tests.differential.campaign --replay {folder}"}
@@ -105,7 +105,7 @@ def _cpu() -> float:
 
 
 def run_chunk(out: Path, seed: int, first: int, end: int, runners: Sequence[str],
-              limit: float, path: Path, batch: int = 10) -> None:
+              limit: float, path: Path, batch: int = 10, profile: str = "default") -> None:
     """Judge programs ``first .. end - 1`` of ``seed``, appending records to ``path``;
     with ascend-sim, ``batch`` programs' kernels are built at a time."""
     warnings.simplefilter("ignore")
@@ -117,11 +117,12 @@ def run_chunk(out: Path, seed: int, first: int, end: int, runners: Sequence[str]
         with path.open("a") as f:
             for start in range(first, end, batch):
                 indices = range(start, min(start + batch, end))
-                programs = [(i, generate_seeded(f"{seed}:{i}")) for i in indices]
+                programs = [(i, generate_seeded(f"{seed}:{i}", profile)) for i in indices]
                 if "ascend-sim" in runners:
                     f.write(json.dumps(_prebuild([p for _, p in programs], prebuilt)) + "\n")
                 for index, program in programs:
-                    f.write(json.dumps(_judge(out, seed, index, program, runners, limit)) + "\n")
+                    record = _judge(out, seed, index, program, runners, limit, profile)
+                    f.write(json.dumps(record) + "\n")
                     f.flush()
             f.write(json.dumps({CHUNK_DONE: True}) + "\n")
     finally:
@@ -129,14 +130,14 @@ def run_chunk(out: Path, seed: int, first: int, end: int, runners: Sequence[str]
 
 
 def _judge(out: Path, seed: int, index: int, program, runners: Sequence[str],
-           limit: float) -> dict:
+           limit: float, profile: str = "default") -> dict:
     """Judge one program, save its failures as cases; its record."""
     from judge import judge
     from progen_constructs import constructs_in
 
     verdict = judge(program, runners, limit)
     for runner, o in verdict.failed.items():
-        save_case(out, seed, index, runner, o.kind, o.detail, program)
+        save_case(out, seed, index, runner, o.kind, o.detail, program, profile)
     return {"index": index, "hash": _digest(program.source),
             "constructs": constructs_in(program.source),
             "outcomes": {r: {"status": o.status, "kind": o.kind,

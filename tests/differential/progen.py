@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from diff import EXACT, Tol, in_layout
+from progen_accum import PROFILE_LOOPS
 from progen_dtypes import ACC_TYPES, OUT_TYPES, WEIGHTED_INPUTS, lowest_float, scalar_range, values
 from progen_expr import (
     SAMPLE_SIZES,
@@ -85,7 +86,7 @@ class ProgramGen:
     """Builds the source of one random function, statement by statement."""
 
     def __init__(self, choices: Choices, ndim: int, sizes: dict[str, int],
-                 dtypes: dict) -> None:
+                 dtypes: dict, nested: tuple | None = None) -> None:
         self.scope = Scope()
         self.gen = ExprGen(choices, self.scope, sizes, EXPR_RULES)
         self.lines: list[str] = []
@@ -94,6 +95,9 @@ class ProgramGen:
         self.counter = 0
         self.trips = 1
         self.returned_early = False
+        self.nested = nested or NESTED  # the statements with a body (by profile)
+        self.b_rows = False
+        self.window = 1  # the window size of progen_accum's statement being drawn
 
     def fresh(self, prefix: str) -> str:
         """A new unique name."""
@@ -112,6 +116,7 @@ class ProgramGen:
     # -- the function
     def inputs(self, b_rows: bool, s_kind: str) -> None:
         a_shape = ("n", "m")[:self.ndim]
+        self.b_rows = b_rows
         b_shape = a_shape[1:] if b_rows else a_shape
         for name, shape in (("a", a_shape), ("b", b_shape)):
             vals = [values(tuple(dim_size(d, sz) for d in shape), self.dtypes[name], 1)
@@ -214,7 +219,7 @@ class ProgramGen:
 
     def statement(self, indent: int, depth: int, in_loop: bool) -> None:
         nested = depth > 0 and self.gen.chance(0.45)
-        rules = [r for r in (NESTED if nested else SIMPLE) if self.ndim == 2 or r is not nest]
+        rules = [r for r in (self.nested if nested else SIMPLE) if self.ndim == 2 or r is not nest]
         rule = self.gen.pick(rules)
         if nested:
             rule(self, indent, depth, in_loop)
@@ -299,14 +304,15 @@ def generate(draw: Draw) -> Program:
     return generate_from(Choices(draw))
 
 
-def generate_seeded(seed: int | str) -> Program:
-    """The random program of ``seed`` (a seeded PRNG: fast, and the seed alone
-    reproduces it)."""
-    return generate_from(SeededChoices(seed))
+def generate_seeded(seed: int | str, profile: str = "default") -> Program:
+    """The random program of ``seed`` (a seeded PRNG: fast, and the seed and the
+    profile alone reproduce it)."""
+    return generate_from(SeededChoices(seed), profile)
 
 
-def generate_from(choices: Choices) -> Program:
-    """A random program with its inputs, every choice taken from ``choices``."""
+def generate_from(choices: Choices, profile: str = "default") -> Program:
+    """A random program with its inputs, every choice taken from ``choices``; the
+    ``profile`` (a key of :data:`PROFILES`) selects the statements drawn."""
     def pick(options: tuple) -> Any:
         return options[choices.integer(0, len(options) - 1)]
 
@@ -314,7 +320,7 @@ def generate_from(choices: Choices) -> Program:
     sizes = {"n": pick(SIZES_N), "m": pick(SIZES_M)}
     dtypes = {"a": pick(WEIGHTED_INPUTS), "b": pick(WEIGHTED_INPUTS)}
     b_rows, s_kind, dynamic = pick((False, True)), pick(("int", "float")), pick((False, True))
-    pg = ProgramGen(choices, ndim, sizes, dtypes)
+    pg = ProgramGen(choices, ndim, sizes, dtypes, PROFILES[profile])
     pg.inputs(b_rows, s_kind)
     pg.prologue()
     for _ in range(choices.integer(1, 3)):
@@ -355,3 +361,7 @@ SIMPLE = (assign_temp, update, update, write, write, view_write, scatter, rebind
 """Straight-line statements: ``rule(pg, indent)``."""
 NESTED = (if_, if_, for_, for_, while_, nest, nest, scan, find, converge)
 """Statements with a body: ``rule(pg, indent, depth, in_loop)``."""
+PROFILES = {"default": NESTED, "loops": NESTED + PROFILE_LOOPS}
+"""Statement tables by generator profile.  ``"default"`` is what every campaign so far
+ran (a seed's programs must not change); ``"loops"`` adds ``progen_accum``'s scalar
+accumulators per output, shifted slice updates and ``np.empty`` fills."""

@@ -36,8 +36,16 @@ CONSTRUCTS = {
     "masked write": r"(?m)^\s*out\[\([^\]]*[<>=]=?[^\]]*\)\] \+?= ",
     # matmul (progen_matmul)
     "matmul": r" @ |np\.matmul\(|np\.dot\(|\.dot\(",
+    # accumulators per output (progen_accum: the "loops" profile only)
+    "window accumulator": r"(?m)^\s+r\d+ = .*\n\s+for k\d+ in range\(",
+    "running extreme": r"if .* [<>] r\d+:\n\s+r\d+ = ",
+    "shifted slice update": r"out\[(:, )?k\d+:\] [-+]?= ",
+    "np.empty": r"np\.empty",
 }
 """Construct -> a pattern of the source text that shows it."""
+PROFILE_ONLY = {"loops": ("window accumulator", "running extreme", "shifted slice update",
+                          "np.empty")}
+"""The constructs only a generator profile other than ``"default"`` draws."""
 
 
 def constructs_in(source: str) -> list[str]:
