@@ -68,6 +68,9 @@ device code's tiles, tails and several blocks (no loop runs over a large dim: th
 interpreter would take minutes)."""
 LOOPED_N = 13
 SIZES_M = (1, 2, 5, 7)
+LOOPS_N, LOOPS_M = SIZES_N + (48, 160), SIZES_M * 2 + (48, 160)
+"""Sizes of ``a``'s dims in the ``"loops"`` profile: also axes long enough for windows
+the loop passes rewrite (longer than LLVM unrolls whole)."""
 LAYOUTS = ("C", "C", "reversed", "step2", "transposed", "reversed-inner")
 
 
@@ -97,7 +100,6 @@ class ProgramGen:
         self.returned_early = False
         self.nested = nested or NESTED  # the statements with a body (by profile)
         self.b_rows = False
-        self.window = 1  # the window size of progen_accum's statement being drawn
 
     def fresh(self, prefix: str) -> str:
         """A new unique name."""
@@ -317,7 +319,8 @@ def generate_from(choices: Choices, profile: str = "default") -> Program:
         return options[choices.integer(0, len(options) - 1)]
 
     ndim = pick((1, 2))
-    sizes = {"n": pick(SIZES_N), "m": pick(SIZES_M)}
+    long = profile != "default"
+    sizes = {"n": pick(LOOPS_N if long else SIZES_N), "m": pick(LOOPS_M if long else SIZES_M)}
     dtypes = {"a": pick(WEIGHTED_INPUTS), "b": pick(WEIGHTED_INPUTS)}
     b_rows, s_kind, dynamic = pick((False, True)), pick(("int", "float")), pick((False, True))
     pg = ProgramGen(choices, ndim, sizes, dtypes, PROFILES[profile])

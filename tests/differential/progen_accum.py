@@ -27,46 +27,64 @@ from progen_dtypes import ACC_TYPES
 from progen_expr import Expr
 from progen_writes import castable
 
-UPDATES = ("{r} += {x}", "{r} = {r} + {x}", "{r} -= {x}", "{r} = max({r}, {x})",
+LONG_N = 300
+"""The longest first axis a window loop runs over (the IR interpreter runs every
+iteration; ``progen.LOOPED_N`` bounds the other loops)."""
+LOOPED_M = 7
+"""Rows longer than this: a window loop runs over two rows at most."""
+UPDATES = ("{r} += {x}", "{r} += {x}", "{r} += {x}", "{r} = {r} + {x}", "{r} -= {x}", "{r} = max({r}, {x})",
            "{r} = np.maximum({r}, {x})", "if {x} > {r}:\n{r} = {x}",
            "if {x} < {r}:\n{r} = {x}")
 """Type-preserving accumulator updates (``\\n``: the second line is the if's body)."""
 
 
-def _windows(pg: Any, i: str, j: str | None, ks: list[str]) -> list[tuple[str, str, str]]:
-    """``(element text, outer loop range, window loop range)`` reading a window at output
-    ``i`` (``i, j`` in 2-d) over the window counters ``ks``; the ranges keep every index
-    valid (``i - k`` reads from the end when negative, as numpy does)."""
-    k, size = " + ".join(ks), pg.window
-    span = f"{len(ks) * (size - 1) + 1}"  # the largest sum of the ks, plus 1
-    last = f"a.shape[{pg.ndim - 1}]"
+WINDOWS = (1, 2, 3, 4, 5, "half", "half", "a.shape[-1]")
+"""Window sizes: small ones (LLVM unrolls them whole), half the last axis (long axes:
+accumulators the loop passes move to memory) and the whole axis (read modulo its
+size)."""
+
+
+def _windows(pg: Any, i: str, j: str | None, ks: list[str],
+             size: int | str) -> list[tuple[str, str, str]]:
+    """``(element text, outer loop range, window loop range)`` reading a window of
+    ``size`` at output ``i`` (``i, j`` in 2-d) over the window counters ``ks``; the
+    ranges keep every index valid (``i - k`` reads from the end when negative, as numpy
+    does).  Only direct reads (``i + k``) when the outer loop runs over a long axis."""
+    k, last = " + ".join(ks), f"a.shape[{pg.ndim - 1}]"
     wrap = [] if len(ks) > 1 else [f"range(min({size}, {last}))"]  # k < size of the axis
+    direct: list[tuple[str, str, str]] = []
+    if size != last:  # the largest sum of the ks, plus 1, is at most the axis' size
+        span = len(ks) * (size - 1) + 1 if isinstance(size, int) else size
+        inner = f"range({last} - {span} + 1)" if span != 1 else f"range({last})"
+        direct = [(f"a[{i} + {k}]", inner, "")] if pg.ndim == 1 else \
+            [(f"a[{i}, {j} + {k}]", inner, "")]
+        if pg.ndim == 1 and not pg.b_rows:  # b is 0-d with b_rows
+            direct.append((f"b[{i} + {k}]", inner, ""))
+        elif pg.ndim == 2:
+            direct.append((f"b[{j} + {k}]" if pg.b_rows else f"b[{i}, {j} + {k}]", inner, ""))
+    if pg.ndim == 1 and "n" not in pg.loopable():
+        return direct
     if pg.ndim == 1:
-        sources = "a" if pg.b_rows else "ab"  # b is 0-d then
-        inner = f"range(a.shape[0] - {span} + 1)"
-        return [(f"{x}[{i} + {k}]", inner, "") for x in sources] + \
-            [(f"a[({i} + {k}) % a.shape[0]]", "range(a.shape[0])", "")] + \
+        return direct + [(f"a[({i} + {k}) % a.shape[0]]", "range(a.shape[0])", "")] + \
             [(f"a[{i} - {k}]", "range(a.shape[0])", w) for w in wrap]
-    inner = f"range(a.shape[1] - {span} + 1)"
-    return [(f"a[{i}, {j} + {k}]", inner, ""),
-            (f"b[{j} + {k}]" if pg.b_rows else f"b[{i}, {j} + {k}]", inner, ""),
-            (f"a[{i}, ({j} + {k}) % a.shape[1]]", "range(a.shape[1])", ""),
-            (f"a[({i} + {k}) % a.shape[0], {j}]", "range(a.shape[1])", "")] + \
+    return direct + [(f"a[{i}, ({j} + {k}) % a.shape[1]]", "range(a.shape[1])", ""),
+                     (f"a[({i} + {k}) % a.shape[0], {j}]", "range(a.shape[1])", "")] + \
         [(f"a[{i}, {j} - {k}]", "range(a.shape[1])", w) for w in wrap]
 
 
-def _weight(pg: Any, ks: list[str]) -> str:
-    """A factor of the window's term: a literal, ``s``, or a weight read at ``k``."""
+def _weight(pg: Any, ks: list[str], elem: str) -> str:
+    """A factor of the window's term: a literal, ``s``, or a weight read at ``k``
+    (directly when the window is no longer than the axis, else modulo its size)."""
     k = ks[-1]
-    read = f"b[0, {k} % b.shape[1]]" if pg.ndim == 2 and not pg.b_rows else \
-        f"b[{k} % b.shape[0]]"
+    at = k if "%" not in elem and len(ks) == 1 else f"{k} % b.shape[-1]"
+    read = f"b[0, {at}]" if pg.ndim == 2 and not pg.b_rows else f"b[{at}]"
     return pg.gen.pick(["2", "0.5", "s", *([] if pg.ndim == 1 and pg.b_rows else [read])])
 
 
 def _term(pg: Any, elem: str, ks: list[str], exact: bool) -> Expr | None:
     """The window's term: the element, weighted, or times a drawn expression."""
-    forms = [elem, f"{elem} * {_weight(pg, ks)}", f"({elem} - {_weight(pg, ks)})"]
-    if pg.gen.chance(0.3):
+    forms = [elem, f"{elem} * {_weight(pg, ks, elem)}", f"({elem} - {_weight(pg, ks, elem)})"]
+    if pg.gen.chance(0.2):
         drawn = pg.gen.expr(2, (), exact=exact)
         e = pg.scope.expr(f"({elem} * {drawn.text})", (), drawn.fuzzy)
         if e is not None:
@@ -79,6 +97,8 @@ def _update(pg: Any, r: Expr, term: Expr) -> list[str] | None:
     for _ in range(3):
         form = pg.gen.pick(UPDATES)
         if form.startswith("if") and (r.fuzzy or term.fuzzy):
+            continue
+        if (form.startswith(("{r} = max(", "if"))) and term.sig != r.sig:  # r = x: r's type
             continue
         lines = form.format(r=r.text, x=term.text).split("\n")
         value = lines[-1].split("=", 1)[1].strip() if "=" in lines[-1] else None
@@ -93,7 +113,7 @@ def _update(pg: Any, r: Expr, term: Expr) -> list[str] | None:
 def window(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
     """A scalar accumulator per output, reset before a window loop (or two), stored
     after it."""
-    if "n" not in pg.loopable() and pg.ndim == 1:
+    if pg.ndim == 1 and pg.sizes["n"] > LONG_N:
         return
     outer = pg.scope
     pg.scope = pg.gen.scope = outer.child()
@@ -104,27 +124,31 @@ def window(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
 
 
 def _window(pg: Any, indent: int) -> None:
-    pg.window = pg.gen.pick((1, 2, 3, 4, 5))
+    axis = "nm"[pg.ndim - 1]
+    size = pg.gen.pick(WINDOWS if pg.sizes[axis] >= 48 else WINDOWS[:5] + WINDOWS[-1:])
+    count = size if isinstance(size, int) else pg.sizes[axis] // (2 if size == "half" else 1)
+    if size == "half":
+        size = f"a.shape[{pg.ndim - 1}] // 2"
+    elif size == "a.shape[-1]":
+        size = f"a.shape[{pg.ndim - 1}]"
     i, j = pg.fresh("i"), pg.fresh("j") if pg.ndim == 2 else None
-    ks = [pg.fresh("k") for _ in range(pg.gen.pick((1, 1, 2)))]
+    ks = [pg.fresh("k") for _ in range(pg.gen.pick((1, 1, 2)) if size in WINDOWS[:5] else 1)]
     for name in (i, *ks, *([j] if j else [])):
         pg.scope.bind(name, (), False, [1] * len(pg.scope.samples))
-    elem, outer, span = pg.gen.pick(_windows(pg, i, j, ks))
+    forms = _windows(pg, i, j, ks, size)
+    if not forms:
+        return
+    elem, outer, span = pg.gen.pick(forms)
     pg.scope.loops.update({i: "n", **({j: "m"} if j else {})})  # valid indices
-    init = pg.gen.pick([f"{t}(0)" for t in ACC_TYPES] + [_at_zero(elem, ks)])
-    r, e = pg.fresh("r"), pg.scope.expr(_at_zero(init, ks), (), False)
-    if e is None:
+    term = _term(pg, elem, ks, exact=not pg.gen.chance(0.4))  # before r is seen
+    found = _accumulator(pg, pg.fresh("r"), elem, ks, term) if term is not None else None
+    if found is None:
         return
-    pg.scope.bind(r, (), False, pg.scope.probe(init))
-    term = _term(pg, elem, ks, exact=not pg.gen.chance(0.4))
-    rv = Expr(r, (), term is not None and term.fuzzy, e.sig)
-    lines = _update(pg, rv, term) if term is not None else None
-    if lines is None:
-        return
+    rv, init, lines = found
     level = _outer_loops(pg, indent, i, j, outer)
-    pg.emit(level, f"{r} = {init}")
+    pg.emit(level, f"{rv.text} = {init}")
     for d, k in enumerate(ks):
-        pg.emit(level + d, f"for {k} in {span or f'range({pg.window})'}:")
+        pg.emit(level + d, f"for {k} in {span or f'range({size})'}:")
     body = level + len(ks)
     if not rv.fuzzy and pg.gen.chance(0.2):  # no reduction any more: still right?
         pg.emit(body, f"if {elem} {pg.gen.pick(('>', '<', '=='))} {pg.gen.pick((0, 1, 2))}:")
@@ -133,9 +157,26 @@ def _window(pg: Any, indent: int) -> None:
     if len(lines) > 1:
         pg.emit(body + 1, lines[1])
     if rv.fuzzy:  # error budget: terms per output, outputs per call
-        pg.gen.terms += pg.window ** len(ks) * pg.trips
+        pg.gen.terms += count ** len(ks) * pg.trips
         pg.gen.work.add(rv.dtype)
     _store(pg, level, rv, i, j)
+
+
+def _accumulator(pg: Any, r: str, elem: str, ks: list[str],
+                 term: Expr) -> tuple[Expr, str, list[str]] | None:
+    """``r``, its initial value and an update by ``term`` that keeps its type."""
+    inits = [f"{t}(0)" for t in ACC_TYPES] + [_at_zero(elem, ks)]
+    for _ in range(3):
+        init = pg.gen.pick(inits)
+        e = pg.scope.expr(init, (), False)
+        if e is None:
+            continue
+        pg.scope.bind(r, (), False, pg.scope.probe(init))
+        rv = Expr(r, (), term.fuzzy, e.sig)
+        lines = _update(pg, rv, term)
+        if lines is not None:
+            return rv, init, lines
+    return None
 
 
 def _at_zero(text: str, ks: list[str]) -> str:
@@ -151,8 +192,9 @@ def _outer_loops(pg: Any, indent: int, i: str, j: str | None, outer: str) -> int
     if pg.ndim == 1:
         pg.emit(indent, f"for {i} in {outer}:")
         return indent + 1
-    if "n" in pg.loopable():
-        pg.emit(indent, f"for {i} in range(a.shape[0]):")
+    if "n" in pg.loopable():  # at most two long rows (the IR interpreter is slow)
+        rows = "a.shape[0]" if pg.sizes["m"] <= LOOPED_M else "min(a.shape[0], 2)"
+        pg.emit(indent, f"for {i} in range({rows}):")
         indent += 1
     else:  # a large first dim: one row
         pg.emit(indent, f"{i} = 0")
@@ -165,7 +207,7 @@ def _store(pg: Any, indent: int, r: Expr, i: str, j: str | None) -> None:
     target = f"out[{i}, {j}]" if j else f"out[{i}]"
     if pg.ndim == 2 and pg.gen.chance(0.2):
         target = f"out[{i}, :]"  # the row takes the scalar
-    op = pg.gen.pick(("", "", "+"))
+    op = pg.gen.pick(("", "", "", "+"))
     probe = pg.scope.expr(f"out[0] {op} {r.text}" if op else r.text, (), r.fuzzy)
     if probe is not None and castable(pg, probe, True) and \
             (pg.carried["out"].fuzzy or not r.fuzzy):
