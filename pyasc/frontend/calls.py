@@ -60,7 +60,10 @@ def _dispatch(lw: Lowering, callee: object, args: list[object], kwargs: dict[str
     if builtin is not None:
         return builtin(lw, *args, **kwargs)
     if isinstance(callee, type) and issubclass(callee, np.generic):
-        return call_numpy(lw, np.dtype(callee).name, args, kwargs)
+        name = np.dtype(callee).name  # ml_dtypes' bfloat16 is registered under its module
+        if callee.__module__ == "ml_dtypes":
+            name = f"ml_dtypes.{name}"
+        return call_numpy(lw, name, args, kwargs)
     marker = marker_name(callee)
     if marker is not None:
         raise lw.error(UnsupportedSyntaxError, f"{marker} is only valid as "

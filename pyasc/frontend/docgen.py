@@ -42,7 +42,9 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
   subclasses, `bytes`/`bytearray`, dicts, sets, complex numbers.  **bfloat16**: numpy
   has none; arrays of ml_dtypes' `bfloat16` (`pip install 'pyasc-hybrid[bfloat16]'`)
   are taken like any float array, on every target, and bfloat16 results are ml_dtypes
-  arrays (other ml_dtypes types, the float8 and int4 ones, are refused).  A negative size
+  arrays (other ml_dtypes types, the float8 and int4 ones, are refused);
+  `ml_dtypes.bfloat16(x)` and `a.dtype.type(x)` of a bfloat16 `a` are bfloat16 scalars
+  (each operation on them rounded to bfloat16, as ml_dtypes does).  A negative size
   (`np.zeros(n)`, `n < 0`) raises numpy's `ValueError`.
 - **Value specialization.** A scalar argument of the `@hybrid` function that is used
   where a compile-time value is needed (for example `np.sum(x, axis=k)`) makes pyasc

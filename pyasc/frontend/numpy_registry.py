@@ -47,7 +47,7 @@ class NumpyEntry:
     def display(self) -> str:
         if self.name.startswith("ndarray."):
             base = "x." + self.name.split(".", 1)[1]
-        elif self.name.startswith(("math.", "pyasc.")):
+        elif self.name.startswith(("math.", "pyasc.", "ml_dtypes.")):
             base = self.name
         else:
             base = "np." + self.name

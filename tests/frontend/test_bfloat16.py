@@ -140,3 +140,30 @@ def test_bfloat16_linear_bias_relu_is_one_mix_kernel() -> None:
     got, want = compiled(a, b, bias), linear(a, b, bias)
     assert got.dtype == want.dtype == BF16
     np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+def window_accumulator(x):
+    # the usual generic accumulator: a scalar of the array's own type (a.dtype.type is
+    # ml_dtypes' bfloat16 here), each partial sum rounded to bfloat16 as numpy does
+    out = np.zeros_like(x)
+    for j in range(x.shape[0] - 40):
+        r = x.dtype.type(0)
+        for k in range(40):
+            r += x[j + k] * x[k]
+        out[j] = r
+    return out
+
+
+def module_scalar(x):
+    return x * ml_dtypes.bfloat16(0.1) + ml_dtypes.bfloat16(x[0] * 3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [window_accumulator, module_scalar])
+def test_bfloat16_scalar_type_calls(fn, target: str) -> None:
+    # was E50011 "np.bfloat16 is not supported" (found by the fuzz session's loops)
+    x = _bf((200,), 3)
+    want = fn(x)
+    got = _run(fn, target, x)
+    assert got.dtype == BF16 == want.dtype
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))

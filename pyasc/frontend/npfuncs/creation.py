@@ -214,6 +214,10 @@ def _ir(name: str) -> ScalarType:
 for _name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
               "uint64", "float16", "float32", "float64"):
     register(_name)(_scalar_type(_name))
+_bf16 = _scalar_type("bfloat16")  # numpy has none: ml_dtypes' type, e.g. a.dtype.type(0)
+_bf16.__doc__ = ("`ml_dtypes.bfloat16(x)` (or `a.dtype.type(x)` of a bfloat16 array): a "
+                 "bfloat16 scalar, or an array cast to bfloat16")
+register("ml_dtypes.bfloat16")(_bf16)
 
 
 @register("finfo", "iinfo")
