@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, assume, given, note, seed, settings
 from hypothesis import strategies as st
 from judge import UNSUPPORTED, budget, frontend_error, kind_of, kind_of_skip, reference
 from progen import Program, generate, generate_seeded
-from progen_constructs import CONSTRUCTS, constructs_in
+from progen_constructs import CONSTRUCTS, PROFILE_ONLY, constructs_in
 
 EXAMPLES = int(os.environ.get("PYASC_DIFF_EXAMPLES", "40"))
 SHRINK = bool(os.environ.get("PYASC_DIFF_SHRINK"))
@@ -106,9 +106,11 @@ def test_random_programs():
 def _run_one_with(construct: str, tries: int = 2000) -> set[str]:
     """Run the first program of a fixed seed sequence that uses ``construct`` and
     compiles; its constructs.  Rare constructs (a masked write is in 1 program in 40)
-    are then checked on every run whatever hypothesis drew, not by luck."""
+    are then checked on every run whatever hypothesis drew, not by luck; those of
+    another generator profile (``progen.PROFILES``) from that profile."""
+    profile = next((p for p, names in PROFILE_ONLY.items() if construct in names), "default")
     for k in range(tries):
-        program = generate_seeded(f"cover:{k}")
+        program = generate_seeded(f"cover:{k}", profile)
         found = constructs_in(program.source)
         if construct in found and not isinstance(frontend_error(program), UNSUPPORTED):
             run_program(program, print)  # shown with the failure by pytest
