@@ -22,7 +22,7 @@ from pyasc.backend.ascendc.vec_lower import LowerFn, VecLowering, VVal
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import arith
 from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import ScalarType, element_type, f16
+from pyasc.ir.types import ScalarType, element_type, f16, f32
 
 _VECTOR_API = {arith.AddOp: "Add", arith.SubOp: "Sub", arith.MulOp: "Mul",
                arith.DivOp: "Div", arith.MaxOp: "Max", arith.MinOp: "Min"}
@@ -159,6 +159,16 @@ def lower_cmp(ctx: VecLowering, op: Operation) -> None:
     ctx.set(op.result, mask)
 
 
+def uniform_mask(ctx: VecLowering, cond: str, cls: str) -> VVal:
+    """A bit mask of class ``cls`` whose every bit is the run-time scalar ``cond``: a
+    float32 tile ``Duplicate``d with ``cond ? 0 : NaN`` compared equal to itself (NaN is
+    the one value unequal to itself): two vector calls, counted like any other."""
+    flag = ctx.new_vec(cls, f32, "flag")
+    nan = cexpr.literal(math.nan, f32)
+    ctx.duplicate(flag, f"(({cond}) ? 0.0f : {nan})")
+    return compare(ctx, "eq", flag, flag, cls, "uniform")
+
+
 def as_mask(ctx: VecLowering, v: VVal) -> VVal:
     """A boolean value as a bit mask (bool arrays from GM are bytes: compare with 0)."""
     if v.is_mask:
@@ -192,7 +202,9 @@ def lower_select(ctx: VecLowering, op: Operation) -> None:
         return
     if element_type(op.result.type).is_bool:
         raise NotVectorizable("select between booleans", op.loc)
-    mask = as_mask(ctx, ctx.materialize(c, cls) if c.buf is None else c)
+    # a scalar condition picks one operand for the whole tile (numpy's power selects
+    # sqrt on a run-time exponent of 0.5): a uniform mask, not a broadcast bool
+    mask = uniform_mask(ctx, c.expr, cls) if c.buf is None else as_mask(ctx, c)
     dst = ctx.result_vec(op)
     select(ctx, dst, mask, a, b)
     ctx.set(op.result, dst)
@@ -279,4 +291,5 @@ ARITH_RULES: dict[type, LowerFn] = {
     arith.ConstantOp: lower_constant,
 }
 
-__all__ = ["ARITH_RULES", "as_mask", "cast_value", "compare", "reciprocal", "select"]
+__all__ = ["ARITH_RULES", "as_mask", "cast_value", "compare", "reciprocal", "select",
+           "uniform_mask"]

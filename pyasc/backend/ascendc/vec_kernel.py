@@ -38,13 +38,14 @@ from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
 from pyasc.backend.ascendc.vec_longrows import LongLowering, LongPlan
 from pyasc.backend.ascendc.vec_lower import Partial, VecLowering, VVal
 from pyasc.backend.ascendc.vec_math import MATH_RULES
+from pyasc.backend.ascendc.vec_pow import POW_RULES
 from pyasc.backend.ascendc.vec_spans import Spans, analyze_spans
 from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import BlockArgument, Value
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.types import DYN, f16, u8
 
-RULES = {**ARITH_RULES, **MATH_RULES}
+RULES = {**ARITH_RULES, **MATH_RULES, **POW_RULES}
 
 TILING_PARAMS = {"flat": ("n", "perBlock"), "reduce": ("n", "perBlock"),
                  "rows": ("rows", "cols", "rowsPerBlock"),

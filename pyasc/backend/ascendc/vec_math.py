@@ -9,9 +9,7 @@ rest is composed from them (in float32 for half inputs, rounded back once):
 * ``exp2/expm1/log2/log10/log1p`` from ``Exp``/``Ln`` (``expm1``/``log1p`` lose relative
   accuracy near 0);
 * ``floor/ceil/round/trunc``: ``Cast`` float -> float with ``CAST_FLOOR/CEIL/RINT/TRUNC``;
-* ``pow(x, c)`` for a constant ``c``: repeated multiplication for integers (then
-  ``Reciprocal`` if negative), else from ``|x|`` (``Sqrt``/``Rsqrt`` for +-0.5,
-  ``Exp(c * Ln|x|)``) with ``pow``'s special values for negative ``x`` selected after;
+* ``pow``: ``vec_pow``;
 * ``isnan/isinf/isfinite/sign`` through ``Compare``/``Select``.
 
 Reductions over the last axis run per row into a ``col`` buffer (``ReduceSum/Max/Min``;
@@ -30,8 +28,7 @@ from pyasc.backend.ascendc.vec_lower import LowerFn, Partial, VecLowering, VVal
 from pyasc.ir.core import Operation
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops import tensor
-from pyasc.ir.rewrite import constant_value
-from pyasc.ir.types import ScalarType, element_type, f32
+from pyasc.ir.types import f32
 
 _DIRECT = {m.ExpOp: "Exp", m.LogOp: "Ln", m.SqrtOp: "Sqrt", m.RsqrtOp: "Rsqrt",
            m.SigmoidOp: "Sigmoid"}
@@ -65,7 +62,7 @@ def lower_abs(ctx: VecLowering, op: Operation) -> None:
     ctx.set(op.result, dst)
 
 
-def _composite(ctx: VecLowering, op: Operation, body) -> None:  # noqa: ANN001
+def composite(ctx: VecLowering, op: Operation, body) -> None:  # noqa: ANN001
     """Run ``body(ctx, wide_in, wide_out)`` in float32; round back to the result type."""
     x = _unary_input(ctx, op)
     wide, widened = ctx.float_compute(x)
@@ -160,65 +157,7 @@ _COMPOSITES = {
 
 
 def lower_composite(ctx: VecLowering, op: Operation) -> None:
-    _composite(ctx, op, _COMPOSITES[type(op)])
-
-
-def lower_pow(ctx: VecLowering, op: Operation) -> None:
-    x = ctx.get(op.operand_values[0])
-    c = constant_value(op.operand_values[1])
-    if x.buf is None or not isinstance(c, int | float) or isinstance(c, bool):
-        raise NotVectorizable("power with a run-time exponent", op.loc)
-    t = element_type(op.result.type)
-    ctx.require("arith", t, "power")
-    if float(c).is_integer() and abs(c) <= 64:
-        _int_power(ctx, op, x, int(c), t)
-        return
-    if not t.is_float:
-        raise NotVectorizable(f"integer power {c}", op.loc)
-    _composite(ctx, op, lambda ctx, w, out: _fractional_power(ctx, w, out, float(c)))
-
-
-def _fractional_power(ctx: VecLowering, x: VVal, out: VVal, c: float) -> None:
-    """``x ** c`` for a non-integral ``c`` with ``pow``'s special values: computed from
-    ``|x|`` (``Sqrt``/``Rsqrt`` for +-0.5, else ``Exp(c * Ln|x|)``: zeros and infinities
-    come out right), then NaN for a negative finite ``x`` and ``(-inf)**c`` = ``inf``
-    (``c > 0``) or ``0``. ``Sqrt(x)`` alone gave ``-0`` and NaN at ``-0`` and ``-inf``."""
-    ax = ctx.temp(x, hint="ax")
-    ctx.call("Abs", ax, [x])
-    if abs(c) == 0.5:
-        ctx.call("Sqrt" if c > 0 else "Rsqrt", out, [ax])
-    else:
-        ctx.call("Ln", out, [ax])
-        ctx.scalar_call("Muls", out, out, f"{c!r}f")
-        ctx.call("Exp", out, [out])
-
-    def lit(v: float) -> VVal:
-        return VVal("scalar", x.dtype, expr=ctx.literal(v, x.dtype))
-    not_negative = compare(ctx, "ge", x, lit(0.0), x.cls, "nonneg")  # False for NaN too
-    select(ctx, out, not_negative, out, lit(math.nan))
-    finite_or_above = compare(ctx, "ne", x, lit(-math.inf), x.cls, "not_minf")
-    select(ctx, out, finite_or_above, out, lit(math.inf if c > 0 else 0.0))
-
-
-def _int_power(ctx: VecLowering, op: Operation, x: VVal, n: int, t: ScalarType) -> None:
-    """``x ** n`` by left-to-right square-and-multiply, writing each step into the result."""
-    if n == 1:
-        ctx.set(op.result, x)
-        return
-    dst = ctx.result_vec(op)
-    if n == 0:
-        ctx.duplicate(dst, ctx.literal(1, t))
-    else:
-        cur = x
-        for bit in bin(abs(n))[3:]:  # the bits after the leading one
-            ctx.call("Mul", dst, [cur, cur])
-            cur = dst
-            if bit == "1":
-                ctx.call("Mul", dst, [dst, x])
-        if n < 0:
-            ctx.require("unary", t, "negative power")
-            ctx.call("Reciprocal", dst, [cur])
-    ctx.set(op.result, dst)
+    composite(ctx, op, _COMPOSITES[type(op)])
 
 
 def lower_classify(ctx: VecLowering, op: Operation) -> None:
@@ -300,7 +239,6 @@ MATH_RULES: dict[type, LowerFn] = {
     **{cls: lower_direct for cls in _DIRECT},
     **{cls: lower_composite for cls in _COMPOSITES},
     m.AbsOp: lower_abs,
-    m.PowOp: lower_pow,
     m.SignOp: lower_sign,
     m.IsNanOp: lower_classify, m.IsInfOp: lower_classify, m.IsFiniteOp: lower_classify,
     tensor.SumOp: lower_reduce, tensor.ReduceMaxOp: lower_reduce,
