@@ -9,6 +9,8 @@ exponent that was 0.5, and ``sqrt`` for a scalar base to the constant 0.5.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,46 @@ def test_constant_exponents_follow_pow_special_values(target):
         assert (np.isnan(got) == nan).all(), (GRID, got, want)
         assert (np.signbit(got) == np.signbit(want))[~nan].all(), (GRID, got, want)
         np.testing.assert_allclose(got[~nan], want[~nan], rtol=1e-5)
+
+
+def _kernel_kinds(fn, *args) -> list[str]:
+    """The kinds of the AscendC kernels ``fn`` lowers to for ``args`` (no build)."""
+    from pyasc.backend.ascendc import lower_program
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [type(k).__name__ for k in lower_program(fn.specialize(*args)).kernels]
+
+
+@pytest.mark.ascend_sim
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_runtime_exponent_is_a_vector_kernel_with_pow_special_values(dtype):
+    # a focal loss's (1 - p) ** gamma: 'math.pow' (and the select of numpy's sqrt fast
+    # path on a scalar condition) made it a scalar kernel; every special of C99 pow
+    # (and numpy's sqrt for 0.5) must survive Exp(y * Ln|x|) on the vector unit
+    x = GRID.astype(dtype)
+    f = hybrid(target="ascend-sim")(pair_power)
+    assert _kernel_kinds(f, x, 2.0) == ["VectorKernel"]
+    for y in EXPONENTS.tolist():
+        with np.errstate(all="ignore"):
+            want = x ** y
+        got = f(x, y)
+        nan = np.isnan(want)
+        assert (np.isnan(got) == nan).all(), (y, got, want)
+        assert (np.signbit(got) == np.signbit(want))[~nan].all(), (y, got, want)
+        exact = np.isinf(want) | (want == 0) | (np.abs(want) == 1)
+        assert (got[exact] == want[exact]).all(), (y, got, want)
+        # device Exp/Ln and float32's y * Ln|x|: a few ulp (27 seen, 33 * Ln 3)
+        np.testing.assert_allclose(got[~nan], want[~nan], rtol=4e-6 if dtype == np.float32
+                                   else 1e-3)
+
+
+@pytest.mark.ascend_sim
+def test_runtime_exponent_accuracy_on_the_vector_unit():
+    # Exp(y * Ln|x|) in float32: the product's rounding is amplified by |y Ln x| <= 9.2
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 10, 4096).astype(np.float32)
+    f = hybrid(target="ascend-sim")(pair_power)
+    for y in rng.uniform(-4, 4, 8).astype(np.float32).tolist():
+        want = x.astype(np.float64) ** y
+        np.testing.assert_allclose(f(x, y), want, rtol=2.5e-6, atol=0)
