@@ -67,12 +67,13 @@ def call(cls: type[Operation], x: Val) -> Val:
 
 def power(x: Val, y: Val) -> Val:
     """numpy's ``power``. An array to a scalar exponent of 0.5 is ``sqrt``: the fast path
-    of numpy's float loops for a stride-0 exponent, whose ``(-0)**0.5 = -0`` and
+    of numpy's float32/float64 loops for a stride-0 exponent, whose ``(-0)**0.5 = -0`` and
     ``(-inf)**0.5 = nan`` differ from ``pow``'s ``+0`` and ``inf``; a run-time scalar
-    exponent selects it where it is 0.5. Scalar bases and arrays of exponents keep
-    ``pow`` (numpy's scalar ``**`` and array loops do)."""
-    fast_half = x.elem.is_float and isinstance(x.value.type, TensorType) and \
-        isinstance(y.value.type, ScalarType)
+    exponent selects it where it is 0.5. Scalar bases, arrays of exponents and the half
+    loops (float16, bfloat16: ``pow`` through float) keep ``pow``; ``**`` of a half array
+    to a Python float has its own fast path (``operators``)."""
+    fast_half = x.elem.name in ("f32", "f64") and isinstance(x.value.type, TensorType) \
+        and isinstance(y.value.type, ScalarType)
     c = constant_value(y.value) if fast_half else None
     if fast_half and c == 0.5:
         return x.sqrt()

@@ -55,7 +55,20 @@ def _power(lw: Lowering, a: object, b: object) -> object:
         lw.em.op(func.AssertOp([never.value], [], {
             "message": "Integers to negative integer powers are not allowed.",
             "kind": "shape"}))
-    return apply_ufunc(lw.em, "power", [a, b], python_op=True)
+    p = apply_ufunc(lw.em, "power", [a, b], python_op=True)
+    if isinstance(a, Tensor | Buffer) and base.name == "f16" and _weak_float(b):
+        # ndarray.__pow__ takes sqrt for a Python float 0.5 before any loop runs (float16
+        # too, whose loop has no such path): (-0)**0.5 = -0, (-inf)**0.5 = nan
+        if not is_runtime(b):
+            return apply_ufunc(lw.em, "sqrt", [a]) if b == 0.5 else p
+        half = apply_ufunc(lw.em, "equal", [b, 0.5])
+        return call_numpy(lw, "where", [half, apply_ufunc(lw.em, "sqrt", [a]), p], {})
+    return p
+
+
+def _weak_float(v: object) -> bool:
+    """A Python float, compile-time or run-time (numpy's ``**`` fast path takes those)."""
+    return type(v) is float or (isinstance(v, Scalar) and v.weak and element_of(v).is_float)
 
 
 def _numberish(v: object) -> bool:

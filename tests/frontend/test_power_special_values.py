@@ -178,3 +178,21 @@ def test_runtime_exponent_accuracy_on_the_vector_unit():
     for y in rng.uniform(-4, 4, 8).astype(np.float32).tolist():
         want = x.astype(np.float64) ** y
         np.testing.assert_allclose(f(x, y), want, rtol=2.5e-6, atol=0)
+
+
+def half_power(x, s):
+    return x ** s, np.power(x, s), x ** 0.5, np.power(x, 0.5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("exponent", [0.5, np.float16(0.5), 1.5])
+def test_half_arrays_take_sqrt_only_where_numpy_does(target, exponent):
+    # numpy's float16 loop has no sqrt fast path (pow through float: (-0)**0.5 = +0,
+    # (-inf)**0.5 = inf); only ndarray.__pow__ of a Python float 0.5 takes sqrt. The
+    # compiled code took sqrt for np.power and np.float16 exponents too
+    x = GRID.astype(np.float16)
+    with np.errstate(all="ignore"):
+        wants = half_power(x, exponent)
+    gots = hybrid(target=target)(half_power)(x, exponent)
+    for got, want in zip(gots, wants, strict=True):
+        _same(got, want, 0 if target == "cpu" else 1e-3)
