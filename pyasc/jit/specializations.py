@@ -66,7 +66,8 @@ def describe_spec(spec: tuple) -> str:
     kind = spec[0]
     if kind == "array":
         _, dtype, ndim, layout, shape = spec
-        dims = ", ".join("?" * ndim) if shape is None else ", ".join(map(str, shape))
+        dims = ", ".join("?" * ndim) if shape is None else \
+            ", ".join("?" if d is None else str(d) for d in shape)
         return f"{dtype}[{dims}]" + ("" if layout == "C" else f" {layout}")
     if kind in ("tuple", "list"):
         items = ", ".join(describe_spec(s) for s in spec[1:])

@@ -1,0 +1,131 @@
+"""Window loops of a run-time size: which array dimensions to specialize by value.
+
+Under ``dynamic_shape=True`` a depthwise conv written the natural way,
+``k = wt.shape[1]; for i: for j: for di in range(k): for dj in range(k):
+acc += x[c, i + di, j + dj] * wt[c, di, dj]``, has window loops whose trip count is a
+run-time dimension of ``wt``.  Only window loops of a compile-time size unroll into
+stencil taps (AscendC ``batch-loops``), so such a kernel would run scalar.  Instead the
+jit compiles one kernel per window size: the dimensions a window loop's bounds are
+computed from are specialized by value (``jit/specialize.py``, path
+``(*array_path, "shape", axis)``) while every other dimension stays run-time.
+
+A *window loop* is a ``loop.for`` whose counter is added to a value computed from the
+counter of an enclosing loop (``i + di``, ``i * s + di``): it walks a window that moves
+with the outer loop.  Its bounds must be pure functions of array dimensions and
+constants (a bound that depends on a scalar argument or a loop counter is left alone).
+A *window slice* (``x[c, i:i + k, j:j + k]``) is a view whose bounds add such a
+dimension expression to a value computed from an enclosing loop's counter.
+"""
+
+from __future__ import annotations
+
+from pyasc.frontend.signature import SHAPE
+from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
+from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.ops.loop import ForOp
+
+
+def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
+    """The by-value paths ``(*array_path, "shape", axis)`` of the run-time dimensions
+    the bounds of ``fn``'s window loops are computed from (``paths``: the parameter
+    path of each function argument)."""
+    out: set[tuple] = set()
+    for op in fn.walk():
+        if isinstance(op, ForOp) and _is_window_loop(op):
+            out |= _bound_dims(op, paths) or set()
+        elif op.name == "mem.subview":
+            out |= _slice_dims(op, paths)
+    return frozenset(out)
+
+
+def _slice_dims(view: Operation, paths: dict[Value, tuple]) -> set[tuple]:
+    """The dimensions added to an enclosing loop's counter in the bounds of a view."""
+    counters = _enclosing_counters(view)
+    out: set[tuple] = set()
+    if not counters:
+        return out
+    seen: set[int] = set()
+    todo = list(view.operand_values[1:])
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or not isinstance(v, OpResult):
+            continue
+        seen.add(id(v))
+        op = v.op
+        if not op.has_trait("pure") or op.region_list:
+            continue
+        if op.name == "arith.add":
+            a, b = op.operand_values
+            for moving, size in ((a, b), (b, a)):
+                dims: set[tuple] = set()
+                if _depends_on(moving, counters, set()) and \
+                        _leaf_dims(size, paths, dims, set()):
+                    out |= dims
+        todo.extend(op.operand_values)
+    return out
+
+
+def _is_window_loop(loop: ForOp) -> bool:
+    """Whether the loop's counter is added to something computed from an enclosing
+    loop's counter."""
+    iv = loop.induction_var
+    outer = _enclosing_counters(loop)
+    for user, _ in iv.uses:
+        if user.name != "arith.add":
+            continue
+        for other in user.operand_values:
+            if other is not iv and _depends_on(other, outer, set()):
+                return True
+    return False
+
+
+def _enclosing_counters(op: Operation) -> set[int]:
+    out = set()
+    parent = op.parent_op
+    while parent is not None:
+        if isinstance(parent, ForOp):
+            out.add(id(parent.induction_var))
+        parent = parent.parent_op
+    return out
+
+
+def _depends_on(v: Value, counters: set[int], seen: set[int]) -> bool:
+    """Whether ``v`` is computed by pure ops from one of ``counters``."""
+    if id(v) in counters:
+        return True
+    if id(v) in seen or not isinstance(v, OpResult):
+        return False
+    seen.add(id(v))
+    op = v.op
+    return op.has_trait("pure") and not op.region_list and any(
+        _depends_on(x, counters, seen) for x in op.operand_values)
+
+
+def _bound_dims(loop: ForOp, paths: dict[Value, tuple]) -> set[tuple] | None:
+    """The dimensions the loop's bounds and step are computed from, or ``None`` when
+    they depend on anything but dimensions of arguments and constants."""
+    out: set[tuple] = set()
+    for v in (loop.lower, loop.upper, loop.step):
+        if not _leaf_dims(v, paths, out, set()):
+            return None
+    return out
+
+
+def _leaf_dims(v: Value, paths: dict[Value, tuple], out: set[tuple], seen: set[int]
+               ) -> bool:
+    if id(v) in seen:
+        return True
+    seen.add(id(v))
+    if isinstance(v, BlockArgument) or not isinstance(v, OpResult):
+        return False
+    op = v.op
+    if op.name == "mem.dim":
+        array = op.operand_values[0]
+        path = paths.get(array)
+        if path is None:  # a dimension of a local array
+            return False
+        out.add((*path, SHAPE, op.attributes["axis"]))
+        return True
+    if not op.has_trait("pure") or op.region_list:
+        return False
+    return all(_leaf_dims(x, paths, out, seen) for x in op.operand_values)
