@@ -7,7 +7,9 @@ or loaded from the disk cache (then without IR).  The view maps each key to a
 under ``dynamic_shape=True``, ``"float32[3, 4]"`` otherwise; ``"float"`` for a Python
 float, ``"const 0.5"`` for an argument specialized by value...) and the targets with a
 kernel.  Under ``dynamic_shape=True`` every shape of one rank, dtype and layout is one
-key, so ``len(fn.specializations) == 1`` after calls with many shapes of that kind.
+key, so ``len(fn.specializations) == 1`` after calls with many shapes of that kind
+(but for dimensions specialized by value, such as a window loop's size:
+``"float32[?, 3, 3]"``).
 """
 
 from __future__ import annotations
