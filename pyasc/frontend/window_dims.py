@@ -9,9 +9,9 @@ jit compiles one kernel per window size: the dimensions a window loop's bounds a
 computed from are specialized by value (``jit/specialize.py``, path
 ``(*array_path, "shape", axis)``) while every other dimension stays run-time.
 
-A *window loop* is a ``loop.for`` whose counter is added to a value computed from the
-counter of an enclosing loop (``i + di``, ``i * s + di``): it walks a window that moves
-with the outer loop.  Its bounds must be pure functions of array dimensions and
+A *window loop* is a ``loop.for`` whose counter is added to a value that moves with the
+counter of an enclosing loop (``i + di``, ``2 * i - 1 + di``; not ``i * w + j``, a
+flattened row): it walks a window that moves with the outer loop.  Its bounds must be pure functions of array dimensions and
 constants (a bound that depends on a scalar argument or a loop counter is left alone).
 A *window slice* (``x[c, i:i + k, j:j + k]``) is a view whose bounds add such a
 dimension expression to a value computed from an enclosing loop's counter.
@@ -90,15 +90,27 @@ def _enclosing_counters(op: Operation) -> set[int]:
 
 
 def _depends_on(v: Value, counters: set[int], seen: set[int]) -> bool:
-    """Whether ``v`` is computed by pure ops from one of ``counters``."""
+    """Whether ``v`` moves with one of ``counters``: a counter plus or minus anything,
+    times a constant (``i``, ``i * 2 - 1``).  A counter times a run-time value is not a
+    window position: ``y[i * w + j]`` flattens rows, and its ``j`` loop runs over the
+    image width, which must stay run-time."""
     if id(v) in counters:
         return True
     if id(v) in seen or not isinstance(v, OpResult):
         return False
     seen.add(id(v))
     op = v.op
-    return op.has_trait("pure") and not op.region_list and any(
-        _depends_on(x, counters, seen) for x in op.operand_values)
+    if op.name in ("arith.add", "arith.sub"):
+        return any(_depends_on(x, counters, seen) for x in op.operand_values)
+    if op.name == "arith.mul":
+        a, b = op.operand_values
+        return (_is_constant(b) and _depends_on(a, counters, seen)) or \
+            (_is_constant(a) and _depends_on(b, counters, seen))
+    return False
+
+
+def _is_constant(v: Value) -> bool:
+    return isinstance(v, OpResult) and v.op.name == "arith.constant"
 
 
 def _bound_dims(loop: ForOp, paths: dict[Value, tuple]) -> set[tuple] | None:

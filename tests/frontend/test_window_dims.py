@@ -27,10 +27,10 @@ def depthwise(x, wt):
 
 def pair_conv1d(xw):
     x, wt = xw  # arrays inside a tuple: by-value path ("xw", 1, "shape", 0)
-    out = np.zeros(x.shape[0] - wt.shape[0] + 1, dtype=x.dtype)
+    out = np.zeros((x.shape[0] - wt.shape[0]) // 2 + 1, dtype=x.dtype)
     for i in range(out.shape[0]):
-        for t in range(wt.shape[0]):
-            out[i] += x[i + t] * wt[t]
+        for t in range(wt.shape[0]):  # stride 2: the window moves with 2 * i
+            out[i] += x[2 * i + t] * wt[t]
     return out
 
 
@@ -39,6 +39,17 @@ def weighted_rows(x, wt):
     out = np.zeros(x.shape[1], dtype=x.dtype)
     for t in range(wt.shape[0]):
         out += x[t] * wt[t]
+    return out
+
+
+def flat_rows(x):
+    # i * w + j flattens rows: j runs over the image width, not a window
+    h, w = x.shape
+    out = np.zeros(h * w, dtype=x.dtype)
+    flat = x.reshape(-1)
+    for i in range(h):
+        for j in range(w):
+            out[i * w + j] = flat[i * w + j] * 2
     return out
 
 
@@ -82,6 +93,15 @@ def test_loop_over_a_dimension_that_is_not_a_window_stays_run_time():
     for rows, cols in [(3, 5), (4, 7), (2, 2)]:
         x, wt = _f32(rows, cols), _f32(rows, seed=3)
         np.testing.assert_allclose(f(x, wt), weighted_rows(x, wt), rtol=1e-5, atol=1e-5)
+    assert not f._by_value
+    assert len(f.specializations) == 1
+
+
+def test_flattened_row_loops_are_not_windows():
+    f = hybrid(flat_rows, dynamic_shape=True)
+    for shape in [(3, 5), (4, 7), (2, 9)]:
+        x = _f32(*shape)
+        np.testing.assert_allclose(f(x), flat_rows(x))
     assert not f._by_value
     assert len(f.specializations) == 1
 
