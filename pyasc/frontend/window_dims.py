@@ -11,8 +11,9 @@ computed from are specialized by value (``jit/specialize.py``, path
 
 A *window loop* is a ``loop.for`` whose counter is added to a value that moves with the
 counter of an enclosing loop (``i + di``, ``2 * i - 1 + di``; not ``i * w + j``, a
-flattened row): it walks a window that moves with the outer loop.  Its bounds must be pure functions of array dimensions and
-constants (a bound that depends on a scalar argument or a loop counter is left alone).
+flattened row): it walks a window that moves with the outer loop.  Its bounds must be
+pure functions of array dimensions and constants (a bound that depends on a scalar
+argument or a loop counter is left alone).
 A *window slice* (``x[c, i:i + k, j:j + k]``) is a view whose bounds add such a
 dimension expression to a value computed from an enclosing loop's counter.
 """
