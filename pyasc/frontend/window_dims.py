@@ -14,8 +14,10 @@ counter of an enclosing loop (``i + di``, ``2 * i - 1 + di``; not ``i * w + j``,
 flattened row): it walks a window that moves with the outer loop.  Its bounds must be
 pure functions of array dimensions and constants (a bound that depends on a scalar
 argument or a loop counter is left alone).
-A *window slice* (``x[c, i:i + k, j:j + k]``) is a view whose bounds add such a
-dimension expression to a value computed from an enclosing loop's counter.
+Window slices (``x[c, i:i + k, j:j + k]``) are left alone: the backend does not make
+that form a stencil kernel even with a static ``k``, and a slice bound adding a
+dimension to a counter is also a tap of a pool over whole-image slices
+(``x[..., di:di + oh * s:s]``), whose image dimensions must stay run-time.
 """
 
 from __future__ import annotations
@@ -34,36 +36,7 @@ def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
     for op in fn.walk():
         if isinstance(op, ForOp) and _is_window_loop(op):
             out |= _bound_dims(op, paths) or set()
-        elif op.name == "mem.subview":
-            out |= _slice_dims(op, paths)
     return frozenset(out)
-
-
-def _slice_dims(view: Operation, paths: dict[Value, tuple]) -> set[tuple]:
-    """The dimensions added to an enclosing loop's counter in the bounds of a view."""
-    counters = _enclosing_counters(view)
-    out: set[tuple] = set()
-    if not counters:
-        return out
-    seen: set[int] = set()
-    todo = list(view.operand_values[1:])
-    while todo:
-        v = todo.pop()
-        if id(v) in seen or not isinstance(v, OpResult):
-            continue
-        seen.add(id(v))
-        op = v.op
-        if not op.has_trait("pure") or op.region_list:
-            continue
-        if op.name == "arith.add":
-            a, b = op.operand_values
-            for moving, size in ((a, b), (b, a)):
-                dims: set[tuple] = set()
-                if _depends_on(moving, counters, set()) and \
-                        _leaf_dims(size, paths, dims, set()):
-                    out |= dims
-        todo.extend(op.operand_values)
-    return out
 
 
 def _is_window_loop(loop: ForOp) -> bool:
