@@ -13,7 +13,9 @@ A *window loop* is a ``loop.for`` whose counter is added to a value that moves w
 counter of an enclosing loop (``i + di``, ``2 * i - 1 + di``; not ``i * w + j``, a
 flattened row): it walks a window that moves with the outer loop.  Its bounds must be
 pure functions of array dimensions and constants (a bound that depends on a scalar
-argument or a loop counter is left alone).
+argument or a loop counter is left alone) and their dimensions among those of the
+enclosing loop's bounds (``range(k)`` inside ``range(h - k + 1)``; a padded conv's
+``range(h)`` positions do not qualify: such a conv keeps a run-time window).
 Window slices (``x[c, i:i + k, j:j + k]``) are left alone: the backend does not make
 that form a stencil kernel even with a static ``k``, and a slice bound adding a
 dimension to a counter is also a tap of a pool over whole-image slices
@@ -34,31 +36,39 @@ def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
     path of each function argument)."""
     out: set[tuple] = set()
     for op in fn.walk():
-        if isinstance(op, ForOp) and _is_window_loop(op):
-            out |= _bound_dims(op, paths) or set()
+        if isinstance(op, ForOp):
+            dims = _bound_dims(op, paths)
+            if dims and any(dims <= (_bound_dims(o, paths) or set())
+                            for o in _paired_loops(op)):
+                out |= dims
     return frozenset(out)
 
 
-def _is_window_loop(loop: ForOp) -> bool:
-    """Whether the loop's counter is added to something computed from an enclosing
-    loop's counter."""
+def _paired_loops(loop: ForOp) -> list[ForOp]:
+    """The enclosing loops whose counter the loop's counter is added to (``i + di``).
+
+    The window is the inner loop only when its bounds' dimensions are among the
+    enclosing loop's (``range(h - k + 1)`` around ``range(k)``): a tap loop around the
+    positions (``for t in range(k): for i in range(n - k + 1): x[i + t]``) pairs the
+    other way round, and the image dimensions must stay run-time."""
     iv = loop.induction_var
-    outer = _enclosing_counters(loop)
+    enclosing = _enclosing_loops(loop)
+    out = []
     for user, _ in iv.uses:
         if user.name != "arith.add":
             continue
         for other in user.operand_values:
-            if other is not iv and _depends_on(other, outer, set()):
-                return True
-    return False
+            out += [o for o in enclosing if other is not iv and
+                    _depends_on(other, {id(o.induction_var)}, set())]
+    return out
 
 
-def _enclosing_counters(op: Operation) -> set[int]:
-    out = set()
+def _enclosing_loops(op: Operation) -> list[ForOp]:
+    out = []
     parent = op.parent_op
     while parent is not None:
         if isinstance(parent, ForOp):
-            out.add(id(parent.induction_var))
+            out.append(parent)
         parent = parent.parent_op
     return out
 

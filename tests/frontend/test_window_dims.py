@@ -53,6 +53,17 @@ def flat_rows(x):
     return out
 
 
+def taps_outside(x, wt):
+    # the tap loop around the positions: i + t pairs i (inner) with t (outer), and i
+    # runs over the image: no window to specialize
+    n = x.shape[0] - wt.shape[0] + 1
+    out = np.zeros(n, dtype=x.dtype)
+    for t in range(wt.shape[0]):
+        for i in range(n):
+            out[i] += x[i + t] * wt[t]
+    return out
+
+
 def static_dim(x, wt):
     k = pyasc.static(wt.shape[0])  # a run-time dimension needed at compile time
     return x[:k].sum(axis=0) * k
@@ -102,6 +113,15 @@ def test_flattened_row_loops_are_not_windows():
     for shape in [(3, 5), (4, 7), (2, 9)]:
         x = _f32(*shape)
         np.testing.assert_allclose(f(x), flat_rows(x))
+    assert not f._by_value
+    assert len(f.specializations) == 1
+
+
+def test_tap_loop_around_the_positions_keeps_the_image_run_time():
+    f = hybrid(taps_outside, dynamic_shape=True)
+    for n, k in [(10, 3), (17, 3), (12, 3)]:
+        x, wt = _f32(n), _f32(k, seed=4)
+        np.testing.assert_allclose(f(x, wt), taps_outside(x, wt), rtol=1e-5, atol=1e-5)
     assert not f._by_value
     assert len(f.specializations) == 1
 
