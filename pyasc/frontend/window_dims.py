@@ -13,9 +13,8 @@ A *window loop* is a ``loop.for`` whose counter is added to a value that moves w
 counter of an enclosing loop (``i + di``, ``2 * i - 1 + di``; not ``i * w + j``, a
 flattened row): it walks a window that moves with the outer loop.  Its bounds must be
 pure functions of array dimensions and constants (a bound that depends on a scalar
-argument or a loop counter is left alone) and their dimensions among those of the
-enclosing loop's bounds (``range(k)`` inside ``range(h - k + 1)``; a padded conv's
-``range(h)`` positions do not qualify: such a conv keeps a run-time window).
+argument or a loop counter is left alone) and not a proper superset of the dimensions
+of the enclosing loop's bounds (that is a tap loop around the positions).
 Window slices (``x[c, i:i + k, j:j + k]``) are left alone: the backend does not make
 that form a stencil kernel even with a static ``k``, and a slice bound adding a
 dimension to a counter is also a tap of a pool over whole-image slices
@@ -38,7 +37,7 @@ def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
     for op in fn.walk():
         if isinstance(op, ForOp):
             dims = _bound_dims(op, paths)
-            if dims and any(dims <= (_bound_dims(o, paths) or set())
+            if dims and any(not (_bound_dims(o, paths) or set()) < dims
                             for o in _paired_loops(op)):
                 out |= dims
     return frozenset(out)
@@ -47,10 +46,10 @@ def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
 def _paired_loops(loop: ForOp) -> list[ForOp]:
     """The enclosing loops whose counter the loop's counter is added to (``i + di``).
 
-    The window is the inner loop only when its bounds' dimensions are among the
-    enclosing loop's (``range(h - k + 1)`` around ``range(k)``): a tap loop around the
-    positions (``for t in range(k): for i in range(n - k + 1): x[i + t]``) pairs the
-    other way round, and the image dimensions must stay run-time."""
+    The inner loop is not the window when the enclosing loop's bounds use fewer of the
+    dimensions (a proper subset): a tap loop around the positions (``for t in
+    range(k): for i in range(n - k + 1): x[i + t]``) pairs the other way round, and the
+    image dimensions must stay run-time."""
     iv = loop.induction_var
     enclosing = _enclosing_loops(loop)
     out = []
