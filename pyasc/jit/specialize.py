@@ -5,8 +5,7 @@ specs is the specialization key:
 
 * numpy array: ``("array", dtype, ndim, layout, shape)`` where ``layout`` is ``"C"``
   (C-contiguous), ``"inner"`` (unit stride on the last axis) or ``"strided"``, and
-  ``shape`` is ``None`` under ``dynamic_shape=True`` (or, when some of its dimensions
-  are specialized by value, a tuple with ``None`` for each run-time dimension);
+  ``shape`` is ``None`` under ``dynamic_shape=True``;
 * Python ``bool``/``int``/``float``: ``("scalar", kind)``: a run-time weak scalar whose
   value is *not* part of the key; numpy scalars: ``("npscalar", dtype)``;
 * tuples and lists: ``("tuple", specs...)`` / ``("list", specs...)``, flattened into
@@ -17,9 +16,6 @@ Value specialization: a scalar argument whose value the compiler needs at compil
 (an ``axis=``, a ``keepdims=``, a dtype, a slice step...) is keyed by value instead:
 ``("const", type, value)``.  Which arguments those are is discovered on the first
 compilation (the frontend asks, see ``NeedsConstant``) and remembered per function.
-Under ``dynamic_shape=True`` the same holds for one dimension of an array argument, path
-``(*array_path, SHAPE, axis)``: a window loop's trip count (``range(wt.shape[1])``, see
-``frontend/window_dims.py``) or a dimension passed to ``pyasc.static``.
 """
 
 from __future__ import annotations
@@ -27,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyasc.errors import ArgumentError
-from pyasc.frontend.signature import SEQUENCES, SHAPE, Path, Spec
+from pyasc.frontend.signature import SEQUENCES, Path, Spec
 
 CONST_TYPES = (type(None), str, np.dtype, type)
 
@@ -45,10 +41,9 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
     """The key entry of one argument, as ``arguments.prepare`` made it (raises
     ``ArgumentError`` for unsupported kinds)."""
     if isinstance(value, np.ndarray):
-        return _array_spec(value, path, dynamic_shape, by_value)
+        return _array_spec(value, path, dynamic_shape)
     if getattr(value, "__pyasc_device_array__", False):  # C-contiguous device memory
-        shape = _shape_key(tuple(value.shape), path, dynamic_shape,  # type: ignore
-                           by_value)
+        shape = None if dynamic_shape else tuple(value.shape)  # type: ignore[attr-defined]
         return ("array", _dtype_name(value.dtype, path), len(value.shape), "C",  # type: ignore
                 shape)
     seq = SEQUENCES.get(type(value))
@@ -77,26 +72,13 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
                         "them, None, strings or dtypes")
 
 
-def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool, by_value: set[Path]
-                ) -> Spec:
+def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool) -> Spec:
     dtype = _dtype_name(a.dtype, path)
     if any(s % a.itemsize for s in a.strides) or not a.flags.aligned:
         raise ArgumentError(f"argument {_name(path)}: unaligned arrays are not supported",
                             hint="pass np.ascontiguousarray(x)")
-    return ("array", dtype, a.ndim, layout_of(a),
-            _shape_key(a.shape, path, dynamic_shape, by_value))
-
-
-def _shape_key(shape: tuple[int, ...], path: Path, dynamic_shape: bool,
-               by_value: set[Path]) -> tuple | None:
-    """The shape entry of an array spec: every dimension when shapes are static; under
-    ``dynamic_shape`` ``None``, or the by-value dimensions with ``None`` elsewhere."""
-    if not dynamic_shape:
-        return tuple(shape)
-    static = [(*path, SHAPE, i) in by_value for i in range(len(shape))]
-    if not any(static):
-        return None
-    return tuple(d if s else None for d, s in zip(shape, static, strict=True))
+    shape = None if dynamic_shape else tuple(a.shape)
+    return ("array", dtype, a.ndim, layout_of(a), shape)
 
 
 def _dtype_name(dt: np.dtype, path: Path) -> str:
