@@ -65,11 +65,13 @@ LOOP_PIPELINE: list[str] = [
     "expand-math",     # exp/log/tanh/... as branch-free arithmetic, so loops vectorize
     "speculate-guards",  # guarded loads/arithmetic of innermost loops run unconditionally,
                          # the guard moves to the store (plain vector loads, not gathers)
-    "select-chains",   # running max/min/argmax loops (if x > mx: mx = x) searched in lanes
     "reduce-to-memory",  # scalar accumulators stored per iteration -> out[i] += ... (for
                          # layout's interchange)
     "output-accumulators",  # window sums per output kept in memory per output (a chunk),
                             # so layout runs the output loop innermost
+    "select-chains",   # running max/min/argmax loops (if x > mx: mx = x) searched in lanes;
+                       # after the two above: a window's max per output vectorizes across
+                       # the outputs there, better than lanes over a short window
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "distribute-reductions",  # expensive terms of a sequential sum in a loop of their own
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
