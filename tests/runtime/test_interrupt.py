@@ -28,15 +28,22 @@ def cache(tmp_path_factory) -> str:
     return str(tmp_path_factory.mktemp("cache"))
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Child:
     """A scenario's process; its stdout lines arrive through a queue, so a child that
     never prints (a kernel that ignores Ctrl-C) fails the test instead of hanging it."""
 
     def __init__(self, scenario: str, cache: str, **env: str) -> None:
         full = dict(os.environ, PYASC_CACHE_DIR=cache, PYTHONPATH=str(REPO), **env)
+        # SIGINT as a terminal would deliver it: a suite started in the background of a
+        # non-interactive shell inherits it ignored, and Python then installs no handler
         self.proc = subprocess.Popen([sys.executable, "-W", "ignore", str(CHILD), scenario],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=REPO, env=full)
+                                     text=True, cwd=REPO, env=full,
+                                     preexec_fn=_default_sigint)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.seen: dict[str, str] = {}
