@@ -160,3 +160,25 @@ def test_axis_groups_and_images():
     assert axis_groups((6, 1), (6,)) == [(range(0, 2), range(0, 1))]
     assert axis_groups((4, 6), (6, 4)) == [(range(0, 2), range(0, 2))]
     assert axis_groups((0, 3), (3, 0)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_the_rewrite_can_be_disabled_by_name(dtype, monkeypatch):
+    # PYASC_DISABLE_PASSES=cube-reshapes (the name the docs give) is a valid name, not
+    # "not a pass; ignored", and it does leave the reshape before the epilogue: the
+    # epilogue is then not the matmul's (no MIX kernel), results unchanged
+    from pyasc.errors import InvalidEnvironmentWarning
+    from pyasc.ir.passes import parse_disabled
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 17, 5)).astype(dtype)
+    b = rng.standard_normal((2, 3, 5, 19)).astype(dtype)
+    bias = rng.standard_normal((17, 1)).astype(dtype)
+    monkeypatch.setenv("PYASC_DISABLE_PASSES", "cube-reshapes")
+    parse_disabled.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InvalidEnvironmentWarning)
+        kernels = hybrid(_heads, target="ascend-sim").kernel(a, b, bias).ascend.kernels
+        got = hybrid(_heads, target="ascend-sim")(a, b, bias)
+    assert not any(isinstance(k, MixKernel) for k in kernels)
+    want = hybrid(_heads, target="interpret")(a, b, bias)
+    assert np.allclose(got.astype(np.float64), want, rtol=TOL[dtype], atol=TOL[dtype] * 8)
