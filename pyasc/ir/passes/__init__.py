@@ -158,5 +158,5 @@ def _names(names: list[str]) -> str:
 
 
 __all__ = ["BACKEND_STAGES", "DEFAULT_PIPELINE", "DISABLE_VARIABLE", "LOOP_PIPELINE",
-           "PASS_REGISTRY", "Pass", "PassContext", "PassManager", "REQUIRED_PASSES", "disabled_passes", "get_pass",
-           "parse_disabled", "register_pass", "run_pipeline"]
+           "PASS_REGISTRY", "Pass", "PassContext", "PassManager", "REQUIRED_PASSES",
+           "disabled_passes", "get_pass", "parse_disabled", "register_pass", "run_pipeline"]
