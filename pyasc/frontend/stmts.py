@@ -64,15 +64,27 @@ def _unpack(lw: Lowering, target: ast.Tuple | ast.List, value: object) -> None:
     items = _sequence(lw, value, target)
     stars = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
     n = len(target.elts)
-    if len(stars) > 1 or (not stars and len(items) != n) or len(items) < n - len(stars):
-        raise lw.error(TypeMismatchError,
-                       f"cannot unpack {len(items)} values into {n} targets", target)
+    # (two starred names are Python's own SyntaxError: such a function never exists)
+    if (not stars and len(items) != n) or len(items) < n - len(stars):
+        raise lw.error(TypeMismatchError, _arity_message(len(items), n - len(stars), stars),
+                       target, hint=f"the right side has {len(items)} value"
+                       f"{'s' if len(items) != 1 else ''} here (a shape has one per "
+                       "dimension): write as many names, or collect the rest with a "
+                       "starred name (a, *rest = ...)")
     if stars:
         k = stars[0]
         tail = n - k - 1
         items = [*items[:k], list(items[k:len(items) - tail]), *items[len(items) - tail:]]
     for t, v in zip(target.elts, items, strict=True):
         assign_target(lw, t.value if isinstance(t, ast.Starred) else t, v)
+
+
+def _arity_message(got: int, want: int, starred: list[int]) -> str:
+    """Python's own words for an unpacking of the wrong length."""
+    if got < want:
+        more = " at least" if starred else ""
+        return f"not enough values to unpack (expected{more} {want}, got {got})"
+    return f"too many values to unpack (expected {want}, got {got})"
 
 
 def _sequence(lw: Lowering, value: object, node: ast.AST) -> list[object]:

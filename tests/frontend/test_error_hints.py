@@ -69,3 +69,37 @@ def test_device_message_for_arrays_of_runtime_size_fits_the_construct():
         loop_carries_a_row(x)
     assert "kept from one iteration of this loop" in info.value.message
     assert "in place" in info.value.hint
+
+
+@hybrid
+def unpack_shape(x):
+    n, c, h, w = x.shape
+    return x * (n + c + h + w)
+
+
+@hybrid
+def unpack_too_many(x):
+    a, b = x.shape
+    return x * (a + b)
+
+
+@hybrid
+def unpack_starred(x):
+    a, b, *rest = x.shape
+    return x * (a + b)
+
+
+def test_unpacking_of_the_wrong_length_says_so_in_pythons_words():
+    # the hint was E50001's generic one ("check the dtypes of the inputs; cast
+    # explicitly"), which has nothing to do with counting names
+    x = np.ones((2, 3, 4), np.float32)
+    with pytest.raises(errors.TypeMismatchError) as info:
+        unpack_shape.ir(x)
+    assert info.value.message.endswith("not enough values to unpack (expected 4, got 3)")
+    assert "the right side has 3 values" in info.value.hint and "dtype" not in info.value.hint
+    with pytest.raises(errors.TypeMismatchError, match=r"too many values to unpack "
+                       r"\(expected 2, got 3\)"):
+        unpack_too_many.ir(x)
+    with pytest.raises(errors.TypeMismatchError, match=r"expected at least 2, got 1"):
+        unpack_starred.ir(np.ones(5, np.float32))
+    assert np.array_equal(unpack_starred(x), x * 5)
