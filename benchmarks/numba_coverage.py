@@ -167,6 +167,10 @@ def k_fmod(x, y):
     return np.fmod(x, y)
 
 
+def k_fmax(x, y):
+    return np.fmax(x, y), np.fmin(y, x)
+
+
 def k_nextafter(x, y):
     return np.nextafter(x, y)
 
@@ -399,6 +403,7 @@ CASES: list[tuple[str, Callable, tuple]] = [
     ("`np.copysign`", k_copysign, (A, B)),
     ("`np.heaviside`", k_heaviside, (A,)),
     ("`np.fmod`", k_fmod, (A, B)),
+    ("`np.fmax`, `np.fmin`", k_fmax, (A, B)),
     ("`np.nextafter`", k_nextafter, (A, B)),
     ("`np.deg2rad`", k_deg2rad, (A,)),
     ("`np.sinc`", k_sinc, (A,)),

@@ -1,6 +1,6 @@
 """numpy ufuncs composed from the IR's existing elementwise ops.
 
-``deg2rad rad2deg copysign heaviside hypot logaddexp logaddexp2 sinh cosh fmod nextafter
+``deg2rad rad2deg copysign heaviside fmax fmin hypot logaddexp logaddexp2 sinh cosh fmod nextafter
 bitwise_count arctan2 arcsin arccos arcsinh arccosh arctanh cbrt power`` need no op of their
 own: each is a short formula over ``arith``/``math`` ops (``math.atan`` for the inverse
 trigonometric ones), so every backend (and its vectorizer) runs it as it runs those
@@ -119,6 +119,19 @@ def heaviside(x: Val, h: Val) -> Val:
     """NaN for NaN, ``h`` at (either) zero, else 0 below and 1 above."""
     step = where(x.lt(0.0), x.em.const(0.0, x.elem), 1.0)
     return where(call(m.IsNanOp, x), x, where(x.eq(0.0), h, step))
+
+
+def fmax(x: Val, y: Val) -> Val:
+    """numpy's ``fmax``: ``maximum`` unless one operand is NaN, then the other (NaN only
+    when both are).  Equal operands (``-0.0``, ``0.0``) resolve as ``maximum``'s, which
+    is what numpy's loops do for float16 and for float32/float64 arrays (its scalar
+    loop, a length-1 call, returns the first: numpy itself differs by length there)."""
+    return where(_isnan(y), x, where(_isnan(x), y, x.max(y)))
+
+
+def fmin(x: Val, y: Val) -> Val:
+    """numpy's ``fmin``: ``minimum`` ignoring a NaN operand (see :func:`fmax`)."""
+    return where(_isnan(y), x, where(_isnan(x), y, x.min(y)))
 
 
 # ------------------------------------------------------------------- exp and log

@@ -183,6 +183,11 @@ UFUNCS: dict[str, Ufunc] = {
     "copysign": Ufunc(np.copysign, c.formula(c.copysign, narrow_in_f32=False)),
     "heaviside": Ufunc(np.heaviside, c.formula(c.heaviside, narrow_in_f32=False)),
     "hypot": Ufunc(np.hypot, c.formula(c.hypot)),
+    # no rounding, only selects: the half loops' float32 detour changes nothing
+    "fmax": Ufunc(np.fmax, c.formula(c.fmax, narrow_in_f32=False), on_int=_op(arith.MaxOp),
+                  on_bool=_op(arith.OrOp)),
+    "fmin": Ufunc(np.fmin, c.formula(c.fmin, narrow_in_f32=False), on_int=_op(arith.MinOp),
+                  on_bool=_op(arith.AndOp)),
     "logaddexp": Ufunc(np.logaddexp, c.formula(c.logaddexp)),
     "logaddexp2": Ufunc(np.logaddexp2, c.formula(c.logaddexp2)),
     "sinh": Ufunc(np.sinh, c.formula(c.sinh)),
