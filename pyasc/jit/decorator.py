@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import CompiledKernel, Program, get_backend
 from pyasc.callsite import at_caller, for_user, public_api, user_error
-from pyasc.errors import ArgumentError, InternalCompilerError
+from pyasc.errors import ArgumentError, InternalCompilerError, UnsupportedSyntaxError
 from pyasc.frontend.callee import Callee
 from pyasc.frontend.signature import Param, Spec, params_of
 from pyasc.jit.arguments import prepare_bound, prepare_call, refuse_device_arrays
@@ -96,7 +96,11 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
 
     def __init__(self, fn: Callable, options: Options,
                  signature: inspect.Signature | None = None, program: Any = None) -> None:
-        refused = refusal(fn)
+        refused = refusal(fn) if not isinstance(fn, HybridFunction) else \
+            UnsupportedSyntaxError(
+                f"'{fn.__name__}' is already a @hybrid function",
+                hint=f"to compile it with other options, decorate the plain function: "
+                f"hybrid({fn.__name__}.__wrapped__, ...)")
         if refused is not None:
             raise at_caller(refused)
         functools.update_wrapper(self, fn)

@@ -103,3 +103,12 @@ def test_unpacking_of_the_wrong_length_says_so_in_pythons_words():
     with pytest.raises(errors.TypeMismatchError, match=r"expected at least 2, got 1"):
         unpack_starred.ir(np.ones(5, np.float32))
     assert np.array_equal(unpack_starred(x), x * 5)
+
+
+def test_decorating_a_hybrid_function_again_says_how_to_change_its_options():
+    with pytest.raises(errors.UnsupportedSyntaxError) as info:
+        hybrid(unpack_starred, target="interpret")
+    assert "'unpack_starred' is already a @hybrid function" in info.value.message
+    assert "hybrid(unpack_starred.__wrapped__, ...)" in info.value.hint
+    assert np.array_equal(hybrid(unpack_starred.__wrapped__, target="interpret")(
+        np.ones((2, 3), np.float32)), np.full((2, 3), 5.0))
