@@ -31,6 +31,7 @@ from pyasc.frontend.npfuncs import (
     sorting,
     statistics,
     ufuncs,
+    unique,
 )
 
 SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
@@ -38,7 +39,7 @@ SYNTAX_RULES: tuple[ModuleType, ...] = (exprs, stmts, flow, raising)
 
 NUMPY_RULES: tuple[ModuleType, ...] = (creation, ufuncs, reductions, shapes, linalg, sorting,
                                        arrange, nanfuncs, indices, einsum,
-                                       statistics, accumulate, matrices, logic)
+                                       statistics, accumulate, matrices, logic, unique)
 """Handlers of numpy functions, array methods and attributes, by family."""
 
 numpy_registry.mark_filled()

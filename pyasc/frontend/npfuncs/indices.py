@@ -1,4 +1,5 @@
-"""Flat and multi-dimensional indices: ``unravel_index`` and ``ravel_multi_index``.
+"""Flat and multi-dimensional indices: ``unravel_index`` and ``ravel_multi_index``, and
+the indices of nonzero elements (``nonzero``, ``flatnonzero``, ``argwhere``).
 
 Both take integer scalars or arrays and a shape, in C or Fortran order, and give
 ``int64`` (numpy's ``intp``) results: ``unravel_index`` a tuple of coordinates
@@ -10,11 +11,14 @@ numpy (``mode='raise'``); ``ravel_multi_index`` also has ``mode='wrap'`` and
 
 from __future__ import annotations
 
+import numpy as np
+
 from pyasc.errors import TypeMismatchError, UnsupportedNumpyError
 from pyasc.failures import raise_kind
 from pyasc.frontend import indexmath
+from pyasc.frontend.advanced import nonzero
 from pyasc.frontend.elementwise import apply_ufunc
-from pyasc.frontend.npfuncs.common import shape_arg
+from pyasc.frontend.npfuncs.common import array_arg, shape_arg
 from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.values import Dim, Scalar, Tensor
 from pyasc.ir.ops import func
@@ -105,3 +109,37 @@ def ravel_multi_index(lw, multi_index, dims, mode="raise", order="C"):
         flat = _u(lw, "add", flat, _u(lw, "multiply", c, stride))
         stride = indexmath.mul(lw.em, stride, d)
     return lw.em.cast(lw.em.operand(flat), i64)
+
+
+def nonzero_coordinates(lw, a: object, what: str) -> list[Tensor]:
+    """``a.nonzero()``: one ``int64`` array of coordinates per axis of ``a``, in C order
+    (a run-time length, as ``x[mask]``'s); ``a != 0`` is numpy's truth (NaN is true)."""
+    x = array_arg(lw, a)
+    if x.type.rank == 0:  # numpy 2 refuses it rather than guessing a shape
+        raise TypeMismatchError(f"{what} of a 0-d array is not allowed",
+                                hint="use np.atleast_1d(x) first, as numpy says")
+    mask = x if x.type.element.is_bool else _u(lw, "not_equal", x, 0)
+    return nonzero(lw, mask, lw.em.dims(mask))
+
+
+@register("nonzero", "ndarray.nonzero")
+def nonzero_(lw, a):
+    """a tuple of `int64` coordinate arrays, one per axis, of the nonzero elements"""
+    return tuple(nonzero_coordinates(lw, a, "nonzero"))
+
+
+@register("flatnonzero")
+def flatnonzero(lw, a):
+    """flat indices (`int64`) of the nonzero elements of `a` raveled"""
+    return nonzero_coordinates(lw, call_numpy(lw, "ravel", [a], {}), "flatnonzero")[0]
+
+
+@register("argwhere")
+def argwhere(lw, a):
+    """`(count, a.ndim)` `int64` coordinates of the nonzero elements (0-d: `(count, 0)`)"""
+    x = lw.em.operand(a)
+    if isinstance(x, Tensor) and x.type.rank == 0 or not isinstance(x, Tensor):
+        # numpy: argwhere(atleast_1d(a))[:, :0], one empty row per nonzero
+        flat = nonzero_coordinates(lw, call_numpy(lw, "ravel", [a], {}), "argwhere")[0]
+        return call_numpy(lw, "zeros", [(lw.em.dims(flat)[0], 0)], {"dtype": np.int64})
+    return call_numpy(lw, "stack", [nonzero_coordinates(lw, a, "argwhere")], {"axis": 1})

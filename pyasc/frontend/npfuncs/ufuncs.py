@@ -18,7 +18,7 @@ from pyasc.errors import TypeMismatchError, UnsupportedNumpyError
 from pyasc.frontend.custom_vjp import AUTODIFF_CALLS
 from pyasc.frontend.elementwise import UFUNCS, apply_ufunc
 from pyasc.frontend.npfuncs.common import as_dtype, finish, python_dtype, static_int, strong
-from pyasc.frontend.numpy_registry import register
+from pyasc.frontend.numpy_registry import call_numpy, register
 from pyasc.frontend.promotion import result_type
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
 from pyasc.ir.ops import arith
@@ -88,8 +88,12 @@ def stop_gradient(lw, x, /):
 
 
 @register("where")
-def where(lw, condition, x, y, /):
-    """`np.where(c, x, y)`; the one-argument form is not supported"""
+def where(lw, condition, x=None, y=None, /):
+    """`np.where(c, x, y)`; `np.where(c)` is `np.nonzero(c)`"""
+    if x is None and y is None:
+        return call_numpy(lw, "nonzero", [condition], {})
+    if x is None or y is None:
+        raise TypeMismatchError("either both or neither of x and y should be given")
     em = lw.em
     c = em.operand(condition)
     c = em.cast(c if is_runtime(c) else em.scalar(c, i1), i1)
