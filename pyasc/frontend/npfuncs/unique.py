@@ -67,7 +67,7 @@ def unique(lw, ar, return_index=False, return_inverse=False, return_counts=False
         inverse = call_numpy(lw, "take", [ranks, back], {})
         out.append(call_numpy(lw, "reshape", [inverse, lw.em.dims(x)], {}))
     if flags[2]:
-        starts = load_index(lw, call_numpy(lw, "flatnonzero", [mask], {}), (slice(None),))
+        starts = call_numpy(lw, "flatnonzero", [mask], {})
         size = call_numpy(lw, "array", [[lw.em.dims(flat)[0]]], {"dtype": np.int64})
         out.append(call_numpy(lw, "diff", [starts], {"append": size}))
     return tuple(out)
