@@ -69,7 +69,10 @@ class ConvGeometry:
 class ConvL1Plan:
     """The schedule: ``bands`` bands of ``band_rows`` output rows per image (work items
     n x bands over ``blocks`` cube cores), M tiles of ``base_m`` pixels, ping-pong L1
-    bands and L0A/L0C tiles, the weights resident in L1 and L0B."""
+    bands and L0A/L0C tiles, the weights resident in L1.  When the weights fit L0B
+    (``b_resident``) they stay there; otherwise each M tile runs over N blocks of
+    ``base_n`` output channels and, inside, K blocks of ``base_k`` img2col columns
+    (accumulated in L0C), each block's weights loaded L1 -> L0B into a ping-pong slot."""
 
     geo: ConvGeometry
     c0: int
@@ -77,6 +80,8 @@ class ConvL1Plan:
     band_rows: int
     bands: int
     base_m: int
+    base_k: int        # img2col columns per Mmad (a multiple of C0; ktot: no K loop)
+    base_n: int        # output channels per L0C tile (a multiple of 16; o16: no N loop)
     blocks: int
     l1_bytes: int      # peak L1 use: two input bands and the weights
     l0a_bytes: int
@@ -87,6 +92,21 @@ class ConvL1Plan:
     def c1(self) -> int:
         """Channel blocks of C0."""
         return self.ktot // (self.geo.fh * self.geo.fw * self.c0)
+
+    @property
+    def o16(self) -> int:
+        """Output channels rounded up to a 16-column fractal."""
+        return -(-self.geo.o // 16) * 16
+
+    @property
+    def b_resident(self) -> bool:
+        """All the weights stay in L0B: no K or N loop, one L1 -> L0B load per core."""
+        return self.base_k >= self.ktot and self.base_n >= self.o16
+
+    @property
+    def n_blocks(self) -> int:
+        """N blocks (of ``base_n`` output channels) per M tile."""
+        return -(-self.geo.o // self.base_n)
 
 
 def _limits(g: ConvGeometry) -> str | None:
@@ -115,21 +135,54 @@ def plan_conv_l1(g: ConvGeometry, cube: CubeUnit) -> ConvL1Plan | str:
     ktot = c1 * g.fh * g.fw * c0
     o16 = -(-g.o // 16) * 16
     w_bytes = o16 * ktot * size
-    if w_bytes > cube.l0b_bytes or o16 * c0 > 16384:
-        return f"the weights ({w_bytes} bytes as Zn) do not fit L0B: a K loop is not written yet"
-    base_m = min(cube.l0a_bytes // (2 * ktot * size), cube.l0c_bytes // (2 * o16 * 4)) // 16 * 16
-    if base_m < 16:
-        return "one 16-pixel M tile of the img2col does not fit half of L0A / L0C"
-    budget = cube.l1_usable_bytes - w_bytes
-    rows = _band_rows(g, c1, budget, cube.cores)
+    if o16 * c0 > 16384:
+        return "more than 16384 / C0 output channels (the weights' Nd2Nz matrix stride)"
+    if w_bytes >= cube.l1_usable_bytes:
+        return (f"the weights ({w_bytes} bytes as NZ) do not fit L1 next to the input bands: "
+                "streaming them from GM per N block is not written yet")
+    rows = _band_rows(g, c1, cube.l1_usable_bytes - w_bytes, cube.cores)
     if rows == 0:
         return "one output row's input rows do not fit half of L1 next to the weights"
     bands = -(-g.oh // rows)
     band_bytes = max(_band_bytes(g, c1, r * rows, min(g.oh, (r + 1) * rows)) for r in range(bands))
-    base_m = min(base_m, -(-rows * g.ow // 16) * 16)
-    return ConvL1Plan(g, c0, ktot, rows, bands, base_m, min(cube.cores, g.n * bands),
-                      2 * band_bytes + w_bytes, 2 * base_m * ktot * size, w_bytes,
-                      2 * base_m * o16 * 4)
+    tiles = _l0_tiles(ktot, o16, size, c0, -(-rows * g.ow // 16) * 16, cube)
+    if tiles is None:
+        return "one 16-pixel M tile of a C0-wide K block does not fit half of L0A / L0C"
+    base_m, base_k, base_n = tiles
+    resident = base_k == ktot and base_n == o16
+    return ConvL1Plan(g, c0, ktot, rows, bands, base_m, base_k, base_n,
+                      min(cube.cores, g.n * bands), 2 * band_bytes + w_bytes,
+                      2 * base_m * base_k * size,
+                      w_bytes if resident else 2 * base_k * base_n * size,
+                      2 * base_m * base_n * 4)
+
+
+def _l0_tiles(ktot: int, o16: int, size: int, c0: int, max_m: int,
+              cube: CubeUnit) -> tuple[int, int, int] | None:
+    """(base_m, base_k, base_n): all the weights resident in L0B when they fit it with a
+    16-pixel M tile (the largest M tile then), else the ping-pong blocks that move the
+    fewest L1 -> L0 bytes per output pixel (A is loaded once per N block: ``o16 /
+    base_n``; the weights once per M tile: ``o16 / base_m``), the K block at least
+    ``8 * C0`` (fewer, longer Mmads) if any such block fits, and at most 255 fractal
+    rows (LoadData 2D's repeat); None if not even a 16 x C0 tile fits."""
+    def m_fit(k: int, n: int) -> int:
+        m = min(cube.l0a_bytes // (2 * k * size), cube.l0c_bytes // (2 * n * 4), max_m)
+        return m // 16 * 16
+
+    if o16 * ktot * size <= cube.l0b_bytes and m_fit(ktot, o16) >= 16:
+        return m_fit(ktot, o16), ktot, o16
+    for k_floor in (min(ktot, 8 * c0), c0):   # a shorter K block only if none fits
+        best = None
+        for n in range(16, min(o16, 4080) + 1, 16):
+            top = min(ktot, cube.l0b_bytes // (2 * n * size), 255 * c0) // c0 * c0
+            for k in range(top, k_floor - 1, -c0):
+                m = m_fit(k, n)
+                key = (o16 / n + o16 / m, -k) if m >= 16 else None
+                if key is not None and (best is None or key < best[0]):
+                    best = (key, (m, k, n))
+        if best is not None:
+            return best[1]
+    return None
 
 
 def _band_bytes(g: ConvGeometry, c1: int, r0: int, r1: int) -> int:
@@ -170,15 +223,17 @@ def conv_l1_counts(p: ConvL1Plan, out_itemsize: int) -> ConvCounts:
     g, size = p.geo, ITEMSIZE[p.geo.dtype]
     x_read = sum(g.in_rows(r * p.band_rows, min(g.oh, (r + 1) * p.band_rows))[1]
                  for r in range(p.bands)) * g.w * g.c * size * g.n
-    a_bytes = 0
+    a_bytes = m_tiles = 0   # per image: padded pixel rows of the M tiles, M tiles
     for r in range(p.bands):
         pixels = (min(g.oh, (r + 1) * p.band_rows) - r * p.band_rows) * g.ow
         tiles, last = divmod(pixels, p.base_m)
         a_bytes += tiles * p.base_m + (-(-last // 16) * 16 if last else 0)
-    a_bytes *= p.ktot * size * g.n
+        m_tiles += tiles + (last > 0)
+    b_bytes = p.blocks * p.l0b_bytes if p.b_resident else m_tiles * g.n * p.ktot * p.o16 * size
+    a_bytes *= p.ktot * size * g.n * p.n_blocks
     return ConvCounts(gm_read=x_read + p.blocks * g.o * g.c * g.fh * g.fw * size,
                       gm_written=g.n * g.oh * g.ow * g.o * out_itemsize,
-                      l1_to_l0a=a_bytes, l1_to_l0b=p.blocks * p.l0b_bytes,
+                      l1_to_l0a=a_bytes, l1_to_l0b=b_bytes,
                       macs=g.n * g.oh * g.ow * g.o * p.ktot)
 
 

@@ -8,17 +8,22 @@ image:
 
 * once per block: the weights GM -> L1 as the NZ layout of (O x K), K = (c1, kh, kw, c0),
   one ``Nd2NzParams`` copy per channel block (its fh*fw taps are the ND matrices; the
-  channel padding to C0 is Nd2Nz's zero fill), then one contiguous ``LoadData`` 2D into
-  L0B: Zn of the (K x O) B [V layouts, reference 3.1/4.1; the per-tap matrices I];
+  channel padding to C0 is Nd2Nz's zero fill); if they fit L0B, one contiguous
+  ``LoadData`` 2D makes them Zn of the (K x O) B there for the whole kernel [V layouts,
+  reference 3.1/4.1; the per-tap matrices I];
 * per item: the band's input rows (with the filter's halo) GM -> L1 by one Nd2Nz copy of
   the (rows*W x C) NHWC matrix, whose NZ layout is NC1HWC0 [I];
-* per M tile of the band's pixels: ``LoadData`` 3D v2 into L0A (Zz: M = pixels; the band's
+* per M tile of the band's pixels and N block of ``baseN`` output channels (one block
+  when the weights stay in L0B), per K block of ``baseK`` img2col columns (one block
+  likewise): ``LoadData`` 3D v2 of the K block into L0A (Zz: M = pixels; the band's
   padding in padList, stride/dilation in the parameters) [V semantics, reference 4.2],
-  ``Mmad`` into L0C, ``Fixpipe`` (ReLU, conversion) of the (m x O) tile to y.
+  unless the weights stay in L0B their (K block x N block) as Zn by ``LoadData`` 2D,
+  ``Mmad`` accumulating into L0C (``cmatrixInitVal`` on the first K block only); then
+  ``Fixpipe`` (ReLU, conversion) of the (m x nCur) tile to its columns of y (dstStride O).
 
-L1 bands and L0A/L0C tiles are double-buffered; every hand-off is an explicit flag as in
-``emit_cube`` (forward ``MTE2_MTE1``, ``MTE1_M``, ``M_FIX``; backward ``MTE1_MTE2``,
-``M_MTE1``, ``FIX_M`` pre-armed and drained).  Nothing here ran on an NPU.
+L1 bands, the L0A/L0B block pairs and the L0C tiles are double-buffered; every hand-off
+is an explicit flag as in ``emit_cube`` (forward ``MTE2_MTE1``, ``MTE1_M``, ``M_FIX``;
+backward ``MTE1_MTE2``, ``M_MTE1``, ``FIX_M`` pre-armed and drained).  Nothing here ran on an NPU.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from pyasc.backend.ascendc.cores import CUBE
 from pyasc.backend.ascendc.cwriter import CWriter
 
 PARAMS = ("n", "h", "w", "c", "o", "fh", "fw", "sh", "sw", "dh", "dw", "pl", "pr", "pt", "pb",
-          "oh", "ow", "bandRows", "bands", "baseM")
+          "oh", "ow", "bandRows", "bands", "baseM", "baseK", "baseN")
 """The kernel's scalar parameters after ``x, wt, y`` (int32)."""
 
 CTYPES = {"f16": "half", "bf16": "bfloat16_t", "f32": "float"}
@@ -62,7 +67,7 @@ def param_values(k: ConvKernel) -> list[int]:
     """The values of :data:`PARAMS` for ``k``'s plan."""
     p, g = k.plan, k.plan.geo
     return [g.n, g.h, g.w, g.c, g.o, g.fh, g.fw, *g.stride, *g.dilation, *g.pads, g.oh, g.ow,
-            p.band_rows, p.bands, p.base_m]
+            p.band_rows, p.bands, p.base_m, p.base_k, p.base_n]
 
 
 _SETUP = """\
@@ -72,14 +77,15 @@ const int32_t kTot = c1 * taps * C0, items = n * bands;
 if (GetBlockIdx() >= items) return;
 const int32_t span = (bandRows - 1) * sh + (fh - 1) * dh + 1, maxRows = span < h ? span : h;
 const uint32_t band = c1 * maxRows * w * C0, wElems = o16 * kTot;
-const uint32_t aTile = baseM * kTot, cTile = baseM * o16;
+const bool bRes = baseK >= kTot && baseN >= o16;  // all the weights stay in L0B
+const uint32_t aTile = baseM * baseK, bTile = baseK * baseN, cTile = baseM * baseN;
 GlobalTensor<{t}> xGm, wGm;
 GlobalTensor<{to}> yGm;
 xGm.SetGlobalBuffer((__gm__ {t}*)x, n * h * w * c);
 wGm.SetGlobalBuffer((__gm__ {t}*)wt, o * taps * c);
 yGm.SetGlobalBuffer((__gm__ {to}*)y, n * oh * ow * o);
 LocalTensor<{t}> w1(TPosition::B1, 0, wElems), x1(TPosition::A1, wElems * sizeof({t}), 2 * band);
-LocalTensor<{t}> b2(TPosition::B2, 0, wElems), a2(TPosition::A2, 0, 2 * aTile);
+LocalTensor<{t}> b2(TPosition::B2, 0, bRes ? wElems : 2 * bTile), a2(TPosition::A2, 0, 2 * aTile);
 LocalTensor<float> acc(TPosition::CO1, 0, 2 * cTile);
 for (int32_t cb = 0; cb < c1; ++cb) {{
   const uint16_t d = c - cb * C0 < C0 ? c - cb * C0 : C0;
@@ -88,15 +94,17 @@ for (int32_t cb = 0; cb < c1; ++cb) {{
 }}
 SetFlag<HardEvent::MTE2_MTE1>(2);
 WaitFlag<HardEvent::MTE2_MTE1>(2);
-LoadData(b2, w1, LoadData2DParams(0, kTot / C0 * (o16 / 16), 1, 0, 0, false, 0));
-SetFlag<HardEvent::MTE1_M>(2);
-WaitFlag<HardEvent::MTE1_M>(2);
+if (bRes) {{
+  LoadData(b2, w1, LoadData2DParams(0, kTot / C0 * (o16 / 16), 1, 0, 0, false, 0));
+  SetFlag<HardEvent::MTE1_M>(2);
+  WaitFlag<HardEvent::MTE1_M>(2);
+}}
 for (int32_t e = 0; e < 2; ++e) {{
   SetFlag<HardEvent::MTE1_MTE2>(e);
   SetFlag<HardEvent::M_MTE1>(e);
   SetFlag<HardEvent::FIX_M>(e);
 }}
-int32_t step = 0, tile = 0;"""
+int32_t step = 0, tile = 0, kStep = 0;"""
 
 _ITEM = """\
 const int32_t img = item / bands, r0 = (item % bands) * bandRows;
@@ -112,22 +120,39 @@ WaitFlag<HardEvent::MTE2_MTE1>(slot);
 const uint8_t pad[4] = {(uint8_t)pl, (uint8_t)pr, (uint8_t)(s - lo), (uint8_t)(hi - last)};
 const int32_t pixels = (r1 - r0) * ow;"""
 
-_TILE = """\
-const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0, t = tile & 1;
-WaitFlag<HardEvent::M_MTE1>(t);
-LoadData(a2[t * aTile], x1[slot * band],
-         LoadData3DParamsV2<{t}>(pad, rows, w, c1 * C0, kTot, m, 0, m0, sw, sh, fw, fh, dw, dh,
+_MTILE = """\
+const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0, mPad = (m + 15) / 16 * 16;"""
+
+_NBLOCK_START = """\
+const int32_t nCur = o - n0 < baseN ? o - n0 : baseN, nPad = (nCur + 15) / 16 * 16, t = tile & 1;
+WaitFlag<HardEvent::FIX_M>(t);"""
+
+# One K block: the img2col columns [k0, k0 + kb) of the M tile into L0A, the weights'
+# (kb x nPad) block into L0B (Zn: per 16-channel column, kb / C0 fractals gathered with
+# the L1 NZ layout's stride o16 / 16), Mmad accumulating in L0C after the first block.
+_KBLOCK = """\
+const int32_t kb = kTot - k0 < baseK ? kTot - k0 : baseK, p = kStep & 1;
+WaitFlag<HardEvent::M_MTE1>(p);
+LoadData(a2[p * aTile], x1[slot * band],
+         LoadData3DParamsV2<{t}>(pad, rows, w, c1 * C0, kb, m, k0, m0, sw, sh, fw, fh, dw, dh,
                                  false, false, ({t})0));
-SetFlag<HardEvent::MTE1_M>(t);
-WaitFlag<HardEvent::MTE1_M>(t);
-WaitFlag<HardEvent::FIX_M>(t);
-Mmad(acc[t * cTile], a2[t * aTile], b2, MmadParams(m, o, kTot, 0, false, true));
-SetFlag<HardEvent::M_MTE1>(t);
+if (!bRes) {{
+  for (int32_t j = 0; j < nPad / 16; ++j)
+    LoadData(b2[p * bTile + j * 16 * C0], w1[(k0 / C0 * o16 + n0 + j * 16) * C0],
+             LoadData2DParams(0, kb / C0, o16 / 16, 0, nPad / 16 - 1, false, 0));
+}}
+SetFlag<HardEvent::MTE1_M>(p);
+WaitFlag<HardEvent::MTE1_M>(p);
+if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
+Mmad(acc[t * cTile], a2[p * aTile], bRes ? b2 : b2[p * bTile],
+     MmadParams(m, nCur, kb, 0, false, k0 == 0));
+SetFlag<HardEvent::M_MTE1>(p);"""
+
+_NBLOCK_END = """\
 SetFlag<HardEvent::M_FIX>(t);
 WaitFlag<HardEvent::M_FIX>(t);
-Fixpipe(yGm[((int64_t)img * oh * ow + r0 * ow + m0) * o], acc[t * cTile],
-        FixpipeParamsV220(o, m, (m + 15) / 16 * 16, o, {relu}, QuantMode_t::{quant}, 0, 1, 0, 0,
-                          0));
+Fixpipe(yGm[((int64_t)img * oh * ow + r0 * ow + m0) * o + n0], acc[t * cTile],
+        FixpipeParamsV220(nCur, m, mPad, o, {relu}, QuantMode_t::{quant}, 0, 1, 0, 0, 0));
 SetFlag<HardEvent::FIX_M>(t);"""
 
 _DRAIN = """\
@@ -155,8 +180,14 @@ def emit_conv(w: CWriter, k: ConvKernel) -> None:
         items = "for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step)"
         with w.block(items):
             _lines(w, _ITEM)
-            with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM, ++tile)"):
-                _lines(w, _TILE.format(t=t, relu="true" if k.relu else "false", quant=k.quant))
+            with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM)"):
+                _lines(w, _MTILE)
+                with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile)"):
+                    _lines(w, _NBLOCK_START)
+                    with w.block("for (int32_t k0 = 0; k0 < kTot; k0 += baseK, ++kStep)"):
+                        _lines(w, _KBLOCK.format(t=t))
+                    _lines(w, _NBLOCK_END.format(relu="true" if k.relu else "false",
+                                                 quant=k.quant))
             w.line("SetFlag<HardEvent::MTE1_MTE2>(slot);")
         _lines(w, _DRAIN)
 

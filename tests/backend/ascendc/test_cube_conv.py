@@ -216,6 +216,10 @@ def _brief_case(x, w):
     return conv2d(x, w, stride=2, padding=1, dilation=2)
 
 
+def _padded(x, w):
+    return conv2d(x, w, padding=1)
+
+
 def _relu_only(x, w):
     return np.maximum(conv2d(x, w), 0)
 
@@ -275,6 +279,9 @@ def _cols_twice(x, w):
     (_plain, (8, 8, 128, 128), (16, 8, 3, 3), ["ConvKernel"]),     # the seed's CustomConv
     (_brief_case, (1, 3, 17, 19), (5, 3, 3, 3), ["ConvKernel"]),
     (_relu_only, (2, 17, 9, 11), (20, 17, 3, 2), ["ConvKernel"]),  # ReLU in Fixpipe
+    # weights larger than L0B (K and N blocks): ResNet's 64x64x3x3, a ragged 40 -> 96
+    (_padded, (1, 64, 56, 56), (64, 64, 3, 3), ["ConvKernel"]),
+    (_relu_only, (2, 40, 9, 7), (96, 40, 3, 3), ["ConvKernel"]),
     (_own_im2col, (2, 5, 10, 12), (7, 5, 3, 2), ["ConvKernel"]),
     (_taps_outer, (2, 5, 10, 12), (7, 5, 3, 2), ["CopyKernel", "CubeKernel"]),
 ], ids=lambda v: getattr(v, "__name__", None))

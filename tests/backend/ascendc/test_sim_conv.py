@@ -91,8 +91,40 @@ def test_small_l1_forces_bands_with_halos_and_pads():
     _run(g, cube, relu=True)
 
 
+# weights larger than L0B: K blocks accumulated in L0C, N blocks of output channels
+# written as column blocks of y; a small L0B forces ragged last K and N blocks
+BLOCKED = [
+    (ConvGeometry(1, 64, 56, 56, 64, 3, 3, pads=(1, 1, 1, 1)), None),        # ResNet 64x64x3x3
+    (ConvGeometry(2, 17, 13, 11, 40, 3, 3, (2, 2), (2, 1), (0, 1, 2, 0), "f32"), 8 * 1024),
+    (ConvGeometry(1, 3, 17, 19, 37, 3, 3, (1, 2), (2, 2), (1, 2, 1, 1)), 4 * 1024),
+    (ConvGeometry(2, 33, 9, 10, 70, 2, 3, (1, 1), (1, 1), (1, 0, 0, 1)), 16 * 1024),
+]
+
+
+@pytest.mark.parametrize(("g", "l0b"), BLOCKED, ids=lambda v: f"{v.c}x{v.o}-{v.dtype}"
+                         if isinstance(v, ConvGeometry) else str(v))
+def test_weights_larger_than_l0b_run_in_k_and_n_blocks(g, l0b):
+    cube = get_soc("Ascend910B1").cube
+    if l0b is not None:
+        cube = dataclasses.replace(cube, l0b_bytes=l0b)
+    plan = plan_conv_l1(g, cube)
+    assert not isinstance(plan, str), plan
+    assert not plan.b_resident and plan.l0b_bytes <= cube.l0b_bytes
+    assert plan.base_k < plan.ktot or plan.n_blocks > 1
+    _run(g, cube, relu=l0b == 4 * 1024)
+
+
+def test_block_choice_covers_ragged_k_and_n():
+    """The small-L0B cases above do cut K and N into blocks whose last one is partial."""
+    cube = get_soc("Ascend910B1").cube
+    plans = [plan_conv_l1(g, dataclasses.replace(cube, l0b_bytes=l0b))
+             for g, l0b in BLOCKED if l0b is not None]
+    assert any(p.ktot % p.base_k for p in plans)
+    assert any(p.n_blocks > 1 and p.geo.o % p.base_n for p in plans)
+
+
 def test_plan_says_why_not():
     cube = get_soc("Ascend910B1").cube
-    assert "L0B" in plan_conv_l1(ConvGeometry(1, 512, 8, 8, 512, 3, 3), cube)
+    assert "L1" in plan_conv_l1(ConvGeometry(1, 512, 8, 8, 512, 3, 3), cube)
     assert "padding" in plan_conv_l1(ConvGeometry(1, 4, 8, 8, 4, 3, 3, pads=(3, 3, 3, 3)), cube)
     assert "operands" in plan_conv_l1(ConvGeometry(1, 4, 8, 8, 4, 3, 3, dtype="i8"), cube)
