@@ -12,12 +12,14 @@ against all GM bytes at 1.6 TB/s HBM with no L2 credit).  Nothing is measured on
 Shapes of at most ``--sim-macs`` MACs are also run in the sim, which checks the result
 against numpy and the counted bytes and MACs against the model ("sim" column).
 
-A second table is the seed's ``CustomConv`` (``examples/custom_conv.py``: input (8, 8,
-128, 128), weights (16, 8, 3, 3), ``pyasc.ops.conv2d``): its kernels (the conv kernel
-building the im2col in L1, ``conv_plan``, writing float16 through Fixpipe, and the host
-transposes around it), each one's GM bytes and estimate, and the total against the least
-traffic of any conv2d (x and w read once, y written once); then the same with a bias and
-ReLU, which keeps the GM route: the im2col's DMA copy kernel, then one MIX kernel.
+A second table is conv2d (``pyasc.ops.conv2d``): the seed's ``CustomConv``
+(``examples/custom_conv.py``: input (8, 8, 128, 128), weights (16, 8, 3, 3)) and ResNet's
+64x64x3x3 layer with padding 1 on (1, 64, 56, 56) (``--conv CASE``: that table alone):
+its kernels (the conv kernel building the im2col in L1, ``conv_plan``, writing float16
+through Fixpipe, and the host transposes around it), each one's GM bytes and estimate,
+and the total against the least traffic of any conv2d (x and w read once, y written
+once); then CustomConv with a bias and ReLU, which keeps the GM route: the im2col's DMA
+copy kernel, then one MIX kernel.
 
 A third table is linear + bias + activation, fused into one MIX kernel and not
 (``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate); the
@@ -185,7 +187,17 @@ def conv_bias_relu(x, w, b):
     return np.maximum(conv2d(x, w, b), 0)
 
 
-CONV_SHAPE = ((8, 8, 128, 128), (16, 8, 3, 3))   # examples/custom_conv.py: _DEMO, "default"
+def conv_pad1(x, w):
+    return conv2d(x, w, padding=1)
+
+
+# case -> (conv2d form, its form with a bias and ReLU or None, (x shape, w shape))
+CONV_CASES = {
+    # examples/custom_conv.py: _DEMO, "default"
+    "CustomConv": (conv, conv_bias_relu, ((8, 8, 128, 128), (16, 8, 3, 3))),
+    # ResNet's first-stage 3x3 layer: weights (72 KB) larger than L0B, padding 1
+    "ResNet 64x64x3x3 pad 1": (conv_pad1, None, ((1, 64, 56, 56), (64, 64, 3, 3))),
+}
 CONV_HEADER = ["dtype", "kernel", "what", "GM read MiB", "GM written MiB", "estimate us",
                "sim"]
 
@@ -205,9 +217,11 @@ def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, 
         same = (c["cube_macs"], c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == \
             (counts.macs, counts.gm_read, counts.gm_written)
         p = k.plan
+        blocks = "" if p.b_resident else f" in {p.base_k}-blocks, N in {p.base_n}-blocks"
+        pads = f", padList {p.geo.pads}" if any(p.geo.pads) else ""
         return (counts.gm_read, counts.gm_written, conv_l1_estimate_s(p, counts, soc.cube),
                 f"im2col in L1: {p.bands} bands x {p.band_rows} rows, M tile {p.base_m}, "
-                f"K {p.ktot}, {p.blocks}/{soc.cube.cores} cores",
+                f"K {p.ktot}{blocks}{pads}, {p.blocks}/{soc.cube.cores} cores",
                 "counts match" if same else "MISMATCH")
     cube = k.cube if isinstance(k, MixKernel) else k
     assert isinstance(cube, CubeKernel), k
@@ -228,16 +242,17 @@ def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, 
             "vector" if same else "MISMATCH")
 
 
-def _conv_rows(dtype: type, soc_name: str, bias: bool = False) -> list[list[str]]:
-    """One row per kernel of the CustomConv shape (``bias``: with a bias and ReLU), then
+def _conv_rows(case: str, dtype: type, soc_name: str, bias: bool = False) -> list[list[str]]:
+    """One row per kernel of the conv2d ``case`` (``bias``: with a bias and ReLU), then
     the total."""
     soc = get_soc(soc_name)
     assert soc.cube is not None
+    plain, biased, shapes = CONV_CASES[case]
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal(s).astype(dtype) for s in CONV_SHAPE]
+    args = [rng.standard_normal(s).astype(dtype) for s in shapes]
     if bias:
-        args.append(rng.standard_normal(CONV_SHAPE[1][0]).astype(dtype))
-    form = conv_bias_relu if bias else conv
+        args.append(rng.standard_normal(shapes[1][0]).astype(dtype))
+    form = biased if bias else plain
     fn = hybrid(form, target="ascend-sim", device_type=[soc.name])
     kernel = fn.kernel(*args)
     got = fn(*args)
@@ -246,7 +261,7 @@ def _conv_rows(dtype: type, soc_name: str, bias: bool = False) -> list[list[str]
     c = kernel.last_counters
     rows, total_r, total_w, total_s = [], 0, 0, 0.0
     acc = [0, 0]   # the vector cores' GM <-> UB bytes
-    name = np.dtype(dtype).name + (" + bias + relu" if bias else "")
+    name = f"{case}: {np.dtype(dtype).name}" + (" + bias + relu" if bias else "")
     for k in kernel.ascend.kernels:
         r, wr, est, what, sim = _kernel_row(k, c, soc, acc)
         total_r, total_w, total_s = total_r + r, total_w + wr, total_s + est
@@ -288,22 +303,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--soc", default="Ascend910B1")
     p.add_argument("--sim-macs", type=float, default=1e9)
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--conv", choices=list(CONV_CASES), action="append",
+                   help="only the conv2d table, of these cases")
     args = p.parse_args(argv)
-    rows, conv_rows = [], []
+    rows, conv_rows, mix_rows = [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("error")   # a scalar fallback would be a failure here
-        for name, (sa, sb) in SHAPES.items():
-            rows.append(_row(name, sa, sb, args.soc, args.sim_macs))
-        for bias in (False, True):
-            for dtype in (np.float16, np.float32):
-                conv_rows.extend(_conv_rows(dtype, args.soc, bias))
-        mix_rows = [r for name, (fn, sa, sb) in MIX_SHAPES.items()
-                    for r in _mix_rows(name, fn, sa, sb, args.soc, args.sim_macs)]
-    _print(HEADER, rows, args.markdown)
-    print()
+        for case in args.conv or CONV_CASES:
+            for bias in (False, True) if CONV_CASES[case][1] else (False,):
+                for dtype in (np.float16, np.float32):
+                    conv_rows.extend(_conv_rows(case, dtype, args.soc, bias))
+        if not args.conv:
+            rows = [_row(name, sa, sb, args.soc, args.sim_macs)
+                    for name, (sa, sb) in SHAPES.items()]
+            mix_rows = [r for name, (fn, sa, sb) in MIX_SHAPES.items()
+                        for r in _mix_rows(name, fn, sa, sb, args.soc, args.sim_macs)]
+    if rows:
+        _print(HEADER, rows, args.markdown)
+        print()
     _print(CONV_HEADER, conv_rows, args.markdown)
-    print()
-    _print(MIX_HEADER, mix_rows, args.markdown)
+    if mix_rows:
+        print()
+        _print(MIX_HEADER, mix_rows, args.markdown)
     return 1 if any(r[-1] == "MISMATCH" for r in rows + conv_rows + mix_rows) else 0
 
 

@@ -120,7 +120,8 @@ class AscendProgram:
 class _Found:
     """What the backend recognized in the function before partitioning it: copy loops,
     pool loops, tap loops, tap pools' divisions, matmul epilogues, convolutions whose
-    im2col is built in L1 (and the ids of their column copies, which are not run)."""
+    im2col is built in L1 (and the ids of their column copies and the host ops they make
+    needless, which are not run)."""
 
     copies: dict
     pools: dict
@@ -129,6 +130,7 @@ class _Found:
     fused: Any
     convs: dict
     in_l1: set
+    needless: set
 
 
 class _Lowering:
@@ -194,7 +196,8 @@ class _Lowering:
         cubes = [op for op in self.fn.entry.ops if isinstance(op, CubeMatmulOp)]
         convs = find_convs(copies, cubes, {v[0] for v in fused.mix.values()}, self.soc)
         self.found = _Found(copies, pools, taps, divisions, fused, convs,
-                            {id(m.copy) for m, _ in convs.values()})
+                            {id(m.copy) for m, _ in convs.values()},
+                            {op for m, _ in convs.values() for op in m.host_ops})
         self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                                     lambda op: op in copies or op in pools or op in taps))
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
@@ -207,6 +210,8 @@ class _Lowering:
         for item in items:
             if isinstance(item, BranchItem):
                 self._branch(item)
+            elif isinstance(item, HostItem) and item.op in self.found.needless:
+                continue  # a fill or padded copy the conv kernel does not read (lower_conv)
             elif isinstance(item, HostItem):
                 self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem) and item.op in fused.mix:

@@ -8,12 +8,16 @@ what the copies *do*, not by how they are written: the copy plan's element map (
 im2col of a convolution geometry derived from a few of its entries (checked in chunks,
 so planning a large im2col stays a few MB), and ``cols`` must
 reach the matmul as its B (``(N, [1,] C*kh*kw, OH*OW)``, K ordered (c, kh, kw), not
-transposed) through reshapes only.  The geometry's padding is 0: the padding is already
-in ``src``.  Then ``conv_plan`` can run the convolution with its im2col in L1.
+transposed) through reshapes only.  When ``src`` is a zero-padded copy of the input
+(``conv_pad``), the geometry is the unpadded input's with those pads, which the kernel
+applies through ``LoadData`` 3D's padList (so the host neither fills nor copies the padded
+array); else the padding (if any) is already in ``src`` and the geometry's is 0.  Then
+``conv_plan`` can run the convolution with its im2col in L1.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Iterator
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pyasc.backend.ascendc.conv_pad import ZeroPadded, zero_padded
 from pyasc.backend.ascendc.conv_plan import ConvGeometry
 from pyasc.backend.ascendc.copy_loops import CopyKernel, CopyLoop
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp
@@ -33,11 +38,21 @@ CHUNK = 1 << 17   # elements per chunk of the element checks (a few MB of int64 
 
 @dataclass(frozen=True)
 class ConvMatch:
-    """A recognized convolution: the geometry, the copy loop, the matmul."""
+    """A recognized convolution: the geometry, the copy loop, the matmul; ``padded``
+    when the geometry's pads replace the zero-padded copy the loop reads (the kernel
+    then reads ``padded.value``); ``host_ops``: what the conv kernel makes needless (the
+    fill of the column matrix, the padded copy's fill and interior write)."""
 
     geo: ConvGeometry
     copy: CopyLoop
     op: CubeMatmulOp
+    padded: ZeroPadded | None = None
+    host_ops: tuple[Operation, ...] = ()
+
+    @property
+    def source(self) -> Value:
+        """The NCHW input the conv kernel reads (the unpadded one when ``padded``)."""
+        return self.padded.value if self.padded is not None else self.copy.src
 
 
 def _through_reshapes(v: Value) -> Value:
@@ -161,8 +176,22 @@ def match_conv(copy: CopyLoop, op: CubeMatmulOp, nest: Operation,
     batch = b.shape[:-2]
     if batch not in ((src.shape[0],), (src.shape[0], 1)) or any(d != 1 for d in a.shape[:-2]):
         return None
-    g = _geometry(copy.plan, src.shape, a.shape[-2], *b.shape[-2:], dtype, fits)
-    return None if g is None else ConvMatch(g, copy, op)
+    pad = zero_padded(copy.src, nest)
+
+    def unpad(g: ConvGeometry) -> ConvGeometry:
+        if pad is None:
+            return g
+        (pl, pr, pt, pb), (h, w) = pad.pads, pad.value.type.shape[2:]
+        return dataclasses.replace(g, h=h, w=w, pads=(pl, pr, pt, pb))
+
+    g = _geometry(copy.plan, src.shape, a.shape[-2], *b.shape[-2:], dtype,
+                  lambda g: fits(unpad(g)) or fits(g))
+    if g is None:
+        return None
+    fills = tuple(u for u, _ in copy.dst.uses if isinstance(u, mem.FillOp))
+    if pad is not None and fits(unpad(g)):   # else the plan takes the padded array only
+        return ConvMatch(unpad(g), copy, op, pad, fills + pad.ops)
+    return ConvMatch(g, copy, op, None, fills)
 
 
 __all__ = ["ConvMatch", "copies", "match_conv"]

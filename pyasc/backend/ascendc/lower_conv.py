@@ -2,13 +2,15 @@
 ``conv_plan`` tiles it, ``emit_conv`` writes the kernel).
 
 Instead of the copy kernel that fills the column matrix and the cube kernel that reads
-it back, the host program passes the (padded) input as NHWC and the weights as OHWC
+it back, the host program passes the input as NHWC and the weights as OHWC
 (host transposes: on an NPU device copies, like the other host-side data movement), the
 conv kernel writes (N, OH*OW, O), and a host transpose gives the matmul's
 (N, [1,] O, OH*OW) result, which the rest of the program reads as before.  Fixpipe does
 the epilogue's ReLU and conversion as for a cube kernel; a matmul whose epilogue is a MIX
 kernel keeps the GM route (the (O, 1) bias of the NCHW result is not yet re-indexed for
-the NHWC tile).
+the NHWC tile).  A zero-padded source is passed unpadded (``conv_match``: the pads are
+the kernel's padList); the host ops that would fill the column matrix and build the
+padded copy are ``ConvMatch.host_ops``, which the driver skips.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def lower_conv(lw: Lowering, m: ConvMatch, plan: ConvL1Plan,
     lw.kernels.append(k)
     hb = lw.hb
     hb.b.loc = op.loc
-    x = _transpose(hb, _tensor(hb, lw.env[m.copy.src]), (0, 2, 3, 1))
+    x = _transpose(hb, _tensor(hb, lw.env[m.source]), (0, 2, 3, 1))
     w = _reshape(hb, _tensor(hb, lw.env[op.lhs]), (g.o, g.c, g.fh, g.fw))
     w = _transpose(hb, w, (0, 2, 3, 1))
     elem = SCALAR_TYPES[out]
