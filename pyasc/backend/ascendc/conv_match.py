@@ -170,8 +170,8 @@ def match_conv(copy: CopyLoop, op: CubeMatmulOp, nest: Operation,
     if not (isinstance(src, MemRefType | TensorType) and src.rank == 4 and
             isinstance(a, TensorType) and isinstance(b, TensorType)):
         return None
-    dtype = b.element.name  # bfloat16 (widened on the vector unit) is not taken yet
-    if dtype not in ("f16", "f32") or b.element != src.element:
+    dtype = b.element.name  # the cube's operands: Mmad f16/bf16 -> f32, or f32
+    if dtype not in ("f16", "bf16", "f32") or b.element != src.element:
         return None
     batch = b.shape[:-2]
     if batch not in ((src.shape[0],), (src.shape[0], 1)) or any(d != 1 for d in a.shape[:-2]):

@@ -17,6 +17,13 @@ from pyasc.backend.ascendc.conv_plan import conv_l1_counts
 from pyasc.ops import conv2d
 
 TOL = {np.float16: 2e-3, np.float32: 1e-5}
+try:
+    import ml_dtypes
+
+    BF16 = ml_dtypes.bfloat16
+    TOL[BF16] = 8e-3
+except ImportError:  # bfloat16 arrays need ml_dtypes (the "bfloat16" extra)
+    BF16 = None
 
 
 def _im2col_matmul(xp, w, sh, sw, dh, dw):
@@ -74,6 +81,11 @@ def _wide_pad(x, w):
     return conv2d(x, w, padding=3)
 
 
+def _bf16_relu(x, w):
+    # bfloat16 operands, ReLU and the cast back in Fixpipe (F322BF16)
+    return np.maximum(conv2d(x, w, stride=(1, 2), padding=(2, 1), dilation=2), 0).astype(x.dtype)
+
+
 def _check(fn, xs, ws, dtype):
     rng = np.random.default_rng(sum(xs) * 7 + sum(ws))
     args = [rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)]
@@ -86,12 +98,13 @@ def _check(fn, xs, ws, dtype):
     for g, wv, s in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want, scale)),
                         strict=True):
         assert g.shape == wv.shape and g.dtype == wv.dtype
-        assert np.all(np.abs(g.astype(np.float64) - wv) <= TOL[dtype] * (s + 1))
+        err = np.abs(g.astype(np.float64) - wv.astype(np.float64))
+        assert np.all(err <= TOL[dtype] * (s.astype(np.float64) + 1))
     kernel = sim.kernel(*args)
     (conv,) = [k for k in kernel.ascend.kernels if type(k).__name__ == "ConvKernel"]
     c, counts = kernel.last_counters, conv_l1_counts(conv.plan, args[0].itemsize)
     assert (c["gm_to_l1_bytes"], c["cube_macs"]) == (counts.gm_read, counts.macs)
-    return conv.plan.geo, str(kernel.ascend.host), args[0].shape
+    return conv, str(kernel.ascend.host), args[0].shape
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -101,7 +114,8 @@ def _check(fn, xs, ws, dtype):
     (_asymmetric, (2, 5, 10, 11), (7, 5, 3, 3), (0, 1, 2, 1)),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_zero_padding_goes_to_padlist(fn, xs, ws, pads, dtype):
-    geo, host, shape = _check(fn, xs, ws, dtype)
+    conv, host, shape = _check(fn, xs, ws, dtype)
+    geo = conv.plan.geo
     assert (geo.h, geo.w, geo.pads) == (*shape[2:], pads)
     # no padded array is filled or written on the host (nor the column matrix filled)
     assert "mem.fill" not in host and "mem.write" not in host
@@ -111,5 +125,19 @@ def test_zero_padding_goes_to_padlist(fn, xs, ws, pads, dtype):
     (_padded_read_again, 2), (_ones_padded, 2), (_written_twice, 2), (_wide_pad, 6)],
     ids=lambda v: getattr(v, "__name__", None))
 def test_other_padded_arrays_are_read_as_they_are(fn, grow):
-    geo, _, shape = _check(fn, (2, 3, 7, 8), (4, 3, 3, 3), np.float32)
+    conv, _, shape = _check(fn, (2, 3, 7, 8), (4, 3, 3, 3), np.float32)
+    geo = conv.plan.geo
     assert (geo.h, geo.w, geo.pads) == (shape[2] + grow, shape[3] + grow, (0, 0, 0, 0))
+
+
+@pytest.mark.parametrize(("fn", "xs", "ws", "out"), [
+    (_library_pad, (2, 17, 13, 11), (20, 17, 3, 3), "f32"),   # float32 result (opmath)
+    (_bf16_relu, (2, 17, 13, 11), (20, 17, 3, 3), "bf16"),
+    (_bf16_relu, (1, 64, 12, 10), (64, 64, 3, 3), "bf16"),    # weights larger than L0B
+], ids=lambda v: getattr(v, "__name__", None))
+def test_bfloat16_operands(fn, xs, ws, out):
+    """bfloat16 x and w: Mmad bf16 x bf16 -> f32 on the L1 route, Fixpipe to the result."""
+    if BF16 is None:
+        pytest.skip("bfloat16 arrays need ml_dtypes")
+    conv, _, _ = _check(fn, xs, ws, BF16)
+    assert conv.plan.geo.dtype == "bf16" and any(conv.plan.geo.pads) and conv.out == out

@@ -17,12 +17,22 @@ from pyasc.backend.ascendc.sim import SimConfig, SimLibrary, compile_kernels
 from pyasc.backend.ascendc.soc import get_soc
 
 NP = {"f16": np.float16, "f32": np.float32}
+try:
+    import ml_dtypes
+
+    NP["bf16"] = ml_dtypes.bfloat16
+except ImportError:  # bfloat16 arrays need ml_dtypes (the "bfloat16" extra)
+    pass
+TOL = {"f16": 2e-3, "bf16": 8e-3, "f32": 1e-5}
 CASES = [
     ConvGeometry(8, 8, 128, 128, 16, 3, 3),                                   # CustomConv
     ConvGeometry(1, 3, 17, 19, 5, 3, 3, (2, 2), (2, 2), (1, 1, 1, 1)),
     ConvGeometry(1, 3, 17, 19, 5, 3, 3, (2, 2), (2, 2), (1, 1, 1, 1), "f32"),
     ConvGeometry(2, 17, 9, 11, 20, 3, 2, (1, 2), (2, 1), (0, 1, 2, 0)),
     ConvGeometry(3, 12, 15, 13, 20, 5, 5, (1, 1), (1, 1), (2, 2, 2, 2), "f32"),
+    # bfloat16: Mmad bf16 -> f32, Fixpipe F322BF16
+    ConvGeometry(1, 3, 17, 19, 5, 3, 3, (2, 2), (2, 2), (1, 1, 1, 1), "bf16"),
+    ConvGeometry(2, 17, 9, 11, 20, 3, 2, (1, 2), (2, 1), (0, 1, 2, 0), "bf16"),
 ]
 
 
@@ -53,6 +63,8 @@ def _kernel(plan: ConvL1Plan, relu: bool) -> tuple[SimLibrary, ConvKernel]:
 def _run(g: ConvGeometry, cube, relu: bool = False) -> None:
     plan = plan_conv_l1(g, cube)
     assert not isinstance(plan, str), plan
+    if g.dtype not in NP:
+        pytest.skip("bfloat16 arrays need ml_dtypes")
     dtype = NP[g.dtype]
     rng = np.random.default_rng(g.c * 100 + g.h)
     x = rng.standard_normal((g.n, g.c, g.h, g.w)).astype(dtype)
@@ -66,7 +78,7 @@ def _run(g: ConvGeometry, cube, relu: bool = False) -> None:
     if relu:
         want = np.maximum(want, 0)
     got = y.reshape(g.n, g.oh, g.ow, g.o).transpose(0, 3, 1, 2).astype(np.float64)
-    tol = 2e-3 if g.dtype == "f16" else 1e-5
+    tol = TOL[g.dtype]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
     counts = conv_l1_counts(plan, y.itemsize)
     assert counters["gm_to_l1_bytes"] == counts.gm_read
@@ -98,6 +110,7 @@ BLOCKED = [
     (ConvGeometry(2, 17, 13, 11, 40, 3, 3, (2, 2), (2, 1), (0, 1, 2, 0), "f32"), 8 * 1024),
     (ConvGeometry(1, 3, 17, 19, 37, 3, 3, (1, 2), (2, 2), (1, 2, 1, 1)), 4 * 1024),
     (ConvGeometry(2, 33, 9, 10, 70, 2, 3, (1, 1), (1, 1), (1, 0, 0, 1)), 16 * 1024),
+    (ConvGeometry(1, 40, 9, 7, 96, 3, 3, pads=(1, 1, 1, 1), dtype="bf16"), None),
 ]
 
 
