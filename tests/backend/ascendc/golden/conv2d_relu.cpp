@@ -3,21 +3,22 @@
 using namespace AscendC;
 
 // conv2d_relu_0: conv2d on the cube, im2col in L1 (LoadData 3D) -> L0A, half -> float in L0C -> half, NHWC in and out
-extern "C" __global__ __aicore__ void conv2d_relu_0(GM_ADDR x, GM_ADDR wt, GM_ADDR y, int32_t n, int32_t h, int32_t w, int32_t c, int32_t o, int32_t fh, int32_t fw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t pl, int32_t pr, int32_t pt, int32_t pb, int32_t oh, int32_t ow, int32_t bandRows, int32_t bands, int32_t baseM) {
+extern "C" __global__ __aicore__ void conv2d_relu_0(GM_ADDR x, GM_ADDR wt, GM_ADDR y, int32_t n, int32_t h, int32_t w, int32_t c, int32_t o, int32_t fh, int32_t fw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t pl, int32_t pr, int32_t pt, int32_t pb, int32_t oh, int32_t ow, int32_t bandRows, int32_t bands, int32_t baseM, int32_t baseK, int32_t baseN) {
   constexpr int32_t C0 = 16;
   const int32_t o16 = (o + 15) / 16 * 16, c1 = (c + C0 - 1) / C0, taps = fh * fw;
   const int32_t kTot = c1 * taps * C0, items = n * bands;
   if (GetBlockIdx() >= items) return;
   const int32_t span = (bandRows - 1) * sh + (fh - 1) * dh + 1, maxRows = span < h ? span : h;
   const uint32_t band = c1 * maxRows * w * C0, wElems = o16 * kTot;
-  const uint32_t aTile = baseM * kTot, cTile = baseM * o16;
+  const bool bRes = baseK >= kTot && baseN >= o16;  // all the weights stay in L0B
+  const uint32_t aTile = baseM * baseK, bTile = baseK * baseN, cTile = baseM * baseN;
   GlobalTensor<half> xGm, wGm;
   GlobalTensor<half> yGm;
   xGm.SetGlobalBuffer((__gm__ half*)x, n * h * w * c);
   wGm.SetGlobalBuffer((__gm__ half*)wt, o * taps * c);
   yGm.SetGlobalBuffer((__gm__ half*)y, n * oh * ow * o);
   LocalTensor<half> w1(TPosition::B1, 0, wElems), x1(TPosition::A1, wElems * sizeof(half), 2 * band);
-  LocalTensor<half> b2(TPosition::B2, 0, wElems), a2(TPosition::A2, 0, 2 * aTile);
+  LocalTensor<half> b2(TPosition::B2, 0, bRes ? wElems : 2 * bTile), a2(TPosition::A2, 0, 2 * aTile);
   LocalTensor<float> acc(TPosition::CO1, 0, 2 * cTile);
   for (int32_t cb = 0; cb < c1; ++cb) {
     const uint16_t d = c - cb * C0 < C0 ? c - cb * C0 : C0;
@@ -26,15 +27,17 @@ extern "C" __global__ __aicore__ void conv2d_relu_0(GM_ADDR x, GM_ADDR wt, GM_AD
   }
   SetFlag<HardEvent::MTE2_MTE1>(2);
   WaitFlag<HardEvent::MTE2_MTE1>(2);
-  LoadData(b2, w1, LoadData2DParams(0, kTot / C0 * (o16 / 16), 1, 0, 0, false, 0));
-  SetFlag<HardEvent::MTE1_M>(2);
-  WaitFlag<HardEvent::MTE1_M>(2);
+  if (bRes) {
+    LoadData(b2, w1, LoadData2DParams(0, kTot / C0 * (o16 / 16), 1, 0, 0, false, 0));
+    SetFlag<HardEvent::MTE1_M>(2);
+    WaitFlag<HardEvent::MTE1_M>(2);
+  }
   for (int32_t e = 0; e < 2; ++e) {
     SetFlag<HardEvent::MTE1_MTE2>(e);
     SetFlag<HardEvent::M_MTE1>(e);
     SetFlag<HardEvent::FIX_M>(e);
   }
-  int32_t step = 0, tile = 0;
+  int32_t step = 0, tile = 0, kStep = 0;
   for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step) {
     const int32_t img = item / bands, r0 = (item % bands) * bandRows;
     const int32_t r1 = r0 + bandRows < oh ? r0 + bandRows : oh;
@@ -48,23 +51,35 @@ extern "C" __global__ __aicore__ void conv2d_relu_0(GM_ADDR x, GM_ADDR wt, GM_AD
     WaitFlag<HardEvent::MTE2_MTE1>(slot);
     const uint8_t pad[4] = {(uint8_t)pl, (uint8_t)pr, (uint8_t)(s - lo), (uint8_t)(hi - last)};
     const int32_t pixels = (r1 - r0) * ow;
-    for (int32_t m0 = 0; m0 < pixels; m0 += baseM, ++tile) {
-      const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0, t = tile & 1;
-      WaitFlag<HardEvent::M_MTE1>(t);
-      LoadData(a2[t * aTile], x1[slot * band],
-               LoadData3DParamsV2<half>(pad, rows, w, c1 * C0, kTot, m, 0, m0, sw, sh, fw, fh, dw, dh,
-                                       false, false, (half)0));
-      SetFlag<HardEvent::MTE1_M>(t);
-      WaitFlag<HardEvent::MTE1_M>(t);
-      WaitFlag<HardEvent::FIX_M>(t);
-      Mmad(acc[t * cTile], a2[t * aTile], b2, MmadParams(m, o, kTot, 0, false, true));
-      SetFlag<HardEvent::M_MTE1>(t);
-      SetFlag<HardEvent::M_FIX>(t);
-      WaitFlag<HardEvent::M_FIX>(t);
-      Fixpipe(yGm[((int64_t)img * oh * ow + r0 * ow + m0) * o], acc[t * cTile],
-              FixpipeParamsV220(o, m, (m + 15) / 16 * 16, o, true, QuantMode_t::F322F16, 0, 1, 0, 0,
-                                0));
-      SetFlag<HardEvent::FIX_M>(t);
+    for (int32_t m0 = 0; m0 < pixels; m0 += baseM) {
+      const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0, mPad = (m + 15) / 16 * 16;
+      for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile) {
+        const int32_t nCur = o - n0 < baseN ? o - n0 : baseN, nPad = (nCur + 15) / 16 * 16, t = tile & 1;
+        WaitFlag<HardEvent::FIX_M>(t);
+        for (int32_t k0 = 0; k0 < kTot; k0 += baseK, ++kStep) {
+          const int32_t kb = kTot - k0 < baseK ? kTot - k0 : baseK, p = kStep & 1;
+          WaitFlag<HardEvent::M_MTE1>(p);
+          LoadData(a2[p * aTile], x1[slot * band],
+                   LoadData3DParamsV2<half>(pad, rows, w, c1 * C0, kb, m, k0, m0, sw, sh, fw, fh, dw, dh,
+                                           false, false, (half)0));
+          if (!bRes) {
+            for (int32_t j = 0; j < nPad / 16; ++j)
+              LoadData(b2[p * bTile + j * 16 * C0], w1[(k0 / C0 * o16 + n0 + j * 16) * C0],
+                       LoadData2DParams(0, kb / C0, o16 / 16, 0, nPad / 16 - 1, false, 0));
+          }
+          SetFlag<HardEvent::MTE1_M>(p);
+          WaitFlag<HardEvent::MTE1_M>(p);
+          if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
+          Mmad(acc[t * cTile], a2[p * aTile], bRes ? b2 : b2[p * bTile],
+               MmadParams(m, nCur, kb, 0, false, k0 == 0));
+          SetFlag<HardEvent::M_MTE1>(p);
+        }
+        SetFlag<HardEvent::M_FIX>(t);
+        WaitFlag<HardEvent::M_FIX>(t);
+        Fixpipe(yGm[((int64_t)img * oh * ow + r0 * ow + m0) * o + n0], acc[t * cTile],
+                FixpipeParamsV220(nCur, m, mPad, o, true, QuantMode_t::F322F16, 0, 1, 0, 0, 0));
+        SetFlag<HardEvent::FIX_M>(t);
+      }
     }
     SetFlag<HardEvent::MTE1_MTE2>(slot);
   }
