@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_vector import class_name
-from pyasc.backend.ascendc.stencil_kernel import StencilKernel
+from pyasc.backend.ascendc.stencil_kernel import PlaneInput, StencilKernel
 from pyasc.backend.ascendc.tiles import ctype, storage_type
 from pyasc.ir.types import DYN
 
@@ -105,11 +105,11 @@ class StencilEmitter:
         for p in [p for p in k.planes_in if p.count == DYN]:  # LoadPlane fills it
             w.line(f"pipe_.InitBuffer({p.name}Buf_, 32);")
         static = [p for p in k.planes_in if p.count != DYN]
+        if static:  # one buffer for all of them (a conv's C * kh * kw weights)
+            w.line(f"pipe_.InitBuffer(planesBuf_, {_static_planes_bytes(k)});")
         for p in static:
             c = ctype(p.dtype)
-            size = -(-(p.count * p.dtype.itemsize) // 32) * 32
-            w.line(f"pipe_.InitBuffer({p.name}Buf_, {size});")
-            w.line(f"LocalTensor<{c}> {p.name}Vals = {p.name}Buf_.Get<{c}>();")
+            w.line(f"LocalTensor<{c}> {p.name}Vals = {_vals(k, p)};")
             w.line(f"DataCopyPad({p.name}Vals, {p.name}Gm_, DataCopyExtParams(1, "
                    f"{p.count * p.dtype.itemsize}, 0, 0, 0), DataCopyPadExtParams<{c}>(false, 0, "
                    f"0, static_cast<{c}>(0)));", self.loc)
@@ -162,12 +162,36 @@ class StencilEmitter:
                     w.line("const int64_t row = u % TILES_PER_PLANE * TILE_ROWS;")
                 w.line("const int32_t rows = static_cast<int32_t>(ROWS - row < TILE_ROWS ? "
                        "ROWS - row : TILE_ROWS);")
-                at = ", col, cols" if self.k.dynamic else ""
-                if any(p.count == DYN for p in self.k.planes_in):
-                    w.line("LoadPlane(plane);")
-                w.line(f"CopyIn(plane, row, rows{at});")
-                w.line("Compute(plane, rows);")
-                w.line(f"CopyOut(plane, row, rows{at});")
+                if self.k.shared_planes:
+                    self._unit_of_every_plane()
+                else:
+                    self._unit()
+
+    def _unit(self) -> None:
+        """One ``(plane, row tile)`` unit: its halo rows in, the tile out."""
+        w = self.w
+        at = ", col, cols" if self.k.dynamic else ""
+        if any(p.count == DYN for p in self.k.planes_in):
+            w.line("LoadPlane(plane);")
+        w.line(f"CopyIn(plane, row, rows{at});")
+        w.line("Compute(plane, rows);")
+        w.line(f"CopyOut(plane, row, rows{at});")
+
+    def _unit_of_every_plane(self) -> None:
+        """A row tile's halo rows copied once (fixed planes), then every plane computed
+        and written from them (``StencilKernel.shared_planes``)."""
+        k, w = self.k, self.w
+        at = ", col, cols" if k.dynamic else ""
+        w.line(f"CopyIn(plane, row, rows{at});")
+        for n, t in zip(k.base_names, k.base_types, strict=True):
+            w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
+        with w.block("for (int64_t p = 0; p < PLANES; ++p)"):
+            if any(p.count == DYN for p in k.planes_in):
+                w.line("LoadPlane(p);")
+            w.line(f"Compute(p, rows, {', '.join(n + 'Halo' for n in k.base_names)});")
+            w.line(f"CopyOut(p, row, rows{at});")
+        for n in k.base_names:
+            w.line(f"{n}Que_.FreeTensor({n}Halo);")
 
     def _constants(self) -> None:
         k, w = self.k, self.w
@@ -176,7 +200,8 @@ class StencilEmitter:
             w.line("int64_t " + ", ".join(f"{_member(n)} = 0" for n in dynamic_names(k)) + ";")
             return
         w.line(f"static constexpr int32_t PITCH = {k.pitch};  // UB row stride (32-byte blocks)")
-        w.line(f"static constexpr int64_t ROWS = {k.rows}, COLS = {k.cols};")
+        w.line(f"static constexpr int64_t PLANES = {k.match.space[0]}, ROWS = {k.rows}, "
+               f"COLS = {k.cols};")
         w.line(f"static constexpr int64_t TILE_ROWS = {k.tile_rows}, TILES_PER_PLANE = "
                f"{k.tiles_per_plane};")
         w.line(f"static constexpr int64_t UNITS = {k.units}, PER_BLOCK = {k.per_block};")
@@ -190,7 +215,9 @@ class StencilEmitter:
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
                 c = ctype(t)
                 height, width = _base_dims(k, n, b.shape)[-2:]
-                start = f"((plane + {b.plane}) * {height} + row + {b.rows[0]}) * {width}"
+                # a fixed plane (one channel read for every output plane) or the unit's
+                at = f"{b.plane}" if b.fixed else f"(plane + {b.plane})"
+                start = f"({at} * {height} + row + {b.rows[0]}) * {width}"
                 stride: int | str = 0
                 if k.dynamic:  # the tile's columns and the windows' reach, within the row
                     w.line(f"const int64_t {n}Len = cols + {b.cols[1]} < {width} - col ? "
@@ -229,13 +256,17 @@ class StencilEmitter:
     # ---------------------------------------------------------------- compute
     def _compute(self) -> None:
         k, w = self.k, self.w
-        with w.block("__aicore__ inline void Compute(int64_t plane, int32_t rows)"):
+        # shared planes: the halos are the unit's, dequeued once for every plane
+        halos = "".join(f", LocalTensor<{ctype(t)}> &{n}Halo"
+                        for n, t in zip(k.base_names, k.base_types, strict=True))
+        with w.block("__aicore__ inline void Compute(int64_t plane, int32_t rows"
+                     f"{halos if k.shared_planes else ''})"):
             w.line("const int32_t n = rows * PITCH;")
             for p in k.planes_in:
-                c = ctype(p.dtype)
-                w.line(f"LocalTensor<{c}> {p.name}Vals = {p.name}Buf_.Get<{c}>();")
+                w.line(f"LocalTensor<{ctype(p.dtype)}> {p.name}Vals = {_vals(k, p)};")
             for n, t in zip(k.base_names, k.base_types, strict=True):
-                w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
+                if not k.shared_planes:
+                    w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
             w.line("LocalTensor<uint32_t> idx = idxBuf_.Get<uint32_t>();")
             self._views()
             for decl, _name, loc in k.prog.scalars:
@@ -244,7 +275,7 @@ class StencilEmitter:
             for o in k.written:
                 assert o.buf is not None
                 w.line(f"{o.buf.phys}.EnQue({o.buf.name});")
-            for n in k.base_names:
+            for n in k.base_names if not k.shared_planes else ():
                 w.line(f"{n}Que_.FreeTensor({n}Halo);")
 
     def _views(self) -> None:
@@ -268,8 +299,11 @@ class StencilEmitter:
         w.line("TBuf<TPosition::VECCALC> idxBuf_;")
         if any(p.count == DYN for p in k.planes_in):
             w.line("int64_t loadedPlane_ = -1;  // the plane LoadPlane last loaded")
+        if any(p.count != DYN for p in k.planes_in):
+            w.line("TBuf<TPosition::VECCALC> planesBuf_;  // the per-plane inputs' values")
         for p in k.planes_in:
-            w.line(f"TBuf<TPosition::VECCALC> {p.name}Buf_;")
+            if p.count == DYN:
+                w.line(f"TBuf<TPosition::VECCALC> {p.name}Buf_;")
             w.line(f"GlobalTensor<{ctype(p.dtype)}> {p.name}Gm_;")
         for p in k.phys:
             if p.role == "out":
@@ -292,6 +326,30 @@ class StencilEmitter:
         w.line("op.Process();")
         w.depth -= 1
         w.raw("}")
+
+
+def _static_planes(k: StencilKernel) -> list[tuple[PlaneInput, int]]:
+    """The per-plane inputs of static count, each with its byte offset in
+    ``planesBuf_`` (32-byte aligned: a ``DataCopyPad`` destination)."""
+    out, at = [], 0
+    for p in k.planes_in:
+        if p.count != DYN:
+            out.append((p, at))
+            at += -(-(p.count * p.dtype.itemsize) // 32) * 32
+    return out
+
+
+def _static_planes_bytes(k: StencilKernel) -> int:
+    return sum(-(-(p.count * p.dtype.itemsize) // 32) * 32 for p, _ in _static_planes(k))
+
+
+def _vals(k: StencilKernel, p: PlaneInput) -> str:
+    """The UB tensor of per-plane input ``p``'s values."""
+    c = ctype(p.dtype)
+    if p.count == DYN:
+        return f"{p.name}Buf_.Get<{c}>()"
+    at = dict((id(q), off) for q, off in _static_planes(k))[id(p)]
+    return f"planesBuf_.Get<{c}>()[{at // p.dtype.itemsize}]"
 
 
 def dynamic_names(k: StencilKernel) -> list[str]:

@@ -64,15 +64,17 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
                                                                           strict=True)]
     halo = max(b.halo for b in m.bases)
+    # shared planes: a unit computes every plane (none: no unit)
+    walked = hb.min(planes, 1) if k.shared_planes else planes
     tile_cols, col_tiles, pitch = _column_tiles(hb, k, cols, dims)
     most = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
-    spread = hb.ceil_div(hb.mul(hb.mul(planes, rows), col_tiles), cores)
+    spread = hb.ceil_div(hb.mul(hb.mul(walked, rows), col_tiles), cores)
     tile_rows = hb.min(hb.min(most, hb.max(spread, max(MIN_TILE_HALO * halo, 1))),
                        hb.max(hb.min(rows, MAX_ROWS - halo - 1), 1))
     some = hb.max(rows, 1)
     tile_rows = hb.ceil_div(some, hb.ceil_div(some, tile_rows))  # equal tiles per plane
     per_plane = hb.ceil_div(rows, tile_rows)
-    units = hb.mul(hb.mul(planes, per_plane), col_tiles)
+    units = hb.mul(hb.mul(walked, per_plane), col_tiles)
     per_block = hb.max(hb.ceil_div(units, cores), 1)
     blocks = hb.ceil_div(units, per_block)
     args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block, tile_cols,
@@ -113,8 +115,9 @@ def _inside(hb: HostBuilder, k: StencilKernel, planes: Value, rows: Value, cols:
         b, d = m.bases[w.base], dims[w.base]
         fits += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
                  _cmp(hb, "le", hb.add(cols, w.col), d[-1])]
-        if len(d) == 3:
-            fits.append(_cmp(hb, "le", hb.add(planes, b.plane), d[0]))
+        if len(d) == 3:  # a fixed plane is one plane of the base for every plane
+            fits.append(_cmp(hb, "le", hb.add(hb.const(1) if b.fixed else planes, b.plane),
+                             d[0]))
     ok = fits[0]
     for c in fits[1:]:
         ok = hb.binary(arith.AndOp, ok, c)

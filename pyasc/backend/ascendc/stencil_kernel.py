@@ -101,7 +101,7 @@ class StencilKernel:
     pitch: int = 0                   # UB row stride of every tile, elements
     tile_rows: int = 0               # output rows per tile
     tile: int = 0                    # elements of a tile buffer (>= tile_rows * pitch)
-    units: int = 0                   # (plane, row tile) pairs
+    units: int = 0                   # (plane, row tile) pairs (row tiles: shared_planes)
     per_block: int = 0
     blocks: int = 0
     unit: int = 8                    # pitch granule: elements of 32 bytes
@@ -122,6 +122,19 @@ class StencilKernel:
     @property
     def cols(self) -> int:
         return self.match.space[2]
+
+    @property
+    def shared_planes(self) -> bool:
+        """Every base is read at fixed planes (a multi-channel convolution: each output
+        plane reads every input channel): a unit is a row tile of every plane, its halo
+        rows copied once and computed for each plane in turn (the input is read once,
+        not once per output plane)."""
+        return all(b.fixed for b in self.match.bases)
+
+    @property
+    def unit_planes(self) -> int:
+        """Planes the units walk (1 when the planes are computed inside a unit)."""
+        return 1 if self.shared_planes else self.match.space[0]
 
     @property
     def tiles_per_plane(self) -> int:
@@ -184,9 +197,11 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
     except NotVectorizable:
         return None
     k.phys = assign(low.prog)
-    # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, and
-    # one per per-plane input
-    used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + len(k.planes_in)
+    # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, one
+    # per per-plane input of run-time count, one for those of static count
+    dyn = sum(p.count == DYN for p in k.planes_in)
+    used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + dyn + \
+        (len(k.planes_in) > dyn)
     sized = _size_dynamic(k, soc) if k.dynamic else _size(k, soc)
     return k if used <= MAX_PIPE_BUFFERS and sized else None
 
@@ -296,7 +311,7 @@ def _size(k: StencilKernel, soc: SoC) -> bool:
     while lo < hi:
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if _bytes(k, mid) <= soc.init_buffer_bytes else (lo, mid - 1)
-    planes = k.match.space[0]
+    planes = k.unit_planes
     spread = -(-planes * k.rows // soc.vector_blocks)
     rows = min(lo, max(spread, MIN_TILE_HALO * halo, 1))
     rows = -(-k.rows // -(-k.rows // rows))  # equal tiles per plane
@@ -345,4 +360,4 @@ def widest_pitch(k: StencilKernel) -> int:
     return k.tile // rows // k.unit * k.unit
 
 
-__all__ = ["StencilKernel", "plan_stencil_kernel", "widest_pitch"]
+__all__ = ["PlaneInput", "StencilKernel", "plan_stencil_kernel", "widest_pitch"]

@@ -17,7 +17,7 @@ from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, flatten, nest
 from pyasc.ir.passes.batch_ranges import drop_dead_index_math, simplify_with_ranges
-from pyasc.ir.passes.batch_windows import WindowRefuse, scalarize_windows
+from pyasc.ir.passes.batch_windows import WindowRefuse, WindowSizes, scalarize_windows
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType, element_type, f64
 
@@ -31,6 +31,15 @@ Pattern = tuple[tuple[int, int] | None, ...]
 
 class Refuse(Exception):
     """The nest is not provably batchable (the message says why, for tests)."""
+
+
+class NeedSizes(Refuse):
+    """Batchable if the run-time size values ``sizes`` had those static values
+    (``batch_windows.WindowSizes``): ``batch_loops`` versions the nest on them."""
+
+    def __init__(self, msg: str, sizes: dict[Value, int]) -> None:
+        super().__init__(msg)
+        self.sizes = sizes
 
 
 @dataclass
@@ -243,6 +252,8 @@ def _prepare(top: loop.ForOp) -> list[loop.ForOp]:
     simplify_with_ranges(loops[-1].body.blocks[0], loops)
     try:  # window slices (``img[i-5:i+6, j-5:j+6]``) become their elements
         scalarize_windows(loops[-1].body.blocks[0], {lp.induction_var for lp in loops})
+    except WindowSizes as exc:
+        raise NeedSizes(str(exc), exc.sizes) from None
     except WindowRefuse as exc:
         raise Refuse(str(exc)) from None
     drop_dead_index_math(loops[-1].body.blocks[0])

@@ -49,9 +49,17 @@ The analysis is ``batch_analysis``; the rewritten form is built by ``batch_build
 
 from __future__ import annotations
 
-from pyasc.ir.ops import loop
+from pyasc.ir.builder import Builder
+from pyasc.ir.core import Value
+from pyasc.ir.ops import arith, loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
-from pyasc.ir.passes.batch_analysis import Refuse, analyze, has_float64_batch
+from pyasc.ir.passes.batch_analysis import (
+    Batch,
+    NeedSizes,
+    Refuse,
+    analyze,
+    has_float64_batch,
+)
 from pyasc.ir.passes.batch_build import build
 from pyasc.ir.passes.batch_nest import trip_count
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
@@ -71,6 +79,11 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
             continue
         try:
             b = analyze(op)
+        except NeedSizes as need:
+            found = _versioned(op, need.sizes)
+            if found is None:
+                continue
+            b, op = found
         except Refuse:
             continue
         if not float64_arrays and has_float64_batch(b):
@@ -81,6 +94,58 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
         op.erase()
         done += 1
     return done
+
+
+MAX_SIZE_ROUNDS = 4  # size assumptions gathered one window op at a time
+
+
+def _versioned(op: loop.ForOp, sizes: dict[Value, int]) -> tuple[Batch, loop.ForOp] | None:
+    """``if sizes hold: <copy of op, the sizes constants> else: op`` when the copy is
+    batchable (``batch_windows.WindowSizes``: ``w[c]`` of a run-time ``w`` times a 3x3
+    window, batched where ``w.shape[1:] == (3, 3)``; the unchanged nest runs
+    otherwise, with numpy's broadcasting and errors); returns the analysis and the
+    copy, or None (nothing changed)."""
+    b = Builder.before(op)
+    consts: dict[Value, Value] = {}
+    for _ in range(MAX_SIZE_ROUNDS):
+        for v, n in sizes.items():
+            if v not in consts:
+                consts[v] = b.insert(arith.ConstantOp.new(n, v.type, loc=op.loc)).result
+        fast = op.clone(dict(consts))
+        assert isinstance(fast, loop.ForOp)
+        try:
+            return _branch(b, op, fast, analyze(fast), consts)
+        except NeedSizes as need:
+            fast.erase()
+            if any(sizes.get(v, n) != n for v, n in need.sizes.items()):
+                break
+            sizes = {**sizes, **need.sizes}
+        except Refuse:
+            fast.erase()
+            break
+    for c in consts.values():
+        c.op.erase()  # type: ignore[union-attr]
+    return None
+
+
+def _branch(b: Builder, op: loop.ForOp, fast: loop.ForOp, batch: Batch,
+            consts: dict[Value, Value]) -> tuple[Batch, loop.ForOp]:
+    """Place ``fast`` and ``op`` in the two branches of a versioned ``loop.if`` on
+    ``size == constant`` for every assumed size."""
+    cond: Value | None = None
+    for v, c in consts.items():
+        test = b.insert(arith.CmpOp.new("eq", v, c, loc=op.loc)).result
+        cond = test if cond is None else \
+            b.insert(arith.AndOp([cond, test], [test.type], loc=op.loc)).result
+    assert cond is not None
+    branch = b.insert(loop.IfOp.empty(cond, [], op.loc))
+    branch.attributes["versioned"] = True
+    assert op.parent is not None
+    op.parent.detach(op)
+    for block, nest in ((branch.then_region.blocks[0], fast), (branch.else_region.blocks[0], op)):
+        block.append(nest)
+        block.append(loop.YieldOp([], loc=op.loc))
+    return batch, fast
 
 
 @register_pass

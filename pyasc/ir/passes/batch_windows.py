@@ -48,15 +48,45 @@ class WindowRefuse(Exception):
     """A window value is used in a way that has no per-element rule."""
 
 
+class WindowSizes(WindowRefuse):
+    """A window op reads a view of run-time sizes (``w[c]`` of a run-time ``w``) beside
+    a static window: it would be a window if each size value in ``sizes`` were the
+    static extent it meets (the caller may version the nest on that)."""
+
+    def __init__(self, sizes: dict[Value, int]) -> None:
+        super().__init__("a window op on a view of run-time sizes")
+        self.sizes = sizes
+
+
+def _kept(op: Operation) -> list[int]:
+    """The axes of view ``op``'s source that its result keeps (not dropped)."""
+    drop = set(op.attributes.get("drop") or ())
+    rank = len(op.parts()[0])  # type: ignore[attr-defined]
+    return [a for a in range(rank) if a not in drop]
+
+
 def _is_window(op: Operation, ivs: set[Value]) -> bool:
-    if not isinstance(op, mem.SubviewOp) or op.attributes.get("drop"):
+    """Whether ``op`` is a window of the nest with loop indices ``ivs`` (module
+    docstring): a static unit-step view that moves with the iteration.  Along an axis
+    wider than one the offset follows a loop index or is loop-invariant (a whole axis
+    ``x[:, i:i+3, j:j+3]``: its elements are ``x[c, i+a, j+b]`` for every ``c``).  A
+    view that moves along size-one axes only (``w[o]``, ``x[i:i+1, :]``) is a window in
+    a nest of several loops; a one-loop nest keeps it for the row rules."""
+    if not isinstance(op, mem.SubviewOp):
         return False
     offsets, sizes, steps = op.parts()
     shape = [constant_int(s) for s in sizes]
     if any(s is None for s in shape) or any(constant_int(s) != 1 for s in steps) or \
             int(np.prod(shape)) > MAX_WINDOW or max(shape) <= 1:  # type: ignore[type-var]
         return False
-    return all(n == 1 or depends_on(o, ivs) for o, n in zip(offsets, shape, strict=True))
+    kept = set(_kept(op))
+    if any(shape[a] != 1 for a in range(len(shape)) if a not in kept):
+        return False
+    moving = [depends_on(o, ivs) for o in offsets]
+    wide = [a for a, n in enumerate(shape) if n != 1]
+    if any(moving[a] for a in wide):
+        return True
+    return any(moving) and len(ivs) > 1
 
 
 class _Scalarizer:
@@ -98,15 +128,45 @@ class _Scalarizer:
         run-time shapes a window's type says ``?x?`` even where its sizes are constants,
         ``batch_ranges``), numpy broadcasting."""
         if isinstance(op, mem.ToTensorOp):
-            sizes = op.operand_values[0].op.parts()[1]  # type: ignore[attr-defined]
-            return tuple(constant_int(s) for s in sizes)  # type: ignore[misc]
+            view = op.operand_values[0].op
+            sizes = view.parts()[1]  # type: ignore[attr-defined]
+            return tuple(constant_int(sizes[a]) for a in _kept(view))  # type: ignore[misc]
         shapes = [self.shapes.get(v, self._shape(v)) for v in op.operand_values]
         if any(DYN in s for s in shapes):
+            self._assume_sizes(op, shapes)
             raise WindowRefuse(f"'{op.name}' on a window and an array of run-time size")
         try:
             return tuple(np.broadcast_shapes(*shapes))
         except ValueError:
             raise WindowRefuse(f"'{op.name}': operands that do not broadcast") from None
+
+    def _assume_sizes(self, op: Operation, shapes: list[tuple[int, ...]]) -> None:
+        """Raise :class:`WindowSizes` when every run-time operand of window op ``op`` is
+        a snapshot of a unit-step view whose run-time sizes are loop-invariant values,
+        each aligned (numpy broadcasting) with a static extent of the other operands."""
+        static = [s for s in shapes if DYN not in s]
+        rank = max(len(s) for s in shapes)
+        want = {a: {s[a - rank + len(s)] for s in static if a - rank + len(s) >= 0}
+                for a in range(rank)}
+        sizes: dict[Value, int] = {}
+        for v, shape in zip(op.operand_values, shapes, strict=True):
+            if DYN not in shape:
+                continue
+            view = v.op.operand_values[0].op if isinstance(v, OpResult) and \
+                isinstance(v.op, mem.ToTensorOp) else None  # type: ignore[union-attr]
+            if not isinstance(view, mem.SubviewOp) or \
+                    any(constant_int(x) != 1 for x in view.parts()[2]):
+                return
+            kept = [view.parts()[1][a] for a in _kept(view)]
+            for a, (n, size) in enumerate(zip(shape, kept, strict=True)):
+                extents = want[a + rank - len(shape)] - {1}
+                if n != DYN:
+                    continue
+                if len(extents) != 1 or depends_on(size, self.ivs) or \
+                        sizes.get(size, min(extents)) != min(extents):
+                    return
+                sizes[size] = min(extents)
+        raise WindowSizes(sizes)
 
     def classify(self) -> None:
         """The window ops (snapshots of windows and every op reading a window value),
@@ -179,12 +239,13 @@ class _Scalarizer:
 
     def load(self, op: Operation, idx: tuple[int, ...]) -> Value:
         view = op.operand_values[0].op  # type: ignore[attr-defined]
-        offsets = view.parts()[0]
-        where = [o if a == 0 else self.insert(arith.AddOp([o, self.const(a)], [index],
-                                                          loc=op.loc))
-                 for o, a in zip(offsets, idx, strict=True)]
+        offsets = list(view.parts()[0])
+        for a, i in zip(_kept(view), idx, strict=True):  # dropped axes stay at the offset
+            if i:
+                offsets[a] = self.insert(arith.AddOp([offsets[a], self.const(i)], [index],
+                                                     loc=op.loc))
         elem = op.result_values[0].type.element  # type: ignore[attr-defined]
-        return self.insert(mem.LoadOp([view.source, *where], [elem], loc=op.loc))
+        return self.insert(mem.LoadOp([view.source, *offsets], [elem], loc=op.loc))
 
     def run(self) -> None:
         self.classify()
@@ -261,4 +322,4 @@ def scalarize_windows(block: Block, ivs: set[Value]) -> None:
         _Scalarizer(block, ivs).run()
 
 
-__all__ = ["MAX_WINDOW", "WindowRefuse", "scalarize_windows"]
+__all__ = ["MAX_WINDOW", "WindowRefuse", "WindowSizes", "scalarize_windows"]

@@ -53,6 +53,9 @@ class StencilBase:
     value: Value                     # the buffer (kernel IR value) the host passes
     shape: tuple[int, ...]
     plane: int = 0                   # plane offset of every window (rank 3), else 0
+    # the windows are one plane of the base (``x[c, a:..., b:...]``, axis 0 dropped):
+    # ``plane`` is absolute, the same for every plane of the space (broadcast over it)
+    fixed: bool = False
     rows: tuple[int, int] = (0, 0)   # smallest and largest row offset of its windows
     cols: tuple[int, int] = (0, 0)   # smallest and largest column offset
     views: int = 0
@@ -100,7 +103,17 @@ def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
 
 
 def _window_view(v: Value) -> tuple[Operation, mem.SubviewOp] | None:
-    """``(snapshot, view)`` when ``v`` is a snapshot of a subview, else None."""
+    """``(snapshot, view)`` when ``v`` is a snapshot of a subview (or a plane window
+    broadcast over the planes: ``broadcast(reshape(snapshot))``, a multi-channel
+    convolution's ``x[c, i + a, j + b]`` batched over its output planes), else None."""
+    if isinstance(v, OpResult) and isinstance(v.op, tensor.BroadcastOp):
+        src = v.op.operand_values[0]
+        if not (isinstance(src, OpResult) and isinstance(src.op, tensor.ReshapeOp)):
+            return None
+        inner = src.op.operand_values[0]
+        if src.type.shape != (1, *inner.type.shape):  # type: ignore[attr-defined]
+            return None
+        v = inner
     if not (isinstance(v, OpResult) and isinstance(v.op, mem.ToTensorOp)):
         return None
     src = v.op.operand_values[0]
@@ -126,29 +139,39 @@ def static_int(v: Value, depth: int = 8) -> int | None:
     return None if a is None or b is None else fold(a, b)
 
 
+def _plane_dropped(view: mem.SubviewOp) -> bool:
+    """Whether ``view`` is one plane of a rank-3 buffer (axis 0 dropped, rows and
+    columns kept)."""
+    drop = tuple(view.attributes.get("drop") or ())
+    return drop == (0,) and view.source.type.rank == 3  # type: ignore[attr-defined]
+
+
 def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
              m: StencilMatch | None = None) -> list[int] | None:
-    """The view's constant offsets when it is a full-rank, unit-step window of ``space``'s
-    shape into a contiguous static buffer, else None.  With a run-time space (``m.sizes``
-    set) the buffer may have run-time extents and every window must have the same size
-    values (the first one sets them); the offsets stay constants, at least 0."""
+    """The view's constant offsets when it is a unit-step window of ``space``'s shape
+    into a contiguous static buffer (full rank, or one plane of a rank-3 buffer: its
+    rows and columns), else None.  With a run-time space (``m.sizes`` set) the buffer
+    may have run-time extents and every window must have the same size values (the
+    first one sets them); the offsets stay constants, at least 0."""
     src = view.source.type
     dynamic = m is not None and DYN in space
+    plane = _plane_dropped(view)
     if not isinstance(src, MemRefType) or not src.is_contiguous or \
-            DYN in src.shape and not dynamic or view.attributes.get("drop") or \
-            src.rank != len(space):
+            DYN in src.shape and not dynamic or view.attributes.get("drop") and not plane or \
+            src.rank != len(space) and not plane:
         return None
     offsets, sizes, steps = view.parts()
     offs = [static_int(o) for o in offsets]
     if any(o is None for o in offs) or any(static_int(s) != 1 for s in steps):
         return None
+    kept = list(sizes[1:]) if plane else list(sizes)
     if dynamic:
         assert m is not None
-        m.sizes = list(sizes) if m.sizes is None else m.sizes
-        if any(o < 0 for o in offs) or \
-                not all(_same_size(a, b) for a, b in zip(sizes, m.sizes, strict=True)):  # type: ignore[operator]
+        m.sizes = kept if m.sizes is None else m.sizes
+        if any(o < 0 for o in offs) or len(kept) != len(m.sizes) or \
+                not all(_same_size(a, b) for a, b in zip(kept, m.sizes, strict=True)):  # type: ignore[operator]
             return None
-    elif [static_int(s) for s in sizes] != list(space):
+    elif [static_int(s) for s in kept] != list(space[-len(kept):]):
         return None
     return offs  # type: ignore[return-value]
 
@@ -185,19 +208,20 @@ def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
                                    for op in ops[start + 1:end])
 
 
-def _base(bases: list[StencilBase], value: Value, shape: tuple[int, ...]) -> int:
+def _base(bases: list[StencilBase], value: Value, plane: int, fixed: bool) -> int:
+    """The base of ``value`` (one per fixed plane: each is its own halo buffer)."""
     for k, b in enumerate(bases):
-        if b.value is value:
+        if b.value is value and (b.fixed, b.plane if fixed else 0) == (fixed, plane if fixed else 0):
             return k
-    bases.append(StencilBase(value, shape))
+    bases.append(StencilBase(value, value.type.shape, plane, fixed))  # type: ignore[attr-defined]
     return len(bases) - 1
 
 
-def _add_window(m: StencilMatch, index: int, source: Value, offs: list[int]) -> bool:
-    shape = source.type.shape  # type: ignore[attr-defined]
-    k = _base(m.bases, source, shape)
-    b = m.bases[k]
+def _add_window(m: StencilMatch, index: int, source: Value, offs: list[int],
+                fixed: bool = False) -> bool:
     plane = offs[0] if len(offs) == 3 else 0
+    k = _base(m.bases, source, plane, fixed)
+    b = m.bases[k]
     row, col = offs[-2], offs[-1]
     if b.views and plane != b.plane:
         return False
@@ -235,7 +259,7 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
             continue
         offs = _offsets(found[1], space, m) if found is not None else None
         if found is None or offs is None or not _unwritten_between(found[0], group) or \
-                not _add_window(m, index, found[1].source, offs):
+                not _add_window(m, index, found[1].source, offs, _plane_dropped(found[1])):
             return None
     if not any(b.views >= 2 for b in m.bases):
         return None
