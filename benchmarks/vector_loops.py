@@ -4,7 +4,9 @@ For each program written with Python loops (the seed's bilateral filter, a 3x3 b
 a depthwise convolution, the adaptive pool, a max pool written with loops and
 ``pyasc.ops.max_pool2d``, a 3x3 blur, the bilateral filter and a depthwise convolution
 compiled with ``dynamic_shape=True`` (the convolution with and without bounds checks),
-a division of (N, C, h, w) by an (h, w) plane, per-row softmax and layernorm), prints the
+a depthwise convolution written with window slices (static and ``dynamic_shape=True``),
+a multi-channel 3x3 convolution written with window slices and with loops, a division
+of (N, C, h, w) by an (h, w) plane, per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
 the scalar GM accesses and the kernels launched.  Three builds: "scalar" with
@@ -79,6 +81,41 @@ def depthwise_k(x, wt, k):
                     for dj in range(k):
                         s += x[ch, i + di, j + dj] * wt[ch, di, dj]
                 out[ch, i, j] = s
+    return out
+
+
+def depthwise_slices(x, wt):
+    c, h, w = x.shape
+    out = np.zeros((c, h - 2, w - 2), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - 2):
+            for j in range(w - 2):
+                out[ch, i, j] = np.sum(x[ch, i:i + 3, j:j + 3] * wt[ch])
+    return out
+
+
+def conv_slices(x, wt):
+    c, h, w = x.shape
+    out = np.zeros((wt.shape[0], h - 2, w - 2), dtype=x.dtype)
+    for o in range(wt.shape[0]):
+        for i in range(h - 2):
+            for j in range(w - 2):
+                out[o, i, j] = np.sum(x[:, i:i + 3, j:j + 3] * wt[o])
+    return out
+
+
+def conv_loops(x, wt):
+    c, h, w = x.shape
+    out = np.zeros((wt.shape[0], h - 2, w - 2), dtype=x.dtype)
+    for o in range(wt.shape[0]):
+        for i in range(h - 2):
+            for j in range(w - 2):
+                acc = np.float32(0)
+                for ch in range(c):
+                    for di in range(3):
+                        for dj in range(3):
+                            acc += x[ch, i + di, j + dj] * wt[o, ch, di, dj]
+                out[o, i, j] = acc
     return out
 
 
@@ -165,6 +202,14 @@ def _cases():
          (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32), 3)),
         ("depthwise 3x3 8x64x64 dynamic (checked)", depthwise_k,
          (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32), 3)),
+        ("depthwise slices 3x3 8x64x64", depthwise_slices,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32))),
+        ("depthwise slices 3x3 8x64x64 dynamic", depthwise_slices,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32))),
+        ("conv slices 3x3 8->16 64x64", conv_slices,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
+        ("conv loops 3x3 8->16 64x64", conv_loops,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
         ("x / w (8,16,28,28)/(28,28)", plane_divide,
          (rng.random((8, 16, 28, 28)).astype(f32), rng.random((28, 28)).astype(f32) + 1)),
         ("x / w (8,16,28,28)/(28,28) dynamic", plane_divide,

@@ -79,7 +79,8 @@ class StencilEmitter:
                 count = "PLANES" if p.count == DYN else p.count
                 w.line(f"{p.name}Gm_.SetGlobalBuffer((__gm__ {ctype(p.dtype)}*){p.name}, "
                        f"{count});", self.loc)
-            out_size = "PLANES * ROWS * COLS" if k.dynamic else k.match.space[0] * k.rows * k.cols
+            out_size = "PLANES * ROWS * COLS" if k.dynamic else \
+                k.match.outer * k.match.space[0] * k.rows * k.cols
             for o in k.written:
                 assert o.buf is not None
                 t = storage_type(o.buf.dtype)
@@ -189,7 +190,7 @@ class StencilEmitter:
             if any(p.count == DYN for p in k.planes_in):
                 w.line("LoadPlane(p);")
             w.line(f"Compute(p, rows, {', '.join(n + 'Halo' for n in k.base_names)});")
-            w.line(f"CopyOut(p, row, rows{at});")
+            w.line(f"CopyOut(plane * PLANES + p, row, rows{at});")  # plane: the image
         for n in k.base_names:
             w.line(f"{n}Que_.FreeTensor({n}Halo);")
 
@@ -216,7 +217,9 @@ class StencilEmitter:
                 c = ctype(t)
                 height, width = _base_dims(k, n, b.shape)[-2:]
                 # a fixed plane (one channel read for every output plane) or the unit's
-                at = f"{b.plane}" if b.fixed else f"(plane + {b.plane})"
+                at = f"(plane + {b.plane})"
+                if b.fixed:  # shared planes: ``plane`` is the unit's image
+                    at = f"(plane * {b.shape[1]} + {b.plane})" if b.images else f"{b.plane}"
                 start = f"({at} * {height} + row + {b.rows[0]}) * {width}"
                 stride: int | str = 0
                 if k.dynamic:  # the tile's columns and the windows' reach, within the row

@@ -133,8 +133,9 @@ class StencilKernel:
 
     @property
     def unit_planes(self) -> int:
-        """Planes the units walk (1 when the planes are computed inside a unit)."""
-        return 1 if self.shared_planes else self.match.space[0]
+        """Planes the units walk (the images, ``match.outer``, when the planes are
+        computed inside a unit)."""
+        return self.match.outer if self.shared_planes else self.match.space[0]
 
     @property
     def tiles_per_plane(self) -> int:
@@ -186,7 +187,7 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
     for index, v in m.per_plane.items():
         t = v.type
         k.planes_in.append(PlaneInput(index, low.prog.unique(value_name(v) or "perPlane"),
-                                      t.element, t.shape[0]))  # type: ignore[attr-defined]
+                                      t.element, t.shape[-3]))  # type: ignore[attr-defined]
     _set_pitch(k)
     k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col,
                           w.row - m.bases[w.base].rows[0], w.col) for w in m.windows]

@@ -50,7 +50,7 @@ The analysis is ``batch_analysis``; the rewritten form is built by ``batch_build
 from __future__ import annotations
 
 from pyasc.ir.builder import Builder
-from pyasc.ir.core import Value
+from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import arith, loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes.batch_analysis import (
@@ -108,6 +108,8 @@ def _versioned(op: loop.ForOp, sizes: dict[Value, int]) -> tuple[Batch, loop.For
     b = Builder.before(op)
     consts: dict[Value, Value] = {}
     for _ in range(MAX_SIZE_ROUNDS):
+        if any(isinstance(v, OpResult) and op.is_ancestor_of(v.op) for v in sizes):
+            break  # the condition is computed before the nest
         for v, n in sizes.items():
             if v not in consts:
                 consts[v] = b.insert(arith.ConstantOp.new(n, v.type, loc=op.loc)).result

@@ -56,6 +56,9 @@ class StencilBase:
     # the windows are one plane of the base (``x[c, a:..., b:...]``, axis 0 dropped):
     # ``plane`` is absolute, the same for every plane of the space (broadcast over it)
     fixed: bool = False
+    # a fixed channel of every image (``x[:, c, a:..., b:...]`` of a rank-4 base): the
+    # plane is ``image * C + plane``, the image the kernel's unit walks
+    images: bool = False
     rows: tuple[int, int] = (0, 0)   # smallest and largest row offset of its windows
     cols: tuple[int, int] = (0, 0)   # smallest and largest column offset
     views: int = 0
@@ -79,6 +82,9 @@ class Window:
 @dataclass
 class StencilMatch:
     space: tuple[int, ...]           # (planes, rows, cols): rank 2 gets planes = 1
+    # rank 4 (a batch loop around a multi-channel conv, ``(N, O, rows, cols)``): N, the
+    # images; every base is then a fixed channel of a ``(N, C, H, W)`` array
+    outer: int = 1
     bases: list[StencilBase] = field(default_factory=list)
     # a run-time space (dynamic_shape): the windows' common size values, one per axis
     sizes: list[Value] | None = None
@@ -94,6 +100,9 @@ def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
         return None
     src = v.op.operand_values[0]
     t = src.type
+    if isinstance(t, TensorType) and len(space) == 4:  # (1, O, 1, 1): one value per o
+        return src if t.shape[0] == 1 and t.shape[1] in (1, space[1]) and \
+            t.shape[2:] == (1, 1) else None
     if not isinstance(t, TensorType) or t.rank != len(space) or DYN in t.shape[1:]:
         return None
     ones = all(d == 1 for d in t.shape[1:]) if len(space) == 3 else all(d == 1 for d in t.shape)
@@ -111,7 +120,10 @@ def _window_view(v: Value) -> tuple[Operation, mem.SubviewOp] | None:
         if not (isinstance(src, OpResult) and isinstance(src.op, tensor.ReshapeOp)):
             return None
         inner = src.op.operand_values[0]
-        if src.type.shape != (1, *inner.type.shape):  # type: ignore[attr-defined]
+        shape = tuple(inner.type.shape)  # type: ignore[attr-defined]
+        # (rows, cols) -> (1, rows, cols); (N, rows, cols) -> (N, 1, rows, cols)
+        want = (1, *shape) if len(shape) == 2 else (*shape[:1], 1, *shape[1:])
+        if tuple(src.type.shape) != want:  # type: ignore[attr-defined]
             return None
         v = inner
     if not (isinstance(v, OpResult) and isinstance(v.op, mem.ToTensorOp)):
@@ -139,11 +151,20 @@ def static_int(v: Value, depth: int = 8) -> int | None:
     return None if a is None or b is None else fold(a, b)
 
 
-def _plane_dropped(view: mem.SubviewOp) -> bool:
-    """Whether ``view`` is one plane of a rank-3 buffer (axis 0 dropped, rows and
-    columns kept)."""
+def _plane_dropped(view: mem.SubviewOp) -> str:
+    """How ``view`` is a fixed plane: ``"plane"``, one plane of a rank-3 buffer (axis 0
+    dropped) or of a static rank-4 one (image and channel dropped: plane ``n * C + c``);
+    ``"images"``, one channel of every image of a static rank-4 buffer (axis 1 dropped,
+    all of axis 0); else ``""``."""
     drop = tuple(view.attributes.get("drop") or ())
-    return drop == (0,) and view.source.type.rank == 3  # type: ignore[attr-defined]
+    src = view.source.type
+    if src.rank == 4 and DYN not in src.shape:  # type: ignore[attr-defined]
+        offsets, sizes, _ = view.parts()
+        if drop == (0, 1):
+            return "plane"
+        whole = static_int(offsets[0]) == 0 and static_int(sizes[0]) == src.shape[0]  # type: ignore[attr-defined]
+        return "images" if drop == (1,) and whole else ""
+    return "plane" if drop == (0,) and src.rank == 3 else ""  # type: ignore[attr-defined]
 
 
 def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
@@ -164,14 +185,18 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
     offs = [static_int(o) for o in offsets]
     if any(o is None for o in offs) or any(static_int(s) != 1 for s in steps):
         return None
-    kept = list(sizes[1:]) if plane else list(sizes)
+    kept = [n for a, n in enumerate(sizes) if a not in view.attributes["drop"]] if plane \
+        else list(sizes)
+    if plane and len(kept) == 2 and src.rank == 4:  # image n, channel c: plane n * C + c
+        offs = [offs[0] * src.shape[1] + offs[1], *offs[2:]]  # type: ignore[operator]
     if dynamic:
         assert m is not None
         m.sizes = kept if m.sizes is None else m.sizes
         if any(o < 0 for o in offs) or len(kept) != len(m.sizes) or \
                 not all(_same_size(a, b) for a, b in zip(kept, m.sizes, strict=True)):  # type: ignore[operator]
             return None
-    elif [static_int(s) for s in kept] != list(space[-len(kept):]):
+    elif [static_int(s) for s in kept] != \
+            (list(space[-len(kept):]) if len(kept) < 3 else [space[0], *space[-2:]]):
         return None
     return offs  # type: ignore[return-value]
 
@@ -208,19 +233,23 @@ def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
                                    for op in ops[start + 1:end])
 
 
-def _base(bases: list[StencilBase], value: Value, plane: int, fixed: bool) -> int:
-    """The base of ``value`` (one per fixed plane: each is its own halo buffer)."""
+def _base(bases: list[StencilBase], value: Value, plane: int, kind: str) -> int:
+    """The base of ``value`` (one per fixed plane of ``kind``: each is its own halo
+    buffer)."""
+    fixed, images = bool(kind), kind == "images"
     for k, b in enumerate(bases):
-        if b.value is value and (b.fixed, b.plane if fixed else 0) == (fixed, plane if fixed else 0):
+        if b.value is value and (b.fixed, b.images) == (fixed, images) and \
+                (not fixed or b.plane == plane):
             return k
-    bases.append(StencilBase(value, value.type.shape, plane, fixed))  # type: ignore[attr-defined]
+    shape = value.type.shape  # type: ignore[attr-defined]
+    bases.append(StencilBase(value, shape, plane, fixed, images=images))
     return len(bases) - 1
 
 
 def _add_window(m: StencilMatch, index: int, source: Value, offs: list[int],
-                fixed: bool = False) -> bool:
-    plane = offs[0] if len(offs) == 3 else 0
-    k = _base(m.bases, source, plane, fixed)
+                kind: str = "") -> bool:
+    plane = offs[-3] if len(offs) >= 3 else 0
+    k = _base(m.bases, source, plane, kind)
     b = m.bases[k]
     row, col = offs[-2], offs[-1]
     if b.views and plane != b.plane:
@@ -240,9 +269,11 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
         return None
     space = types[0].shape  # type: ignore[union-attr]
     dynamic = DYN in space
-    if len(space) not in (2, 3) or any(t.shape != space for t in types):  # type: ignore[union-attr]
+    if len(space) not in (2, 3, 4) or any(t.shape != space for t in types) or \
+            len(space) == 4 and dynamic:  # type: ignore[union-attr]
         return None
-    m = StencilMatch((1, *space) if len(space) == 2 else tuple(space))
+    m = StencilMatch((1, *space) if len(space) == 2 else tuple(space[-3:]),
+                     outer=space[0] if len(space) == 4 else 1)
     for index, v in enumerate(group.inputs):
         if isinstance(v.type, ScalarType):
             continue
@@ -261,8 +292,10 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
         if found is None or offs is None or not _unwritten_between(found[0], group) or \
                 not _add_window(m, index, found[1].source, offs, _plane_dropped(found[1])):
             return None
-    if not any(b.views >= 2 for b in m.bases):
-        return None
+    if not any(b.views >= 2 for b in m.bases) or \
+            len(space) == 4 and not all(b.images for b in m.bases) or \
+            len(space) < 4 and any(b.images for b in m.bases):
+        return None  # rank 4: the images are walked by the units, the channels fixed
     return m
 
 

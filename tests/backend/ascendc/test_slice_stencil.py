@@ -122,3 +122,23 @@ def test_dynamic_depthwise_window_slices_other_weight_shapes_keep_numpys_rules()
     for target in (interp, hybrid(depthwise_slices, dynamic_shape=True, target="ascend-sim")):
         with pytest.raises(ValueError, match="broadcast"):
             target(x, _f32(3, 2, 2))
+
+
+def conv_batch_slices(x, w):
+    n, c, h, wd = x.shape
+    out = np.zeros((n, w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for b in range(n):
+        for o in range(w.shape[0]):
+            for i in range(h - 2):
+                for j in range(wd - 2):
+                    out[b, o, i, j] = np.sum(x[b, :, i:i + 3, j:j + 3] * w[o])
+    return out
+
+
+@pytest.mark.parametrize("shape,outs", [((2, 3, 13, 17), 4), ((3, 2, 30, 41), 5),
+                                        ((1, 4, 9, 20), 3)])
+def test_batched_multichannel_conv_is_one_stencil_kernel(shape, outs):
+    # a (N, O, rows, cols) space: a unit is (image, row tile), its channels' rows copied
+    # once, every output plane of that image computed from them
+    args = (_f32(*shape), _f32(outs, shape[1], 3, 3))
+    _assert_stencil(check(hybrid(conv_batch_slices), *args), conv_batch_slices, args)
