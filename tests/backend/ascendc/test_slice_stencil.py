@@ -82,7 +82,10 @@ def conv_loops(x, w):
     return out
 
 
-CONV = [((3, 13, 17), 4), ((2, 40, 33), 5), ((4, 9, 70), 3), ((1, 21, 19), 2)]
+# (8, 30, 64) x 16: 72 per-plane weights, one UB buffer (as 72 TPipe buffers the group
+# was split in two kernels, the second reading x once per output plane)
+CONV = [((3, 13, 17), 4), ((2, 40, 33), 5), ((4, 9, 70), 3), ((1, 21, 19), 2),
+        ((8, 30, 64), 16)]
 
 
 @pytest.mark.parametrize("fn", [conv_slices, conv_loops], ids=lambda f: f.__name__)
