@@ -45,6 +45,10 @@ A nest is rewritten only when every iteration provably touches its own elements 
   reduce to a scalar or keep their dims (``R`` is kept).
 
 The analysis is ``batch_analysis``; the rewritten form is built by ``batch_build``.
+A nest that would batch if some run-time sizes had static values (a window slice times
+``w[c]`` of a run-time ``w``: ``batch_analysis.NeedSizes``) is versioned on them: ``if
+sizes hold: <copy with the sizes constants, batched> else: <the nest>`` (a versioned
+``loop.if``, whose branches the backend treats as top-level code).
 """
 
 from __future__ import annotations

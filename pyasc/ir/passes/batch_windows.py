@@ -18,11 +18,17 @@ itself), and a whole-window ``sum``/``max``/``min`` becomes a chain over the ele
 body is then straight-line scalar code over ``img[i + c, j + d]``, which the analysis
 batches like a blur, and the backend runs it as stencil kernels.
 
-A window is a ``mem.subview`` without dropped axes, unit steps, static sizes of at most
-``MAX_WINDOW`` elements, whose offset depends on a loop index along every axis wider
-than one (``x[i:i+1, :]`` is a row, left to the row rules).  Any other use of a window
-value (a store of the whole window, a partial reduction, an op without a rule) raises
-``Refuse``: the nest is left alone, as before.
+A window is a ``mem.subview`` with unit steps and static sizes of at most
+``MAX_WINDOW`` elements that moves with the iteration (:func:`_is_window`): along each
+axis wider than one its offset follows a loop index or is loop-invariant (a whole
+static axis, ``x[:, i:i+3, j:j+3]``); dropped axes (``x[c, i:i+3, j:j+3]``) stay at
+their offset; a view moving along size-one axes only (``w[o]``) is a window in a nest
+of several loops (in a one-loop nest ``x[i]`` is a row, left to the row rules).  Any
+other use of a window value (a store of the whole window, a partial reduction, an op
+without a rule) raises ``WindowRefuse``: the nest is left alone, as before.  A window
+op on a view of run-time sizes beside a static window (``w[c]`` of a run-time ``w``)
+raises :class:`WindowSizes` with the sizes that would make it a window, which
+``batch_loops`` versions the nest on.
 """
 
 from __future__ import annotations

@@ -26,6 +26,12 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   the buffer when the snapshot would have been taken);
 * the windows of one buffer agree on the plane offset (they differ in rows and
   columns), and at least one buffer is read through two or more windows;
+* or a window is a *fixed plane* (``StencilBase.fixed``): one plane of a rank-3 buffer
+  (``x[c, a:..., b:...]``, axis 0 dropped), broadcast over the space's planes
+  (``broadcast(reshape(snapshot))``: a multi-channel convolution's ``x[c, i + a, j + b]``
+  in its nest over ``(o, i, j)``), one base per plane; in a rank-4 space ``(N, O,
+  rows, cols)`` (a batch loop around it, static shapes) every window is one channel
+  of every image (``x[:, c, a:..., b:...]``, ``StencilBase.images``);
 * other array inputs are arrays of the space's shape (a window of themselves at offset
   0, e.g. the result of an earlier kernel) or one value per plane broadcast over it
   (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights; ``(?, 1,
