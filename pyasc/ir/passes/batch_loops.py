@@ -84,7 +84,7 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
         try:
             b = analyze(op)
         except NeedSizes as need:
-            found = _versioned(op, need.sizes)
+            found = _versioned(op, need.sizes, float64_arrays)
             if found is None:
                 continue
             b, op = found
@@ -103,7 +103,8 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
 MAX_SIZE_ROUNDS = 4  # size assumptions gathered one window op at a time
 
 
-def _versioned(op: loop.ForOp, sizes: dict[Value, int]) -> tuple[Batch, loop.ForOp] | None:
+def _versioned(op: loop.ForOp, sizes: dict[Value, int],
+               float64_arrays: bool) -> tuple[Batch, loop.ForOp] | None:
     """``if sizes hold: <copy of op, the sizes constants> else: op`` when the copy is
     batchable (``batch_windows.WindowSizes``: ``w[c]`` of a run-time ``w`` times a 3x3
     window, batched where ``w.shape[1:] == (3, 3)``; the unchanged nest runs
@@ -120,7 +121,12 @@ def _versioned(op: loop.ForOp, sizes: dict[Value, int]) -> tuple[Batch, loop.For
         fast = op.clone(dict(consts))
         assert isinstance(fast, loop.ForOp)
         try:
-            return _branch(b, op, fast, analyze(fast), consts)
+            batch = analyze(fast)
+            if float64_arrays or not has_float64_batch(batch):
+                return _branch(b, op, fast, batch, consts)
+            batch.loops[0].erase()  # not batched: no branch (batch_function's rule)
+            fast.erase()
+            break
         except NeedSizes as need:
             fast.erase()
             if any(sizes.get(v, n) != n for v, n in need.sizes.items()):
