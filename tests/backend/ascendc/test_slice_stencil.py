@@ -145,3 +145,38 @@ def test_batched_multichannel_conv_is_one_stencil_kernel(shape, outs):
     # once, every output plane of that image computed from them
     args = (_f32(*shape), _f32(outs, shape[1], 3, 3))
     _assert_stencil(check(hybrid(conv_batch_slices), *args), conv_batch_slices, args)
+
+
+def pair_dots(a, b):
+    out = np.zeros((a.shape[0], b.shape[0]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            out[i, j] = np.sum(a[i] * b[j])
+    return out
+
+
+def pair_max(a, b):
+    out = np.zeros((a.shape[0], b.shape[0]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            out[i, j] = np.max(np.abs(a[i] - b[j])) + a[i, 0] * b[j, 2]
+    return out
+
+
+def column_windows(a):
+    out = np.zeros((a.shape[0] - 2, a.shape[1]), np.float32)
+    for i in range(a.shape[0] - 2):
+        for j in range(a.shape[1]):
+            out[i, j] = np.sum(a[i:i + 3, j] * 2.0)
+    return out
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("fn,shapes", [(pair_dots, [(5, 4), (7, 4)]),
+                                       (pair_max, [(6, 3), (9, 3)]),
+                                       (column_windows, [(8, 11)])])
+def test_small_static_rows_in_two_loop_nests_keep_their_values(fn, shapes, dynamic):
+    # nests of two loops whose bodies take small static row views (a[i], b[j]) or
+    # column windows now expand into per-element vector work: results as numpy's
+    args = tuple(_f32(*s) for s in shapes)
+    check(hybrid(fn, dynamic_shape=dynamic), *args)
