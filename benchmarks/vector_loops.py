@@ -3,9 +3,10 @@
 For each program written with Python loops (the seed's bilateral filter, a 3x3 blur,
 a depthwise convolution, the adaptive pool, a max pool written with loops and
 ``pyasc.ops.max_pool2d``, a 3x3 blur, the bilateral filter and a depthwise convolution
-compiled with ``dynamic_shape=True`` (the convolution with and without bounds checks),
-a depthwise convolution written with window slices (static and ``dynamic_shape=True``),
-a multi-channel 3x3 convolution written with window slices and with loops, a division
+compiled with ``dynamic_shape=True`` (the convolution with and without bounds checks, and
+with its window size read from the weights' shape: one kernel per window size), a
+depthwise convolution written with window slices (static and ``dynamic_shape=True``), a
+multi-channel 3x3 convolution written with window slices and with loops, a division
 of (N, C, h, w) by an (h, w) plane, per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
@@ -210,6 +211,10 @@ def _cases():
          (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
         ("conv loops 3x3 8->16 64x64", conv_loops,
          (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
+        ("depthwise 3x3 8x64x64 dynamic k=wt.shape[1] (checked)", depthwise,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32))),
+        ("depthwise 5x5 8x64x64 dynamic k=wt.shape[1] (checked)", depthwise,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((8, 5, 5)).astype(f32))),
         ("x / w (8,16,28,28)/(28,28)", plane_divide,
          (rng.random((8, 16, 28, 28)).astype(f32), rng.random((28, 28)).astype(f32) + 1)),
         ("x / w (8,16,28,28)/(28,28) dynamic", plane_divide,

@@ -17,9 +17,10 @@ import numpy as np
 from pyasc.errors import InternalCompilerError, IRVerificationError, UnsupportedSyntaxError
 from pyasc.frontend import calls, rules  # noqa: F401 - rules: fills the dispatch tables
 from pyasc.frontend.emit import Emitter
-from pyasc.frontend.lowering import RET, CompileUnit, Lowering
+from pyasc.frontend.lowering import RET, CompileUnit, Lowering, NeedsConstant
 from pyasc.frontend.signature import Param, Spec, const_value
 from pyasc.frontend.values import Buffer, Scalar, Tensor
+from pyasc.frontend.window_dims import window_dims
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Value
 from pyasc.ir.ops import func, mem
@@ -66,6 +67,9 @@ def build_module(hf: Any, specs: dict[str, Spec], params: list[Param],
     unit.stack.append(hf)
     unit.callees[hf] = src.text
     value = calls.run_body(lw)
+    dims = window_dims(fn, unit.param_index)
+    if dims:  # one kernel per window size: the trip counts' dimensions by value
+        raise NeedsConstant(dims)
     with unit.em.b.location(loc):
         results, template = _flatten_result(value, lw)
         unit.em.op(func.ReturnOp(results))

@@ -38,6 +38,7 @@ from pyasc.frontend.names import (
     storage_names,
     view_choices,
 )
+from pyasc.frontend.signature import SHAPE
 from pyasc.frontend.source import SourceInfo
 from pyasc.frontend.values import Buffer, Scalar, Tensor, Undefined
 from pyasc.ir.core import BlockArgument, OpResult, Value
@@ -119,11 +120,15 @@ class CompileUnit:
         seen.add(id(v))
         if isinstance(v, BlockArgument):
             idx = self.param_index.get(v)
-            # only a scalar argument can be specialized by value: an array's run-time
-            # size (dynamic_shape) stays run-time
+            # a scalar argument can be specialized by value (an array's dimensions
+            # are, through their ``mem.dim``, below)
             scalar = isinstance(v.type, ScalarType)
             return None if idx is None or not scalar else frozenset({idx})
         assert isinstance(v, OpResult)
+        if v.op.name == "mem.dim" and v.op.operand_values[0] in self.param_index:
+            # a run-time dimension of an array argument (``dynamic_shape``)
+            path = self.param_index[v.op.operand_values[0]]
+            return frozenset({(*path, SHAPE, v.op.attributes["axis"])})
         if not v.op.has_trait("pure") or v.op.region_list:
             return None
         out: frozenset[tuple] = frozenset()

@@ -37,6 +37,11 @@ class Param:
         return "_".join(str(p) for p in self.path)
 
 
+SHAPE = "shape"
+"""The path element naming an array's dimensions in a by-value path
+``(*array_path, SHAPE, axis)`` (a dimension specialized under ``dynamic_shape``)."""
+
+
 def param_type(spec: Spec) -> tuple[Type, bool]:
     """The IR type of a leaf spec and whether it is weak."""
     from pyasc.ir.types import DYN, MemRefType, ScalarType, f64, i1, index, scalar_from_numpy
@@ -44,7 +49,8 @@ def param_type(spec: Spec) -> tuple[Type, bool]:
     kind = spec[0]
     if kind == "array":
         _, dtype, ndim, layout, shape = spec
-        dims = shape if shape is not None else (DYN,) * ndim
+        dims = (DYN,) * ndim if shape is None else tuple(DYN if d is None else d
+                                                             for d in shape)
         strides = None if layout == "C" else \
             (DYN,) * (ndim - 1) + (1,) if layout == "inner" else (DYN,) * ndim
         return MemRefType(tuple(dims), scalar_from_numpy(np.dtype(dtype)), strides), False

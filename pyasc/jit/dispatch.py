@@ -50,7 +50,7 @@ import numpy as np
 
 from pyasc.callsite import at_caller
 from pyasc.errors import ArgumentError
-from pyasc.frontend.signature import Spec, params_of
+from pyasc.frontend.signature import SHAPE, Spec, params_of
 from pyasc.jit.arguments import Converted, describe
 from pyasc.jit.callplan import CallTemplate, convert, template_from_json
 from pyasc.jit.specialize import layout_of
@@ -75,6 +75,8 @@ class Signatures:
         self.defaults = tuple(p.default for p in signature.parameters.values())
         self.exact = {name: {p[1:] for p in by_value if p[0] == name} for name in self.names}
         self.array = _dynamic_array if dynamic else _static_array
+        # under dynamic shapes, the by-value dimensions of each array: (name, path) -> axes
+        self.dims = _by_value_dims(self.exact) if dynamic else {}
         # the common case, arrays and Python scalars, none by value: one call per argument
         self.quick = None if dynamic or any(self.exact.values()) else _quick
 
@@ -95,11 +97,9 @@ class Signatures:
             except _NotQuick:
                 pass
         try:
-            sig = tuple(self._arg(v, self.exact[n], ())
-                        for v, n in zip(args, names, strict=False))
+            sig = tuple(self._arg(v, n, ()) for v, n in zip(args, names, strict=False))
             if kwargs:
-                exact = self.exact
-                sig += tuple((k, self._arg(v, exact[k], ())) for k, v in kwargs.items())
+                sig += tuple((k, self._arg(v, k, ())) for k, v in kwargs.items())
         except KeyError:  # an unknown keyword: binding reports it
             return None
         except _NotQuick:  # an argument to convert or refuse: always the full path
@@ -124,12 +124,16 @@ class Signatures:
             out.append(value)
         return tuple(out) if sum(name in kwargs for name in rest) == len(kwargs) else None
 
-    def _arg(self, v: object, exact: set[tuple], path: tuple) -> object:
+    def _arg(self, v: object, name: str, path: tuple) -> object:
         t = type(v)
+        exact = self.exact[name]
         if t is _ndarray or isinstance(v, _ndarray):
+            axes = self.dims.get((name, path)) if self.dims else None
+            if axes:  # by-value dimensions of a run-time shape
+                return (*self.array(v, t), tuple([v.shape[a] for a in axes]))
             return self.array(v, t)
         if t is tuple or t is list:
-            return (t, *(self._arg(x, exact, (*path, i)) for i, x in enumerate(v)))
+            return (t, *(self._arg(x, name, (*path, i)) for i, x in enumerate(v)))
         if t in _SCALARS and path not in exact:
             return t
         if isinstance(v, np.generic) and path not in exact:
@@ -137,6 +141,17 @@ class Signatures:
         if isinstance(v, _CONSTANTS):  # compile-time values (by-value scalars, None,
             return (t, v)  # dtypes, strings)
         raise _NotQuick  # anything ``arguments.prepare`` converts or refuses
+
+
+def _by_value_dims(exact: dict[str, set[tuple]]) -> dict[tuple, tuple[int, ...]]:
+    """The axes specialized by value of each array, keyed by (argument name, path
+    inside the argument), from the by-value paths ``(*path, SHAPE, axis)``."""
+    out: dict[tuple, list[int]] = {}
+    for name, paths in exact.items():
+        for p in paths:
+            if len(p) >= 2 and p[-2] == SHAPE:
+                out.setdefault((name, p[:-2]), []).append(p[-1])
+    return {k: tuple(sorted(axes)) for k, axes in out.items()}
 
 
 class _NotQuick(Exception):  # noqa: N818 - control flow

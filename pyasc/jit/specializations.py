@@ -7,7 +7,9 @@ or loaded from the disk cache (then without IR).  The view maps each key to a
 under ``dynamic_shape=True``, ``"float32[3, 4]"`` otherwise; ``"float"`` for a Python
 float, ``"const 0.5"`` for an argument specialized by value...) and the targets with a
 kernel.  Under ``dynamic_shape=True`` every shape of one rank, dtype and layout is one
-key, so ``len(fn.specializations) == 1`` after calls with many shapes of that kind.
+key, so ``len(fn.specializations) == 1`` after calls with many shapes of that kind
+(but for dimensions specialized by value, such as a window loop's size:
+``"float32[?, 3, 3]"``).
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ def describe_spec(spec: tuple) -> str:
     kind = spec[0]
     if kind == "array":
         _, dtype, ndim, layout, shape = spec
-        dims = ", ".join("?" * ndim) if shape is None else ", ".join(map(str, shape))
+        dims = ", ".join("?" * ndim) if shape is None else \
+            ", ".join("?" if d is None else str(d) for d in shape)
         return f"{dtype}[{dims}]" + ("" if layout == "C" else f" {layout}")
     if kind in ("tuple", "list"):
         items = ", ".join(describe_spec(s) for s in spec[1:])

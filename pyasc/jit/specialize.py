@@ -5,7 +5,8 @@ specs is the specialization key:
 
 * numpy array: ``("array", dtype, ndim, layout, shape)`` where ``layout`` is ``"C"``
   (C-contiguous), ``"inner"`` (unit stride on the last axis) or ``"strided"``, and
-  ``shape`` is ``None`` under ``dynamic_shape=True``;
+  ``shape`` is ``None`` under ``dynamic_shape=True`` (or, when some of its dimensions
+  are specialized by value, a tuple with ``None`` for each run-time dimension);
 * Python ``bool``/``int``/``float``: ``("scalar", kind)``: a run-time weak scalar whose
   value is *not* part of the key; numpy scalars: ``("npscalar", dtype)``;
 * tuples and lists: ``("tuple", specs...)`` / ``("list", specs...)``, flattened into
@@ -16,6 +17,9 @@ Value specialization: a scalar argument whose value the compiler needs at compil
 (an ``axis=``, a ``keepdims=``, a dtype, a slice step...) is keyed by value instead:
 ``("const", type, value)``.  Which arguments those are is discovered on the first
 compilation (the frontend asks, see ``NeedsConstant``) and remembered per function.
+Under ``dynamic_shape=True`` the same holds for one dimension of an array argument, path
+``(*array_path, SHAPE, axis)``: a window loop's trip count (``range(wt.shape[1])``, see
+``frontend/window_dims.py``) or a dimension passed to ``pyasc.static``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyasc.errors import ArgumentError
-from pyasc.frontend.signature import SEQUENCES, Path, Spec
+from pyasc.frontend.signature import SEQUENCES, SHAPE, Path, Spec
 
 CONST_TYPES = (type(None), str, np.dtype, type)
 
@@ -41,9 +45,10 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
     """The key entry of one argument, as ``arguments.prepare`` made it (raises
     ``ArgumentError`` for unsupported kinds)."""
     if isinstance(value, np.ndarray):
-        return _array_spec(value, path, dynamic_shape)
+        return _array_spec(value, path, dynamic_shape, by_value)
     if getattr(value, "__pyasc_device_array__", False):  # C-contiguous device memory
-        shape = None if dynamic_shape else tuple(value.shape)  # type: ignore[attr-defined]
+        shape = _shape_key(tuple(value.shape), path, dynamic_shape,  # type: ignore
+                           by_value)
         return ("array", _dtype_name(value.dtype, path), len(value.shape), "C",  # type: ignore
                 shape)
     seq = SEQUENCES.get(type(value))
@@ -72,13 +77,26 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
                         "them, None, strings or dtypes")
 
 
-def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool) -> Spec:
+def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool, by_value: set[Path]
+                ) -> Spec:
     dtype = _dtype_name(a.dtype, path)
     if any(s % a.itemsize for s in a.strides) or not a.flags.aligned:
         raise ArgumentError(f"argument {_name(path)}: unaligned arrays are not supported",
                             hint="pass np.ascontiguousarray(x)")
-    shape = None if dynamic_shape else tuple(a.shape)
-    return ("array", dtype, a.ndim, layout_of(a), shape)
+    return ("array", dtype, a.ndim, layout_of(a),
+            _shape_key(a.shape, path, dynamic_shape, by_value))
+
+
+def _shape_key(shape: tuple[int, ...], path: Path, dynamic_shape: bool,
+               by_value: set[Path]) -> tuple | None:
+    """The shape entry of an array spec: every dimension when shapes are static; under
+    ``dynamic_shape`` ``None``, or the by-value dimensions with ``None`` elsewhere."""
+    if not dynamic_shape:
+        return tuple(shape)
+    static = [(*path, SHAPE, i) in by_value for i in range(len(shape))]
+    if not any(static):
+        return None
+    return tuple(d if s else None for d, s in zip(shape, static, strict=True))
 
 
 def _dtype_name(dt: np.dtype, path: Path) -> str:

@@ -1,0 +1,142 @@
+"""Window loops of a run-time size: under ``dynamic_shape`` the dimensions a window
+loop's trip count comes from are specialized by value (``frontend/window_dims.py``),
+every other dimension stays run-time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import pyasc
+from pyasc import hybrid
+
+
+def depthwise(x, wt):
+    k = wt.shape[1]
+    c, h, w = x.shape
+    out = np.zeros((c, h - k + 1, w - k + 1), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                s = np.float32(0)
+                for di in range(k):
+                    for dj in range(k):
+                        s += x[ch, i + di, j + dj] * wt[ch, di, dj]
+                out[ch, i, j] = s
+    return out
+
+
+def pair_conv1d(xw):
+    x, wt = xw  # arrays inside a tuple: by-value path ("xw", 1, "shape", 0)
+    out = np.zeros((x.shape[0] - wt.shape[0]) // 2 + 1, dtype=x.dtype)
+    for i in range(out.shape[0]):
+        for t in range(wt.shape[0]):  # stride 2: the window moves with 2 * i
+            out[i] += x[2 * i + t] * wt[t]
+    return out
+
+
+def weighted_rows(x, wt):
+    # no window: the loop over wt's rows is not added to an outer counter
+    out = np.zeros(x.shape[1], dtype=x.dtype)
+    for t in range(wt.shape[0]):
+        out += x[t] * wt[t]
+    return out
+
+
+def flat_rows(x):
+    # i * w + j flattens rows: j runs over the image width, not a window
+    h, w = x.shape
+    out = np.zeros(h * w, dtype=x.dtype)
+    flat = x.reshape(-1)
+    for i in range(h):
+        for j in range(w):
+            out[i * w + j] = flat[i * w + j] * 2
+    return out
+
+
+def taps_outside(x, wt):
+    # the tap loop around the positions: i + t pairs i (inner) with t (outer), and i
+    # runs over the image: no window to specialize
+    n = x.shape[0] - wt.shape[0] + 1
+    out = np.zeros(n, dtype=x.dtype)
+    for t in range(wt.shape[0]):
+        for i in range(n):
+            out[i] += x[i + t] * wt[t]
+    return out
+
+
+def static_dim(x, wt):
+    k = pyasc.static(wt.shape[0])  # a run-time dimension needed at compile time
+    return x[:k].sum(axis=0) * k
+
+
+def _f32(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+SHAPES = [((3, 11, 13), 3), ((2, 7, 30), 5), ((4, 20, 9), 3), ((1, 5, 5), 5)]
+
+
+def test_window_size_is_specialized_image_dims_stay_run_time():
+    dyn = hybrid(depthwise, dynamic_shape=True)
+    interp = hybrid(depthwise, dynamic_shape=True, target="interpret")
+    for shape, k in SHAPES + SHAPES:  # twice: the second round takes the signature cache
+        x, wt = _f32(*shape), _f32(shape[0], k, k, seed=1)
+        np.testing.assert_allclose(dyn(x, wt), depthwise(x, wt), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(interp(x, wt), depthwise(x, wt), rtol=1e-5, atol=1e-5)
+    assert dyn._by_value == {("wt", "shape", 1)}  # (range(k) twice; not x's dims)
+    assert len(dyn.specializations) == 2
+    assert "wt: float32[?, 3, ?]" in str(dyn.specializations)
+    ir = dyn.ir(x, wt)
+    assert "(%wt) {axis = 0}" in ir and "(%wt) {axis = 1}" not in ir
+
+
+def test_window_dimension_of_an_array_in_a_tuple():
+    f = hybrid(pair_conv1d, dynamic_shape=True)
+    for n, k in [(10, 3), (17, 3), (9, 4), (30, 4), (12, 3)]:
+        xw = (_f32(n), _f32(k, seed=2))
+        np.testing.assert_allclose(f(xw), pair_conv1d(xw), rtol=1e-5, atol=1e-5)
+    assert f._by_value == {("xw", 1, "shape", 0)}
+    assert len(f.specializations) == 2
+
+
+def test_loop_over_a_dimension_that_is_not_a_window_stays_run_time():
+    f = hybrid(weighted_rows, dynamic_shape=True)
+    for rows, cols in [(3, 5), (4, 7), (2, 2)]:
+        x, wt = _f32(rows, cols), _f32(rows, seed=3)
+        np.testing.assert_allclose(f(x, wt), weighted_rows(x, wt), rtol=1e-5, atol=1e-5)
+    assert not f._by_value
+    assert len(f.specializations) == 1
+
+
+def test_flattened_row_loops_are_not_windows():
+    f = hybrid(flat_rows, dynamic_shape=True)
+    for shape in [(3, 5), (4, 7), (2, 9)]:
+        x = _f32(*shape)
+        np.testing.assert_allclose(f(x), flat_rows(x))
+    assert not f._by_value
+    assert len(f.specializations) == 1
+
+
+def test_tap_loop_around_the_positions_keeps_the_image_run_time():
+    f = hybrid(taps_outside, dynamic_shape=True)
+    for n, k in [(10, 3), (17, 3), (12, 3)]:
+        x, wt = _f32(n), _f32(k, seed=4)
+        np.testing.assert_allclose(f(x, wt), taps_outside(x, wt), rtol=1e-5, atol=1e-5)
+    assert not f._by_value
+    assert len(f.specializations) == 1
+
+
+def test_static_of_a_run_time_dimension_specializes_it():
+    f = hybrid(static_dim, dynamic_shape=True)
+    for n, k in [(6, 2), (9, 2), (5, 4)]:
+        x, wt = _f32(n, 3), _f32(k)
+        np.testing.assert_allclose(f(x, wt), static_dim(x, wt), rtol=1e-5, atol=1e-5)
+    assert f._by_value == {("wt", "shape", 0)}
+    assert len(f.specializations) == 2
+
+
+def test_static_shapes_are_unchanged():
+    f = hybrid(depthwise)
+    x, wt = _f32(3, 11, 13), _f32(3, 3, 3, seed=1)
+    np.testing.assert_allclose(f(x, wt), depthwise(x, wt), rtol=1e-5, atol=1e-5)
+    assert not f._by_value
