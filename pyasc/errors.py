@@ -354,6 +354,21 @@ class DeviceFloat64Warning(PyascWarning):
     default_hint = "cast the float64 data to float32 yourself, or run it on target='cpu'"
 
 
+class PyascPerformanceWarning(UserWarning):
+    """Code that runs slower than it could: on the AI Core's scalar unit instead of its
+    vector unit (``backend/ascendc``), or a generic kernel past a specialization cap."""
+
+
+class WindowSizeCapWarning(PyascWarning, PyascPerformanceWarning):
+    """A function with window loops of a run-time size was called with more window sizes
+    than the jit specializes (``jit/window_cap.py``); new sizes run the generic kernel
+    (W50080)."""
+
+    code = "W50080"
+    default_hint = ("make the window size a constant (or pyasc.static of a scalar "
+                    "argument), or call the function with fewer window sizes")
+
+
 class PathErrorWarning(PyascWarning):
     """Code under a run-time condition raises a shape or index error (E50002/E50004)
     whenever it runs; it is compiled to raise it then, as numpy would (W50002)."""
@@ -365,4 +380,4 @@ class PathErrorWarning(PyascWarning):
 
 ALL_WARNINGS: tuple[type[PyascWarning], ...] = (InvalidEnvironmentWarning, IRDumpWarning,
                                               DeviceStateLostWarning, DeviceFloat64Warning,
-                                              PathErrorWarning)
+                                              PathErrorWarning, WindowSizeCapWarning)

@@ -68,7 +68,9 @@ def build_module(hf: Any, specs: dict[str, Spec], params: list[Param],
     unit.callees[hf] = src.text
     value = calls.run_body(lw)
     dims = window_dims(fn, unit.param_index)
-    if dims:  # one kernel per window size: the trip counts' dimensions by value
+    if dims and options.get("window_sizes") != "generic":
+        # one kernel per window size: the trip counts' dimensions by value (but past
+        # the cap, ``jit/window_cap.py``, the generic kernel keeps them run-time)
         raise NeedsConstant(dims)
     with unit.em.b.location(loc):
         results, template = _flatten_result(value, lw)

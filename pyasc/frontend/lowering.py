@@ -38,7 +38,6 @@ from pyasc.frontend.names import (
     storage_names,
     view_choices,
 )
-from pyasc.frontend.signature import SHAPE
 from pyasc.frontend.source import SourceInfo
 from pyasc.frontend.values import Buffer, Scalar, Tensor, Undefined
 from pyasc.ir.core import BlockArgument, OpResult, Value
@@ -120,15 +119,12 @@ class CompileUnit:
         seen.add(id(v))
         if isinstance(v, BlockArgument):
             idx = self.param_index.get(v)
-            # a scalar argument can be specialized by value (an array's dimensions
-            # are, through their ``mem.dim``, below)
+            # only a scalar argument is specialized by value on request: an array's
+            # run-time size (dynamic_shape) stays run-time (but for a window loop's
+            # trip count, which ``window_dims`` alone decides)
             scalar = isinstance(v.type, ScalarType)
             return None if idx is None or not scalar else frozenset({idx})
         assert isinstance(v, OpResult)
-        if v.op.name == "mem.dim" and v.op.operand_values[0] in self.param_index:
-            # a run-time dimension of an array argument (``dynamic_shape``)
-            path = self.param_index[v.op.operand_values[0]]
-            return frozenset({(*path, SHAPE, v.op.attributes["axis"])})
         if not v.op.has_trait("pure") or v.op.region_list:
             return None
         out: frozenset[tuple] = frozenset()

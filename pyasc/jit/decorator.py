@@ -53,8 +53,9 @@ from pyasc.jit.ice import internal_errors, source_reproducer
 from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
 from pyasc.jit.specializations import SpecializationsView, describe_arguments, signature_text
-from pyasc.jit.specialize import spec_of
+from pyasc.jit.specialize import is_shape_path, spec_of
 from pyasc.jit.tensors import TensorOps, unwrap
+from pyasc.jit.window_cap import WindowSizes, window_size
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
 from pyasc.runtime.profiler import note_compile, profiled_call, watch
@@ -120,6 +121,8 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
         self._method_of: type | None = None  # the class whose body holds it (a method)
         # another program built from fn's IR (a ``backward.Backward``: its gradient)
         self._program = program
+        # window sizes specialized (the first MAX_WINDOW_SIZES), the generic keys past it
+        self._windows = WindowSizes(fn)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._method_of = owner  # stored in a class body: calls would pass `self`
@@ -165,9 +168,17 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
                 ) -> tuple[dict[str, Spec], tuple]:
         """(specs, key) of a call, with the by-value paths ``by_value`` (else current)."""
         by_value = self._calls.by_value if by_value is None else by_value
+        dynamic = self.options.dynamic_shape
         try:
-            specs = {name: spec_of(v, (name,), self.options.dynamic_shape, by_value)
+            specs = {name: spec_of(v, (name,), dynamic, by_value)
                      for name, v in arguments.items()}
+            if dynamic and by_value:
+                size = window_size(specs)
+                if size and not self._windows.admit(size):  # past the cap: the generic key
+                    generic = frozenset(p for p in by_value if not is_shape_path(p))
+                    specs = {name: spec_of(v, (name,), dynamic, generic)
+                             for name, v in arguments.items()}
+                    self._windows.generic_keys.add(tuple(specs.items()))
         except ArgumentError as exc:
             if called_as_classmethod(self.__wrapped__, arguments):  # type: ignore[attr-defined]
                 raise method_error(self.__wrapped__, classmethod_=True) from None  # type: ignore
@@ -225,7 +236,7 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
         from pyasc.ir.stage_dumps import DumpSite
 
         params = params_of(specs)
-        options = self.options.as_dict()
+        options = self._windows.options(key, self.options.as_dict())
         source = lambda: source_reproducer(self.__name__, key, self.key_source())  # noqa: E731
         with internal_errors("building the IR of", self.__name__, source, (NeedsConstant,)):
             built = self._build(specs, params, options)
@@ -337,7 +348,8 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
             if call is not None:
                 out = native(*call)
                 if out is not MISS:
-                    self._use_native(native, env)
+                    if native not in self._windows.generic_natives:  # (it takes any size)
+                        self._use_native(native, env)
                     return out
         return entry.call(args, kwargs)
 
@@ -397,6 +409,8 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
                 return _RETRY
             entry, source = make_entry(self, specs, spec.program.call_data,
                                        self._kernel_for(spec, target)), "compiled"
+        if key in self._windows.generic_keys and entry.native is not None:
+            self._windows.generic_natives.add(entry.native)
         self._calls.by_key[(target, key)] = entry
         note_compile(self.__name__, target, source, start)
         return entry
@@ -412,7 +426,7 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
         load = getattr(get_backend(target), "load", None)
         if load is None:
             return None
-        options = self.options.as_dict()
+        options = self._windows.options(key, self.options.as_dict())
         pkey = program_key(self, key, options)
         kernel = load(pkey, self.__name__, options)
         fits = getattr(kernel, "fits", None)

@@ -77,6 +77,11 @@ def spec_of(value: object, path: Path, dynamic_shape: bool, by_value: set[Path])
                         "them, None, strings or dtypes")
 
 
+def is_shape_path(path: Path) -> bool:
+    """Whether a by-value path names a dimension of an array, ``(*array, SHAPE, axis)``."""
+    return len(path) >= 2 and path[-2] == SHAPE
+
+
 def _array_spec(a: np.ndarray, path: Path, dynamic_shape: bool, by_value: set[Path]
                 ) -> Spec:
     dtype = _dtype_name(a.dtype, path)

@@ -4,10 +4,20 @@ every other dimension stays run-time."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pytest
 
 import pyasc
 from pyasc import hybrid
+from pyasc.errors import (
+    PyascPerformanceWarning,
+    UnsupportedNumpyError,
+    UnsupportedSyntaxError,
+    WindowSizeCapWarning,
+)
+from pyasc.jit import window_cap
 
 
 def depthwise(x, wt):
@@ -126,13 +136,67 @@ def test_tap_loop_around_the_positions_keeps_the_image_run_time():
     assert len(f.specializations) == 1
 
 
-def test_static_of_a_run_time_dimension_specializes_it():
+def test_static_of_a_run_time_dimension_stays_a_coded_error():
+    # dynamic_shape=True means run-time dimensions: only the window analysis
+    # specializes one (pyasc.static of a dimension is E50011, as without windows)
     f = hybrid(static_dim, dynamic_shape=True)
-    for n, k in [(6, 2), (9, 2), (5, 4)]:
-        x, wt = _f32(n, 3), _f32(k)
-        np.testing.assert_allclose(f(x, wt), static_dim(x, wt), rtol=1e-5, atol=1e-5)
-    assert f._by_value == {("wt", "shape", 0)}
-    assert len(f.specializations) == 2
+    with pytest.raises(UnsupportedNumpyError, match="compile time"):
+        f(_f32(6, 3), _f32(2))
+    assert not f._by_value
+
+
+def linspace_then_window(x, wt):
+    # a window loop over wt.shape[0], and the same dimension as a linspace count (a
+    # constant need that is not a window's): the coded error, not a specialization
+    ramp = np.linspace(0, 1, wt.shape[0])
+    out = np.zeros(x.shape[0] - wt.shape[0] + 1, dtype=x.dtype)
+    for i in range(out.shape[0]):
+        for t in range(wt.shape[0]):
+            out[i] += x[i + t] * wt[t] * ramp[t]
+    return out
+
+
+def grown_list(x):
+    parts = []
+    for k in range(x.shape[0]):
+        parts.append(x[k])
+    return np.stack(parts)
+
+
+@pytest.mark.parametrize("fn, error, args", [
+    (linspace_then_window, UnsupportedNumpyError, (_f32(10), _f32(3))),
+    (grown_list, UnsupportedSyntaxError, (_f32(4, 3),)),
+])
+def test_other_constant_needs_on_a_dimension_stay_coded_errors(fn, error, args):
+    f = hybrid(fn, dynamic_shape=True)
+    with pytest.raises(error, match="compile time"):
+        f(*args)
+    assert not f._by_value
+
+
+def test_window_sizes_past_the_cap_run_the_generic_kernel(monkeypatch):
+    monkeypatch.setattr(window_cap, "MAX_WINDOW_SIZES", 2)
+    f = hybrid(depthwise, dynamic_shape=True)
+    sizes = [3, 5, 3, 2, 4, 5, 2, 1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for round_ in range(2):  # the second round takes the signature tables
+            for k in sizes:
+                x, wt = _f32(2, 9, 11, seed=k), _f32(2, k, k, seed=round_)
+                np.testing.assert_allclose(f(x, wt), depthwise(x, wt), rtol=1e-5,
+                                           atol=1e-5)
+    cap = [w for w in caught if issubclass(w.category, WindowSizeCapWarning)]
+    assert len(cap) == 1, [str(w.message) for w in caught]
+    assert "more than 2 window sizes" in str(cap[0].message)
+    assert cap[0].filename == __file__ and issubclass(cap[0].category,
+                                                      PyascPerformanceWarning)
+    # 3 and 5 specialized, one generic kernel (its window dimension run-time) for 2, 4, 1
+    described = str(f.specializations)
+    assert len(f.specializations) == 3, described
+    for text in ("wt: float32[?, 3, ?]", "wt: float32[?, 5, ?]", "wt: float32[?, ?, ?]"):
+        assert text in described, described
+    ir = f.ir(_f32(2, 9, 11), _f32(2, 4, 4))  # a size past the cap: the generic IR
+    assert "(%wt) {axis = 1}" in ir
 
 
 def test_static_shapes_are_unchanged():

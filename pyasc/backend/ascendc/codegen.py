@@ -73,7 +73,7 @@ from pyasc.backend.ascendc.vec_collapse import (
 from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
-from pyasc.errors import OutOfMemoryError
+from pyasc.errors import OutOfMemoryError, PyascPerformanceWarning
 from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
@@ -87,10 +87,6 @@ from pyasc.ir.types import TensorType
 VECTOR_EXPANDED = ("math.atan",)
 """Math ops expanded into arithmetic (``expand-math``) before kernels are formed: the
 vector unit has no instruction for them, but has one for each op of the expansion."""
-
-class PyascPerformanceWarning(UserWarning):
-    """Code that runs on the AI Core's scalar unit instead of its vector unit."""
-
 
 @dataclass
 class AscendProgram:
