@@ -230,7 +230,7 @@ class Lowering:
 
     def static(self, value: object, what: str,
                error: type[PyascError] = UnsupportedNumpyError,
-               hint: str = "use a constant or a value computed from shapes") -> object:
+               hint: str | None = None) -> object:
         """``value`` as a compile-time Python value (else ``error`` with ``hint``:
         E50011 for a numpy argument, E50010 for Python syntax such as a tuple index).
 
@@ -245,7 +245,28 @@ class Lowering:
             params = self.unit.params_of(value.value)
             if params:
                 raise NeedsConstant(params)
+            if hint is None and _from_run_time_dims(value.value, set()):
+                hint = RUN_TIME_DIMS_HINT
+        hint = "use a constant or a value computed from shapes" if hint is None else hint
         raise error(f"{what} must be known at compile time", hint=hint)
+
+
+RUN_TIME_DIMS_HINT = ("under dynamic_shape=True array sizes are run-time values: compile "
+                      "this function without dynamic_shape, or pass the size as a scalar "
+                      "argument")
+"""The hint of a compile-time need of an array's run-time dimension (only a window
+loop's trip count is specialized by value, ``window_dims``)."""
+
+
+def _from_run_time_dims(v: Value, seen: set[int]) -> bool:
+    """Whether ``v`` is computed (by pure ops) from a run-time dimension (``mem.dim``)."""
+    if id(v) in seen or not isinstance(v, OpResult):
+        return False
+    seen.add(id(v))
+    if v.op.name == "mem.dim":
+        return True
+    return v.op.has_trait("pure") and not v.op.region_list and \
+        any(_from_run_time_dims(x, seen) for x in v.op.operand_values)
 
 
 _NODE_NAMES: dict[type, str] = {

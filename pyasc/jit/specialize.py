@@ -18,8 +18,9 @@ Value specialization: a scalar argument whose value the compiler needs at compil
 ``("const", type, value)``.  Which arguments those are is discovered on the first
 compilation (the frontend asks, see ``NeedsConstant``) and remembered per function.
 Under ``dynamic_shape=True`` the same holds for one dimension of an array argument, path
-``(*array_path, SHAPE, axis)``: a window loop's trip count (``range(wt.shape[1])``, see
-``frontend/window_dims.py``) or a dimension passed to ``pyasc.static``.
+``(*array_path, SHAPE, axis)``, only when it is a window loop's trip count
+(``range(wt.shape[1])``, see ``frontend/window_dims.py``; capped by ``window_cap.py``);
+any other compile-time need of a run-time dimension is a coded error.
 """
 
 from __future__ import annotations

@@ -140,9 +140,10 @@ def test_static_of_a_run_time_dimension_stays_a_coded_error():
     # dynamic_shape=True means run-time dimensions: only the window analysis
     # specializes one (pyasc.static of a dimension is E50011, as without windows)
     f = hybrid(static_dim, dynamic_shape=True)
-    with pytest.raises(UnsupportedNumpyError, match="compile time"):
+    with pytest.raises(UnsupportedNumpyError, match="compile time") as info:
         f(_f32(6, 3), _f32(2))
     assert not f._by_value
+    assert "array sizes are run-time values" in info.value.hint
 
 
 def linspace_then_window(x, wt):
@@ -169,9 +170,11 @@ def grown_list(x):
 ])
 def test_other_constant_needs_on_a_dimension_stay_coded_errors(fn, error, args):
     f = hybrid(fn, dynamic_shape=True)
-    with pytest.raises(error, match="compile time"):
+    with pytest.raises(error, match="compile time") as info:
         f(*args)
     assert not f._by_value
+    if error is UnsupportedNumpyError:  # the hint says why (a shape is no constant here)
+        assert "without dynamic_shape" in info.value.hint
 
 
 def test_window_sizes_past_the_cap_run_the_generic_kernel(monkeypatch):
