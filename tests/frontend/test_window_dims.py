@@ -18,6 +18,7 @@ from pyasc.errors import (
     WindowSizeCapWarning,
 )
 from pyasc.jit import window_cap
+from pyasc.runtime import MISS
 
 
 def depthwise(x, wt):
@@ -202,8 +203,29 @@ def test_window_sizes_past_the_cap_run_the_generic_kernel(monkeypatch):
     assert "(%wt) {axis = 1}" in ir
 
 
-def test_static_shapes_are_unchanged():
-    f = hybrid(depthwise)
-    x, wt = _f32(3, 11, 13), _f32(3, 3, 3, seed=1)
-    np.testing.assert_allclose(f(x, wt), depthwise(x, wt), rtol=1e-5, atol=1e-5)
-    assert not f._by_value
+def corr_into(x, wt, out):
+    # writes its argument, returns nothing: a native entry on the cpu target
+    for i in range(out.shape[0]):
+        for t in range(wt.shape[0]):
+            out[i] += x[i + t] * wt[t]
+
+
+def test_the_generic_kernel_is_never_the_first_one_a_call_tries(monkeypatch):
+    # it takes every size: first in line, it would run an admitted size too
+    monkeypatch.setattr(window_cap, "MAX_WINDOW_SIZES", 1)
+    f = hybrid(corr_into, dynamic_shape=True, target="cpu")
+
+    def args(k):
+        return _f32(12, seed=k), _f32(k, seed=k + 1), np.zeros(13 - k, np.float32)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WindowSizeCapWarning)
+        for k in (3, 5, 5, 3, 5, 4):
+            got, want = args(k), args(k)
+            f(*got)
+            corr_into(*want)
+            np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-5)
+    assert len(f.specializations) == 2  # k=3, and the generic kernel for 5 and 4
+    assert f._recent, "no native entries on this machine"
+    assert all(native(*args(5)) is MISS for native in f._recent)
+    assert f._fast(*args(3)) is not MISS
