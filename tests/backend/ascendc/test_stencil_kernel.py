@@ -19,6 +19,8 @@ from ascendc_kit import check, kernel, run_sim
 
 import pyasc
 from pyasc import hybrid
+from pyasc.errors import WindowSizeCapWarning
+from pyasc.jit import window_cap
 
 RNG = np.random.default_rng(1919)
 
@@ -415,6 +417,21 @@ def test_dynamic_window_of_a_weight_dimension_is_one_stencil_kernel_per_size(fn,
     for k in (3, 5):  # wt.shape[1] (and the dj loop's wt.shape[2]) by value, nothing else
         assert f"(x: float32[?, ?, ?], wt: float32[?, {k}, {k}])" in \
             str(dyn.specializations), dyn.specializations
+
+
+def test_window_sizes_past_the_cap_run_one_generic_scalar_kernel(monkeypatch):
+    # the first window size (cap 1 here, 8 by default) is a stencil kernel; later sizes
+    # share the generic kernel (k run-time: scalar, correct for every size)
+    monkeypatch.setattr(window_cap, "MAX_WINDOW_SIZES", 1)
+    dyn = hybrid(depthwise_shape_k, dynamic_shape=True)
+    runs = [((3, 20, 19), 3, "StencilKernel"), ((2, 17, 21), 5, "ScalarKernel"),
+            ((1, 9, 9), 2, "ScalarKernel"), ((2, 11, 30), 3, "StencilKernel")]
+    with pytest.warns(WindowSizeCapWarning, match="more than 1 window sizes"):
+        for shape, k, kind in runs:
+            kern = check(dyn, _f32(*shape), _f32(shape[0], k, k))
+            kinds = {x.name: type(x).__name__ for x in kern.ascend.kernels}
+            assert [kinds[n] for n, _ in kern.last_kernels] == [kind], (shape, k)
+    assert len(dyn.specializations) == 2, dyn.specializations
 
 
 @pytest.mark.parametrize("wt_shape", [(3, 2, 3), (3, 3, 2), (2, 3, 3)])
