@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyasc.jit.specialize import is_shape_path
+
 if TYPE_CHECKING:  # pragma: no cover - the disk cache is imported when first used
     from pyasc.runtime.disk_cache import DiskCache
 
@@ -28,10 +30,16 @@ def load_by_value(program_key: str) -> set[tuple]:
     return by_value_paths(_facts().load_data(program_key))
 
 
+WINDOW_DIMS = "window"
+"""The ``dims`` of a record whose array dimensions are window sizes (``window_dims``).
+A record without it may come from a build that specialized any dimension the compiler
+needed (a ``linspace`` count): its dimensions are dropped, so that need stays an error."""
+
+
 def store_by_value(program_key: str, paths: frozenset[tuple] | set[tuple]) -> None:
     """Record ``paths`` as the by-value arguments of calls with ``program_key``."""
     listed = sorted((list(p) for p in paths), key=repr)
-    _facts().store_data(program_key, {"by_value": listed})
+    _facts().store_data(program_key, {"by_value": listed, "dims": WINDOW_DIMS})
 
 
 def by_value_paths(data: dict[str, Any] | None) -> set[tuple]:
@@ -41,4 +49,5 @@ def by_value_paths(data: dict[str, Any] | None) -> set[tuple]:
             isinstance(p, list) and p and all(isinstance(x, str | int) for x in p)
             for p in paths):
         return set()
-    return {tuple(p) for p in paths}
+    windows = (data or {}).get("dims") == WINDOW_DIMS
+    return {tuple(p) for p in paths if windows or not is_shape_path(tuple(p))}

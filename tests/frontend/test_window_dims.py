@@ -17,7 +17,7 @@ from pyasc.errors import (
     UnsupportedSyntaxError,
     WindowSizeCapWarning,
 )
-from pyasc.jit import window_cap
+from pyasc.jit import facts, window_cap
 from pyasc.runtime import MISS
 
 
@@ -229,3 +229,33 @@ def test_the_generic_kernel_is_never_the_first_one_a_call_tries(monkeypatch):
     assert f._recent, "no native entries on this machine"
     assert all(native(*args(5)) is MISS for native in f._recent)
     assert f._fast(*args(3)) is not MISS
+
+
+def test_disk_records_keep_dimensions_only_when_written_for_windows():
+    # a record of the reverted build (any dimension a constant was needed for, no
+    # "dims") must not specialize a linspace count: its dimensions are dropped
+    old = {"by_value": [["x", "shape", 0], ["axis"]]}
+    assert facts.by_value_paths(old) == {("axis",)}
+    new = {**old, "dims": facts.WINDOW_DIMS}
+    assert facts.by_value_paths(new) == {("x", "shape", 0), ("axis",)}
+
+
+def test_a_fresh_process_learns_the_window_instead_of_loading_the_generic_kernel(
+        monkeypatch):
+    # the generic kernel has the first compilation's specs (every dimension run-time):
+    # stored under the same program key, a fresh process would load it for every size
+    monkeypatch.setattr(window_cap, "MAX_WINDOW_SIZES", 1)
+    first = hybrid(corr_into, dynamic_shape=True, target="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WindowSizeCapWarning)
+        for k in (3, 6):  # 6: the generic kernel, stored on disk
+            first(_f32(12), _f32(k), np.zeros(13 - k, np.float32))
+    assert "wt: float32[?]" in str(first.specializations)
+    fresh = hybrid(corr_into, dynamic_shape=True, target="cpu")  # the same program keys
+    x, wt = _f32(12), _f32(6, seed=1)
+    got, want = np.zeros(7, np.float32), np.zeros(7, np.float32)
+    fresh(x, wt, got)
+    corr_into(x, wt, want)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    described = str(fresh.specializations)
+    assert "wt: float32[6]" in described and "wt: float32[?]" not in described, described
