@@ -50,14 +50,15 @@ def _collect(spec: Spec, path: tuple, out: list[tuple]) -> None:
 
 
 class WindowSizes:
-    """Which window sizes of one function are specialized (the first
-    :data:`MAX_WINDOW_SIZES`); a size once refused stays refused, so its key is stable."""
+    """Which window sizes of one function are specialized: the first
+    :data:`MAX_WINDOW_SIZES`; once they are taken every other size is refused for good,
+    so its key stays the generic one."""
 
     def __init__(self, fn: Callable) -> None:
         self._fn = fn  # (the warning is located at its ``def``)
         self._lock = threading.Lock()
         self._admitted: set[tuple] = set()
-        self._refused: set[tuple] = set()
+        self._warned = False
         self.generic_keys: set[tuple] = set()  # keys compiled as the generic kernel
         # their native entries: never made the first one a call tries (any size fits
         # them, so an admitted size would run the generic kernel)
@@ -69,22 +70,23 @@ class WindowSizes:
         if size in self._admitted:
             return True
         with self._lock:
-            if size in self._admitted or size in self._refused:
-                return size in self._admitted
-            if len(self._admitted) < MAX_WINDOW_SIZES:
+            if size in self._admitted or len(self._admitted) < MAX_WINDOW_SIZES:
                 self._admitted.add(size)
                 return True
-            first = not self._refused
-            self._refused.add(size)
-        if first:
-            code = self._fn.__code__
-            warnings.warn_explicit(WindowSizeCapWarning(
-                f"{self._fn.__name__}() has been called with more than {MAX_WINDOW_SIZES} window "
-                f"sizes (MAX_WINDOW_SIZES = {MAX_WINDOW_SIZES} kernels, one per size, "
-                "under dynamic_shape=True): new sizes run one generic kernel whose window "
-                "loops have a run-time size (on an AI Core a scalar kernel)"),
-                WindowSizeCapWarning, code.co_filename, code.co_firstlineno)
+            warn, self._warned = not self._warned, True
+        if warn:
+            self._warn()
         return False
+
+    def _warn(self) -> None:
+        code = getattr(self._fn, "__code__", None)
+        where = (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0)
+        warnings.warn_explicit(WindowSizeCapWarning(
+            f"{getattr(self._fn, '__name__', 'function')}() has been called with more "
+            f"than {MAX_WINDOW_SIZES} window sizes (MAX_WINDOW_SIZES = {MAX_WINDOW_SIZES} "
+            "kernels, one per size, under dynamic_shape=True): new sizes run one generic "
+            "kernel whose window loops have a run-time size (on an AI Core a scalar "
+            "kernel)"), WindowSizeCapWarning, *where)
 
     def options(self, key: tuple, options: dict) -> dict:
         """The options ``key`` is compiled (and loaded) with: :data:`GENERIC` added for
