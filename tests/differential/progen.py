@@ -57,6 +57,7 @@ from progen_index import gather_rule
 from progen_loops import converge, find, scan
 from progen_matmul import matmul_rule
 from progen_reduce import reduce_rule
+from progen_stencil import PROFILE_STENCILS
 from progen_views import rebind
 from progen_writes import scatter, view_write, write
 
@@ -221,7 +222,8 @@ class ProgramGen:
 
     def statement(self, indent: int, depth: int, in_loop: bool) -> None:
         nested = depth > 0 and self.gen.chance(0.45)
-        rules = [r for r in (self.nested if nested else SIMPLE) if self.ndim == 2 or r is not nest]
+        rules = [r for r in (self.nested if nested else SIMPLE)
+                 if self.ndim == 2 or r is not nest and r not in PROFILE_STENCILS]
         rule = self.gen.pick(rules)
         if nested:
             rule(self, indent, depth, in_loop)
@@ -364,7 +366,8 @@ SIMPLE = (assign_temp, update, update, write, write, view_write, scatter, rebind
 """Straight-line statements: ``rule(pg, indent)``."""
 NESTED = (if_, if_, for_, for_, while_, nest, nest, scan, find, converge)
 """Statements with a body: ``rule(pg, indent, depth, in_loop)``."""
-PROFILES = {"default": NESTED, "loops": NESTED + PROFILE_LOOPS}
+PROFILES = {"default": NESTED, "loops": NESTED + PROFILE_LOOPS + PROFILE_STENCILS}
 """Statement tables by generator profile.  ``"default"`` is what every campaign so far
 ran (a seed's programs must not change); ``"loops"`` adds ``progen_accum``'s scalar
-accumulators per output, shifted slice updates and ``np.empty`` fills."""
+accumulators per output, shifted slice updates and ``np.empty`` fills, and
+``progen_stencil``'s pixel nests (2-d windows, window slices) and row reductions."""

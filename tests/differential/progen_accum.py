@@ -162,10 +162,11 @@ def _window(pg: Any, indent: int) -> None:
     _store(pg, level, rv, i, j)
 
 
-def _accumulator(pg: Any, r: str, elem: str, ks: list[str],
-                 term: Expr) -> tuple[Expr, str, list[str]] | None:
-    """``r``, its initial value and an update by ``term`` that keeps its type."""
-    inits = [f"{t}(0)" for t in ACC_TYPES] + [_at_zero(elem, ks)]
+def _accumulator(pg: Any, r: str, elem: str, ks: list[str], term: Expr,
+                 inits: list[str] | None = None) -> tuple[Expr, str, list[str]] | None:
+    """``r``, its initial value (one of ``inits``, by default a zero of ``ACC_TYPES``
+    or the window's first element) and an update by ``term`` that keeps its type."""
+    inits = inits or [f"{t}(0)" for t in ACC_TYPES] + [_at_zero(elem, ks)]
     for _ in range(3):
         init = pg.gen.pick(inits)
         e = pg.scope.expr(init, (), False)
