@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pyasc.errors import ShapeInferenceError, TypeMismatchError
+from pyasc.failures import raise_kind
 from pyasc.frontend import composed as c
 from pyasc.frontend import indexmath
 from pyasc.frontend.emit import Emitter
@@ -31,7 +32,7 @@ from pyasc.frontend.promotion import (
 )
 from pyasc.frontend.values import Dim, Scalar, Tensor, is_number
 from pyasc.ir.core import Operation, Value
-from pyasc.ir.ops import arith, tensor
+from pyasc.ir.ops import arith, func, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import DYN, ScalarType, TensorType, broadcast_shapes, f64, i1, index
 
@@ -292,7 +293,38 @@ def apply_ufunc(em: Emitter, name: str, operands: Sequence[object],
     for v, t in zip(values, in_types, strict=True):
         if isinstance(v, Scalar):  # run-time Python ints (compile-time: resolve_ufunc)
             em.check_fits(v, t)
+    if name == "power":
+        _check_integer_exponent(em, values[1], in_types[1])
     return _emit(em, u, values, in_types, out_type, weak=False)
+
+
+NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+"""numpy's message for an integer power loop given a negative exponent."""
+
+
+def _check_integer_exponent(em: Emitter, exponent: object, t: ScalarType) -> None:
+    """numpy's integer ``power`` loops raise ``ValueError`` for any negative exponent
+    (a Python int, a numpy scalar or an array element, compile-time or run-time):
+    checked here, before the power (which gives 0 for such an exponent, a silent
+    wrong result where numpy raises).  Float loops, unsigned and bool exponents, and
+    run-time ints known to be non-negative (a loop counter) need no check."""
+    if not t.is_int or t in (i1, index) or t.to_numpy().kind == "u":
+        return
+    if is_number(exponent):
+        ok = em.const(bool(exponent >= 0), i1).value  # type: ignore[operator]
+    elif isinstance(exponent, Scalar):
+        if exponent.lo is not None and exponent.lo >= 0:
+            return
+        zero = em.const(0, exponent.type)
+        ok = em.result(arith.CmpOp.new("ge", exponent.value, zero.value))
+    elif isinstance(exponent, Tensor):
+        cmp = apply_ufunc(em, "greater_equal", [exponent, 0])
+        ok = em.result(tensor.AllOp.new(em.operand(cmp).value,
+                                        tuple(range(exponent.type.rank))))
+    else:
+        return
+    em.op(func.AssertOp([ok], [], {"message": NEGATIVE_POWER,
+                                   "kind": raise_kind("ValueError")}))
 
 
 def _runtime_int_comparison(em: Emitter, name: str, values: list[object]) -> object:

@@ -17,10 +17,9 @@ from pyasc.errors import ShapeInferenceError, TypeMismatchError, UnsupportedSynt
 from pyasc.frontend.elementwise import apply_ufunc, broadcast_dims
 from pyasc.frontend.lowering import Lowering
 from pyasc.frontend.numpy_registry import call_numpy
-from pyasc.frontend.promotion import PY_OPERATORS, element_of, is_weak
+from pyasc.frontend.promotion import PY_OPERATORS, element_of
 from pyasc.frontend.values import Buffer, Scalar, Tensor, is_runtime
-from pyasc.ir.ops import func
-from pyasc.ir.types import ScalarType, i1
+from pyasc.ir.types import ScalarType
 
 BINOP_UFUNCS: dict[type, str] = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide",
@@ -44,17 +43,12 @@ def binary(lw: Lowering, op: ast.operator, a: object, b: object) -> object:
 
 def _power(lw: Lowering, a: object, b: object) -> object:
     """``a ** b`` as numpy computes it: an array to the Python int 2 is ``np.square``
-    (``ndarray.__pow__``'s fast path, so a bool array squared is int8, not int64), and
-    an integer base (not a Python int) to a negative Python int raises numpy's
-    ``ValueError`` when it runs."""
+    (``ndarray.__pow__``'s fast path, so a bool array squared is int8, not int64); an
+    integer power to a negative exponent raises numpy's ``ValueError`` when it runs
+    (``elementwise.apply_ufunc`` checks it)."""
     if isinstance(a, Tensor | Buffer) and type(b) is int and b == 2:
         return apply_ufunc(lw.em, "square", [a])
     base = element_of(a)
-    if type(b) is int and b < 0 and not is_weak(a) and (base.is_int or base == i1):
-        never = lw.em.const(False, i1)
-        lw.em.op(func.AssertOp([never.value], [], {
-            "message": "Integers to negative integer powers are not allowed.",
-            "kind": "shape"}))
     p = apply_ufunc(lw.em, "power", [a, b], python_op=True)
     if isinstance(a, Tensor | Buffer) and base.name == "f16" and _weak_float(b):
         # ndarray.__pow__ takes sqrt for a Python float 0.5 before any loop runs (float16

@@ -41,10 +41,13 @@ CONSTRUCTS = {
     "running extreme": r"if .* [<>] r\d+:\n\s+r\d+ = ",
     "shifted slice update": r"out\[(:, )?k\d+:\] [-+]?= ",
     "np.empty": r"np\.empty",
+    "pixel stencil": r"for di\d+ in range\(.*\n\s+for dj\d+ in range\(",
+    "window slice": r"\[i\d+( - \d+)?:i\d+ \+ \d+, j\d+( - \d+)?:j\d+ \+ \d+\]",
+    "row reduction": r"r\d+ = [ab]\[i\d+(, :)?\]\n\s+\w+\[i\d+\] = ",
 }
 """Construct -> a pattern of the source text that shows it."""
 PROFILE_ONLY = {"loops": ("window accumulator", "running extreme", "shifted slice update",
-                          "np.empty")}
+                          "np.empty", "pixel stencil", "window slice", "row reduction")}
 """The constructs only a generator profile other than ``"default"`` draws."""
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from diff import check, run
+from diff import MATH, check, run
 
 from pyasc import hybrid
 
@@ -401,6 +401,34 @@ def test_an_integer_to_a_negative_power_raises(x):
     # numpy: ValueError("Integers to negative integer powers are not allowed.");
     # pyasc returned 0 and 1
     check(negative_power, x)
+
+
+@hybrid
+def runtime_powers(x, k):
+    return x ** k, np.power(x, k), x ** (x.max() * 0 + k)
+
+
+@hybrid
+def array_powers(x, y):
+    return x ** y
+
+
+@pytest.mark.parametrize("x, k", [(np.array([2, 1, -1], np.int32), -2),
+                                  (np.array([2, 1, -1], np.int32), 3),
+                                  (np.array([True, False]), -1),
+                                  (np.array([2.0, 4.0]), -1)],
+                         ids=["int-negative", "int-positive", "bool-negative", "float"])
+def test_an_integer_to_a_negative_runtime_power_raises(x, k):
+    # found by the simfuzz session: numpy raises ValueError for any negative exponent
+    # of an integer power loop, also one known at run time only (an argument, a numpy
+    # scalar); every runner returned 0 (or +-1), the check was for a literal only
+    check(runtime_powers, x, k, rtol=MATH if x.dtype.kind == "f" else None)
+
+
+@pytest.mark.parametrize("y", [np.array([0, 3, 1], np.int64), np.array([0, -3, 1], np.int64)],
+                         ids=["non-negative", "a-negative-element"])
+def test_an_integer_array_to_an_array_of_powers(y):
+    check(array_powers, np.array([2, 3, -1], np.int64), y)
 
 
 @hybrid

@@ -27,6 +27,7 @@ from progen_index import index_array
 from progen_loops import converge, find, scan
 from progen_matmul import matmul_rule, product_shape
 from progen_reduce import REDUCERS, reduce_rule, reduced_shape
+from progen_stencil import row_reduce, stencil, window_slice
 from progen_views import view_texts, write_targets
 from progen_writes import scatter, view_write
 
@@ -164,11 +165,13 @@ def test_index_arrays_stay_in_range(dim):
 
 
 STATEMENTS = {"scan": scan, "find": find, "converge": converge, "view_write": view_write,
-              "scatter": scatter, "window": window, "shifted": shifted, "filled": filled}
+              "scatter": scatter, "window": window, "shifted": shifted, "filled": filled,
+              "stencil": stencil, "window_slice": window_slice, "row_reduce": row_reduce}
 SHOWS = {"scan": "search loop", "find": "data break", "converge": "loop on a value",
          "view_write": "write through view", "scatter": "scatter",
          "window": "window accumulator", "shifted": "shifted slice update",
-         "filled": "np.empty"}
+         "filled": "np.empty", "stencil": "pixel stencil", "window_slice": "window slice",
+         "row_reduce": "row reduction"}
 
 
 @pytest.mark.parametrize("name", STATEMENTS)
