@@ -42,12 +42,14 @@ from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, depends_on
-from pyasc.ir.types import DYN, ScalarType, TensorType, index
+from pyasc.ir.types import DYN, ScalarType, TensorType, i1, index
 
 MAX_WINDOW = 256  # elements of one window expanded into scalar ops
 
 _CHAIN = {tensor.SumOp: arith.AddOp, tensor.ReduceMaxOp: arith.MaxOp,
           tensor.ReduceMinOp: arith.MinOp}
+_BOOL_CHAIN = {tensor.ReduceMaxOp: arith.OrOp, tensor.ReduceMinOp: arith.AndOp}
+"""The max and min of bools (``arith.max``/``min`` take no ``i1``): any and all."""
 
 
 class WindowRefuse(Exception):
@@ -308,7 +310,8 @@ class _Chain:
         if op.attributes.get("keepdims") or not isinstance(r.type, ScalarType) or \
                 sorted(op.attributes.get("axes", ())) != list(range(rank)):
             raise WindowRefuse("a reduction over part of a window")
-        self.cls, self.type, self.loc, self.insert = _CHAIN[type(op)], r.type, op.loc, insert
+        chain = _BOOL_CHAIN if r.type == i1 and type(op) in _BOOL_CHAIN else _CHAIN
+        self.cls, self.type, self.loc, self.insert = chain[type(op)], r.type, op.loc, insert
         self.acc: Value | None = None
 
     def step(self, v: Value) -> None:

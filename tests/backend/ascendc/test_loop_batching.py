@@ -302,3 +302,22 @@ def test_bounds_checked_row_loop_with_run_time_shapes_runs_on_the_vector_unit():
     kinds = {kern.name: type(kern).__name__ for kern in k.ascend.kernels}
     assert [kinds[n] for n, _ in k.last_kernels] == ["ScalarKernel"]
     assert len(dyn.specializations) == 1
+
+
+def _window_extremes_of_bools(x):
+    hi = np.zeros_like(x)
+    lo = np.zeros_like(x)
+    for i in range(x.shape[0] - 2):
+        for j in range(x.shape[1] - 2):
+            hi[i, j] = x[i:i + 3, j:j + 3].max()
+            lo[i, j] = np.min(x[i:i + 3, j:j + 3])
+    return hi, lo
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_window_slice_extremes_of_bools(dynamic):
+    # found by the simfuzz campaign (loops profile, seed 51, program 1260): the max of a
+    # bool window slice was scalarized as arith.max on i1, which the verifier rejects
+    # (E50050 after batch-loops); a bool window's max is an or, its min an and
+    fn = hybrid(dynamic_shape=dynamic)(_window_extremes_of_bools)
+    check(fn, RNG.standard_normal((13, 9)) > 0.6)
