@@ -7,7 +7,8 @@ pattern rewrites, not by the frontend.
 ``fma(a, b, c)`` is ``a * b + c`` rounded once (f32, f64; see :class:`FmaOp`).
 ``abs`` and ``sign`` take any numeric type; ``isnan isinf isfinite`` give ``i1``;
 ``pow`` is numpy ``power`` (integer ``pow`` with a negative exponent is an error in
-numpy and gives 0 here, except 1 and -1 bases).
+numpy, which the frontend checks before the op; the op itself gives 0 there, except for
+1 and -1 bases).
 """
 
 from __future__ import annotations
