@@ -16,10 +16,10 @@ A second table is conv2d (``pyasc.ops.conv2d``): the seed's ``CustomConv``
 (``examples/custom_conv.py``: input (8, 8, 128, 128), weights (16, 8, 3, 3)) and ResNet's
 64x64x3x3 layer with padding 1 on (1, 64, 56, 56) (``--conv CASE``: that table alone):
 its kernels (the conv kernel building the im2col in L1, ``conv_plan``, writing float16
-through Fixpipe, and the host transposes around it), each one's GM bytes and estimate,
-and the total against the least traffic of any conv2d (x and w read once, y written
-once); then CustomConv with a bias and ReLU, which keeps the GM route: the im2col's DMA
-copy kernel, then one MIX kernel.
+through Fixpipe, and the transpose kernels around it, ``xpose_kernel``), each one's GM
+bytes and estimate, and the total against the least traffic of any conv2d (x and w read
+once, y written once); then CustomConv with a bias and ReLU, which keeps the GM route:
+the im2col's DMA copy kernel, then one MIX kernel.
 
 A third table is linear + bias + activation, fused into one MIX kernel and not
 (``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate); the
@@ -44,6 +44,7 @@ from pyasc.backend.ascendc.emit_conv import ConvKernel
 from pyasc.backend.ascendc.mix_cost import mix_cost
 from pyasc.backend.ascendc.mix_plan import MixKernel, mix_at
 from pyasc.backend.ascendc.soc import get_soc
+from pyasc.backend.ascendc.xpose_kernel import TransposeKernel
 from pyasc.ops import conv2d
 
 
@@ -206,6 +207,13 @@ def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, 
     """(GM read, GM written, estimate s, what, sim check) of one conv kernel; ``acc``
     sums the vector cores' GM <-> UB bytes (copy kernel, MIX epilogue), checked later."""
     bw = soc.cube.hbm_bytes_per_s
+    if isinstance(k, TransposeKernel):
+        half = k.gm_bytes // 2
+        acc[0] += half
+        acc[1] += half
+        return (half, half, k.gm_bytes / bw, f"transpose {k.batch} x ({k.rows} x {k.cols}) "
+                f"-> ({k.cols} x {k.rows}), tiles {k.tr} x {k.tc}, {k.block_dim} vector blocks",
+                "vector")
     if isinstance(k, CopyKernel):
         acc[0] += k.gm_bytes // 2
         acc[1] += k.gm_bytes // 2
@@ -276,12 +284,6 @@ def _conv_rows(case: str, dtype: type, soc_name: str, bias: bool = False) -> lis
                  f"MiB ({(total_r + total_w) / least:.1f}x)", f"{total_r / 2**20:.4g}",
                  f"{total_w / 2**20:.4g}", f"{total_s * 1e6:.4g}",
                  "result ok" if ok else "MISMATCH"])
-    if any(isinstance(k, ConvKernel) for k in kernel.ascend.kernels):
-        moved = args[0].nbytes + args[1].nbytes + got.nbytes
-        rows.append([name, "host", "transposes: x to NHWC, w to OHWC, y back to NCHW "
-                     "(outside the kernels' counts)", f"{moved / 2**20:.4g}",
-                     f"{moved / 2**20:.4g}", f"{2 * moved / soc.cube.hbm_bytes_per_s * 1e6:.4g}",
-                     "-"])
     return rows
 
 

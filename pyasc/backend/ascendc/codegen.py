@@ -31,6 +31,7 @@ from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
+from pyasc.backend.ascendc.host_xpose import lower_transpose_copy
 from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
@@ -209,7 +210,8 @@ class _Lowering:
             elif isinstance(item, HostItem) and item.op in self.found.needless:
                 continue  # a fill or padded copy the conv kernel does not read (lower_conv)
             elif isinstance(item, HostItem):
-                self.hb.insert(item.op.clone(self.env))
+                if not lower_transpose_copy(self, item.op):  # a copy of a transposed view
+                    self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem) and item.op in fused.mix:
                 lower_mix(self, *fused.mix[item.op], item.op)
             elif isinstance(item, GroupItem) and item.op in fused.fixpipe:

@@ -25,6 +25,7 @@ from pyasc.backend.ascendc.cube_dynamic import is_dynamic
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp
 from pyasc.backend.ascendc.emit_conv import ConvKernel, param_values
 from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host_xpose import device_transpose
 from pyasc.backend.ascendc.mix_plan import FixpipeEpilogue
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.core import Operation, Value
@@ -64,11 +65,16 @@ def find_convs(copies: dict[Operation, CopyLoop], cubes: Sequence[CubeMatmulOp],
     return found
 
 
-def _transpose(hb: HostBuilder, v: Value, perm: tuple[int, ...]) -> Value:
+def _transpose(lw: Lowering, v: Value, perm: tuple[int, ...]) -> Value:
+    """``v`` permuted by a transpose kernel (``host_xpose``), else by the host."""
+    out = device_transpose(lw, v, perm, lw.hb.b.loc)
+    if out is not None:
+        return lw.hb.to_tensor(out)
     t = v.type
     assert isinstance(t, TensorType)
     shape = tuple(t.shape[p] for p in perm)
-    return hb.insert(tensor.TransposeOp([v], [TensorType(shape, t.element)], {"perm": perm})).result
+    return lw.hb.insert(tensor.TransposeOp([v], [TensorType(shape, t.element)],
+                                           {"perm": perm})).result
 
 
 def _reshape(hb: HostBuilder, v: Value, shape: tuple[int, ...]) -> Value:
@@ -92,15 +98,15 @@ def lower_conv(lw: Lowering, m: ConvMatch, plan: ConvL1Plan,
     lw.kernels.append(k)
     hb = lw.hb
     hb.b.loc = op.loc
-    x = _transpose(hb, _tensor(hb, lw.env[m.source]), (0, 2, 3, 1))
+    x = _transpose(lw, _tensor(hb, lw.env[m.source]), (0, 2, 3, 1))
     w = _reshape(hb, _tensor(hb, lw.env[op.lhs]), (g.o, g.c, g.fh, g.fw))
-    w = _transpose(hb, w, (0, 2, 3, 1))
+    w = _transpose(lw, w, (0, 2, 3, 1))
     elem = SCALAR_TYPES[out]
     shape = (g.n, g.oh * g.ow, g.o)
     y = hb.alloc(shape, elem, [hb.const(d) for d in shape])
     scalars = [hb.const(v) for v in param_values(k)]
     hb.launch(k.name, hb.const(plan.blocks), [x, w, y, *scalars], [2])
-    nchw = _transpose(hb, hb.to_tensor(y), (0, 2, 1))
+    nchw = _transpose(lw, hb.to_tensor(y), (0, 2, 1))
     lw.env[op.result] = _reshape(hb, nchw, result.shape)
 
 

@@ -21,8 +21,9 @@ from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
 from pyasc.backend.ascendc.cube_plan import CubeKernel, plan_cube_kernel
 from pyasc.backend.ascendc.emit_copy import launch_copy
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.host_cube import launch_cube, launch_mix
+from pyasc.backend.ascendc.host_cube import Swap, launch_cube, launch_mix, swapped
 from pyasc.backend.ascendc.host_dynamic import host_views, launch_dynamic, launch_mix_dynamic
+from pyasc.backend.ascendc.host_xpose import swap_last
 from pyasc.backend.ascendc.mix_plan import FixpipeEpilogue, plan_mix_kernel
 from pyasc.backend.ascendc.scalar_plan import outline
 from pyasc.backend.ascendc.soc import SoC
@@ -64,7 +65,13 @@ def lower_cube(lw: Lowering, op: CubeMatmulOp, fix: FixpipeEpilogue | None = Non
     lw.kernels.append(k)
     lw.hb.b.loc = op.loc
     lhs, rhs = (lw.env[v] for v in op.operand_values)
-    lw.env[op.result] = launch_cube(lw.hb, k, lhs, rhs, result)
+    lw.env[op.result] = launch_cube(lw.hb, k, lhs, rhs, result, _swap(lw, op.loc))
+
+
+def _swap(lw: Lowering, loc: Location) -> Swap:
+    """An operand's last two axes swapped by a transpose kernel where it takes the
+    operand (a b32 operand LoadData cannot transpose), else by the host."""
+    return lambda v: swap_last(lw, v, loc) or swapped(lw.hb, v)
 
 
 def _fixpipe(k: CubeKernel, op: CubeMatmulOp, fix: FixpipeEpilogue | None) -> TensorType:
@@ -145,7 +152,7 @@ def lower_mix(lw: Lowering, op: CubeMatmulOp, vec: VectorKernel, c_arg: int,
         results = launch_mix_dynamic(lw.hb, k, op, lhs, rhs, operands, types, cube.cores,
                                      unfused)
     else:
-        results = launch_mix(lw.hb, k, lhs, rhs, operands, types)
+        results = launch_mix(lw.hb, k, lhs, rhs, operands, types, _swap(lw, group.loc))
     lw.env.update(zip(group.result_values, results, strict=True))
 
 

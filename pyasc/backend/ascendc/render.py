@@ -29,10 +29,11 @@ from pyasc.backend.ascendc.scalar_plan import ScalarKernel
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.stencil_kernel import StencilKernel
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
+from pyasc.backend.ascendc.xpose_kernel import TransposeEmitter, TransposeKernel
 from pyasc.version import __version__
 
 Kernel = (VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel | PoolKernel |
-          ConvKernel)
+          ConvKernel | TransposeKernel)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ def _render(kernels: list[Kernel], filename: str,
             emit_conv(w, k)
         elif isinstance(k, PoolKernel):
             PoolEmitter(w, k).emit()
+        elif isinstance(k, TransposeKernel):
+            TransposeEmitter(w, k).emit()
         else:
             ScalarEmitter(w, k, helpers).emit()
     return w, helpers

@@ -38,7 +38,10 @@ from pyasc.backend.ascendc.tiles import ctype
 from pyasc.ir.core import Location
 from pyasc.ir.types import ScalarType
 
-TILE_ELEMS = 8192   # elements of one tile (both UB pitches included)
+# elements of one tile (both UB pitches included); Gather's count form issues
+# count / (256 / size) repeats as a uint8_t (asc-devkit kernel_operator_vec_gather_intf_impl.h
+# :215 [V]), so one Gather takes at most 255 * 64 b32 elements
+TILE_ELEMS = 8192
 ROW_CAP = 64        # tile rows when the rows are not whole (R > ROW_CAP)
 
 
@@ -116,6 +119,7 @@ def plan_transpose(batch: int, rows: int, cols: int, dtype: ScalarType, soc: SoC
     k = TransposeKernel(name, loc, dtype, batch, rows, cols, tr, tc)
     k.block_dim = max(1, min(k.items, soc.vector_blocks))
     assert k.ub_bytes <= soc.init_buffer_bytes, (k.ub_bytes, k)
+    assert k.tc * k.out_pitch <= 255 * (256 // max(2, dtype.itemsize)), k  # one Gather
     return k
 
 

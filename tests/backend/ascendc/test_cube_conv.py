@@ -87,20 +87,29 @@ def test_conv2d_is_a_conv_kernel_or_a_cube_kernel(form, xs, ws, dtype):
     assert "GetValue" not in kernel.ascend.source and "SetValue" not in kernel.ascend.source
     if taps > 1:
         # the loop of window copies is an im2col: built in L1 by the conv kernel
-        # (conv_match, emit_conv), no column matrix in GM
-        assert kinds == ["ConvKernel"]
+        # (conv_match, emit_conv), no column matrix in GM; x to NHWC, w to OHWC and the
+        # result back to NCHW are transpose kernels on the vector cores (xpose_kernel)
+        assert kinds == ["ConvKernel"] + ["TransposeKernel"] * 3
         conv = kernel.ascend.kernels[0]
+        g = conv.plan.geo
         counts = conv_l1_counts(conv.plan, args[0].itemsize)
-        assert conv.plan.geo.dtype == ("f16" if dtype == np.float16 else "f32")
+        assert g.dtype == ("f16" if dtype == np.float16 else "f32")
         assert (counters["gm_to_l1_bytes"], counters["l0c_to_gm_bytes"]) == \
             (counts.gm_read, counts.gm_written)
         assert counters["cube_macs"] == counts.macs
-        assert counters["gm_to_ub_bytes"] == counters["ub_to_gm_bytes"] == 0
+        # each transposed array (the padded x, w, y) read once and written once
+        moved = (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + y.size) * y.itemsize
+        assert counters["gm_to_ub_bytes"] == counters["ub_to_gm_bytes"] == moved
         return
     # a 1 x 1 kernel needs no loop of window copies: x itself (stride 1, no padding) or
     # one strided view the host copies; the cast back to float16 of the reshaped result
-    # is Fixpipe's (cube_reshape: done in the cube's shape), not a vector kernel
-    assert kinds == ["CubeKernel"]
+    # is Fixpipe's (cube_reshape: done in the cube's shape), not a vector kernel.  A
+    # float32 B (K x N: x) needs B^T, which LoadData cannot make for b32: a transpose
+    # kernel on the vector cores makes it, reading and writing x once
+    b32 = dtype == np.float32
+    assert kinds == ["CubeKernel"] + ["TransposeKernel"] * b32
+    k_n = ws[1] * oh * ow * n * args[0].itemsize
+    assert counters["gm_to_ub_bytes"] == counters["ub_to_gm_bytes"] == k_n * b32
     cube = kernel.ascend.kernels[0]
     assert isinstance(cube, CubeKernel)
     # float16 stays float16 on the cube (fp32 accumulation)
@@ -115,7 +124,8 @@ def test_conv2d_with_bias_and_relu(dtype):
     # more forms in test_cube_reshape.py), no scalar kernel
     kernel = _run("_biased_relu", _inputs((2, 3, 11, 13), (6, 3, 3, 3), dtype, bias=True))
     kinds = [type(k).__name__ for k in kernel.ascend.kernels]
-    assert kinds == ["CopyKernel", "MixKernel"]
+    # float32: the column matrix (B, K x N) transposed to B^T by a transpose kernel
+    assert kinds == ["CopyKernel", "MixKernel"] + ["TransposeKernel"] * (dtype == np.float32)
 
 
 def _patches(x):
@@ -290,7 +300,9 @@ def _cols_twice(x, w):
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_conv_im2col_in_l1_equals_interpret(fn, xs, ws, kinds, dtype):
     """The L1 route end to end: results as interpret's, the sim's GM and cube counters
-    equal to the plan's (nothing else moves), one kernel even with Fixpipe's ReLU."""
+    equal to the plan's (nothing else moves), one kernel even with Fixpipe's ReLU, and
+    the NCHW <-> NHWC transposes around it three transpose kernels, each moving its
+    array once each way (a float32 GM route's B^T: one transpose kernel)."""
     args = _inputs(xs, ws, dtype)
     sim = hybrid(fn, target="ascend-sim")
     with warnings.catch_warnings():
@@ -301,11 +313,16 @@ def test_conv_im2col_in_l1_equals_interpret(fn, xs, ws, kinds, dtype):
     assert got.shape == want.shape and got.dtype == want.dtype
     assert np.all(np.abs(got.astype(np.float64) - want) <= TOL[dtype] * (scale + 1))
     kernel = sim.kernel(*args)
+    conv_route = kinds == ["ConvKernel"]
+    kinds = kinds + ["TransposeKernel"] * (3 if conv_route else dtype == np.float32)
     assert [type(k).__name__ for k in kernel.ascend.kernels] == kinds
-    if kinds == ["ConvKernel"]:
+    if conv_route:
         conv = kernel.ascend.kernels[0]
         counts = conv_l1_counts(conv.plan, got.itemsize)
         c = kernel.last_counters
         assert (c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"], c["cube_macs"]) == \
             (counts.gm_read, counts.gm_written, counts.macs)
+        g = conv.plan.geo
+        moved = (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + got.size) * got.itemsize
+        assert c["gm_to_ub_bytes"] == c["ub_to_gm_bytes"] == moved
         assert conv.relu == (fn is _relu_only)
