@@ -71,7 +71,10 @@ def lower_cube(lw: Lowering, op: CubeMatmulOp, fix: FixpipeEpilogue | None = Non
 def _swap(lw: Lowering, loc: Location) -> Swap:
     """An operand's last two axes swapped by a transpose kernel where it takes the
     operand (a b32 operand LoadData cannot transpose), else by the host."""
-    return lambda v: swap_last(lw, v, loc) or swapped(lw.hb, v)
+    def swap(v: Value) -> Value:
+        out = swap_last(lw, v, loc)
+        return swapped(lw.hb, v) if out is None else out
+    return swap
 
 
 def _fixpipe(k: CubeKernel, op: CubeMatmulOp, fix: FixpipeEpilogue | None) -> TensorType:
