@@ -95,13 +95,20 @@ def test_batched_and_broadcast_matmul(sa, sb, dtype):
     form = "_mm" if len(sa) % 2 else "_np_matmul"
     got, want, kernel = _run(form, a, b)
     _close(got, want, a, b, dtype)
-    (cube,) = _cube_kernels(kernel)   # one cube kernel, nothing else
-    assert len(kernel.ascend.kernels) == 1
+    (cube,) = _cube_kernels(kernel)   # one cube kernel, and for b32 the operands
+    # LoadData cannot transpose (B given as K x N) transposed by transpose kernels, each
+    # reading and writing its operand once
+    xposed = [x for x, flag in ((a, cube.host_trans_a), (b, cube.host_trans_b)) if flag]
+    assert bool(xposed) == (dtype == np.float32 and len(sb) >= 2)
+    assert [type(x).__name__ for x in kernel.ascend.kernels] == \
+        ["CubeKernel"] + ["TransposeKernel"] * len(xposed)
     counters = kernel.last_counters
+    assert counters.get("gm_to_ub_bytes", 0) == counters.get("ub_to_gm_bytes", 0) == \
+        sum(x.nbytes for x in xposed)
     k = sa[-1]
     assert counters["cube_macs"] == want.size * k
     assert counters["l0c_to_gm_bytes"] == want.size * want.itemsize
-    assert counters["blocks"] == cube.block_dim <= 24
+    assert kernel.last_launches[-1]["blocks"] == cube.block_dim <= 24   # the cube's launch
 
 
 def test_a_2d_operand_against_a_batch_is_folded_into_m():
@@ -144,9 +151,12 @@ def test_transposed_operands_are_read_as_views(form, sa, sb, dtype):
         assert (cube.trans_a, cube.trans_b) == (trans_a, form != "_at_b")
         assert ("A^T (K x M)" in kernel.ascend.source) == trans_a
     else:
-        # b32: no LoadData transpose: A^T goes through a host transpose, B^T does not
+        # b32: no LoadData transpose: A^T and B (K x N) go through a transpose kernel
+        # (the vector cores; was a host transpose), B^T does not
         assert (cube.trans_a, cube.trans_b, cube.host_trans_a) == (False, True, trans_a)
-        assert ("transpose" in host) == (trans_a or form == "_at_b")
+        kinds = [type(x).__name__ for x in kernel.ascend.kernels]
+        assert kinds.count("TransposeKernel") == trans_a + (form == "_at_b")
+        assert "transpose" not in host
 
 
 def test_int8_matmul_wraps_like_numpy():

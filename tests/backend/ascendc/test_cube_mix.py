@@ -91,8 +91,14 @@ def test_fused_epilogue_is_one_mix_kernel_equal_to_interpret(name, shape, dtype)
         got = sim(a, b, x)
     _check(got, hybrid(fn, target="interpret")(a, b, x), a, b, dtype)
     kernels = _kernels(sim, a, b, x)
-    assert len(kernels) == 1 and isinstance(kernels[0], MixKernel), kernels
-    counters = sim.kernel(a, b, x).last_counters
+    # float32: B (K x N) transposed first by a transpose kernel (no b32 LoadData transpose)
+    b32 = dtype == np.float32
+    assert len(kernels) == 1 + b32 and isinstance(kernels[0], MixKernel), kernels
+    assert [type(k).__name__ for k in kernels[1:]] == ["TransposeKernel"] * b32
+    launches = sim.kernel(a, b, x).last_launches
+    counters = launches[-1]   # the MIX kernel's (the transpose's launch comes first)
+    if b32:
+        assert launches[0]["gm_to_ub_bytes"] == launches[0]["ub_to_gm_bytes"] == b.nbytes
     # one cube core and two vector cores per block; the output written once
     assert counters["blocks"] == 3 * kernels[0].block_dim
     assert counters["ub_to_gm_bytes"] == got.nbytes
@@ -112,7 +118,7 @@ def test_without_fusion_the_epilogue_is_a_separate_vector_kernel(monkeypatch, dt
     got = sim(a, b, bias)
     _check(got, hybrid(_bias_gelu, target="interpret")(a, b, bias), a, b, dtype)
     kinds = [type(k).__name__ for k in _kernels(sim, a, b, bias)]
-    assert kinds == ["CubeKernel", "VectorKernel"]
+    assert kinds == ["CubeKernel"] + ["TransposeKernel"] * (dtype == np.float32) + ["VectorKernel"]
 
 
 def _relu(a, b):
@@ -139,7 +145,8 @@ def test_relu_alone_is_fixpipes(dtype, m, n, k):
         assert np.array_equal(got, want)
     else:
         _check(got, want, *args, dtype)
-    (kc,) = _kernels(sim, *args)
+    kc, *xposes = _kernels(sim, *args)   # float32: B^T by a transpose kernel
+    assert [type(k).__name__ for k in xposes] == ["TransposeKernel"] * (dtype == np.float32)
     assert isinstance(kc, CubeKernel) and kc.relu
     assert "FixpipeParamsV220(curN, curM, (curM + 15) / 16 * 16, N, true," in \
         sim.kernel(*args).ascend.source
@@ -243,7 +250,9 @@ def test_a_run_time_scalar_reaches_the_vector_cores():
     for alpha in (2.0, -0.5):
         got, want = sim(a, b, c, alpha), hybrid(_alpha_beta, target="interpret")(a, b, c, alpha)
         _check(got, want, a, b, np.float32)
-    assert [type(k).__name__ for k in _kernels(sim, a, b, c, 2.0)] == ["MixKernel"]
+    # and B (K x N, float32) transposed first by a transpose kernel
+    assert [type(k).__name__ for k in _kernels(sim, a, b, c, 2.0)] == ["MixKernel",
+                                                                      "TransposeKernel"]
 
 
 def _write_between(a, b, bias):
