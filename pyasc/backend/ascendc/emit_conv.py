@@ -1,7 +1,8 @@
 """AscendC text of the L1-im2col conv2d cube kernel (``conv_plan``).
 
-Arguments: ``x`` NHWC (N, H, W, C), ``w`` OHWC (O, fh, fw, C) (both the host's transposes
-of NCHW / OIHW), ``y`` (N, OH*OW, O) written as NHWC rows; then the int32 parameters
+Arguments: ``x`` NHWC (N, H, W, C), ``w`` OHWC (O, fh, fw, C) (both transposes of
+NCHW / OIHW by ``xpose_kernel``), ``y`` (N, OH*OW, O) written as NHWC rows; then the
+int32 parameters
 :data:`PARAMS` (the geometry and the plan, computed on the host). Block ``b`` takes the
 work items ``b, b + GetBlockNum(), ...``, an item being one band of output rows of one
 image:

@@ -3,9 +3,9 @@
 
 Instead of the copy kernel that fills the column matrix and the cube kernel that reads
 it back, the host program passes the input as NHWC and the weights as OHWC
-(host transposes: on an NPU device copies, like the other host-side data movement), the
-conv kernel writes (N, OH*OW, O), and a host transpose gives the matmul's
-(N, [1,] O, OH*OW) result, which the rest of the program reads as before.  Fixpipe does
+(transpose kernels on the vector cores, ``host_xpose``), the conv kernel writes
+(N, OH*OW, O), and a third transpose kernel gives the matmul's (N, [1,] O, OH*OW)
+result, which the rest of the program reads as before.  Fixpipe does
 the epilogue's ReLU and conversion as for a cube kernel; a matmul whose epilogue is a MIX
 kernel keeps the GM route (the (O, 1) bias of the NCHW result is not yet re-indexed for
 the NHWC tile).  A zero-padded source is passed unpadded (``conv_match``: the pads are
