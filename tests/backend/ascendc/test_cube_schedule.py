@@ -103,7 +103,10 @@ def test_large_blocks_match_interpret(form, sa, sb, dtype, block):
         tol = 2e-3 if dtype == np.float16 else 1e-5
         assert np.all(np.abs(got.astype(np.float64) - want) <= tol * (scale + 1))
     kernel = sim.kernel(a, b)
-    (k,) = kernel.ascend.kernels
+    # a b32 B (K x N): B^T by a transpose kernel (int8: no Gather for b8, the host's)
+    k, *xposes = kernel.ascend.kernels
+    device = k.host_trans_b and k.dtype.name != "i8"
+    assert [type(x).__name__ for x in xposes] == ["TransposeKernel"] * device
     assert ((k.tile.base_m, k.tile.base_n), k.tile.c_bufs) == (block, 1)
     counters, cost = kernel.last_counters, cube_cost(k, SOC)
     assert (counters["gm_to_l1_bytes"], counters["cube_macs"]) == (cost.gm_read_bytes, cost.macs)
