@@ -99,8 +99,9 @@ def test_unfused_conv2d_epilogue_is_a_vector_kernel(form, dtype, monkeypatch):
     _check(FORMS[form], args, dtype)
     kinds = [type(k).__name__ for k in
              hybrid(FORMS[form], target="ascend-sim").kernel(*args).ascend.kernels]
-    # unfused, the conv kernel (im2col in L1) and the epilogue's vector kernel
-    assert kinds == ["ConvKernel", "VectorKernel"]
+    # unfused, the conv kernel (im2col in L1) with its three transpose kernels (NCHW <->
+    # NHWC) and the epilogue's vector kernel
+    assert kinds == ["ConvKernel"] + ["TransposeKernel"] * 3 + ["VectorKernel"]
 
 
 def _heads(a, b, bias):
@@ -122,11 +123,14 @@ def test_any_reshaped_matmul_epilogue(m, n, k, dtype):
     b = rng.standard_normal((2, 3, k, n)).astype(dtype)
     bias = rng.standard_normal((m, 1)).astype(dtype)
     _check(_heads, [a, b, bias], dtype)
-    (mix,) = hybrid(_heads, target="ascend-sim").kernel(a, b, bias).ascend.kernels
+    # a float32 B (K x N) comes with its transpose kernel (B^T for the cube)
+    mix, *xposes = hybrid(_heads, target="ascend-sim").kernel(a, b, bias).ascend.kernels
+    assert len(xposes) == (a.dtype == np.float32)
     assert isinstance(mix, MixKernel)
     a2, b2 = a[0, 0], b[0, 0]
     _check(_relu_view, [a2, b2], dtype)
-    (cube,) = hybrid(_relu_view, target="ascend-sim").kernel(a2, b2).ascend.kernels
+    cube, *xposes = hybrid(_relu_view, target="ascend-sim").kernel(a2, b2).ascend.kernels
+    assert len(xposes) == (a2.dtype == np.float32)
     assert isinstance(cube, CubeKernel) and cube.relu
 
 
