@@ -89,19 +89,19 @@ extern "C" __global__ __aicore__ void conv2d_relu_0(GM_ADDR x, GM_ADDR wt, GM_AD
     WaitFlag<HardEvent::FIX_M>(e);
   }
 }
-// conv2d_relu_1: transpose of the last two axes of a 2 x 3 x 143 half array (tiles of 3 x 143: DataCopyPad GM -> UB, Gather, DataCopyPad UB -> GM on the vector cores)
+// conv2d_relu_1: transpose of the last two axes of a 2 x 3 x 99 half array (tiles of 3 x 99: DataCopyPad GM -> UB, Gather, DataCopyPad UB -> GM on the vector cores)
 extern "C" __global__ __aicore__ void conv2d_relu_1(GM_ADDR src, GM_ADDR dst)
 {
-  constexpr int64_t B = 2, R = 3, C = 143, TR = 3, TC = 143, IP = 143, OP = 3;
+  constexpr int64_t B = 2, R = 3, C = 99, TR = 3, TC = 99, IP = 99, OP = 3;
   constexpr int64_t NR = 1, NC = 1, ITEMS = 2;
-  constexpr int64_t IDX_BYTES = 1728, IN_BYTES = 864, OUT_BYTES = 864;
+  constexpr int64_t IDX_BYTES = 1216, IN_BYTES = 608, OUT_BYTES = 608;
   using T = half;
   GlobalTensor<half> srcGm, dstGm;
 #line 61 "conv.py"
   srcGm.SetGlobalBuffer((__gm__ half*)src, B * R * C);
 #line 61 "conv.py"
   dstGm.SetGlobalBuffer((__gm__ half*)dst, B * R * C);
-#line 90 "conv2d_relu.cpp"
+#line 105 "conv2d_relu.cpp"
   TPipe pipe;
   TBuf<TPosition::VECCALC> idxBuf, inBuf, outBuf;
 #line 61 "conv.py"
@@ -110,36 +110,36 @@ extern "C" __global__ __aicore__ void conv2d_relu_1(GM_ADDR src, GM_ADDR dst)
   pipe.InitBuffer(inBuf, 2 * IN_BYTES);
 #line 61 "conv.py"
   pipe.InitBuffer(outBuf, 2 * OUT_BYTES);
-#line 99 "conv2d_relu.cpp"
+#line 114 "conv2d_relu.cpp"
   LocalTensor<int32_t> idx = idxBuf.Get<int32_t>();
   LocalTensor<half> in = inBuf.Get<half>(), out = outBuf.Get<half>();
   // offset table: element p = j * OP + i of an output tile reads input element i * IP + j
   LocalTensor<float> pf = inBuf.Get<float>(), qf = outBuf.Get<float>();
 #line 61 "conv.py"
-  CreateVecIndex(pf, 0.0f, 429);                                   // p
+  CreateVecIndex(pf, 0.0f, 297);                                   // p
 #line 61 "conv.py"
-  Adds(qf, pf, 0.5f, 429);
+  Adds(qf, pf, 0.5f, 297);
 #line 61 "conv.py"
-  Muls(qf, qf, 0.3333333333333333f, 429);
+  Muls(qf, qf, 0.3333333333333333f, 297);
 #line 61 "conv.py"
-  Cast(idx, qf, RoundMode::CAST_FLOOR, 429);                       // j
+  Cast(idx, qf, RoundMode::CAST_FLOOR, 297);                       // j
 #line 61 "conv.py"
-  Cast(qf, idx, RoundMode::CAST_NONE, 429);
+  Cast(qf, idx, RoundMode::CAST_NONE, 297);
 #line 61 "conv.py"
-  Muls(qf, qf, -3.0f, 429);
+  Muls(qf, qf, -3.0f, 297);
 #line 61 "conv.py"
-  Add(pf, pf, qf, 429);                                            // i
+  Add(pf, pf, qf, 297);                                            // i
 #line 61 "conv.py"
-  Cast(qf, idx, RoundMode::CAST_NONE, 429);
+  Cast(qf, idx, RoundMode::CAST_NONE, 297);
 #line 61 "conv.py"
-  Muls(pf, pf, 143.0f, 429);
+  Muls(pf, pf, 99.0f, 297);
 #line 61 "conv.py"
-  Add(pf, pf, qf, 429);                                            // i * IP + j
+  Add(pf, pf, qf, 297);                                            // i * IP + j
 #line 61 "conv.py"
-  Muls(pf, pf, 2.0f, 429);
+  Muls(pf, pf, 2.0f, 297);
 #line 61 "conv.py"
-  Cast(idx, pf, RoundMode::CAST_RINT, 429);                        // bytes
-#line 128 "conv2d_relu.cpp"
+  Cast(idx, pf, RoundMode::CAST_RINT, 297);                        // bytes
+#line 143 "conv2d_relu.cpp"
   LocalTensor<uint32_t> offs = idx.ReinterpretCast<uint32_t>();
 #line 61 "conv.py"
   SetFlag<HardEvent::V_MTE2>(0);
@@ -149,7 +149,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_1(GM_ADDR src, GM_ADDR dst)
   SetFlag<HardEvent::V_MTE2>(1);
 #line 61 "conv.py"
   SetFlag<HardEvent::MTE3_V>(1);
-#line 138 "conv2d_relu.cpp"
+#line 153 "conv2d_relu.cpp"
   int32_t step = 0;  // ping-pong counter of the UB tiles
   for (int64_t item = GetBlockIdx(); item < ITEMS; item += GetBlockNum()) {
     const int64_t cb = item % NC, rb = (item / NC) % NR, b = item / (NC * NR);
@@ -179,7 +179,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_1(GM_ADDR src, GM_ADDR dst)
     DataCopyPad(dstGm[(b * C + c0) * R + r0], outP, DataCopyExtParams(1, static_cast<uint32_t>(tc * R * sizeof(half)), 0, 0, 0));
 #line 61 "conv.py"
     SetFlag<HardEvent::MTE3_V>(p);
-#line 168 "conv2d_relu.cpp"
+#line 183 "conv2d_relu.cpp"
     ++step;
   }
 #line 61 "conv.py"
@@ -190,7 +190,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_1(GM_ADDR src, GM_ADDR dst)
   WaitFlag<HardEvent::V_MTE2>(1);
 #line 61 "conv.py"
   WaitFlag<HardEvent::MTE3_V>(1);
-#line 179 "conv2d_relu.cpp"
+#line 194 "conv2d_relu.cpp"
 }
 
 // conv2d_relu_2: transpose of the last two axes of a 4 x 3 x 9 half array (tiles of 3 x 9: DataCopyPad GM -> UB, Gather, DataCopyPad UB -> GM on the vector cores)
@@ -205,7 +205,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_2(GM_ADDR src, GM_ADDR dst)
   srcGm.SetGlobalBuffer((__gm__ half*)src, B * R * C);
 #line 61 "conv.py"
   dstGm.SetGlobalBuffer((__gm__ half*)dst, B * R * C);
-#line 194 "conv2d_relu.cpp"
+#line 209 "conv2d_relu.cpp"
   TPipe pipe;
   TBuf<TPosition::VECCALC> idxBuf, inBuf, outBuf;
 #line 61 "conv.py"
@@ -214,7 +214,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_2(GM_ADDR src, GM_ADDR dst)
   pipe.InitBuffer(inBuf, 2 * IN_BYTES);
 #line 61 "conv.py"
   pipe.InitBuffer(outBuf, 2 * OUT_BYTES);
-#line 203 "conv2d_relu.cpp"
+#line 218 "conv2d_relu.cpp"
   LocalTensor<int32_t> idx = idxBuf.Get<int32_t>();
   LocalTensor<half> in = inBuf.Get<half>(), out = outBuf.Get<half>();
   // offset table: element p = j * OP + i of an output tile reads input element i * IP + j
@@ -243,7 +243,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_2(GM_ADDR src, GM_ADDR dst)
   Muls(pf, pf, 2.0f, 27);
 #line 61 "conv.py"
   Cast(idx, pf, RoundMode::CAST_RINT, 27);                        // bytes
-#line 232 "conv2d_relu.cpp"
+#line 247 "conv2d_relu.cpp"
   LocalTensor<uint32_t> offs = idx.ReinterpretCast<uint32_t>();
 #line 61 "conv.py"
   SetFlag<HardEvent::V_MTE2>(0);
@@ -253,7 +253,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_2(GM_ADDR src, GM_ADDR dst)
   SetFlag<HardEvent::V_MTE2>(1);
 #line 61 "conv.py"
   SetFlag<HardEvent::MTE3_V>(1);
-#line 242 "conv2d_relu.cpp"
+#line 257 "conv2d_relu.cpp"
   int32_t step = 0;  // ping-pong counter of the UB tiles
   for (int64_t item = GetBlockIdx(); item < ITEMS; item += GetBlockNum()) {
     const int64_t cb = item % NC, rb = (item / NC) % NR, b = item / (NC * NR);
@@ -283,7 +283,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_2(GM_ADDR src, GM_ADDR dst)
     DataCopyPad(dstGm[(b * C + c0) * R + r0], outP, DataCopyExtParams(1, static_cast<uint32_t>(tc * R * sizeof(half)), 0, 0, 0));
 #line 61 "conv.py"
     SetFlag<HardEvent::MTE3_V>(p);
-#line 272 "conv2d_relu.cpp"
+#line 287 "conv2d_relu.cpp"
     ++step;
   }
 #line 61 "conv.py"
@@ -294,7 +294,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_2(GM_ADDR src, GM_ADDR dst)
   WaitFlag<HardEvent::V_MTE2>(1);
 #line 61 "conv.py"
   WaitFlag<HardEvent::MTE3_V>(1);
-#line 283 "conv2d_relu.cpp"
+#line 298 "conv2d_relu.cpp"
 }
 
 // conv2d_relu_3: transpose of the last two axes of a 2 x 30 x 4 half array (tiles of 30 x 4: DataCopyPad GM -> UB, Gather, DataCopyPad UB -> GM on the vector cores)
@@ -309,7 +309,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_3(GM_ADDR src, GM_ADDR dst)
   srcGm.SetGlobalBuffer((__gm__ half*)src, B * R * C);
 #line 61 "conv.py"
   dstGm.SetGlobalBuffer((__gm__ half*)dst, B * R * C);
-#line 298 "conv2d_relu.cpp"
+#line 313 "conv2d_relu.cpp"
   TPipe pipe;
   TBuf<TPosition::VECCALC> idxBuf, inBuf, outBuf;
 #line 61 "conv.py"
@@ -318,7 +318,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_3(GM_ADDR src, GM_ADDR dst)
   pipe.InitBuffer(inBuf, 2 * IN_BYTES);
 #line 61 "conv.py"
   pipe.InitBuffer(outBuf, 2 * OUT_BYTES);
-#line 307 "conv2d_relu.cpp"
+#line 322 "conv2d_relu.cpp"
   LocalTensor<int32_t> idx = idxBuf.Get<int32_t>();
   LocalTensor<half> in = inBuf.Get<half>(), out = outBuf.Get<half>();
   // offset table: element p = j * OP + i of an output tile reads input element i * IP + j
@@ -347,7 +347,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_3(GM_ADDR src, GM_ADDR dst)
   Muls(pf, pf, 2.0f, 120);
 #line 61 "conv.py"
   Cast(idx, pf, RoundMode::CAST_RINT, 120);                        // bytes
-#line 336 "conv2d_relu.cpp"
+#line 351 "conv2d_relu.cpp"
   LocalTensor<uint32_t> offs = idx.ReinterpretCast<uint32_t>();
 #line 61 "conv.py"
   SetFlag<HardEvent::V_MTE2>(0);
@@ -357,7 +357,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_3(GM_ADDR src, GM_ADDR dst)
   SetFlag<HardEvent::V_MTE2>(1);
 #line 61 "conv.py"
   SetFlag<HardEvent::MTE3_V>(1);
-#line 346 "conv2d_relu.cpp"
+#line 361 "conv2d_relu.cpp"
   int32_t step = 0;  // ping-pong counter of the UB tiles
   for (int64_t item = GetBlockIdx(); item < ITEMS; item += GetBlockNum()) {
     const int64_t cb = item % NC, rb = (item / NC) % NR, b = item / (NC * NR);
@@ -387,7 +387,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_3(GM_ADDR src, GM_ADDR dst)
     DataCopyPad(dstGm[(b * C + c0) * R + r0], outP, DataCopyExtParams(1, static_cast<uint32_t>(tc * R * sizeof(half)), 0, 0, 0));
 #line 61 "conv.py"
     SetFlag<HardEvent::MTE3_V>(p);
-#line 376 "conv2d_relu.cpp"
+#line 391 "conv2d_relu.cpp"
     ++step;
   }
 #line 61 "conv.py"
@@ -398,6 +398,6 @@ extern "C" __global__ __aicore__ void conv2d_relu_3(GM_ADDR src, GM_ADDR dst)
   WaitFlag<HardEvent::V_MTE2>(1);
 #line 61 "conv.py"
   WaitFlag<HardEvent::MTE3_V>(1);
-#line 387 "conv2d_relu.cpp"
+#line 402 "conv2d_relu.cpp"
 }
 
