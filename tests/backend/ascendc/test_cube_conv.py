@@ -219,8 +219,10 @@ def test_planning_a_large_im2col_touches_no_elements():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    (conv,) = ap.kernels
-    assert isinstance(conv, ConvKernel)
+    # the conv kernel and the three transpose kernels around it (x, w, the result)
+    (conv,) = [k for k in ap.kernels if isinstance(k, ConvKernel)]
+    assert [type(k).__name__ for k in ap.kernels].count("TransposeKernel") == 3
+    assert len(ap.kernels) == 4
     assert (conv.plan.geo.h, conv.plan.geo.pads, conv.plan.geo.oh) == (56, (1, 1, 1, 1), 28)
     assert peak < 32 * 2**20
 
@@ -296,7 +298,9 @@ def _cols_twice(x, w):
     (_padded, (1, 64, 56, 56), (64, 64, 3, 3), ["ConvKernel"]),
     (_relu_only, (2, 40, 9, 7), (96, 40, 3, 3), ["ConvKernel"]),
     (_own_im2col, (2, 5, 10, 12), (7, 5, 3, 2), ["ConvKernel"]),
-    (_taps_outer, (2, 5, 10, 12), (7, 5, 3, 2), ["CopyKernel", "CubeKernel"]),
+    # (its np.ascontiguousarray(w.transpose(0, 2, 3, 1)) is a transpose kernel)
+    (_taps_outer, (2, 5, 10, 12), (7, 5, 3, 2), ["CopyKernel", "TransposeKernel",
+                                                 "CubeKernel"]),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_conv_im2col_in_l1_equals_interpret(fn, xs, ws, kinds, dtype):
     """The L1 route end to end: results as interpret's, the sim's GM and cube counters
