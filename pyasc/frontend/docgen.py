@@ -90,6 +90,10 @@ Generated from the registry in `pyasc/frontend/numpy_registry.py` by
 - **Division by zero** follows numpy for arrays and numpy scalars (inf/nan for floats,
   0 for integers) and also for run-time Python scalars (Python would raise
   `ZeroDivisionError`).
+- **Python ints to int powers** follow Python: `n ** -2` (a constant negative exponent)
+  is a float.  The type cannot depend on a run-time exponent, so `n ** k` is an int and
+  raises `ValueError` when `k` turns out negative (write `float(n) ** k`); numpy
+  integers to negative powers raise numpy's `ValueError` on every target.
 - **Control-flow joins.** A variable assigned different kinds of numbers on different
   paths (an `if`, a loop) takes the promoted type (`k = 1 if c else 2.5` is a float on
   both paths).  A scalar joined with an array is broadcast to the array's shape.

@@ -416,9 +416,29 @@ def _python_weak(em: Emitter, name: str, values: list[object]) -> object:
         ins = [python_join(kinds)] * len(values)
     elif name == "true_divide":
         ins = [f64, f64]
+    elif name == "power" and out != f64 and _negative_python_exponent(em, values[1]):
+        out, ins = f64, [f64, f64]  # Python: an int to a negative int power is a float
     else:
         ins = [out] * len(values)
     return _emit(em, UFUNCS[name], values, ins, out, weak=True)
+
+
+NEGATIVE_PYTHON_POWER = ("a Python int to a negative int power that is only known at run "
+                         "time: Python's result would be a float, pyasc typed it as an int")
+
+
+def _negative_python_exponent(em: Emitter, exponent: object) -> bool:
+    """Whether a Python ``int ** int`` takes a negative exponent: then Python's result
+    is a float.  Decided at compile time for a constant; a run-time exponent (the result
+    type cannot depend on it) is checked to be non-negative when the power runs, with
+    a ``ValueError`` naming the fix, instead of an integer power giving 0."""
+    if is_number(exponent):
+        return exponent < 0  # type: ignore[operator]
+    if isinstance(exponent, Scalar) and (exponent.lo is None or exponent.lo < 0):
+        ok = em.result(arith.CmpOp.new("ge", exponent.value, em.const(0, exponent.type).value))
+        em.op(func.AssertOp([ok], [], {"message": NEGATIVE_PYTHON_POWER + "; write "
+                                       "float(n) ** k", "kind": raise_kind("ValueError")}))
+    return False
 
 
 def _emit(em: Emitter, u: Ufunc, values: list[object], in_types: list[ScalarType],

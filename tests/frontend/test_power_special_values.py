@@ -196,3 +196,22 @@ def test_half_arrays_take_sqrt_only_where_numpy_does(target, exponent):
     gots = hybrid(target=target)(half_power)(x, exponent)
     for got, want in zip(gots, wants, strict=True):
         _same(got, want, 0 if target == "cpu" else 1e-3)
+
+
+def python_int_powers(x, n, k):
+    return x * (n ** -1), x * (n ** -2), x * n ** k, x * (2 ** k)
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu"])
+def test_a_python_int_to_a_negative_int_power_is_a_float(target):
+    # Python: 4 ** -1 == 0.25.  The compiled code computed an integer power (0) for a
+    # run-time Python int base: a silent wrong result
+    x = np.ones(3, np.float32)
+    f = hybrid(target=target)(python_int_powers)
+    for got, want in zip(f(x, 4, 3), python_int_powers(x, 4, 3), strict=True):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    # a run-time exponent: the type is an int's (Python's would depend on the sign), so
+    # a negative one is refused where it runs instead of giving 0
+    if target != "interpret":
+        with pytest.raises(ValueError, match=r"float\(n\) \*\* k"):
+            f(x, 4, -1)
