@@ -10,8 +10,10 @@ dynamic-shape one computes them from the run-time dims (no recompilation per sha
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from pyasc.backend.ascendc.ops import LaunchOp
+from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Block, Location, Operation, Value
 from pyasc.ir.ops import arith, mem, tensor
@@ -119,3 +121,16 @@ class HostBuilder:
         self.insert(LaunchOp([block_dim, *args], [], {"kernel": kernel,
                                                       "writes": tuple(writes)}))
 
+
+
+class Lowering(Protocol):
+    """What the lowering steps (``lower_cube``, ``lower_conv``, ``host_xpose``...) use of
+    the driver, ``codegen._Lowering``: the SoC, the host builder, the map from the
+    function's values to the host program's, the kernel list and kernel names."""
+
+    soc: SoC
+    hb: HostBuilder
+    env: dict[Value, Value]
+    kernels: list
+
+    def _name(self) -> str: ...

@@ -19,25 +19,12 @@ did in numpy (the launcher's copy of a non-contiguous view).  A transposed *tens
 from __future__ import annotations
 
 import math
-from typing import Protocol
 
-from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.host import Lowering
 from pyasc.backend.ascendc.xpose_kernel import plan_transpose, transposable
 from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.types import DYN, MemRefType, TensorType
-
-
-class Lowering(Protocol):
-    """What the launch uses of the driver (``codegen._Lowering``)."""
-
-    soc: SoC
-    hb: HostBuilder
-    env: dict[Value, Value]
-    kernels: list
-
-    def _name(self) -> str: ...
 
 
 def batched_swap(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, int, int] | None:

@@ -16,7 +16,6 @@ padded copy are ``ConvMatch.host_ops``, which the driver skips.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from pyasc.backend.ascendc.conv_match import ConvMatch, match_conv
 from pyasc.backend.ascendc.conv_plan import ConvL1Plan, plan_conv_l1
@@ -24,24 +23,13 @@ from pyasc.backend.ascendc.copy_loops import CopyLoop
 from pyasc.backend.ascendc.cube_dynamic import is_dynamic
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp
 from pyasc.backend.ascendc.emit_conv import ConvKernel, param_values
-from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host import HostBuilder, Lowering
 from pyasc.backend.ascendc.host_xpose import device_transpose
 from pyasc.backend.ascendc.mix_plan import FixpipeEpilogue
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.core import Operation, Value
 from pyasc.ir.ops import tensor
 from pyasc.ir.types import SCALAR_TYPES, MemRefType, TensorType
-
-
-class Lowering(Protocol):
-    """What this step uses of the driver (``codegen._Lowering``)."""
-
-    soc: SoC
-    hb: HostBuilder
-    env: dict[Value, Value]
-    kernels: list
-
-    def _name(self) -> str: ...
 
 
 def find_convs(copies: dict[Operation, CopyLoop], cubes: Sequence[CubeMatmulOp],

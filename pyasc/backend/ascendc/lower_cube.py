@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from pyasc.backend.ascendc import host
 from pyasc.backend.ascendc.copy_loops import CopyLoop
 from pyasc.backend.ascendc.cube_dynamic import is_dynamic, plan_dynamic, reference_ops
 from pyasc.backend.ascendc.cube_match import QUANT, CubeMatmulOp
@@ -26,7 +27,6 @@ from pyasc.backend.ascendc.host_dynamic import host_views, launch_dynamic, launc
 from pyasc.backend.ascendc.host_xpose import swap_last
 from pyasc.backend.ascendc.mix_plan import FixpipeEpilogue, plan_mix_kernel
 from pyasc.backend.ascendc.scalar_plan import outline
-from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.vec_kernel import VectorKernel
 from pyasc.ir.core import Location, Value
 from pyasc.ir.ops.func import FuncOp
@@ -34,15 +34,8 @@ from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.types import SCALAR_TYPES, TensorType
 
 
-class Lowering(Protocol):
-    """What these steps use of the driver (``codegen._Lowering``)."""
-
-    soc: SoC
-    hb: HostBuilder
-    env: dict[Value, Value]
-    kernels: list
-
-    def _name(self) -> str: ...
+class Lowering(host.Lowering, Protocol):
+    """What these steps use of the driver: ``host.Lowering`` and its scalar kernels."""
 
     def _scalar(self, item: Any) -> None: ...
 
