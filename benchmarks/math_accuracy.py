@@ -129,6 +129,32 @@ tests allow any sum: 2 ulp of the result dtype per summed term, scaled by the te
 magnitude (`tests/frontend/diff.py`, `ULPS["term"]`).  The user's own `a * b + c` is
 still never contracted without `fastmath=True`.
 
+## Sums written as loops (`sum_lanes`)
+
+A float32/float64 accumulator of a user loop, `s += e` (or `s = s + e`, `s -= e`), whose
+value is read nowhere in the loop but by that addition, is summed by the CPU backend in
+the order `np.sum` uses (`pyasc/ir/passes/sum_lanes.py`): blocks of 128 iterations, 16
+lanes per block (lane `k` adds the terms of iterations `16 i + k`), the lanes added
+pairwise, the block sums added to a compensated (Kahan-Babuska-Neumaier) running sum that
+starts at the initial value of `s`; a loop at the top of the function that only computes
+(no stores or checks in it) is cut in chunks of 65,536 iterations summed on several
+threads and absorbed in order, as a long `np.sum`. The order depends on the trip count
+only (never on threads or the machine), so for `s = 0.0` the loop gives the bits of
+`np.sum` of the same terms. The error bound is `np.sum`'s (at most 11 roundings per term
+inside its block plus about 2 ulp for the compensated block sums), where the loop's own
+order has one rounding per remaining term: for the squares of 2^20 float32 values in
+[1, 2) the sequential sum is off by 7.3e-5 relative, the lanes by 3.6e-8
+(`tests/frontend/test_sum_lanes.py`). Every other operation of the loop runs in its
+order (stores, loads and checks see what they saw), `inf`/`nan` terms give `inf`/`nan`
+as in the loop, and an overflow may happen at a different term. With `@hybrid(...,
+sum_lanes=False)` (or `PYASC_DISABLE_PASSES=sum-lanes`) the loop's order is kept,
+bit-identical to `target="interpret"` and the Python loop. Left in order: float16
+accumulators (each step rounds to float16), loops of fewer than 16 static iterations,
+loops that carry anything else, sums read inside the loop (a prefix sum, a hand-written
+Kahan sum), loops with a loop inside. The AscendC backend (`ascend-sim`) keeps the
+loop's order in its scalar kernels. The differential tests allow such a loop the budget
+of any sum (`ULPS["term"]`).
+
 ## `pow` with a constant exponent
 
 `x**0.5` becomes `sqrt(x)` and `x**0, x**1, x**2, x**-1` become `1, x, x*x, 1/x` (numpy's

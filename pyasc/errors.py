@@ -234,7 +234,8 @@ class InvalidOptionError(PyascError):
 
     code = "E50041"
     title = "invalid option"
-    default_hint = "valid options: target, dynamic_shape, device_type, fastmath, boundscheck, cache"
+    default_hint = ("valid options: target, dynamic_shape, device_type, fastmath, boundscheck, "
+                    "cache, device_float64, matmul_fma, sum_lanes")
 
 
 class InternalCompilerError(PyascError):

@@ -11,6 +11,9 @@ float64 device code on an ascend target is E50041; ``"demote"``: computed in flo
 the device, with a warning; see docs/ascendc-backend.md), ``matmul_fma`` (on by
 default: the CPU backend's float matmul steps are fused multiply-adds when the host has
 FMA, as numpy's BLAS computes them; ``False``: a multiply and an add; see
+docs/math-accuracy.md), ``sum_lanes`` (on by default: the CPU backend sums a loop's
+float accumulator ``s += e`` in the order ``np.sum`` uses, lanes and compensated
+blocks; ``False``: in the loop's order, bit-identical to the Python loop; see
 docs/math-accuracy.md).
 
 Target selection: an explicit ``target=`` on the decorator wins; otherwise the
@@ -49,13 +52,14 @@ class Options:
     cache: bool = True
     device_float64: str = "error"
     matmul_fma: bool = True
+    sum_lanes: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         """The options passed to passes and backends (``Program.options``)."""
         return {"dynamic_shape": self.dynamic_shape, "device_type": self.device_type,
                 "fastmath": self.fastmath, "boundscheck": self.boundscheck,
                 "cache": self.cache, "device_float64": self.device_float64,
-                "matmul_fma": self.matmul_fma}
+                "matmul_fma": self.matmul_fma, "sum_lanes": self.sum_lanes}
 
 
 OPTION_NAMES = tuple(f.name for f in fields(Options))
@@ -71,7 +75,8 @@ def make_options(kwargs: dict[str, Any]) -> Options:
     if target is not None and target not in TARGETS:
         raise InvalidOptionError(f"unknown target {target!r}",
                                  hint=f"choose one of {', '.join(TARGETS)}")
-    for name in ("dynamic_shape", "fastmath", "boundscheck", "cache", "matmul_fma"):
+    for name in ("dynamic_shape", "fastmath", "boundscheck", "cache", "matmul_fma",
+                 "sum_lanes"):
         if name in kwargs and not isinstance(kwargs[name], bool):
             raise InvalidOptionError(f"option {name!r} must be True or False")
     f64 = kwargs.get("device_float64", "error")
@@ -81,7 +86,7 @@ def make_options(kwargs: dict[str, Any]) -> Options:
     return Options(target=target, device_type=_devices(kwargs.get("device_type")),
                    device_float64=f64,
                    **{k: kwargs[k] for k in ("dynamic_shape", "fastmath", "boundscheck",
-                                             "cache", "matmul_fma") if k in kwargs})
+                                             "cache", "matmul_fma", "sum_lanes") if k in kwargs})
 
 
 def _devices(value: Any) -> tuple[str, ...] | None:

@@ -65,8 +65,9 @@ ULPS: dict[str, dict[str, float]] = {
     # ones are each within ~1-3 ULP of the exact value (docs/math-accuracy.md)
     "math": {"float16": 2, "float32": 4, "float64": 4},
     # per summed term of a reduction (sum, mean, var, matmul/dot inner length): the
-    # backends add in order, numpy pairwise (and float16 sums in float32); a Python
-    # loop accumulating `acc = acc + x[i]` adds in the same order everywhere: exact
+    # backends add in lanes and blocks, numpy pairwise (and float16 sums in float32); a
+    # Python loop accumulating `acc = acc + x[i]` is summed the same way on the CPU
+    # (sum-lanes, 16 or more float32/64 iterations), in order by interpret and devices
     "term": {"float16": 2, "float32": 2, "float64": 2},
 }
 """Error budget in ULPs (units of the result dtype's ``eps``).  Everything else is
@@ -160,7 +161,7 @@ BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
 OPTIONAL_PASSES = ("canonicalize", "cse", "dce", "fusion", "expand-math", "layout",
                    "memplan", "hoist-checks", "dead-fills", "reduce-to-memory",
                    "speculate-guards", "select-chains", "distribute-reductions",
-                   "output-accumulators")
+                   "output-accumulators", "sum-lanes")
 """Every pass of the frontend's and the CPU backend's pipelines but ``lower-to-loops``."""
 
 

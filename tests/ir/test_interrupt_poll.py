@@ -15,7 +15,7 @@ from pyasc.ir.passes import LOOP_PIPELINE
 from pyasc.ir.passes.interrupt_poll import BOUNDED_CONSTANT
 
 
-@hybrid(cache=False)
+@hybrid(cache=False, sum_lanes=False)  # the user's loops as written (no sum-lanes)
 def shapes(x, n, k):
     s = 0.0
     for i in range(n):  # LINE scalar
@@ -62,6 +62,24 @@ def test_loops_are_marked_by_shape():
                         "product": "strips", "while": "backedge", "search": "counted"}
 
 
+@hybrid(cache=False)
+def long_sum(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i % 4]
+    return s
+
+
+def test_a_laned_sum_of_a_long_loop_still_polls():
+    """``sum-lanes`` replaces the loop by block and lane loops (threads' chunks at the
+    top level): the loop around the blocks polls, so Ctrl-C still stops it soon."""
+    module = lower_to_loops(long_sum.specialize(np.ones(8), 3))
+    fors = [op for op in module.walk() if isinstance(op, loop.ForOp)]
+    assert any(op.attributes.get("lanes") for op in fors)  # the rewrite happened
+    outer = fors[0]
+    assert outer.attributes.get("parallel") and outer.attributes.get("poll") == "backedge"
+
+
 def test_the_pass_runs_last_and_can_be_disabled(monkeypatch):
     assert LOOP_PIPELINE[-1] == "interrupt-poll"
     monkeypatch.setenv("PYASC_DISABLE_PASSES", "interrupt-poll")
@@ -71,7 +89,7 @@ def test_the_pass_runs_last_and_can_be_disabled(monkeypatch):
 @pytest.mark.parametrize(("bound", "mark"), [(BOUNDED_CONSTANT, None),
                                              (BOUNDED_CONSTANT + 1, "strips")])
 def test_constant_bounds(bound, mark):
-    @hybrid(cache=False)
+    @hybrid(cache=False, sum_lanes=False)
     def count(x):
         s = 0.0
         for _i in range(bound):

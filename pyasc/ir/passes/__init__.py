@@ -37,6 +37,7 @@ from pyasc.ir.passes import (  # noqa: F401
     select_chains,
     speculate_guards,
     stencil_windows,
+    sum_lanes,
 )
 from pyasc.ir.passes.manager import (
     PASS_REGISTRY,
@@ -72,6 +73,8 @@ LOOP_PIPELINE: list[str] = [
     "select-chains",   # running max/min/argmax loops (if x > mx: mx = x) searched in lanes;
                        # after the two above: a window's max per output vectorizes across
                        # the outputs there, better than lanes over a short window
+    "sum-lanes",       # float accumulators of user loops (s += e) in np.sum's lanes and
+                       # blocks (regroups the additions: option sum_lanes=False keeps them)
     "layout",          # inner loops over unit strides; copy re-read strided inputs once
     "distribute-reductions",  # expensive terms of a sequential sum in a loop of their own
     "memplan",         # temporaries hoisted out of loops, dead buffers reused
@@ -80,12 +83,15 @@ LOOP_PIPELINE: list[str] = [
 ]
 """Tensor-level IR (after :data:`DEFAULT_PIPELINE`) to optimized loop-level IR: what the
 CPU backend runs before code generation.  Every pass but ``lower-to-loops`` is an
-optimization that may be disabled."""
+optimization that may be disabled; all but ``sum-lanes`` leave every result's bits
+unchanged (``sum-lanes`` regroups the additions of a loop's float sum as ``np.sum``
+does, within its documented bound)."""
 
 DISABLE_VARIABLE = "PYASC_DISABLE_PASSES"
 
 REQUIRED_PASSES = frozenset({"lower-to-loops"})
-"""Passes the backends cannot do without; the rest may be disabled (results unchanged)."""
+"""Passes the backends cannot do without; the rest may be disabled (results unchanged but
+for ``sum-lanes``'s regrouped sums)."""
 
 BACKEND_STAGES = frozenset({"cube-reshapes"})
 """Rewrites a backend runs itself, outside the pass registry, that ``PYASC_DISABLE_PASSES``

@@ -81,6 +81,14 @@ class LoopGen:
             entry.insert(i, op)
         self._pending = []
 
+    def flush_constants_for(self, op: Operation) -> None:
+        """Insert the constants created so far at the top of the entry block of the
+        function holding ``op`` (for passes that rewrite inside a function)."""
+        fn = op
+        while not isinstance(fn, func.FuncOp):
+            fn = fn.parent.parent_op  # type: ignore[union-attr,assignment]
+        self.flush_constants(fn.entry)
+
     # -- generic emission
     def emit(self, op: Operation) -> Value:
         """Insert ``op`` and return its single result."""

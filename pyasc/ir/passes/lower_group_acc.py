@@ -91,13 +91,20 @@ class Acc:
         zero = gen.cmp("eq", value, identity(gen, "zero", self.acc_t))
         return gen.logical(arith.OrOp, zero, gen.emit(m.IsNanOp.new(value)))
 
+    @classmethod
+    def float_sum(cls, gen: LoopGen, acc_t: ScalarType) -> Acc:
+        """A compensated float sum with no tensor op behind it (``sum_lanes``: a user
+        loop's ``s += e``): its elements come from the caller, its result is
+        :func:`compensated_result` of its state."""
+        acc = cls.__new__(cls)
+        acc.gen, acc.elem, acc.acc_t, acc.truth = gen, acc_t, acc_t, False
+        acc.cls, acc.ident, acc.compensated, acc.laned = arith.AddOp, "zero", True, True
+        return acc
+
     def final(self, state: list[Value]) -> Value:
-        gen, v = self.gen, state[0]
-        if self.compensated:
-            fixed = gen.emit(arith.AddOp.new(state[0], state[1]))
-            v = gen.select(gen.emit(m.IsFiniteOp.new(state[0])), fixed, state[0])
+        v = compensated_result(self.gen, *state) if self.compensated else state[0]
         t = self.op.result.type
-        return gen.cast(v, t.element if isinstance(t, TensorType) else t)
+        return self.gen.cast(v, t.element if isinstance(t, TensorType) else t)
 
 
 def neumaier(gen: LoopGen, s: Value, c: Value, x: Value) -> list[Value]:
@@ -107,6 +114,12 @@ def neumaier(gen: LoopGen, s: Value, c: Value, x: Value) -> list[Value]:
     lost_x = gen.emit(arith.AddOp.new(gen.emit(arith.SubOp.new(s, t)), x))
     lost_s = gen.emit(arith.AddOp.new(gen.emit(arith.SubOp.new(x, t)), s))
     return [t, gen.emit(arith.AddOp.new(c, gen.select(big, lost_x, lost_s)))]
+
+
+def compensated_result(gen: LoopGen, s: Value, c: Value) -> Value:
+    """The value of a compensated state ``(s, c)``: ``s + c``, or ``s`` when ``s`` is not
+    finite (the compensation of an infinite sum is NaN)."""
+    return gen.select(gen.emit(m.IsFiniteOp.new(s)), gen.emit(arith.AddOp.new(s, c)), s)
 
 
 def pairwise(acc: Acc, values: Sequence[Value]) -> Value:

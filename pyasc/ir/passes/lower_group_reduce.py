@@ -16,7 +16,7 @@ combined pairwise (4 levels), and the block sums go into a compensated
 (Kahan-Babuska-Neumaier) running sum ``(s, c)`` that is also carried over the outer
 reduced axes.  The tail (``n % 128``) is one more block: lanes over the full
 16-element chunks, the last ``n % 16`` elements into lane 0.  The lanes live in a
-16-element buffer per sum (see ``_Row``).  Rows statically shorter than 16 are summed
+16-element buffer per sum (see ``Row``).  Rows statically shorter than 16 are summed
 sequentially and then compensated, except in a small window (``lower_group_windows``:
 one lane per window column).  Error bound: an element goes through at most 7 + 4
 additions inside its block (numpy's pairwise sum: 15 + 3 inside
@@ -28,7 +28,7 @@ numpy is off by 1200 ulp at 4M elements).  The order depends only on the shape, 
 on threads.  A long whole-array sum at the top of the function (one reduced axis, no
 kept axes, float sums only, nothing stored on the way) is cut in chunks of ``SPLIT``
 elements summed by a ``parallel`` loop, each into its own compensated state, which are
-then absorbed in chunk order (``_Row.run_split``): the chunks depend on the length only.
+then absorbed in chunk order (``Row.run_split``): the chunks depend on the length only.
 ``inf``/``nan`` pass through: the compensation is dropped when the
 running sum is not finite.  f16/bf16 sums and products accumulate in f32 and round once,
 as numpy's half loops do.  ``prod``, ``max``, ``min`` and integer sums run in source order
@@ -97,7 +97,7 @@ def reduce_phase(ev: Evaluator, reds: Sequence[Operation], kept: Sequence[Value]
     red_dims = [dims[a] for a in axes]
 
     def rows() -> list[Value]:
-        row = _Row(gen, accs, red_dims[-1], elements)
+        row = Row(gen, accs, red_dims[-1], elements)
         state = [v for acc in accs for v in acc.state()]
         state = gen.nest_carried(red_dims[:-1], state, row.run, prefix="r")
         row.release()
@@ -117,7 +117,7 @@ def reduce_phase(ev: Evaluator, reds: Sequence[Operation], kept: Sequence[Value]
     top_level = owner is None or isinstance(owner, FuncOp)  # not inside a user loop
     if top_level and not kept and len(red_dims) == 1 and on_element is None and \
             all(a.compensated for a in accs) and not (constant_of(red_dims[0]) or 0) < SPLIT:
-        row = _Row(gen, accs, red_dims[0], elements, shared=False)
+        row = Row(gen, accs, red_dims[0], elements, shared=False)
         state = row.run_split([v for acc in accs for v in acc.state()])
     elif fit is True:
         state = columns()
@@ -170,7 +170,7 @@ def _split(accs: Sequence[Acc], flat: Sequence[Value],
     return out
 
 
-class _Row:
+class Row:
     """The innermost reduced axis: lanes and blocks for float sums (module docstring).
 
     The lanes of the float sums live in a small buffer (``LANES`` elements per sum,

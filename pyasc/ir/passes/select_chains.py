@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pyasc.ir.builder import Builder
-from pyasc.ir.core import Block, Operation, Value
+from pyasc.ir.core import Value
 from pyasc.ir.ops import arith, loop, mem
 from pyasc.ir.ops import math as m
-from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.select_chains_match import STRICT, Chain, match
@@ -93,7 +93,7 @@ def rewrite(lp: loop.ForOp, chains: Sequence[Chain], width: int) -> None:
     if redo is not None:
         gen.b = Builder.after(lp)
         _redo_zeros(gen, lp, [ch for ch in chains if _doubtful(lp, ch)], redo)
-    _flush(gen, lp)
+    gen.flush_constants_for(lp)
 
 
 def _redo_zeros(gen: LoopGen, lp: loop.ForOp, chains: list[Chain], redo: loop.ForOp) -> None:
@@ -111,18 +111,6 @@ def _redo_zeros(gen: LoopGen, lp: loop.ForOp, chains: list[Chain], redo: loop.Fo
     res = gen.if_(doubt, [v.type for v in outs], again, lambda: outs)
     for k, op, i in uses:
         op.set_operand(i, res[k])
-
-
-def _flush(gen: LoopGen, lp: Operation) -> None:
-    """The constants ``gen`` made go to the top of the function's entry block."""
-    fn = lp
-    while not isinstance(fn, FuncOp):
-        fn = fn.parent.parent_op  # type: ignore[union-attr,assignment]
-    consts = Block()
-    gen.flush_constants(consts)
-    for op in reversed(list(consts.ops)):
-        consts.detach(op)
-        fn.entry.insert(0, op)
 
 
 class _Lanes:
