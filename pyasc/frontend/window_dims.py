@@ -15,10 +15,17 @@ flattened row): it walks a window that moves with the outer loop.  Its bounds mu
 pure functions of array dimensions and constants (a bound that depends on a scalar
 argument or a loop counter is left alone) and not a proper superset of the dimensions
 of the enclosing loop's bounds (that is a tap loop around the positions).
-Window slices (``x[c, i:i + k, j:j + k]``) are left alone: the backend does not make
-that form a stencil kernel even with a static ``k``, and a slice bound adding a
-dimension to a counter is also a tap of a pool over whole-image slices
-(``x[..., di:di + oh * s:s]``), whose image dimensions must stay run-time.
+A *window slice* (``x[c, i:i + k, j:j + k]``, ``k = wt.shape[1]``) is the same window
+written as a slice: a size of a ``mem.subview`` computed (numpy's clamping:
+``max(0, min(i + k, h) - min(i, h))``) from an ``i + k`` whose one side moves with an
+enclosing loop's counter and whose other side ``k`` is computed from array dimensions
+alone.  Its dimensions are asked for by value too (so the slice is a static window,
+which ``batch-loops`` expands into per-element stencil taps), when they are among
+the dimensions of the bounds of the loop it moves with (``range(h - k + 1)``: the
+positions of a window of size ``k``).  A slice bound adding a dimension to a counter
+is also a tap of a pool over whole-image slices (``for di in range(k): x[...,
+di:di + oh * s:s]``): there the size's dimensions (the image's) are not among the tap
+loop's, and the image dimensions stay run-time.
 """
 
 from __future__ import annotations
@@ -40,7 +47,48 @@ def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
             if dims and any(not (_bound_dims(o, paths) or set()) < dims
                             for o in _paired_loops(op)):
                 out |= dims
+        elif op.name == "mem.subview":
+            out |= _slice_dims(op, paths)
     return frozenset(out)
+
+
+def _slice_dims(view: Operation, paths: dict[Value, tuple]) -> set[tuple]:
+    """The dimensions of the window sizes of ``view``'s slices: each ``i + k`` its sizes
+    are computed from (through pure ops) where ``i`` moves with an enclosing loop's
+    counter and ``k`` is computed from array dimensions alone, among the dimensions of
+    that loop's bounds (module docstring)."""
+    _, sizes, _ = view.parts()  # type: ignore[attr-defined]
+    enclosing = _enclosing_loops(view)
+    out: set[tuple] = set()
+    for add in _adds_behind(sizes):
+        for side, other in (add.operand_values, reversed(add.operand_values)):
+            dims: set[tuple] = set()
+            if not _leaf_dims(other, paths, dims, set()) or not dims:
+                continue
+            for loop in enclosing:
+                if _depends_on(side, {id(loop.induction_var)}, set()) and \
+                        dims <= (_bound_dims(loop, paths) or set()):
+                    out |= dims
+    return out
+
+
+def _adds_behind(values: list[Value], depth: int = 6) -> list[Operation]:
+    """The ``arith.add`` ops the ``values`` are computed from by pure scalar ops within
+    ``depth`` steps (numpy's slice clamping: ``max``, ``sub``, ``min``)."""
+    out: list[Operation] = []
+    seen: set[int] = set()
+    todo = [(v, depth) for v in values]
+    while todo:
+        v, d = todo.pop()
+        if id(v) in seen or d == 0 or not isinstance(v, OpResult):
+            continue
+        seen.add(id(v))
+        op = v.op
+        if op.name == "arith.add":
+            out.append(op)
+        if op.name in ("arith.add", "arith.sub", "arith.min", "arith.max"):
+            todo += [(x, d - 1) for x in op.operand_values]
+    return out
 
 
 def _paired_loops(loop: ForOp) -> list[ForOp]:

@@ -75,6 +75,33 @@ def taps_outside(x, wt):
     return out
 
 
+def window_slices(x, wt):
+    k = wt.shape[0]
+    out = np.zeros(x.shape[0] - k + 1, dtype=x.dtype)
+    for i in range(x.shape[0] - k + 1):
+        out[i] = np.sum(x[i:i + k] * wt)  # a window slice of wt's size
+    return out
+
+
+def tap_slices(x, wt):
+    # the tap loop around whole-image slices: t:t + n moves with t, but n (the image's
+    # positions) is not among the tap loop's dimensions: x's dims stay run-time
+    n = x.shape[0] - wt.shape[0] + 1
+    out = np.zeros(n, dtype=x.dtype)
+    for t in range(wt.shape[0]):
+        out += x[t:t + n] * wt[t]
+    return out
+
+
+def shifted_by_size(x, wt):
+    # x[i + k] is an index, not a slice bound: no window
+    k = wt.shape[0]
+    out = np.zeros(x.shape[0] - k, dtype=x.dtype)
+    for i in range(x.shape[0] - k):
+        out[i] = x[i + k] * wt[0]
+    return out
+
+
 def static_dim(x, wt):
     k = pyasc.static(wt.shape[0])  # a run-time dimension needed at compile time
     return x[:k].sum(axis=0) * k
@@ -133,6 +160,25 @@ def test_tap_loop_around_the_positions_keeps_the_image_run_time():
     for n, k in [(10, 3), (17, 3), (12, 3)]:
         x, wt = _f32(n), _f32(k, seed=4)
         np.testing.assert_allclose(f(x, wt), taps_outside(x, wt), rtol=1e-5, atol=1e-5)
+    assert not f._by_value
+    assert len(f.specializations) == 1
+
+
+def test_window_slice_size_is_specialized_image_dims_stay_run_time():
+    f = hybrid(window_slices, dynamic_shape=True)
+    for n, k in [(10, 3), (17, 3), (9, 4), (30, 4), (12, 3)]:
+        x, wt = _f32(n), _f32(k, seed=5)
+        np.testing.assert_allclose(f(x, wt), window_slices(x, wt), rtol=1e-5, atol=1e-5)
+    assert f._by_value == {("wt", "shape", 0)}
+    assert len(f.specializations) == 2
+
+
+@pytest.mark.parametrize("fn", [tap_slices, shifted_by_size])
+def test_slices_and_indices_that_are_not_windows_stay_run_time(fn):
+    f = hybrid(fn, dynamic_shape=True)
+    for n, k in [(10, 3), (17, 3), (12, 4)]:
+        x, wt = _f32(n), _f32(k, seed=6)
+        np.testing.assert_allclose(f(x, wt), fn(x, wt), rtol=1e-5, atol=1e-5)
     assert not f._by_value
     assert len(f.specializations) == 1
 
