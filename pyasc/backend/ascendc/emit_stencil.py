@@ -79,7 +79,7 @@ class StencilEmitter:
                 count = "PLANES" if p.count == DYN else p.count
                 w.line(f"{p.name}Gm_.SetGlobalBuffer((__gm__ {ctype(p.dtype)}*){p.name}, "
                        f"{count});", self.loc)
-            out_size = "PLANES * ROWS * COLS" if k.dynamic else \
+            out_size = "IMAGES * PLANES * ROWS * COLS" if k.dynamic else \
                 k.match.outer * k.match.space[0] * k.rows * k.cols
             for o in k.written:
                 assert o.buf is not None
@@ -219,7 +219,8 @@ class StencilEmitter:
                 # a fixed plane (one channel read for every output plane) or the unit's
                 at = f"(plane + {b.plane})"
                 if b.fixed:  # shared planes: ``plane`` is the unit's image
-                    at = f"(plane * {b.shape[1]} + {b.plane})" if b.images else f"{b.plane}"
+                    channels = _base_dims(k, n, b.shape)[1] if b.images else 0
+                    at = f"(plane * {channels} + {b.plane})" if b.images else f"{b.plane}"
                 start = f"({at} * {height} + row + {b.rows[0]}) * {width}"
                 stride: int | str = 0
                 if k.dynamic:  # the tile's columns and the windows' reach, within the row
@@ -359,7 +360,7 @@ def dynamic_names(k: StencilKernel) -> list[str]:
     """The run-time arguments of a dynamic stencil kernel, in order: the extents, the
     tiling, then each base's dims."""
     names = ["planes", "rows", "cols", "pitch", "tileRows", "tilesPerPlane", "units",
-             "perBlock", "tileCols", "colTiles"]
+             "perBlock", "tileCols", "colTiles", "images"]
     for n, b in zip(k.base_names, k.match.bases, strict=True):
         names += [f"{n}Dim{a}" for a in range(len(b.shape))]
     return names
@@ -370,7 +371,8 @@ def _member(name: str) -> str:
     one (``ROWS``, ``TILE_ROWS``...), so the shared text reads either."""
     fixed = {"planes": "PLANES", "rows": "ROWS", "cols": "COLS", "pitch": "PITCH",
              "tileRows": "TILE_ROWS", "tilesPerPlane": "TILES_PER_PLANE", "units": "UNITS",
-             "perBlock": "PER_BLOCK", "tileCols": "TILE_COLS", "colTiles": "COL_TILES"}
+             "perBlock": "PER_BLOCK", "tileCols": "TILE_COLS", "colTiles": "COL_TILES",
+             "images": "IMAGES"}
     return fixed.get(name, name + "_")
 
 

@@ -59,13 +59,13 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     m = k.match
     assert m.sizes is not None
     sizes = [env[v] for v in m.sizes]
-    planes, rows, cols = ([hb.const(1)] if len(sizes) == 2 else []) + sizes
+    images, planes, rows, cols = _extents(hb, k, sizes, env)
     bases = [env[b.value] for b in m.bases]
     dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
                                                                           strict=True)]
     halo = max(b.halo for b in m.bases)
-    # shared planes: a unit computes every plane (none: no unit)
-    walked = hb.min(planes, 1) if k.shared_planes else planes
+    # shared planes: a unit computes every plane of its image (no plane: no unit)
+    walked = hb.mul(images, hb.min(planes, 1)) if k.shared_planes else planes
     tile_cols, col_tiles, pitch = _column_tiles(hb, k, cols, dims)
     most = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
     spread = hb.ceil_div(hb.mul(hb.mul(walked, rows), col_tiles), cores)
@@ -78,12 +78,26 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     per_block = hb.max(hb.ceil_div(units, cores), 1)
     blocks = hb.ceil_div(units, per_block)
     args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block, tile_cols,
-            col_tiles]
-    ok = hb.binary(arith.AndOp, _inside(hb, k, planes, rows, cols, dims),
+            col_tiles, images]
+    ok = hb.binary(arith.AndOp, _inside(hb, k, [images, planes, rows, cols], dims),
                    _cmp(hb, "ge", tile_cols, hb.const(1)))
-    empty = _cmp(hb, "eq", hb.mul(hb.mul(planes, rows), cols), hb.const(0))
+    empty = _cmp(hb, "eq", hb.mul(hb.mul(hb.mul(planes, rows), cols), images), hb.const(0))
     ok = hb.binary(arith.OrOp, ok, empty)  # nothing to compute: launches no block
     return args + [x for d in dims for x in d], blocks, ok
+
+
+def _extents(hb: HostBuilder, k: StencilKernel, sizes: list[Value],
+             env: dict[Value, Value]) -> tuple[Value, Value, Value, Value]:
+    """``(images, planes, rows, cols)`` of the space: the windows' sizes, and for fixed
+    plane windows the count of planes they are broadcast over (``match.planes``); a
+    rank-4 space's windows are ``(images, rows, cols)``."""
+    m = k.match
+    if m.planes is None:
+        return (hb.const(1), *([hb.const(1)] if len(sizes) == 2 else []), *sizes)  # type: ignore[return-value]
+    planes = env[m.planes]
+    if len(sizes) == 3:  # x[:, c, a:..., b:...]: (images, rows, cols)
+        return sizes[0], planes, sizes[1], sizes[2]
+    return hb.const(1), planes, sizes[0], sizes[1]
 
 
 def _column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
@@ -106,18 +120,21 @@ def _column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
     return tile_cols, hb.max(col_tiles, 1), pitch
 
 
-def _inside(hb: HostBuilder, k: StencilKernel, planes: Value, rows: Value, cols: Value,
+def _inside(hb: HostBuilder, k: StencilKernel, space: list[Value],
             dims: list[list[Value]]) -> Value:
-    """Every window lies inside its base."""
+    """Every window lies inside its base (``space``: images, planes, rows, cols)."""
     m = k.match
+    images, planes, rows, cols = space
     fits: list[Value] = []
     for w in m.windows:
         b, d = m.bases[w.base], dims[w.base]
         fits += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
                  _cmp(hb, "le", hb.add(cols, w.col), d[-1])]
-        if len(d) == 3:  # a fixed plane is one plane of the base for every plane
+        if len(d) >= 3:  # a fixed plane is one plane of the base for every plane
             fits.append(_cmp(hb, "le", hb.add(hb.const(1) if b.fixed else planes, b.plane),
-                             d[0]))
+                             d[-3]))
+        if len(d) == 4:  # one channel of every image
+            fits.append(_cmp(hb, "le", images, d[0]))
     ok = fits[0]
     for c in fits[1:]:
         ok = hb.binary(arith.AndOp, ok, c)
@@ -145,7 +162,8 @@ def launch_stencil_dynamic(hb: HostBuilder, k: StencilKernel, env: dict[Value, V
     bases += [_planes_of(then, env[k.match.per_plane[p.index]], args[0]) for p in k.planes_in]
     scalars = [then.extract_scalar(h) for i, h in zip(k.inputs, operands, strict=True)
                if i.vv.cls == SCALAR]
-    space = args[:3] if len(k.match.sizes or ()) == 3 else args[1:3]
+    rank = types[0].rank  # type: ignore[union-attr]
+    space = [args[10], *args[:3]] if rank == 4 else args[:3] if rank == 3 else args[1:3]
     outs = []
     for t in types:
         assert isinstance(t, TensorType)

@@ -30,8 +30,10 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   (``x[c, a:..., b:...]``, axis 0 dropped), broadcast over the space's planes
   (``broadcast(reshape(snapshot))``: a multi-channel convolution's ``x[c, i + a, j + b]``
   in its nest over ``(o, i, j)``), one base per plane; in a rank-4 space ``(N, O,
-  rows, cols)`` (a batch loop around it, static shapes) every window is one channel
-  of every image (``x[:, c, a:..., b:...]``, ``StencilBase.images``);
+  rows, cols)`` (a batch loop around it) every window is one channel of every image
+  (``x[:, c, a:..., b:...]``, ``StencilBase.images``; with run-time shapes from image
+  0 on, the host checks the count); with a run-time space the count of planes is the
+  broadcast's (``StencilMatch.planes``);
 * other array inputs are arrays of the space's shape (a window of themselves at offset
   0, e.g. the result of an earlier kernel) or one value per plane broadcast over it
   (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights; ``(?, 1,
@@ -94,6 +96,9 @@ class StencilMatch:
     bases: list[StencilBase] = field(default_factory=list)
     # a run-time space (dynamic_shape): the windows' common size values, one per axis
     sizes: list[Value] | None = None
+    # a run-time space whose windows are fixed planes (2-D): the count of planes they
+    # are broadcast over (a multi-channel conv's output planes), from the broadcast
+    planes: Value | None = None
     windows: list[Window] = field(default_factory=list)
     # inputs that are one value per plane broadcast over the plane (a depthwise conv's
     # weights): group input index -> the ``(planes, 1, 1)`` (or all-ones) array
@@ -115,6 +120,18 @@ def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
     # a run-time count of planes: the host broadcasts it to the space's planes
     return src if ones and (t.shape[0] in (1, space[0]) or t.shape[0] == DYN and
                             len(space) == 3) else None
+
+
+def _broadcast_planes(v: Value, axis: int) -> Value | None:
+    """The run-time count of planes a plane window ``v`` is broadcast over (the
+    broadcast's operand for ``axis``: 0, or 1 after the images), else None."""
+    if not (isinstance(v, OpResult) and isinstance(v.op, tensor.BroadcastOp)):
+        return None
+    shape = v.type.shape  # type: ignore[attr-defined]
+    dims = list(v.op.operand_values[1:])
+    if shape[axis] != DYN or len(dims) != sum(d == DYN for d in shape):
+        return None
+    return dims[sum(d == DYN for d in shape[:axis])]
 
 
 def _window_view(v: Value) -> tuple[Operation, mem.SubviewOp] | None:
@@ -164,7 +181,12 @@ def _plane_dropped(view: mem.SubviewOp) -> str:
     all of axis 0); else ``""``."""
     drop = tuple(view.attributes.get("drop") or ())
     src = view.source.type
-    if src.rank == 4 and DYN not in src.shape:  # type: ignore[attr-defined]
+    if src.rank == 4 and DYN in src.shape:  # type: ignore[attr-defined]
+        # run-time extents: the images from 0 (their count is the space's, which the
+        # host checks against the array's)
+        offsets, sizes, _ = view.parts()
+        return "images" if drop == (1,) and static_int(offsets[0]) == 0 else ""
+    if src.rank == 4:  # type: ignore[attr-defined]
         offsets, sizes, _ = view.parts()
         if drop == (0, 1):
             return "plane"
@@ -275,8 +297,7 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
         return None
     space = types[0].shape  # type: ignore[union-attr]
     dynamic = DYN in space
-    if len(space) not in (2, 3, 4) or any(t.shape != space for t in types) or \
-            len(space) == 4 and dynamic:  # type: ignore[union-attr]
+    if len(space) not in (2, 3, 4) or any(t.shape != space for t in types):  # type: ignore[union-attr]
         return None
     m = StencilMatch((1, *space) if len(space) == 2 else tuple(space[-3:]),
                      outer=space[0] if len(space) == 4 else 1)
@@ -295,9 +316,13 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
             _add_window(m, index, v, [0] * len(space))
             continue
         offs = _offsets(found[1], space, m) if found is not None else None
+        if dynamic and offs is not None and _plane_dropped(found[1]):  # type: ignore[index]
+            m.planes = m.planes or _broadcast_planes(v, len(space) - 3)
         if found is None or offs is None or not _unwritten_between(found[0], group) or \
                 not _add_window(m, index, found[1].source, offs, _plane_dropped(found[1])):
             return None
+    if dynamic and any(b.fixed for b in m.bases) and m.planes is None:
+        return None  # fixed planes over a run-time count of planes that is not known
     if not any(b.views >= 2 for b in m.bases) or \
             len(space) == 4 and not all(b.images for b in m.bases) or \
             len(space) < 4 and any(b.images for b in m.bases):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ascendc_kit import check
+from ascendc_kit import check, run_sim
 
 from pyasc import hybrid
 
@@ -180,3 +180,60 @@ def test_small_static_rows_in_two_loop_nests_keep_their_values(fn, shapes, dynam
     # column windows now expand into per-element vector work: results as numpy's
     args = tuple(_f32(*s) for s in shapes)
     check(hybrid(fn, dynamic_shape=dynamic), *args)
+
+
+# ---- multi-channel convolutions with run-time shapes ------------------------------------
+
+def conv_rgb(x, w):
+    # a literal channel count (an RGB image): the taps unroll, every extent is run-time
+    out = np.zeros((w.shape[0], x.shape[1] - 2, x.shape[2] - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1] - 2):
+            for j in range(x.shape[2] - 2):
+                acc = np.float32(0)
+                for ch in range(3):
+                    for di in range(3):
+                        for dj in range(3):
+                            acc += x[ch, i + di, j + dj] * w[o, ch, di, dj]
+                out[o, i, j] = acc
+    return out
+
+
+def conv_rgb_batch(x, w):
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2] - 2, x.shape[3] - 2), dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for o in range(w.shape[0]):
+            for i in range(x.shape[2] - 2):
+                for j in range(x.shape[3] - 2):
+                    acc = np.float32(0)
+                    for ch in range(3):
+                        for di in range(3):
+                            for dj in range(3):
+                                acc += x[b, ch, i + di, j + dj] * w[o, ch, di, dj]
+                    out[b, o, i, j] = acc
+    return out
+
+
+RGB = [((3, 7, 17), 4), ((3, 33, 7), 1), ((3, 17, 33), 4), ((3, 7, 7), 1), ((3, 41, 67), 4)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("batch", [0, 1, 2])
+@pytest.mark.parametrize("boundscheck", [False, True])
+def test_dynamic_multichannel_conv_of_a_literal_channel_count(dtype, batch, boundscheck):
+    # the output planes (and images) are a run-time count the windows x[ch, i+a, j+b]
+    # are broadcast over (taken from the broadcast); a batch loop around the conv is a
+    # (N, O, rows, cols) space of run-time extents: one stencil kernel for every shape
+    fn = conv_rgb_batch if batch else conv_rgb
+    dyn = hybrid(fn, dynamic_shape=True, boundscheck=boundscheck)
+    interp = hybrid(fn, dynamic_shape=True, boundscheck=boundscheck, target="interpret")
+    for shape, outs in RGB:
+        x = _f32(*((batch, *shape) if batch else shape)).astype(dtype)
+        args = (x, _f32(outs, 3, 3, 3).astype(dtype))
+        k = check(dyn, *args, rtol=1e-5 if dtype == np.float32 else 1e-3)
+        assert _launched(k) == ["StencilKernel"]
+        if shape[1] > 40:  # (small images: a tile's halo rows and weights weigh more)
+            _assert_stencil(k, fn, args)
+        if dtype == np.float32:  # the program's order (channel, row, column): exact
+            np.testing.assert_array_equal(run_sim(dyn, *args)[0], interp(*args))
+    assert len(dyn.specializations) == 1
