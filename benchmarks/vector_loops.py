@@ -5,8 +5,10 @@ a depthwise convolution, the adaptive pool, a max pool written with loops and
 ``pyasc.ops.max_pool2d``, a 3x3 blur, the bilateral filter and a depthwise convolution
 compiled with ``dynamic_shape=True`` (the convolution with and without bounds checks, and
 with its window size read from the weights' shape: one kernel per window size), a
-depthwise convolution written with window slices (static and ``dynamic_shape=True``), a
-multi-channel 3x3 convolution written with window slices and with loops, a division
+depthwise convolution written with window slices (static and ``dynamic_shape=True``, its
+size literal or ``wt.shape[1]``), a multi-channel 3x3 convolution written with window
+slices and with loops (static; with loops also ``dynamic_shape=True``), a batch of RGB
+images convolved with a literal channel count (``dynamic_shape=True``), a division
 of (N, C, h, w) by an (h, w) plane, per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
@@ -120,6 +122,32 @@ def conv_loops(x, wt):
     return out
 
 
+def depthwise_slices_k(x, wt):
+    k = wt.shape[1]  # a window slice of a run-time size (dynamic_shape: one kernel per k)
+    c, h, w = x.shape
+    out = np.zeros((c, h - k + 1, w - k + 1), dtype=x.dtype)
+    for ch in range(c):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                out[ch, i, j] = np.sum(x[ch, i:i + k, j:j + k] * wt[ch])
+    return out
+
+
+def conv_rgb(x, wt):
+    out = np.zeros((x.shape[0], wt.shape[0], x.shape[2] - 2, x.shape[3] - 2), dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for o in range(wt.shape[0]):
+            for i in range(x.shape[2] - 2):
+                for j in range(x.shape[3] - 2):
+                    acc = np.float32(0)
+                    for ch in range(3):  # a literal channel count
+                        for di in range(3):
+                            for dj in range(3):
+                                acc += x[b, ch, i + di, j + dj] * wt[o, ch, di, dj]
+                    out[b, o, i, j] = acc
+    return out
+
+
 def plane_divide(x, w):
     return x / w
 
@@ -215,6 +243,12 @@ def _cases():
          (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32))),
         ("depthwise 5x5 8x64x64 dynamic k=wt.shape[1] (checked)", depthwise,
          (rng.random((8, 64, 64)).astype(f32), rng.random((8, 5, 5)).astype(f32))),
+        ("depthwise slices 3x3 8x64x64 dynamic k=wt.shape[1]", depthwise_slices_k,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32))),
+        ("conv loops 3x3 8->16 64x64 dynamic", conv_loops,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
+        ("conv rgb batch 3x3 2x3->16 64x64 dynamic", conv_rgb,
+         (rng.random((2, 3, 64, 64)).astype(f32), rng.random((16, 3, 3, 3)).astype(f32))),
         ("x / w (8,16,28,28)/(28,28)", plane_divide,
          (rng.random((8, 16, 28, 28)).astype(f32), rng.random((28, 28)).astype(f32) + 1)),
         ("x / w (8,16,28,28)/(28,28) dynamic", plane_divide,

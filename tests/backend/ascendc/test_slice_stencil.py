@@ -237,3 +237,35 @@ def test_dynamic_multichannel_conv_of_a_literal_channel_count(dtype, batch, boun
         if dtype == np.float32:  # the program's order (channel, row, column): exact
             np.testing.assert_array_equal(run_sim(dyn, *args)[0], interp(*args))
     assert len(dyn.specializations) == 1
+
+
+RUN_TIME_C = [((1, 7, 17), 4), ((3, 17, 7), 1), ((5, 9, 33), 4)]
+
+
+@pytest.mark.parametrize("fn", [conv_slices, conv_loops, conv_batch_slices],
+                         ids=lambda f: f.__name__)
+def test_dynamic_multichannel_conv_of_a_run_time_channel_count_is_exact(fn):
+    # the channel count is a run-time loop bound (or the whole axis of x[:, i:i+3,
+    # j:j+3]): one compiled function for every C, results as interpret's
+    dyn = hybrid(fn, dynamic_shape=True)
+    interp = hybrid(fn, dynamic_shape=True, target="interpret")
+    for shape, outs in RUN_TIME_C:
+        x = _f32(*((2, *shape) if fn is conv_batch_slices else shape))
+        args = (x, _f32(outs, shape[0], 3, 3))
+        check(dyn, *args)
+        if fn is conv_loops:  # (np.sum of a window is numpy's pairwise sum: rounding)
+            np.testing.assert_array_equal(run_sim(dyn, *args)[0], interp(*args))
+    assert len(dyn.specializations) == 1
+
+
+@pytest.mark.xfail(strict=True, reason="issue 19: a run-time channel count is not unrolled "
+                   "and the stencil kernel has no kernel-level channel loop yet: a scalar "
+                   "kernel")
+@pytest.mark.parametrize("fn", [conv_slices, conv_loops, conv_batch_slices],
+                         ids=lambda f: f.__name__)
+def test_dynamic_multichannel_conv_of_a_run_time_channel_count_is_a_stencil_kernel(fn):
+    dyn = hybrid(fn, dynamic_shape=True)
+    shape, outs = (3, 41, 67), 4
+    x = _f32(*((2, *shape) if fn is conv_batch_slices else shape))
+    args = (x, _f32(outs, shape[0], 3, 3))
+    _assert_stencil(check(dyn, *args), fn, args)
