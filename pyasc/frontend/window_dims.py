@@ -20,12 +20,14 @@ written as a slice: a size of a ``mem.subview`` computed (numpy's clamping:
 ``max(0, min(i + k, h) - min(i, h))``) from an ``i + k`` whose one side moves with an
 enclosing loop's counter and whose other side ``k`` is computed from array dimensions
 alone.  Its dimensions are asked for by value too (so the slice is a static window,
-which ``batch-loops`` expands into per-element stencil taps), when they are among
-the dimensions of the bounds of the loop it moves with (``range(h - k + 1)``: the
-positions of a window of size ``k``).  A slice bound adding a dimension to a counter
-is also a tap of a pool over whole-image slices (``for di in range(k): x[...,
-di:di + oh * s:s]``): there the size's dimensions (the image's) are not among the tap
-loop's, and the image dimensions stay run-time.
+which ``batch-loops`` expands into per-element stencil taps), when they are a proper
+subset of the dimensions of the bounds of the loop it moves with (``range(h - k +
+1)``: the positions of a window of size ``k`` in an image of ``h``; a window sized
+from the image alone, ``x[i:i + h // 2]``, keeps the image's dimensions run-time).
+A slice bound adding a dimension to a counter is also a tap of a pool over
+whole-image slices (``for di in range(k): x[..., di:di + oh * s:s]``): there the
+size's dimensions (the image's) are not among the tap loop's, and the image
+dimensions stay run-time.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def window_dims(fn: FuncOp, paths: dict[Value, tuple]) -> frozenset[tuple]:
 def _slice_dims(view: Operation, paths: dict[Value, tuple]) -> set[tuple]:
     """The dimensions of the window sizes of ``view``'s slices: each ``i + k`` its sizes
     are computed from (through pure ops) where ``i`` moves with an enclosing loop's
-    counter and ``k`` is computed from array dimensions alone, among the dimensions of
-    that loop's bounds (module docstring)."""
+    counter and ``k`` is computed from array dimensions alone, fewer than those of that
+    loop's bounds (module docstring)."""
     _, sizes, _ = view.parts()  # type: ignore[attr-defined]
     enclosing = _enclosing_loops(view)
     out: set[tuple] = set()
@@ -67,7 +69,7 @@ def _slice_dims(view: Operation, paths: dict[Value, tuple]) -> set[tuple]:
                 continue
             for loop in enclosing:
                 if _depends_on(side, {id(loop.induction_var)}, set()) and \
-                        dims <= (_bound_dims(loop, paths) or set()):
+                        dims < (_bound_dims(loop, paths) or set()):
                     out |= dims
     return out
 
