@@ -11,7 +11,9 @@ The call lowering is ``pybuiltins``'s; run as Python it returns ``v``.
 ``require(condition, message)`` is an argument check of a library function written as a
 ``@hybrid`` body (``pyasc.ops``): its condition is a compile-time value, and when it is
 false the coded error (E50002 for shapes, E50040 for other arguments) points at the
-user's line that called the library, not at the library's own line.
+user's line that called the library, not at the library's own line.  A shape condition
+computed from run-time dimensions (``dynamic_shape``) is checked when the kernel runs
+(the same E50002, at the same line): array arguments of run-time shape are allowed.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def static(value: T) -> T:
 def require(condition: object, message: str, kind: str = "shape") -> None:
     """Raise the coded error of ``kind`` (``"shape"``, ``"argument"``) with ``message``
     when ``condition`` is false; in a ``@hybrid`` function ``condition`` must be known
-    at compile time and the error is located at the user's call of the library."""
+    at compile time (or, for ``"shape"``, computed from run-time array dimensions:
+    checked when the kernel runs) and the error is located at the user's call of the
+    library."""
     if not condition:
         raise REQUIRE_ERRORS[kind](message)

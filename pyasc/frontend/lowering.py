@@ -245,7 +245,7 @@ class Lowering:
             params = self.unit.params_of(value.value)
             if params:
                 raise NeedsConstant(params)
-            if hint is None and _from_run_time_dims(value.value, set()):
+            if hint is None and from_run_time_dims(value.value, set()):
                 hint = RUN_TIME_DIMS_HINT
         hint = "use a constant or a value computed from shapes" if hint is None else hint
         raise error(f"{what} must be known at compile time", hint=hint)
@@ -258,7 +258,7 @@ RUN_TIME_DIMS_HINT = ("under dynamic_shape=True array sizes are run-time values:
 loop's trip count is specialized by value, ``window_dims``)."""
 
 
-def _from_run_time_dims(v: Value, seen: set[int]) -> bool:
+def from_run_time_dims(v: Value, seen: set[int]) -> bool:
     """Whether ``v`` is computed (by pure ops) from a run-time dimension (``mem.dim``)."""
     if id(v) in seen or not isinstance(v, OpResult):
         return False
@@ -266,7 +266,7 @@ def _from_run_time_dims(v: Value, seen: set[int]) -> bool:
     if v.op.name == "mem.dim":
         return True
     return v.op.has_trait("pure") and not v.op.region_list and \
-        any(_from_run_time_dims(x, seen) for x in v.op.operand_values)
+        any(from_run_time_dims(x, seen) for x in v.op.operand_values)
 
 
 _NODE_NAMES: dict[type, str] = {

@@ -19,8 +19,10 @@ from pyasc.frontend import indexmath
 from pyasc.frontend.compile_time import REQUIRE_ERRORS, require, static
 from pyasc.frontend.elementwise import apply_ufunc
 from pyasc.frontend.iteration import Enumerate, Product, Zip
+from pyasc.frontend.lowering import from_run_time_dims
 from pyasc.frontend.tables import TableRow
 from pyasc.frontend.values import Buffer, RangeValue, Scalar, Tensor, is_number, is_runtime
+from pyasc.ir.ops import func
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import f64, i1, index
 
@@ -156,10 +158,13 @@ def _static(lw, v: object) -> object:
 
 def _require(lw, condition: object, message: object, kind: object = "shape") -> None:
     """``pyasc.require``: a library's argument check, located at the user's call."""
-    ok = lw.static(condition, "the condition of pyasc.require()")
     if not isinstance(message, str) or kind not in REQUIRE_ERRORS:
         raise ArgumentError("pyasc.require(condition, message, kind) takes a constant "
                             f"message and a kind in {sorted(REQUIRE_ERRORS)}")
+    if kind == "shape" and _runtime_shape_condition(lw, condition):
+        _require_at_run_time(lw, condition, message)
+        return
+    ok = lw.static(condition, "the condition of pyasc.require()")
     if ok:
         return
     err = REQUIRE_ERRORS[kind](message)
@@ -167,6 +172,26 @@ def _require(lw, condition: object, message: object, kind: object = "shape") -> 
         if not library_file(caller.src.filename):
             raise caller.src.locate(err, node)
     raise at_caller(err)  # the library was called from Python: the user's frame
+
+
+def _runtime_shape_condition(lw, condition: object) -> bool:
+    """Whether ``condition`` is a run-time bool computed from array dimensions only
+    (``dynamic_shape``): checked when the kernel runs instead of refused."""
+    return (isinstance(condition, Scalar) and is_runtime(condition)
+            and not lw.unit.params_of(condition.value)
+            and from_run_time_dims(condition.value, set()))
+
+
+def _require_at_run_time(lw, condition: Scalar, message: str) -> None:
+    """A failed run-time ``require`` raises E50002 (ShapeInferenceError), located at
+    the user's call of the library as the compile-time check is."""
+    ok = lw.em.cast_scalar(condition, i1).value if condition.type != i1 else condition.value
+    op = func.AssertOp([ok], [], {"message": message, "kind": "shape"})
+    for caller, node in reversed(lw.unit.sites):  # the innermost call from user code
+        if not library_file(caller.src.filename):
+            op.loc = caller.src.location(node)
+            break
+    lw.em.op(op)
 
 
 def _enumerate(lw, iterable: object, start: object = 0) -> Enumerate:

@@ -93,3 +93,32 @@ def test_require_in_user_code(monkeypatch):
         user_check(np.arange(6.0), 4)
     with pytest.raises(ShapeInferenceError, match="must divide by k"):
         user_check.__wrapped__(np.arange(6.0), 4)  # plain Python: the same error
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu"])
+@pytest.mark.parametrize("fn,args,cls,text", CASES[::2], ids=lambda c: getattr(c, "__name__", None))
+def test_run_time_dimensions_are_checked_when_the_kernel_runs(fn, args, cls, text, target):
+    # under dynamic_shape a library check on array dimensions is a run-time value: the
+    # operator compiles (it was E50011 "must be known at compile time", although array
+    # arguments may be dynamic_shape) and a bad call raises the same coded error there
+    # (ascend-sim: strided_conv below; a grouped conv of run-time shapes is E50010 there)
+    with pytest.raises(cls, match=text) as info:
+        hybrid(fn, target=target, dynamic_shape=True)(*args)
+    assert info.value.filename == __file__ and info.value.lineno == _line(fn)
+
+
+def strided_conv(x, w):
+    return ops.conv2d(x, w, stride=2, padding=1)           # mark: strided_conv
+
+
+@pytest.mark.parametrize("target", ["cpu", "ascend-sim"])
+def test_conv2d_with_dynamic_shapes_keeps_numpys_values(target):
+    rng = np.random.default_rng(7)
+    compiled = hybrid(strided_conv, target=target, dynamic_shape=True)
+    for n, c, h, w, o, k in [(1, 3, 9, 11, 4, 3), (2, 5, 7, 6, 3, 1), (1, 2, 8, 8, 2, 5)]:
+        args = (rng.random((n, c, h, w)).astype(np.float32),
+                rng.random((o, c, k, k)).astype(np.float32))
+        np.testing.assert_allclose(compiled(*args), strided_conv(*args), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ShapeInferenceError, match="C // groups") as info:
+        compiled(np.ones((1, 3, 9, 9), np.float32), np.ones((2, 4, 3, 3), np.float32))
+    assert info.value.filename == __file__ and info.value.lineno == _line(strided_conv)
