@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import judge as judge_module
 import numpy as np
 import pytest
 from campaign_worker import load_case, save_case
@@ -15,6 +16,7 @@ from diff import EXACT, MATH
 from judge import (
     DEVICE_MAX_NAN,
     DEVICE_WORKSPACE,
+    NUMPY_LAYOUT,
     judge,
     kind_of,
     kind_of_skip,
@@ -171,6 +173,36 @@ def test_the_device_zero_sign_of_min_and_what_follows_from_it_is_a_stated_differ
     b[:] = [-2.0, 2.5, 3.0]
     program = Program(no_min, load(no_min), (np.ones(3, np.float32), b, 0.0), EXACT)
     assert judge(program, ("ascend-sim",)).outcomes["ascend-sim"].status == "ok"
+
+
+HALF_COLUMN_PRODUCT = """\
+import numpy as np
+from pyasc import hybrid
+
+
+@hybrid
+def prog(a, b, s):
+    return a.astype(np.float16).prod(axis=0), b
+"""
+
+
+def test_numpys_own_layout_dependence_is_a_stated_difference(monkeypatch):
+    # campaign seed 62 program 188: numpy's float16 product down a column of a
+    # Fortran-ordered array accumulates in float32 (0 once a zero comes), of a C-ordered
+    # one rounds every step (inf, then inf * 0 = NaN); pyasc gives the C-order result
+    # whatever the layout. A wrong value besides stays a failure
+    col = np.array([60.0] * 4 + [0.0] + [60.0] * 4)
+    a = np.asfortranarray(np.stack([col, np.ones(9)], axis=1)).astype(np.int32)
+    b = np.ones(3, np.float32)
+    program = Program(HALF_COLUMN_PRODUCT, load(HALF_COLUMN_PRODUCT), (a, b, 0.0), EXACT)
+    outcome = judge(program, ("cpu",)).outcomes["cpu"]
+    assert (outcome.status, outcome.kind) == ("skip", NUMPY_LAYOUT)
+    c_order = Program(HALF_COLUMN_PRODUCT, program.fn,
+                      (np.ascontiguousarray(a), *program.args[1:]), EXACT)
+    assert judge(c_order, ("cpu",)).outcomes["cpu"].status == "ok"  # numpy's NaN too
+    # a runner matching neither layout's numpy result is not exempted
+    monkeypatch.setattr(judge_module, "run", lambda *_: (np.zeros(2, np.float16), b))
+    assert not judge_module.numpy_differs_by_layout(program, "cpu", EXACT)
 
 
 RUNTIME_INT = """\
