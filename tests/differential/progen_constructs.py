@@ -44,10 +44,13 @@ CONSTRUCTS = {
     "pixel stencil": r"for di\d+ in range\(.*\n\s+for dj\d+ in range\(",
     "window slice": r"\[i\d+( - \d+)?:i\d+ \+ \d+, j\d+( - \d+)?:j\d+ \+ \d+\]",
     "row reduction": r"r\d+ = [ab]\[i\d+(, :)?\]\n\s+\w+\[i\d+\] = ",
+    "window of a run-time size": r"k\d+ = min\([ab]\.shape\[1\], \d\)\n",
+    "dilated window slice": r"j\d+:j\d+ \+ \d+:2\]",
 }
 """Construct -> a pattern of the source text that shows it."""
 PROFILE_ONLY = {"loops": ("window accumulator", "running extreme", "shifted slice update",
-                          "np.empty", "pixel stencil", "window slice", "row reduction")}
+                          "np.empty", "pixel stencil", "window slice", "row reduction",
+                          "window of a run-time size", "dilated window slice")}
 """The constructs only a generator profile other than ``"default"`` draws."""
 
 

@@ -59,16 +59,19 @@ def _rows(pg: Any, extent: int) -> str:
     return f"min({_dim(pg, 0)}, {extent + 2})"
 
 
-def _nest(pg: Any, indent: int, lo: int, span: int) -> tuple[str, str, int]:
+def _nest(pg: Any, indent: int, lo: int, span: int | str) -> tuple[str, str, int]:
     """Emit ``for i in range(lo, rows - span + lo): for j in range(lo, cols - span + lo):``
-    (every window of ``span`` around ``i + lo`` in range); the names and body indent."""
+    (every window of ``span`` around ``i + lo`` in range; ``span`` a number or the name
+    of a run-time size, then ``lo`` is 0); the names and body indent."""
     i, j = pg.fresh("i"), pg.fresh("j")
     for name, dim in ((i, "n"), (j, "m")):
         pg.scope.bind(name, (), False, [1] * len(pg.scope.samples))
         pg.scope.loops[name] = dim
     start = f"{lo}, " if lo else ""
-    pg.emit(indent, f"for {i} in range({start}{_rows(pg, span)} - {span - lo - 1}):")
-    pg.emit(indent + 1, f"for {j} in range({start}{_dim(pg, 1)} - {span - lo - 1}):")
+    less = f"{span - lo - 1}" if isinstance(span, int) else f"{span} + 1"
+    extent = span if isinstance(span, int) else 5
+    pg.emit(indent, f"for {i} in range({start}{_rows(pg, extent)} - {less}):")
+    pg.emit(indent + 1, f"for {j} in range({start}{_dim(pg, 1)} - {less}):")
     return i, j, indent + 2
 
 
@@ -121,7 +124,13 @@ def _stencil(pg: Any, indent: int) -> None:
     if found is None:
         return
     rv, init, lines = found
-    i, j, body = _nest(pg, indent, radius if centred else 0, k)
+    if not centred and pg.gen.chance(0.6):  # a window size computed from a dimension
+        size = pg.fresh("k")
+        pg.emit(indent, f"{size} = min({_dim(pg, 1)}, {k})")
+        taps = f"range({size})"
+        i, j, body = _nest(pg, indent, 0, size)
+    else:
+        i, j, body = _nest(pg, indent, radius if centred else 0, k)
     pg.emit(body, f"{rv.text} = {init.replace('[1, 1]', f'[{i}, {j}]')}")
     pg.emit(body, f"for {di} in {taps}:")
     pg.emit(body + 1, f"for {dj} in {taps}:")
@@ -138,10 +147,15 @@ def window_slice(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
 def _window_slice(pg: Any, indent: int) -> None:
     radius, centred = pg.gen.pick(RADII), pg.gen.chance(0.5)
     k = 2 * radius + 1
+    terms = k * k
     src = pg.gen.pick(("a", "b", "b") if not pg.b_rows else ("a",))  # b: C-contiguous
     if centred:
         window = f"{src}[{{i}} - {radius}:{{i}} + {radius + 1}, {{j}} - {radius}:{{j}} + {radius + 1}]"
         centre = f"{src}[{{i}}, {{j}}]"
+    elif pg.gen.chance(0.3):  # dilated along the last axis: the nest's span is 2K - 1
+        window = f"{src}[{{i}}:{{i}} + {k}, {{j}}:{{j}} + {2 * k - 1}:2]"
+        centre = f"{src}[{{i}} + {radius}, {{j}} + {radius}]"
+        k = 2 * k - 1
     else:
         window = f"{src}[{{i}}:{{i}} + {k}, {{j}}:{{j}} + {k}]"
         centre = f"{src}[{{i}} + {radius}, {{j}} + {radius}]"
@@ -155,7 +169,7 @@ def _window_slice(pg: Any, indent: int) -> None:
     i, j, body = _nest(pg, indent, radius if centred else 0, k)
     stored = Expr(text.format(i=i, j=j), (), fuzzy, value.sig)
     if fuzzy:  # error budget: terms per output
-        pg.gen.terms += k * k
+        pg.gen.terms += terms
         pg.gen.work.add(stored.dtype)
     _store(pg, body, stored, i, j)
 
