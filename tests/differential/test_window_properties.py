@@ -3,7 +3,7 @@ a form (window loops of a run-time size, window-slice convolutions, edge windows
 device transposes, ``pyasc.ops.conv2d``), a dtype, views and sizes, static or run-time
 shapes, and runs 2-3 calls through one compiled function on ``cpu`` and ``ascend-sim``
 against the Python function.  The default run draws a few seeds per form; the long
-sweep is ``slow`` (docs/tools.md, "Differential fuzzing")::
+sweep is ``slow`` (README, "Differential fuzzing at scale")::
 
     PYTHONPATH=. python -m pytest -m slow -n 0 tests/differential/test_window_properties.py
 """
