@@ -10,7 +10,8 @@ Each runner ends in one :class:`Outcome`:
   raised E50010/E50011 (every runner skips), or a device runner raised its documented
   limitation (``DeviceUnsupportedError``), showed a stated device difference
   (:func:`nan_dropped_by_device_max`: NaN or zero sign) or overflowed a scalar kernel's GM workspace with
-  temporaries numpy needs too (:func:`workspace_exceeded_by_numpy`);
+  temporaries numpy needs too (:func:`workspace_exceeded_by_numpy`); on any runner,
+  numpy's own dependence on the inputs' memory layout (:func:`numpy_differs_by_layout`);
 * ``fail`` — a mismatch (values, dtypes, shapes, kinds, a missing exception), a crash
   (any other exception, e.g. E50050), or a timeout.
 
