@@ -131,6 +131,10 @@ WaitFlag<HardEvent::FIX_M>(t);"""
 # One K block: the img2col columns [k0, k0 + kb) of the M tile into L0A, the weights'
 # (kb x nPad) block into L0B (Zn: per 16-channel column, kb / C0 fractals gathered with
 # the L1 NZ layout's stride o16 / 16), Mmad accumulating in L0C after the first block.
+# A tile of one pixel (an output of one column has one pixel per band) must not be a
+# GEMV (Mmad with m == 1 reads L0A as ND; LoadData 3D wrote it Zz): its Mmad gets m = 2
+# and the second row's result is never written out [I: the reference's workaround, as
+# emit_cube's A^T tiles].
 _KBLOCK = """\
 const int32_t kb = kTot - k0 < baseK ? kTot - k0 : baseK, p = kStep & 1;
 WaitFlag<HardEvent::M_MTE1>(p);
@@ -146,7 +150,7 @@ SetFlag<HardEvent::MTE1_M>(p);
 WaitFlag<HardEvent::MTE1_M>(p);
 if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
 Mmad(acc[t * cTile], a2[p * aTile], bRes ? b2 : b2[p * bTile],
-     MmadParams(m, nCur, kb, 0, false, k0 == 0));
+     MmadParams(m < 2 ? 2 : m, nCur, kb, 0, false, k0 == 0));
 SetFlag<HardEvent::M_MTE1>(p);"""
 
 _NBLOCK_END = """\

@@ -119,7 +119,8 @@ def neumaier(gen: LoopGen, s: Value, c: Value, x: Value) -> list[Value]:
 def compensated_result(gen: LoopGen, s: Value, c: Value) -> Value:
     """The value of a compensated state ``(s, c)``: ``s + c``, or ``s`` when ``s`` is not
     finite (the compensation of an infinite sum is NaN)."""
-    return gen.select(gen.emit(m.IsFiniteOp.new(s)), gen.emit(arith.AddOp.new(s, c)), s)
+    fixed = gen.emit(arith.AddOp.new(s, c))
+    return gen.select(gen.emit(m.IsFiniteOp.new(s)), fixed, s)
 
 
 def pairwise(acc: Acc, values: Sequence[Value]) -> Value:

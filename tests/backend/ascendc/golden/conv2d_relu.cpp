@@ -71,7 +71,7 @@ extern "C" __global__ __aicore__ void conv2d_relu_0(GM_ADDR x, GM_ADDR wt, GM_AD
           WaitFlag<HardEvent::MTE1_M>(p);
           if (k0 > 0 && (mPad / 16) * (nPad / 16) < 10) PipeBarrier<PIPE_M>();
           Mmad(acc[t * cTile], a2[p * aTile], bRes ? b2 : b2[p * bTile],
-               MmadParams(m, nCur, kb, 0, false, k0 == 0));
+               MmadParams(m < 2 ? 2 : m, nCur, kb, 0, false, k0 == 0));
           SetFlag<HardEvent::M_MTE1>(p);
         }
         SetFlag<HardEvent::M_FIX>(t);
