@@ -32,7 +32,7 @@ from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.host_xpose import lower_transpose_copy
-from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv
+from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv, lower_conv_mix
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
 from pyasc.backend.ascendc.mix_plan import PASS_NAME as MIX_PASS
@@ -191,7 +191,8 @@ class _Lowering:
         fused = find_epilogues(self.fn, self.soc, MIX_PASS not in disabled_passes())
         # an im2col copy loop and the matmul reading its columns: the im2col in L1
         cubes = [op for op in self.fn.entry.ops if isinstance(op, CubeMatmulOp)]
-        convs = find_convs(copies, cubes, {v[0] for v in fused.mix.values()}, self.soc)
+        convs = find_convs(copies, cubes, {c: (v, j) for c, v, j in fused.mix.values()},
+                           self.soc)
         self.found = _Found(copies, pools, taps, divisions, fused, convs,
                             {id(m.copy) for m, _ in convs.values()},
                             {op for m, _ in convs.values() for op in m.host_ops})
@@ -213,7 +214,11 @@ class _Lowering:
                 if not lower_transpose_copy(self, item.op):  # a copy of a transposed view
                     self.hb.insert(item.op.clone(self.env))
             elif isinstance(item, GroupItem) and item.op in fused.mix:
-                lower_mix(self, *fused.mix[item.op], item.op)
+                op, vec, c_arg = fused.mix[item.op]
+                if op in convs:
+                    lower_conv_mix(self, *convs[op], vec, c_arg, item.op)
+                else:
+                    lower_mix(self, op, vec, c_arg, item.op)
             elif isinstance(item, GroupItem) and item.op in fused.fixpipe:
                 self.env[item.op.result_values[0]] = self.env[fused.fixpipe[item.op][0].result]
             elif isinstance(item, GroupItem) and item.op in divisions:

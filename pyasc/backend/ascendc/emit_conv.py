@@ -84,7 +84,7 @@ GlobalTensor<{t}> xGm, wGm;
 GlobalTensor<{to}> yGm;
 xGm.SetGlobalBuffer((__gm__ {t}*)x, n * h * w * c);
 wGm.SetGlobalBuffer((__gm__ {t}*)wt, o * taps * c);
-yGm.SetGlobalBuffer((__gm__ {to}*)y, n * oh * ow * o);
+yGm.SetGlobalBuffer((__gm__ {to}*)y, {y_elems});
 LocalTensor<{t}> w1(TPosition::B1, 0, wElems), x1(TPosition::A1, wElems * sizeof({t}), 2 * band);
 LocalTensor<{t}> b2(TPosition::B2, 0, bRes ? wElems : 2 * bTile), a2(TPosition::A2, 0, 2 * aTile);
 LocalTensor<float> acc(TPosition::CO1, 0, 2 * cTile);
@@ -153,12 +153,14 @@ Mmad(acc[t * cTile], a2[p * aTile], bRes ? b2 : b2[p * bTile],
      MmadParams(m < 2 ? 2 : m, nCur, kb, 0, false, k0 == 0));
 SetFlag<HardEvent::M_MTE1>(p);"""
 
-_NBLOCK_END = """\
+_FIX_WAIT = """\
 SetFlag<HardEvent::M_FIX>(t);
-WaitFlag<HardEvent::M_FIX>(t);
+WaitFlag<HardEvent::M_FIX>(t);"""
+
+FIXPIPE_Y = """\
 Fixpipe(yGm[((int64_t)img * oh * ow + r0 * ow + m0) * o + n0], acc[t * cTile],
-        FixpipeParamsV220(nCur, m, mPad, o, {relu}, QuantMode_t::{quant}, 0, 1, 0, 0, 0));
-SetFlag<HardEvent::FIX_M>(t);"""
+        FixpipeParamsV220(nCur, m, mPad, o, {relu}, QuantMode_t::{quant}, 0, 1, 0, 0, 0));"""
+"""The (m x nCur) tile to its pixels and channels of the NHWC result (row pitch O)."""
 
 _DRAIN = """\
 for (int32_t e = 0; e < 2; ++e) {
@@ -175,26 +177,39 @@ def _lines(w: CWriter, text: str) -> None:
 
 def emit_conv(w: CWriter, k: ConvKernel) -> None:
     """The definition of kernel ``k``."""
-    p = k.plan
-    t, to = CTYPES[p.geo.dtype], CTYPES[k.out]
+    t, to = CTYPES[k.plan.geo.dtype], CTYPES[k.out]
     sig = ", ".join(["GM_ADDR x", "GM_ADDR wt", "GM_ADDR y", *(f"int32_t {q}" for q in PARAMS)])
     w.raw(f"// {k.name}: conv2d on the cube, im2col in L1 (LoadData 3D) -> L0A, {t} -> float "
           f"in L0C -> {to}, NHWC in and out")
     with w.block(f'extern "C" __global__ __aicore__ void {k.name}({sig})'):
-        _lines(w, _SETUP.format(c0=p.c0, t=t, to=to))
-        items = "for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step)"
-        with w.block(items):
-            _lines(w, _ITEM)
-            with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM)"):
-                _lines(w, _MTILE)
-                with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile)"):
-                    _lines(w, _NBLOCK_START)
-                    with w.block("for (int32_t k0 = 0; k0 < kTot; k0 += baseK, ++kStep)"):
-                        _lines(w, _KBLOCK.format(t=t))
-                    _lines(w, _NBLOCK_END.format(relu="true" if k.relu else "false",
-                                                 quant=k.quant))
-            w.line("SetFlag<HardEvent::MTE1_MTE2>(slot);")
-        _lines(w, _DRAIN)
+        emit_conv_body(w, k)
+
+
+def emit_conv_body(w: CWriter, k: ConvKernel, fixpipe: str = FIXPIPE_Y,
+                   y_elems: str = "n * oh * ow * o", tail: str = "") -> None:
+    """The conv kernel's statements (``x``, ``wt``, ``y`` and :data:`PARAMS` in scope):
+    ``fixpipe`` writes each finished L0C tile (``t``, ``tile``, ``m``, ``nCur`` ...) to
+    ``y`` of ``y_elems`` elements; ``tail`` runs after the last item, before the drain.
+    A MIX kernel (``conv_mix``) passes its workspace hand-off."""
+    p = k.plan
+    t, to = CTYPES[p.geo.dtype], CTYPES[k.out]
+    _lines(w, _SETUP.format(c0=p.c0, t=t, to=to, y_elems=y_elems))
+    items = "for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step)"
+    with w.block(items):
+        _lines(w, _ITEM)
+        with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM)"):
+            _lines(w, _MTILE)
+            with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile)"):
+                _lines(w, _NBLOCK_START)
+                with w.block("for (int32_t k0 = 0; k0 < kTot; k0 += baseK, ++kStep)"):
+                    _lines(w, _KBLOCK.format(t=t))
+                _lines(w, _FIX_WAIT)
+                _lines(w, fixpipe.format(relu="true" if k.relu else "false",
+                                         quant=k.quant))
+                w.line("SetFlag<HardEvent::FIX_M>(t);")
+        w.line("SetFlag<HardEvent::MTE1_MTE2>(slot);")
+    _lines(w, tail)
+    _lines(w, _DRAIN)
 
 
 def conv_source(k: ConvKernel) -> str:
@@ -207,4 +222,5 @@ def conv_source(k: ConvKernel) -> str:
     return w.text()
 
 
-__all__ = ["PARAMS", "ConvKernel", "conv_source", "emit_conv", "param_values"]
+__all__ = ["CTYPES", "FIXPIPE_Y", "PARAMS", "ConvKernel", "conv_source", "emit_conv",
+           "emit_conv_body", "param_values"]

@@ -187,6 +187,7 @@ class _VecPart(VectorEmitter):
             w.line(f"pitch_ = (ncols + {k.unit - 1}) / {k.unit} * {k.unit};  "
                    "// UB row stride: whole 32-byte blocks")
             w.line("tileRows_ = TILE / pitch_ < MAX_TILE_ROWS ? TILE / pitch_ : MAX_TILE_ROWS;")
+            self._block_setup()
             rows_in = [i for i in k.array_inputs if i.vv.cls == ROW]
             if rows_in:  # the block's columns of each row operand; the last block's
                 # Compute must be done reading them first
@@ -220,9 +221,10 @@ class _VecPart(VectorEmitter):
                 t = _t(buf)
                 w.line(f"LocalTensor<{t}> {buf.name} = {buf.phys}.AllocTensor<{t}>();")
                 if buf is self.c_buf:
-                    src = f"{buf.name}Gm_[wsOff_ + row * BASE_N]"
-                    params = f"PyascRowsAt<{t}>(rows, cols_, pitch_, BASE_N, false)"
-                elif i.vv.cls == FULL:
+                    self._copy_c(buf.name, t)
+                    w.line(f"{buf.phys}.EnQue({buf.name});")
+                    continue
+                if i.vv.cls == FULL:
                     src = f"{buf.name}Gm_[(gRow_ + row) * {self.cols_c} + col0_]"
                     params = f"PyascRowsAt<{t}>(rows, cols_, pitch_, {self.cols_c}, false)"
                 else:
@@ -232,6 +234,15 @@ class _VecPart(VectorEmitter):
                 w.line(f"DataCopyPad({buf.name}, {src}, {params}, {_PAD.format(t=t)});",
                        self.loc)
                 w.line(f"{buf.phys}.EnQue({buf.name});")
+
+    def _block_setup(self) -> None:
+        """Block's statements after its pitch and rows per tile are set (none here)."""
+
+    def _copy_c(self, name: str, t: str) -> None:
+        """Rows ``[row, row + rows)`` of this half block of C from its workspace slot
+        (row pitch ``baseN``) into the UB tile ``name``."""
+        self.w.line(f"DataCopyPad({name}, {name}Gm_[wsOff_ + row * BASE_N], PyascRowsAt<{t}>("
+                    f"rows, cols_, pitch_, BASE_N, false), {_PAD.format(t=t)});", self.loc)
 
     def _copy_out_mix(self) -> None:
         w = self.w

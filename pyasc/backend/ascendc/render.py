@@ -10,11 +10,13 @@ import os
 from dataclasses import dataclass
 
 from pyasc.backend.ascendc import cexpr
+from pyasc.backend.ascendc.conv_mix import ConvMixKernel
 from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_conv import ConvKernel, emit_conv
+from pyasc.backend.ascendc.emit_conv_mix import ConvMixEmitter
 from pyasc.backend.ascendc.emit_copy import CopyEmitter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
@@ -33,7 +35,7 @@ from pyasc.backend.ascendc.xpose_kernel import TransposeEmitter, TransposeKernel
 from pyasc.version import __version__
 
 Kernel = (VectorKernel | ScalarKernel | CubeKernel | StencilKernel | CopyKernel | PoolKernel |
-          ConvKernel | TransposeKernel)
+          ConvKernel | ConvMixKernel | TransposeKernel)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ def _render(kernels: list[Kernel], filename: str,
             CopyEmitter(w, k).emit()
         elif isinstance(k, ConvKernel):
             emit_conv(w, k)
+        elif isinstance(k, ConvMixKernel):
+            ConvMixEmitter(w, k).emit()
         elif isinstance(k, PoolKernel):
             PoolEmitter(w, k).emit()
         elif isinstance(k, TransposeKernel):

@@ -1,6 +1,6 @@
 """conv2d on the cube: ``pyasc.ops.conv2d``'s im2col loop and its matrix product are one
-conv kernel building the im2col in L1 (``conv_match``, ``emit_conv``), or, with a MIX
-epilogue, one DMA copy kernel (``copy_loops``) and one cube kernel; ascend-sim against
+conv kernel building the im2col in L1 (``conv_match``, ``emit_conv``; with a MIX
+epilogue a conv MIX kernel), or one DMA copy kernel (``copy_loops``) and one cube kernel; ascend-sim against
 interpret, with the kernels and counters showing what ran where."""
 
 from __future__ import annotations
@@ -120,12 +120,12 @@ def test_conv2d_is_a_conv_kernel_or_a_cube_kernel(form, xs, ws, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_conv2d_with_bias_and_relu(dtype):
-    # the (o, 1, 1) bias and the relu are one MIX kernel with the matmul (cube_reshape;
-    # more forms in test_cube_reshape.py), no scalar kernel
+    # the (o, 1, 1) bias and the relu are the epilogue of one conv MIX kernel (im2col
+    # in L1, the epilogue on its vector cores writing NCHW; more forms in
+    # test_conv_mix.py), no scalar kernel, no column matrix; x and w transposed
     kernel = _run("_biased_relu", _inputs((2, 3, 11, 13), (6, 3, 3, 3), dtype, bias=True))
     kinds = [type(k).__name__ for k in kernel.ascend.kernels]
-    # float32: the column matrix (B, K x N) transposed to B^T by a transpose kernel
-    assert kinds == ["CopyKernel", "MixKernel"] + ["TransposeKernel"] * (dtype == np.float32)
+    assert kinds == ["ConvMixKernel", "TransposeKernel", "TransposeKernel"]
 
 
 def _patches(x):
