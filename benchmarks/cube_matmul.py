@@ -18,8 +18,9 @@ A second table is conv2d (``pyasc.ops.conv2d``): the seed's ``CustomConv``
 its kernels (the conv kernel building the im2col in L1, ``conv_plan``, writing float16
 through Fixpipe, and the transpose kernels around it, ``xpose_kernel``), each one's GM
 bytes and estimate, and the total against the least traffic of any conv2d (x and w read
-once, y written once); then CustomConv with a bias and ReLU, which keeps the GM route:
-the im2col's DMA copy kernel, then one MIX kernel.
+once, y written once); then CustomConv with a bias and ReLU: one conv MIX kernel (the
+conv kernel, its tiles handed through a GM workspace to the vector cores, which add the
+bias, apply the ReLU and write NCHW) and the two operand transposes.
 
 A third table is linear + bias + activation, fused into one MIX kernel and not
 (``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate); the
@@ -36,6 +37,7 @@ import warnings
 
 import numpy as np
 from pyasc import hybrid
+from pyasc.backend.ascendc.conv_mix import ConvMixKernel, conv_mix_counts
 from pyasc.backend.ascendc.conv_plan import conv_l1_counts, conv_l1_estimate_s
 from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cube_cost import cube_cost, schedule_bound_read_bytes
@@ -219,6 +221,20 @@ def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, 
         acc[1] += k.gm_bytes // 2
         return (k.gm_bytes // 2, k.gm_bytes // 2, k.gm_bytes / bw,
                 f"im2col: {len(k.src_offsets)} window copies", "vector")
+    if isinstance(k, ConvMixKernel):
+        mc = conv_mix_counts(k)
+        acc[0] += mc.gm_to_ub
+        acc[1] += mc.ub_to_gm
+        conv = conv_l1_counts(k.plan, 4 if k.conv.out == "f32" else 2)
+        same = (c["cube_macs"], c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == \
+            (conv.macs, mc.gm_to_l1, mc.l0c_to_gm)
+        read, written = mc.gm_to_l1 + mc.gm_to_ub, mc.l0c_to_gm + mc.ub_to_gm
+        est = max(conv_l1_estimate_s(k.plan, conv, soc.cube), (read + written) / bw)
+        p = k.plan
+        return (read, written, est, f"conv MIX: im2col in L1, {p.bands} bands x "
+                f"{p.band_rows} rows, M tile {p.base_m}, {p.blocks}/{soc.cube.cores} cores, "
+                "+ bias + relu on the vector cores writing NCHW (hand-off in both)",
+                "vector" if same else "MISMATCH")
     if isinstance(k, ConvKernel):
         counts = conv_l1_counts(k.plan, np.dtype({"f16": np.float16, "f32": np.float32,
                                                   "bf16": np.float16}[k.out]).itemsize)

@@ -72,7 +72,10 @@ class ConvL1Plan:
     bands and L0A/L0C tiles, the weights resident in L1.  When the weights fit L0B
     (``b_resident``) they stay there; otherwise each M tile runs over N blocks of
     ``base_n`` output channels and, inside, K blocks of ``base_k`` img2col columns
-    (accumulated in L0C), each block's weights loaded L1 -> L0B into a ping-pong slot."""
+    (accumulated in L0C), each block's weights loaded L1 -> L0B into a ping-pong slot.
+    Weights that do not fit L1 (``stream``) come from GM per work item in *panels* of
+    ``base_n`` output channels over all of K (two L1 panel buffers, ping-pong): the N
+    blocks are then the outer loop of an item, its M tiles inside."""
 
     geo: ConvGeometry
     c0: int
@@ -83,10 +86,16 @@ class ConvL1Plan:
     base_k: int        # img2col columns per Mmad (a multiple of C0; ktot: no K loop)
     base_n: int        # output channels per L0C tile (a multiple of 16; o16: no N loop)
     blocks: int
-    l1_bytes: int      # peak L1 use: two input bands and the weights
+    l1_bytes: int      # peak L1 use: two input bands and the weights (or two panels)
     l0a_bytes: int
     l0b_bytes: int
     l0c_bytes: int
+    stream: bool = False   # weights larger than L1: per item, panels of base_n channels
+
+    @property
+    def panel_elems(self) -> int:
+        """Elements of one L1 weight buffer: all the weights, or one panel (streaming)."""
+        return (self.base_n if self.stream else self.o16) * self.ktot
 
     @property
     def c1(self) -> int:
@@ -101,7 +110,7 @@ class ConvL1Plan:
     @property
     def b_resident(self) -> bool:
         """All the weights stay in L0B: no K or N loop, one L1 -> L0B load per core."""
-        return self.base_k >= self.ktot and self.base_n >= self.o16
+        return not self.stream and self.base_k >= self.ktot and self.base_n >= self.o16
 
     @property
     def n_blocks(self) -> int:
@@ -137,28 +146,37 @@ def plan_conv_l1(g: ConvGeometry, cube: CubeUnit) -> ConvL1Plan | str:
     w_bytes = o16 * ktot * size
     if o16 * c0 > 16384:
         return "more than 16384 / C0 output channels (the weights' Nd2Nz matrix stride)"
-    if w_bytes >= cube.l1_usable_bytes:
-        return (f"the weights ({w_bytes} bytes as NZ) do not fit L1 next to the input bands: "
-                "streaming them from GM per N block is not written yet")
-    rows = _band_rows(g, c1, cube.l1_usable_bytes - w_bytes, cube.cores)
-    if rows == 0:
-        return "one output row's input rows do not fit half of L1 next to the weights"
+    stream = _band_rows(g, c1, cube.l1_usable_bytes - w_bytes, cube.cores) == 0
+    panel = _panel(g, c1, ktot, size, cube) if stream else o16
+    if panel == 0:
+        return "one 16-channel weight panel pair does not fit L1 next to two one-row bands"
+    l1_w = 2 * panel * ktot * size if stream else w_bytes
+    rows = _band_rows(g, c1, cube.l1_usable_bytes - l1_w, cube.cores)
     bands = -(-g.oh // rows)
     band_bytes = max(_band_bytes(g, c1, r * rows, min(g.oh, (r + 1) * rows)) for r in range(bands))
-    tiles = _l0_tiles(ktot, o16, size, c0, -(-rows * g.ow // 16) * 16, cube)
+    tiles = _l0_tiles(ktot, panel, size, c0, -(-rows * g.ow // 16) * 16, cube, not stream)
     if tiles is None:
         return "one 16-pixel M tile of a C0-wide K block does not fit half of L0A / L0C"
     base_m, base_k, base_n = tiles
-    resident = base_k == ktot and base_n == o16
+    resident = not stream and base_k == ktot and base_n == o16
     return ConvL1Plan(g, c0, ktot, rows, bands, base_m, base_k, base_n,
-                      min(cube.cores, g.n * bands), 2 * band_bytes + w_bytes,
+                      min(cube.cores, g.n * bands),
+                      2 * band_bytes + (2 * base_n * ktot * size if stream else w_bytes),
                       2 * base_m * base_k * size,
                       w_bytes if resident else 2 * base_k * base_n * size,
-                      2 * base_m * base_n * 4)
+                      2 * base_m * base_n * 4, stream)
 
 
-def _l0_tiles(ktot: int, o16: int, size: int, c0: int, max_m: int,
-              cube: CubeUnit) -> tuple[int, int, int] | None:
+def _panel(g: ConvGeometry, c1: int, ktot: int, size: int, cube: CubeUnit) -> int:
+    """Output channels per streamed weight panel (a multiple of 16): as many as two
+    panels fit L1 next to two bands of one output row (0: not even 16)."""
+    room = cube.l1_usable_bytes - 2 * _band_bytes(g, c1, 0, 1)
+    panel = min(-(-g.o // 16) * 16, room // (2 * ktot * size) // 16 * 16)
+    return max(panel, 0)
+
+
+def _l0_tiles(ktot: int, o16: int, size: int, c0: int, max_m: int, cube: CubeUnit,
+              resident: bool = True) -> tuple[int, int, int] | None:
     """(base_m, base_k, base_n): all the weights resident in L0B when they fit it with a
     16-pixel M tile (the largest M tile then), else the ping-pong blocks that move the
     fewest L1 -> L0 bytes per output pixel (A is loaded once per N block: ``o16 /
@@ -169,7 +187,7 @@ def _l0_tiles(ktot: int, o16: int, size: int, c0: int, max_m: int,
         m = min(cube.l0a_bytes // (2 * k * size), cube.l0c_bytes // (2 * n * 4), max_m)
         return m // 16 * 16
 
-    if o16 * ktot * size <= cube.l0b_bytes and m_fit(ktot, o16) >= 16:
+    if resident and o16 * ktot * size <= cube.l0b_bytes and m_fit(ktot, o16) >= 16:
         return m_fit(ktot, o16), ktot, o16
     for k_floor in (min(ktot, 8 * c0), c0):   # a shorter K block only if none fits
         best = None
@@ -231,7 +249,9 @@ def conv_l1_counts(p: ConvL1Plan, out_itemsize: int) -> ConvCounts:
         m_tiles += tiles + (last > 0)
     b_bytes = p.blocks * p.l0b_bytes if p.b_resident else m_tiles * g.n * p.ktot * p.o16 * size
     a_bytes *= p.ktot * size * g.n * p.n_blocks
-    return ConvCounts(gm_read=x_read + p.blocks * g.o * g.c * g.fh * g.fw * size,
+    # the weights: once per core, or (streamed) once per work item
+    w_reads = g.n * p.bands if p.stream else p.blocks
+    return ConvCounts(gm_read=x_read + w_reads * g.o * g.c * g.fh * g.fw * size,
                       gm_written=g.n * g.oh * g.ow * g.o * out_itemsize,
                       l1_to_l0a=a_bytes, l1_to_l0b=b_bytes,
                       macs=g.n * g.oh * g.ow * g.o * p.ktot)

@@ -77,8 +77,8 @@ const int32_t o16 = (o + 15) / 16 * 16, c1 = (c + C0 - 1) / C0, taps = fh * fw;
 const int32_t kTot = c1 * taps * C0, items = n * bands;
 if (GetBlockIdx() >= items) return;
 const int32_t span = (bandRows - 1) * sh + (fh - 1) * dh + 1, maxRows = span < h ? span : h;
-const uint32_t band = c1 * maxRows * w * C0, wElems = o16 * kTot;
-const bool bRes = baseK >= kTot && baseN >= o16;  // all the weights stay in L0B
+const uint32_t band = c1 * maxRows * w * C0, wElems = {w_elems};
+const bool bRes = {b_res};  // all the weights stay in L0B
 const uint32_t aTile = baseM * baseK, bTile = baseK * baseN, cTile = baseM * baseN;
 GlobalTensor<{t}> xGm, wGm;
 GlobalTensor<{to}> yGm;
@@ -87,25 +87,48 @@ wGm.SetGlobalBuffer((__gm__ {t}*)wt, o * taps * c);
 yGm.SetGlobalBuffer((__gm__ {to}*)y, {y_elems});
 LocalTensor<{t}> w1(TPosition::B1, 0, wElems), x1(TPosition::A1, wElems * sizeof({t}), 2 * band);
 LocalTensor<{t}> b2(TPosition::B2, 0, bRes ? wElems : 2 * bTile), a2(TPosition::A2, 0, 2 * aTile);
-LocalTensor<float> acc(TPosition::CO1, 0, 2 * cTile);
-for (int32_t cb = 0; cb < c1; ++cb) {{
+LocalTensor<float> acc(TPosition::CO1, 0, 2 * cTile);"""
+
+# all the weights into L1 once per block (and into L0B when they fit it)
+_W_RESIDENT = """\
+for (int32_t cb = 0; cb < c1; ++cb) {
   const uint16_t d = c - cb * C0 < C0 ? c - cb * C0 : C0;
   DataCopy(w1[cb * taps * o16 * C0], wGm[cb * C0],
            Nd2NzParams(taps, o, d, c, taps * c, o16, 1, o16 * C0));
-}}
+}
 SetFlag<HardEvent::MTE2_MTE1>(2);
 WaitFlag<HardEvent::MTE2_MTE1>(2);
-if (bRes) {{
+if (bRes) {
   LoadData(b2, w1, LoadData2DParams(0, kTot / C0 * (o16 / 16), 1, 0, 0, false, 0));
   SetFlag<HardEvent::MTE1_M>(2);
   WaitFlag<HardEvent::MTE1_M>(2);
-}}
-for (int32_t e = 0; e < 2; ++e) {{
+}"""
+
+_PREARM = """\
+for (int32_t e = 0; e < 2; ++e) {
   SetFlag<HardEvent::MTE1_MTE2>(e);
   SetFlag<HardEvent::M_MTE1>(e);
   SetFlag<HardEvent::FIX_M>(e);
-}}
-int32_t step = 0, tile = 0, kStep = 0;"""
+}"""
+
+# streamed weights: panel buffer ps is free (MTE1_MTE2 2 + ps) and loaded (MTE2_MTE1)
+_PANEL_PREARM = """\
+SetFlag<HardEvent::MTE1_MTE2>(2);
+SetFlag<HardEvent::MTE1_MTE2>(3);
+const uint32_t pElems = baseN * kTot;  // one weight panel: baseN channels, all of K
+int32_t panel = 0;"""
+
+_PANEL = """\
+const int32_t nCur = o - n0 < baseN ? o - n0 : baseN, nPad = (nCur + 15) / 16 * 16;
+const int32_t ps = panel & 1;
+WaitFlag<HardEvent::MTE1_MTE2>(2 + ps);
+for (int32_t cb = 0; cb < c1; ++cb) {
+  const uint16_t d = c - cb * C0 < C0 ? c - cb * C0 : C0;
+  DataCopy(w1[ps * pElems + cb * taps * baseN * C0], wGm[(int64_t)n0 * taps * c + cb * C0],
+           Nd2NzParams(taps, nCur, d, c, taps * c, baseN, 1, baseN * C0));
+}
+SetFlag<HardEvent::MTE2_MTE1>(2 + ps);
+WaitFlag<HardEvent::MTE2_MTE1>(2 + ps);"""
 
 _ITEM = """\
 const int32_t img = item / bands, r0 = (item % bands) * bandRows;
@@ -128,6 +151,10 @@ _NBLOCK_START = """\
 const int32_t nCur = o - n0 < baseN ? o - n0 : baseN, nPad = (nCur + 15) / 16 * 16, t = tile & 1;
 WaitFlag<HardEvent::FIX_M>(t);"""
 
+_TILE_START = """\
+const int32_t t = tile & 1;
+WaitFlag<HardEvent::FIX_M>(t);"""
+
 # One K block: the img2col columns [k0, k0 + kb) of the M tile into L0A, the weights'
 # (kb x nPad) block into L0B (Zn: per 16-channel column, kb / C0 fractals gathered with
 # the L1 NZ layout's stride o16 / 16), Mmad accumulating in L0C after the first block.
@@ -143,8 +170,8 @@ LoadData(a2[p * aTile], x1[slot * band],
                                  false, false, ({t})0));
 if (!bRes) {{
   for (int32_t j = 0; j < nPad / 16; ++j)
-    LoadData(b2[p * bTile + j * 16 * C0], w1[(k0 / C0 * o16 + n0 + j * 16) * C0],
-             LoadData2DParams(0, kb / C0, o16 / 16, 0, nPad / 16 - 1, false, 0));
+    LoadData(b2[p * bTile + j * 16 * C0], w1[{wsrc}],
+             LoadData2DParams(0, kb / C0, {wrows} / 16, 0, nPad / 16 - 1, false, 0));
 }}
 SetFlag<HardEvent::MTE1_M>(p);
 WaitFlag<HardEvent::MTE1_M>(p);
@@ -168,6 +195,10 @@ for (int32_t e = 0; e < 2; ++e) {
   WaitFlag<HardEvent::M_MTE1>(e);
   WaitFlag<HardEvent::FIX_M>(e);
 }"""
+
+_PANEL_DRAIN = """\
+WaitFlag<HardEvent::MTE1_MTE2>(2);
+WaitFlag<HardEvent::MTE1_MTE2>(3);"""
 
 
 def _lines(w: CWriter, text: str) -> None:
@@ -193,23 +224,55 @@ def emit_conv_body(w: CWriter, k: ConvKernel, fixpipe: str = FIXPIPE_Y,
     A MIX kernel (``conv_mix``) passes its workspace hand-off."""
     p = k.plan
     t, to = CTYPES[p.geo.dtype], CTYPES[k.out]
-    _lines(w, _SETUP.format(c0=p.c0, t=t, to=to, y_elems=y_elems))
+    _lines(w, _SETUP.format(c0=p.c0, t=t, to=to, y_elems=y_elems,
+                            w_elems="2 * baseN * kTot" if p.stream else "o16 * kTot",
+                            b_res="false" if p.stream else "baseK >= kTot && baseN >= o16"))
+    _lines(w, _PANEL_PREARM if p.stream else _W_RESIDENT)
+    _lines(w, _PREARM)
+    w.line("int32_t step = 0, tile = 0, kStep = 0;")
     items = "for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step)"
+    fix = fixpipe.format(relu="true" if k.relu else "false", quant=k.quant)
     with w.block(items):
         _lines(w, _ITEM)
-        with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM)"):
-            _lines(w, _MTILE)
-            with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile)"):
-                _lines(w, _NBLOCK_START)
-                with w.block("for (int32_t k0 = 0; k0 < kTot; k0 += baseK, ++kStep)"):
-                    _lines(w, _KBLOCK.format(t=t))
-                _lines(w, _FIX_WAIT)
-                _lines(w, fixpipe.format(relu="true" if k.relu else "false",
-                                         quant=k.quant))
-                w.line("SetFlag<HardEvent::FIX_M>(t);")
+        if p.stream:
+            _streamed(w, t, fix)
+        else:
+            _resident(w, t, fix)
         w.line("SetFlag<HardEvent::MTE1_MTE2>(slot);")
     _lines(w, tail)
     _lines(w, _DRAIN)
+    if p.stream:
+        _lines(w, _PANEL_DRAIN)
+
+
+def _tile(w: CWriter, t: str, fix: str, wsrc: str, wrows: str) -> None:
+    """One L0C tile's K loop and its Fixpipe (``t``: the operand type)."""
+    with w.block("for (int32_t k0 = 0; k0 < kTot; k0 += baseK, ++kStep)"):
+        _lines(w, _KBLOCK.format(t=t, wsrc=wsrc, wrows=wrows))
+    _lines(w, _FIX_WAIT)
+    _lines(w, fix)
+    w.line("SetFlag<HardEvent::FIX_M>(t);")
+
+
+def _resident(w: CWriter, t: str, fix: str) -> None:
+    """An item's tiles with all the weights in L1: M tiles, N blocks inside."""
+    with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM)"):
+        _lines(w, _MTILE)
+        with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile)"):
+            _lines(w, _NBLOCK_START)
+            _tile(w, t, fix, "(k0 / C0 * o16 + n0 + j * 16) * C0", "o16")
+
+
+def _streamed(w: CWriter, t: str, fix: str) -> None:
+    """An item's tiles with streamed weights: per N block its panel GM -> L1 (ping-pong
+    with the next block's), then the M tiles against it."""
+    with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++panel)"):
+        _lines(w, _PANEL)
+        with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM, ++tile)"):
+            _lines(w, _MTILE)
+            _lines(w, _TILE_START)
+            _tile(w, t, fix, "ps * pElems + (k0 / C0 * baseN + j * 16) * C0", "baseN")
+        w.line("SetFlag<HardEvent::MTE1_MTE2>(2 + ps);")
 
 
 def conv_source(k: ConvKernel) -> str:

@@ -8,7 +8,8 @@ The entry point is ``KERNEL_TYPE_MIX_AIC_1_2`` split by core type, as ``emit_mix
   pitch ``baseN``) after ``CrossCoreWaitFlag(FREE + slot)`` (from its third tile on),
   then ``CrossCoreSetFlag<2, PIPE_FIX>(READY + slot)``; after its last tile it waits
   for the slots still out;
-* **vector cores**: walk the same items, M tiles and N blocks; sub-block ``s`` takes
+* **vector cores**: walk the same items, M tiles and N blocks (in the cube's order:
+  N blocks outside when the weights are streamed); sub-block ``s`` takes
   channels ``[s * half, ...)`` of the tile (``half = ceil(nCur / 2)``), waits
   ``READY + slot``, runs the epilogue's tile program on them as rows of NCHW (row =
   channel plane ``img * O + channel``, columns = the tile's pixels, ``OH*OW`` apart in
@@ -100,9 +101,17 @@ class _ConvVecPart(_VecPart):
                 w.line("const int32_t img = item / bands, r0 = (item % bands) * bandRows;")
                 w.line("const int32_t r1 = r0 + bandRows < oh ? r0 + bandRows : oh;")
                 w.line("const int32_t pixels = (r1 - r0) * ow;")
-                with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM)"):
-                    w.line("const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0;")
-                    with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++tile)"):
+                m_loop = "for (int32_t m0 = 0; m0 < pixels; m0 += baseM{})"
+                n_loop = "for (int32_t n0 = 0; n0 < o; n0 += baseN{})"
+                m_tile = "const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0;"
+                if self.mk.plan.stream:  # the cube's order: N blocks (panels) outside
+                    with w.block(n_loop.format("")), w.block(m_loop.format(", ++tile")):
+                        w.line(m_tile)
+                        self._tile_call()
+                    return
+                with w.block(m_loop.format("")):
+                    w.line(m_tile)
+                    with w.block(n_loop.format(", ++tile")):
                         self._tile_call()
 
     def _tile_call(self) -> None:
