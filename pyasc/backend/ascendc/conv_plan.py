@@ -91,6 +91,17 @@ class ConvL1Plan:
     l0b_bytes: int
     l0c_bytes: int
     stream: bool = False   # weights larger than L1: per item, panels of base_n channels
+    group_blocks: int = 0  # streamed: N blocks per work item (0: all of O)
+
+    @property
+    def group_n(self) -> int:
+        """Output channels per work item: all of them, or (streamed) a group of N blocks."""
+        return self.group_blocks * self.base_n if self.group_blocks else self.o16
+
+    @property
+    def groups(self) -> int:
+        """Work items per band: the channel groups (1 unless streamed)."""
+        return -(-self.geo.o // self.group_n)
 
     @property
     def panel_elems(self) -> int:
@@ -146,25 +157,62 @@ def plan_conv_l1(g: ConvGeometry, cube: CubeUnit) -> ConvL1Plan | str:
     w_bytes = o16 * ktot * size
     if o16 * c0 > 16384:
         return "more than 16384 / C0 output channels (the weights' Nd2Nz matrix stride)"
-    stream = _band_rows(g, c1, cube.l1_usable_bytes - w_bytes, cube.cores) == 0
-    panel = _panel(g, c1, ktot, size, cube) if stream else o16
-    if panel == 0:
-        return "one 16-channel weight panel pair does not fit L1 next to two one-row bands"
-    l1_w = 2 * panel * ktot * size if stream else w_bytes
-    rows = _band_rows(g, c1, cube.l1_usable_bytes - l1_w, cube.cores)
+    if _band_rows(g, c1, cube.l1_usable_bytes - w_bytes, cube.cores) == 0:
+        return _plan_streamed(g, c0, c1, ktot, cube)
+    rows = _band_rows(g, c1, cube.l1_usable_bytes - w_bytes, cube.cores)
     bands = -(-g.oh // rows)
-    band_bytes = max(_band_bytes(g, c1, r * rows, min(g.oh, (r + 1) * rows)) for r in range(bands))
-    tiles = _l0_tiles(ktot, panel, size, c0, -(-rows * g.ow // 16) * 16, cube, not stream)
+    tiles = _l0_tiles(ktot, o16, size, c0, -(-rows * g.ow // 16) * 16, cube)
     if tiles is None:
         return "one 16-pixel M tile of a C0-wide K block does not fit half of L0A / L0C"
     base_m, base_k, base_n = tiles
-    resident = not stream and base_k == ktot and base_n == o16
+    resident = base_k == ktot and base_n == o16
     return ConvL1Plan(g, c0, ktot, rows, bands, base_m, base_k, base_n,
-                      min(cube.cores, g.n * bands),
-                      2 * band_bytes + (2 * base_n * ktot * size if stream else w_bytes),
+                      min(cube.cores, g.n * bands), 2 * _max_band(g, c1, rows) + w_bytes,
                       2 * base_m * base_k * size,
                       w_bytes if resident else 2 * base_k * base_n * size,
-                      2 * base_m * base_n * 4, stream)
+                      2 * base_m * base_n * 4)
+
+
+def _max_band(g: ConvGeometry, c1: int, rows: int) -> int:
+    """L1 bytes of a band buffer of ``rows`` output rows: the input rows of an inner
+    band (the kernel's slot size; a padded band holds fewer)."""
+    span = (rows - 1) * g.stride[0] + (g.fh - 1) * g.dilation[0] + 1
+    return c1 * min(g.h, span) * g.w * 32
+
+
+def _plan_streamed(g: ConvGeometry, c0: int, c1: int, ktot: int,
+                   cube: CubeUnit) -> ConvL1Plan | str:
+    """The plan of weights larger than L1: panels of ``base_n`` channels (two fit L1 next
+    to two bands), and the split of the work into items of (image, band, group of N
+    blocks) that moves the fewest GM bytes while giving every cube core an item: an
+    item reads its band (x, once per group) and its group's weights (once per band)."""
+    size = ITEMSIZE[g.dtype]
+    panel = _panel(g, c1, ktot, size, cube)
+    if panel == 0:
+        return "one 16-channel weight panel pair does not fit L1 next to two one-row bands"
+    max_rows = _band_rows(g, c1, cube.l1_usable_bytes - 2 * panel * ktot * size, 1)
+    tiles = _l0_tiles(ktot, panel, size, c0, -(-max_rows * g.ow // 16) * 16, cube, False)
+    if tiles is None:
+        return "one 16-pixel M tile of a C0-wide K block does not fit half of L0A / L0C"
+    base_m, base_k, base_n = tiles
+    n_blocks = -(-g.o // base_n)
+    w_bytes, best = g.o * g.c * g.fh * g.fw * size, None
+    for rows in range(1, max_rows + 1):
+        bands = -(-g.oh // rows)
+        x_read = sum(g.in_rows(r0, min(g.oh, r0 + rows))[1] for r0 in range(0, g.oh, rows))
+        for per in range(1, n_blocks + 1):
+            groups = -(-n_blocks // per)
+            items = g.n * bands * groups
+            gm = g.n * (bands * w_bytes + groups * x_read * g.w * g.c * size)
+            key = (items < min(cube.cores, g.n * -(-g.oh // 1) * n_blocks), gm, -rows)
+            if best is None or key < best[0]:
+                best = (key, rows, bands, per, items)
+    assert best is not None
+    _, rows, bands, per, items = best
+    return ConvL1Plan(g, c0, ktot, rows, bands, base_m, base_k, base_n,
+                      min(cube.cores, items), 2 * _max_band(g, c1, rows) +
+                      2 * base_n * ktot * size, 2 * base_m * base_k * size,
+                      2 * base_k * base_n * size, 2 * base_m * base_n * 4, True, per)
 
 
 def _panel(g: ConvGeometry, c1: int, ktot: int, size: int, cube: CubeUnit) -> int:
@@ -226,8 +274,9 @@ def _band_rows(g: ConvGeometry, c1: int, budget: int, cores: int) -> int:
 
 @dataclass(frozen=True)
 class ConvCounts:
-    """What one launch moves: GM bytes read (input bands with their halos, the (O, fh,
-    fw, C) weights once per block) and written (y), L1 -> L0A/L0B bytes, MACs."""
+    """What one launch moves: GM bytes read (input bands with their halos, once per
+    channel group; the (O, fh, fw, C) weights once per block, or streamed once per band)
+    and written (y), L1 -> L0A/L0B bytes, MACs."""
 
     gm_read: int
     gm_written: int
@@ -240,7 +289,7 @@ def conv_l1_counts(p: ConvL1Plan, out_itemsize: int) -> ConvCounts:
     """The counts of the kernel of plan ``p`` (ascend-sim's counters are these)."""
     g, size = p.geo, ITEMSIZE[p.geo.dtype]
     x_read = sum(g.in_rows(r * p.band_rows, min(g.oh, (r + 1) * p.band_rows))[1]
-                 for r in range(p.bands)) * g.w * g.c * size * g.n
+                 for r in range(p.bands)) * g.w * g.c * size * g.n * p.groups
     a_bytes = m_tiles = 0   # per image: padded pixel rows of the M tiles, M tiles
     for r in range(p.bands):
         pixels = (min(g.oh, (r + 1) * p.band_rows) - r * p.band_rows) * g.ow
@@ -263,9 +312,9 @@ def conv_l1_estimate_s(p: ConvL1Plan, counts: ConvCounts, cube: CubeUnit) -> flo
     granules x O in 16 columns x K) at the cube's peak rate, against all GM bytes at the
     HBM bandwidth; the larger of the two."""
     g = p.geo
-    items = -(-g.n * p.bands // p.blocks)
+    items = -(-g.n * p.bands * p.groups // p.blocks)
     pixels = -(-p.band_rows * g.ow // 16) * 16
-    macs = items * pixels * -(-g.o // 16) * 16 * p.ktot
+    macs = items * pixels * min(p.group_n, -(-g.o // 16) * 16) * p.ktot
     compute = macs / (cube.macs_per_cycle(g.dtype) * cube.clock_hz)
     return max(compute, (counts.gm_read + counts.gm_written) / cube.hbm_bytes_per_s)
 

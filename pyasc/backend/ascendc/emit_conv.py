@@ -64,17 +64,23 @@ class ConvKernel:
         return {"f16": "F322F16", "bf16": "F322BF16", "f32": "NoQuant"}[self.out]
 
 
+def params(k: ConvKernel) -> tuple[str, ...]:
+    """The kernel's int32 parameters: :data:`PARAMS`, and with streamed weights the
+    output channels of a work item (``groupN``)."""
+    return (*PARAMS, "groupN") if k.plan.stream else PARAMS
+
+
 def param_values(k: ConvKernel) -> list[int]:
-    """The values of :data:`PARAMS` for ``k``'s plan."""
+    """The values of :func:`params` for ``k``'s plan."""
     p, g = k.plan, k.plan.geo
     return [g.n, g.h, g.w, g.c, g.o, g.fh, g.fw, *g.stride, *g.dilation, *g.pads, g.oh, g.ow,
-            p.band_rows, p.bands, p.base_m, p.base_k, p.base_n]
+            p.band_rows, p.bands, p.base_m, p.base_k, p.base_n, *[p.group_n] * p.stream]
 
 
 _SETUP = """\
 constexpr int32_t C0 = {c0};
 const int32_t o16 = (o + 15) / 16 * 16, c1 = (c + C0 - 1) / C0, taps = fh * fw;
-const int32_t kTot = c1 * taps * C0, items = n * bands;
+const int32_t kTot = c1 * taps * C0, items = {items};
 if (GetBlockIdx() >= items) return;
 const int32_t span = (bandRows - 1) * sh + (fh - 1) * dh + 1, maxRows = span < h ? span : h;
 const uint32_t band = c1 * maxRows * w * C0, wElems = {w_elems};
@@ -131,7 +137,7 @@ SetFlag<HardEvent::MTE2_MTE1>(2 + ps);
 WaitFlag<HardEvent::MTE2_MTE1>(2 + ps);"""
 
 _ITEM = """\
-const int32_t img = item / bands, r0 = (item % bands) * bandRows;
+const int32_t img = {bi} / bands, r0 = ({bi} % bands) * bandRows;
 const int32_t r1 = r0 + bandRows < oh ? r0 + bandRows : oh;
 const int32_t lo = r0 * sh - pt, hi = (r1 - 1) * sh + (fh - 1) * dh - pt;
 const int32_t s = lo > 0 ? lo : 0, last = hi < h - 1 ? hi : h - 1;
@@ -209,7 +215,7 @@ def _lines(w: CWriter, text: str) -> None:
 def emit_conv(w: CWriter, k: ConvKernel) -> None:
     """The definition of kernel ``k``."""
     t, to = CTYPES[k.plan.geo.dtype], CTYPES[k.out]
-    sig = ", ".join(["GM_ADDR x", "GM_ADDR wt", "GM_ADDR y", *(f"int32_t {q}" for q in PARAMS)])
+    sig = ", ".join(["GM_ADDR x", "GM_ADDR wt", "GM_ADDR y", *(f"int32_t {q}" for q in params(k))])
     w.raw(f"// {k.name}: conv2d on the cube, im2col in L1 (LoadData 3D) -> L0A, {t} -> float "
           f"in L0C -> {to}, NHWC in and out")
     with w.block(f'extern "C" __global__ __aicore__ void {k.name}({sig})'):
@@ -226,14 +232,18 @@ def emit_conv_body(w: CWriter, k: ConvKernel, fixpipe: str = FIXPIPE_Y,
     t, to = CTYPES[p.geo.dtype], CTYPES[k.out]
     _lines(w, _SETUP.format(c0=p.c0, t=t, to=to, y_elems=y_elems,
                             w_elems="2 * baseN * kTot" if p.stream else "o16 * kTot",
-                            b_res="false" if p.stream else "baseK >= kTot && baseN >= o16"))
+                            b_res="false" if p.stream else "baseK >= kTot && baseN >= o16",
+                            items="n * bands * ((o + groupN - 1) / groupN)" if p.stream
+                            else "n * bands"))
+    if p.stream:  # work items: (image, band, group of N blocks)
+        w.line("const int32_t nGroups = (o + groupN - 1) / groupN;")
     _lines(w, _PANEL_PREARM if p.stream else _W_RESIDENT)
     _lines(w, _PREARM)
     w.line("int32_t step = 0, tile = 0, kStep = 0;")
     items = "for (int32_t item = GetBlockIdx(); item < items; item += GetBlockNum(), ++step)"
     fix = fixpipe.format(relu="true" if k.relu else "false", quant=k.quant)
     with w.block(items):
-        _lines(w, _ITEM)
+        _lines(w, _ITEM.replace("{bi}", "item / nGroups" if p.stream else "item"))
         if p.stream:
             _streamed(w, t, fix)
         else:
@@ -266,7 +276,9 @@ def _resident(w: CWriter, t: str, fix: str) -> None:
 def _streamed(w: CWriter, t: str, fix: str) -> None:
     """An item's tiles with streamed weights: per N block its panel GM -> L1 (ping-pong
     with the next block's), then the M tiles against it."""
-    with w.block("for (int32_t n0 = 0; n0 < o; n0 += baseN, ++panel)"):
+    w.line("const int32_t g0 = item % nGroups * groupN, gEnd = o < g0 + groupN ? o : "
+           "g0 + groupN;")
+    with w.block("for (int32_t n0 = g0; n0 < gEnd; n0 += baseN, ++panel)"):
         _lines(w, _PANEL)
         with w.block("for (int32_t m0 = 0; m0 < pixels; m0 += baseM, ++tile)"):
             _lines(w, _MTILE)
@@ -286,4 +298,4 @@ def conv_source(k: ConvKernel) -> str:
 
 
 __all__ = ["CTYPES", "FIXPIPE_Y", "PARAMS", "ConvKernel", "conv_source", "emit_conv",
-           "emit_conv_body", "param_values"]
+           "emit_conv_body", "param_values", "params"]

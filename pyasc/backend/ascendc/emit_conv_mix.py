@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pyasc.backend.ascendc.conv_mix import XPOSE_BUFS, ConvMixKernel
 from pyasc.backend.ascendc.cwriter import CWriter
-from pyasc.backend.ascendc.emit_conv import CTYPES, PARAMS, emit_conv_body
+from pyasc.backend.ascendc.emit_conv import CTYPES, emit_conv_body, params
 from pyasc.backend.ascendc.emit_mix import _PAD, _VecPart
 from pyasc.backend.ascendc.emit_vector import VectorEmitter, class_name
 from pyasc.backend.ascendc.mix_plan import FREE, READY, SLOTS
@@ -91,27 +91,34 @@ class _ConvVecPart(_VecPart):
 
     def _process_mix(self) -> None:
         w = self.w
-        sig = ", ".join(f"int32_t {p}" for p in _PROCESS)
+        names = _PROCESS + ("groupN",) * self.mk.plan.stream
+        sig = ", ".join(f"int32_t {p}" for p in names)
         with w.block(f"__aicore__ inline void Process({sig})"):
-            w.line("const int32_t items = n * bands, sub = GetSubBlockIdx();")
+            stream = self.mk.plan.stream
+            w.line("const int32_t nGroups = " + ("(o + groupN - 1) / groupN" if stream else "1")
+                   + ", items = n * bands * nGroups, sub = GetSubBlockIdx();")
             w.line(f"int32_t tile = 0;  // tiles done: the workspace slot is tile % {SLOTS}")
             w.line("tabPitch_ = 0; tabRp_ = 0;  // no offset table yet")
             with w.block("for (int32_t item = GetBlockIdx() / GetTaskRatio(); item < items; "
                          "item += GetBlockNum())"):
-                w.line("const int32_t img = item / bands, r0 = (item % bands) * bandRows;")
+                w.line("const int32_t img = item / nGroups / bands, r0 = (item / nGroups % bands)"
+                       " * bandRows;")
                 w.line("const int32_t r1 = r0 + bandRows < oh ? r0 + bandRows : oh;")
                 w.line("const int32_t pixels = (r1 - r0) * ow;")
                 m_loop = "for (int32_t m0 = 0; m0 < pixels; m0 += baseM{})"
-                n_loop = "for (int32_t n0 = 0; n0 < o; n0 += baseN{})"
+                n_loop = "for (int32_t n0 = {}; n0 < {}; n0 += baseN{})"
                 m_tile = "const int32_t m = baseM < pixels - m0 ? baseM : pixels - m0;"
                 if self.mk.plan.stream:  # the cube's order: N blocks (panels) outside
-                    with w.block(n_loop.format("")), w.block(m_loop.format(", ++tile")):
+                    w.line("const int32_t g0 = item % nGroups * groupN, gEnd = o < g0 + groupN"
+                           " ? o : g0 + groupN;")
+                    n_head, m_head = n_loop.format("g0", "gEnd", ""), m_loop.format(", ++tile")
+                    with w.block(n_head), w.block(m_head):
                         w.line(m_tile)
                         self._tile_call()
                     return
                 with w.block(m_loop.format("")):
                     w.line(m_tile)
-                    with w.block(n_loop.format(", ++tile")):
+                    with w.block(n_loop.format("0", "o", ", ++tile")):
                         self._tile_call()
 
     def _tile_call(self) -> None:
@@ -166,7 +173,7 @@ class ConvMixEmitter:
         vec = _ConvVecPart(w, k)
         vec.emit()
         sig = ", ".join(["GM_ADDR x", "GM_ADDR wt"] + [f"{t} {n}" for t, n in vec.params()]
-                        + [f"int32_t {p}" for p in PARAMS])
+                        + [f"int32_t {p}" for p in params(k.conv)])
         w.raw(f"// {k.name}: conv2d on the cube core (im2col in L1) into {SLOTS} GM workspace "
               "slots per core, the epilogue on its two vector cores writing NCHW")
         w.raw(f'extern "C" __global__ __aicore__ void {k.name}({sig})')
@@ -182,7 +189,7 @@ class ConvMixEmitter:
         with w.block("if ASCEND_IS_AIV"):
             w.line(f"{class_name(k.name)} op;")
             w.line(f"op.Init({', '.join(n for _, n in vec.params())});")
-            w.line(f"op.Process({', '.join(_PROCESS)});")
+            w.line(f"op.Process({', '.join(_PROCESS + ('groupN',) * p.stream)});")
         w.depth -= 1
         w.raw("}")
         w.raw("")

@@ -56,7 +56,8 @@ def _library(name: str, source: str) -> SimLibrary:
 def _kernel(plan: ConvL1Plan, relu: bool) -> tuple[SimLibrary, ConvKernel]:
     """The emitted kernel of ``plan`` and its compiled library (the text depends on the
     dtype and ReLU only: the shape and tiling are parameters, so the builds are shared)."""
-    k = ConvKernel(f"conv_{plan.geo.dtype}{'_relu' * relu}", plan, plan.geo.dtype, relu)
+    k = ConvKernel(f"conv_{plan.geo.dtype}{'_relu' * relu}{'_stream' * plan.stream}", plan,
+                   plan.geo.dtype, relu)
     return _library(k.name, conv_source(k)), k
 
 
@@ -138,6 +139,48 @@ def test_block_choice_covers_ragged_k_and_n():
 
 def test_plan_says_why_not():
     cube = get_soc("Ascend910B1").cube
-    assert "L1" in plan_conv_l1(ConvGeometry(1, 512, 8, 8, 512, 3, 3), cube)
+    small = dataclasses.replace(cube, l1_bytes=12 * 1024)
+    assert "L1" in plan_conv_l1(ConvGeometry(1, 3, 17, 19, 37, 3, 3, (1, 2), (2, 2)), small)
     assert "padding" in plan_conv_l1(ConvGeometry(1, 4, 8, 8, 4, 3, 3, pads=(3, 3, 3, 3)), cube)
     assert "operands" in plan_conv_l1(ConvGeometry(1, 4, 8, 8, 4, 3, 3, dtype="i8"), cube)
+
+
+# weights larger than L1: panels of base_n output channels streamed from GM per work
+# item (image, band, group of N blocks); 256x256x3x3 and 512x512x3x3 float16 on the real
+# L1, and small L1s forcing it on odd shapes (stride 2, dilation 2, C = 3, 17, pads,
+# float32, bfloat16, a ragged last panel and group)
+STREAMED = [
+    (ConvGeometry(1, 256, 14, 14, 256, 3, 3, pads=(1, 1, 1, 1)), None),
+    (ConvGeometry(1, 512, 7, 7, 512, 3, 3, pads=(1, 1, 1, 1)), None),
+    (ConvGeometry(2, 17, 13, 11, 40, 3, 3, (2, 2), (2, 1), (0, 1, 2, 0), "f32"), 40 * 1024),
+    (ConvGeometry(1, 3, 17, 19, 37, 3, 3, (1, 2), (2, 2), (1, 2, 1, 1)), 16 * 1024),
+    (ConvGeometry(2, 33, 9, 10, 70, 2, 3, (1, 1), (1, 1), (1, 0, 0, 1)), 32 * 1024),
+    (ConvGeometry(1, 40, 9, 7, 96, 3, 3, pads=(1, 1, 1, 1), dtype="bf16"), 64 * 1024),
+]
+
+
+@pytest.mark.parametrize(("g", "l1"), STREAMED, ids=lambda v: f"{v.c}x{v.o}-{v.dtype}"
+                         if isinstance(v, ConvGeometry) else str(v))
+def test_weights_larger_than_l1_stream_in_panels(g, l1):
+    cube = get_soc("Ascend910B1").cube
+    if l1 is not None:
+        cube = dataclasses.replace(cube, l1_bytes=l1, cores=3)
+    plan = plan_conv_l1(g, cube)
+    assert not isinstance(plan, str), plan
+    size = 4 if g.dtype == "f32" else 2
+    assert plan.stream and plan.o16 * plan.ktot * size > cube.l1_usable_bytes - plan.l1_bytes
+    assert plan.l1_bytes <= cube.l1_usable_bytes
+    _run(g, cube, relu=l1 == 16 * 1024)
+
+
+def test_streamed_plans_split_channels_across_cores():
+    """Large weights: work items are (image, band, channel group), every core busy; the
+    512-channel layer reads its weights once (one band), the ragged cases have a partial
+    last panel and group."""
+    cube = get_soc("Ascend910B1").cube
+    plans = [plan_conv_l1(g, cube if l1 is None else
+                          dataclasses.replace(cube, l1_bytes=l1, cores=3)) for g, l1 in STREAMED]
+    assert plans[0].groups > 1 and plans[0].blocks == cube.cores
+    assert plans[1].bands == 1 and plans[1].blocks == cube.cores
+    assert any(p.geo.o % p.group_n for p in plans)
+    assert any(p.geo.o % p.base_n for p in plans)
