@@ -183,3 +183,20 @@ def test_broken_conv_hand_off_is_a_violation(line, new, api, words):
         _direct(ap.source.replace(line, new), ap, k, args)
     assert err.value.api == api, str(err.value)
     assert words in err.value.detail, str(err.value)
+
+
+def test_streamed_weights_with_an_epilogue():
+    """256x256x3x3 float16 weights (larger than L1, streamed in panels per channel
+    group) with a bias and ReLU: the vector cores walk the cube's tiles in its order
+    (channel groups, panels outside the M tiles)."""
+    args = _inputs("_bias_relu", (1, 256, 6, 5), (256, 256, 3, 3), np.float16)
+    args = (args[0], (args[1] / 16).astype(np.float16), *args[2:])
+    got = SIM["_bias_relu"](*args)
+    want = REF["_bias_relu"](*args)
+    scale = REF["_bias_relu"](*(np.abs(a).astype(np.float32) for a in args))
+    assert np.all(np.abs(got.astype(np.float64) - want) <= TOL[np.float16] * (scale + 1))
+    kernel = SIM["_bias_relu"].kernel(*args)
+    k = kernel.ascend.kernels[0]
+    assert isinstance(k, ConvMixKernel) and k.plan.stream and k.plan.groups > 1
+    counts, c = conv_mix_counts(k), kernel.last_counters
+    assert (c["gm_to_l1_bytes"], c["l0c_to_gm_bytes"]) == (counts.gm_to_l1, counts.l0c_to_gm)
