@@ -200,6 +200,9 @@ CONV_CASES = {
     "CustomConv": (conv, conv_bias_relu, ((8, 8, 128, 128), (16, 8, 3, 3))),
     # ResNet's first-stage 3x3 layer: weights (72 KB) larger than L0B, padding 1
     "ResNet 64x64x3x3 pad 1": (conv_pad1, None, ((1, 64, 56, 56), (64, 64, 3, 3))),
+    # weights larger than L1 (1.2 MB, 4.7 MB as float16): streamed in panels
+    "256x256x3x3 pad 1": (conv_pad1, None, ((1, 256, 14, 14), (256, 256, 3, 3))),
+    "512x512x3x3 pad 1": (conv_pad1, None, ((1, 512, 7, 7), (512, 512, 3, 3))),
 }
 CONV_HEADER = ["dtype", "kernel", "what", "GM read MiB", "GM written MiB", "estimate us",
                "sim"]
@@ -243,6 +246,8 @@ def _kernel_row(k, c: dict, soc, acc: list[int]) -> tuple[int, int, float, str, 
         p = k.plan
         blocks = "" if p.b_resident else f" in {p.base_k}-blocks, N in {p.base_n}-blocks"
         pads = f", padList {p.geo.pads}" if any(p.geo.pads) else ""
+        if p.stream:
+            blocks += f", weights streamed in panels, {p.groups} channel groups"
         return (counts.gm_read, counts.gm_written, conv_l1_estimate_s(p, counts, soc.cube),
                 f"im2col in L1: {p.bands} bands x {p.band_rows} rows, M tile {p.base_m}, "
                 f"K {p.ktot}{blocks}{pads}, {p.blocks}/{soc.cube.cores} cores",
