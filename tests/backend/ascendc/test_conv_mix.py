@@ -39,15 +39,20 @@ def _bias_cast(x, w, b, r):
     return (conv2d(x, w, b, padding=1) + r).astype(np.float16)
 
 
+def _pixel_row(x, w, b, r):
+    # an (OH, OW) factor: a per-pixel row of the (N * O) x (OH * OW) epilogue space
+    return conv2d(x, w, b, padding=1) * r[0, 0]
+
+
 FORMS = {f.__name__: f for f in (_bias_relu, _scale_residual, _bias_gelu, _silu_residual,
-                                 _bias_cast)}
+                                 _bias_cast, _pixel_row)}
 SIM = {name: hybrid(fn, target="ascend-sim") for name, fn in FORMS.items()}
 REF = {name: hybrid(fn, target="interpret") for name, fn in FORMS.items()}
 
 
 # (stride, padding, dilation) of each form's conv2d: the residual's shape
 GEO = {"_bias_relu": (1, 1, 1), "_scale_residual": (2, 1, 1), "_bias_gelu": (1, (2, 1), 2),
-       "_silu_residual": ((1, 2), 0, 1), "_bias_cast": (1, 1, 1)}
+       "_silu_residual": ((1, 2), 0, 1), "_bias_cast": (1, 1, 1), "_pixel_row": (1, 1, 1)}
 
 
 def _out_shape(form, xs, ws):
