@@ -1,6 +1,7 @@
 """Epilogues of a reshaped cube result (``cube_reshape``): conv2d's ``(O, 1, 1)`` bias
 and the activation after it are one MIX kernel with the batched im2col matmul (a column
-of each image's ``O x (OH*OW)`` product), and a vector kernel when not fused; the same
+of each image's ``O x (OH*OW)`` product; conv2d's is the conv MIX kernel, ``conv_mix``),
+and a vector kernel when not fused; the same
 for any matmul whose result is reshaped before its epilogue.  ascend-sim against
 interpret, odd sizes, float16 and float32."""
 
@@ -13,11 +14,10 @@ import pytest
 
 from pyasc import hybrid
 from pyasc.backend.ascendc import PyascPerformanceWarning
+from pyasc.backend.ascendc.conv_mix import ConvMixKernel, conv_mix_counts
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cube_reshape import NoImage, axis_groups, image_shape
-from pyasc.backend.ascendc.mix_cost import mix_cost
 from pyasc.backend.ascendc.mix_plan import MixKernel
-from pyasc.backend.ascendc.soc import get_soc
 from pyasc.ops import conv2d, gelu
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -71,24 +71,24 @@ def test_conv2d_bias_and_activation_are_one_mix_kernel(form, shape, dtype):
     _check(FORMS[form], args, dtype)
     sim = hybrid(FORMS[form], target="ascend-sim")
     kernel = sim.kernel(*args)
-    copy, mix, *xposes = kernel.ascend.kernels
-    assert type(copy).__name__ == "CopyKernel" and isinstance(mix, MixKernel)
-    # float32: the column matrix (B, K x N) transposed by a transpose kernel first
-    b32 = dtype == np.float32
-    assert [type(k).__name__ for k in xposes] == ["TransposeKernel"] * b32
+    # the conv MIX kernel (im2col in L1, the epilogue on its vector cores writing
+    # NCHW), x and w transposed to NHWC / OHWC
+    mix, *xposes = kernel.ascend.kernels
+    assert isinstance(mix, ConvMixKernel)
+    assert [type(k).__name__ for k in xposes] == ["TransposeKernel"] * 2
     # the bias is a column of each image's O x (OH*OW) product: rows = images * O
     n, o = shape[0][0], shape[1][0]
-    assert (mix.rows, mix.cube.m, mix.cube.batch) == (n * o, o, n)
-    # no GM traffic beyond the copy kernel's and the MIX kernel's own (the workspace
-    # hand-off): the model of the MIX kernel and the copy's bytes are all the sim counts
+    assert mix.rows == n * o
+    # no GM traffic beyond the transposes and the MIX kernel's own (the workspace
+    # hand-off): the model of the MIX kernel and the transposes are all the sim counts
     y = sim(*args)
     counters = kernel.last_counters
-    cost = mix_cost(mix, get_soc("Ascend910B1"))
-    cols = copy.elements * args[0].itemsize
-    assert counters["gm_to_l1_bytes"] == cost.cube_read
-    assert counters["l0c_to_gm_bytes"] == cost.handoff == n * o * mix.cols * 4
-    assert counters["gm_to_ub_bytes"] == cols * (1 + b32) + cost.epilogue_read
-    assert counters["ub_to_gm_bytes"] == cols * (1 + b32) + y.nbytes
+    counts = conv_mix_counts(mix)
+    moved = (args[0].size + args[1].size) * args[0].itemsize
+    assert counters["gm_to_l1_bytes"] == counts.gm_to_l1
+    assert counters["l0c_to_gm_bytes"] == counts.l0c_to_gm == n * o * mix.cols * 4
+    assert counters["gm_to_ub_bytes"] == moved + counts.gm_to_ub
+    assert counters["ub_to_gm_bytes"] == moved + counts.ub_to_gm == moved + y.nbytes
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
