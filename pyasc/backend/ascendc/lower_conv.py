@@ -21,10 +21,19 @@ from collections.abc import Sequence
 from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.conv_match import ConvMatch, match_conv
 from pyasc.backend.ascendc.conv_mix import plan_conv_mix
-from pyasc.backend.ascendc.conv_plan import ConvGeometry, ConvL1Plan, plan_conv_l1
+from pyasc.backend.ascendc.conv_plan import (
+    ITEMSIZE,
+    ConvGeometry,
+    ConvL1Plan,
+    conv_l1_counts,
+    conv_l1_estimate_s,
+    plan_conv_l1,
+)
 from pyasc.backend.ascendc.copy_loops import CopyLoop
+from pyasc.backend.ascendc.cube_cost import cube_cost
 from pyasc.backend.ascendc.cube_dynamic import is_dynamic
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp
+from pyasc.backend.ascendc.cube_plan import plan_cube_kernel
 from pyasc.backend.ascendc.emit_conv import ConvKernel, param_values
 from pyasc.backend.ascendc.host import HostBuilder, Lowering
 from pyasc.backend.ascendc.host_vector import prepare_input
@@ -53,12 +62,12 @@ def find_convs(copies: dict[Operation, CopyLoop], cubes: Sequence[CubeMatmulOp],
     for op in cubes:
         if is_dynamic(op):
             continue
-
-        def fits(g: ConvGeometry, op: CubeMatmulOp = op) -> bool:
-            plan = plan_conv_l1(g, cube)
-            return not isinstance(plan, str) and (op not in mixed or _mix_fits(plan, *mixed[op],
-                                                                                soc))
         for nest, copy in copies.items():
+            def fits(g: ConvGeometry, op: CubeMatmulOp = op, copy: CopyLoop = copy) -> bool:
+                plan = plan_conv_l1(g, cube)
+                return not isinstance(plan, str) and _l1_route_pays(plan, op, copy, soc) and \
+                    (op not in mixed or _mix_fits(plan, *mixed[op], soc))
+
             m = match_conv(copy, op, nest, fits)
             if m is not None:
                 plan = plan_conv_l1(m.geo, cube)
@@ -66,6 +75,26 @@ def find_convs(copies: dict[Operation, CopyLoop], cubes: Sequence[CubeMatmulOp],
                 found[op] = (m, plan)
                 break
     return found
+
+
+def _l1_route_pays(plan: ConvL1Plan, op: CubeMatmulOp, copy: CopyLoop, soc: SoC) -> bool:
+    """Whether a plan with streamed weights beats the GM route by the first-order
+    estimates (``conv_l1_estimate_s`` plus the x, w and y transposes at HBM bandwidth,
+    against ``cube_cost`` plus the copy kernel's bytes and a float32 B's transpose):
+    with small images and large weights the per-call weight transpose and the re-read
+    bands can cost more than the column matrix.  Plans with resident weights always
+    take the L1 route (it moves far less for them: benchmarks/RESULTS.md)."""
+    cube = soc.cube
+    if not plan.stream or cube is None:
+        return True
+    g, size = plan.geo, ITEMSIZE[plan.geo.dtype]
+    moved = 2 * (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + g.n * g.o * g.oh * g.ow)
+    l1 = conv_l1_estimate_s(plan, conv_l1_counts(plan, size), cube) + \
+        moved * size / cube.hbm_bytes_per_s
+    k = plan_cube_kernel(op, soc, "probe")
+    gm = cube_cost(k, soc).estimate_s + \
+        copy.plan.gm_bytes * (1 + k.host_trans_b) / cube.hbm_bytes_per_s
+    return l1 < gm
 
 
 def _mix_fits(plan: ConvL1Plan, vec: VectorKernel, c_arg: int, soc: SoC) -> bool:
