@@ -10,9 +10,13 @@ the group body is classified relative to ``S``:
 * ``scalar``: one value (kernel scalar arguments, constants, all-ones tensors);
 * ``partial``: the result of a reduction over every axis (per-block partial results).
 
+A reduction over every axis but the last (a *column* reduction, ``x.sum(axis=0)`` of a
+matrix) gives a ``row`` value: one element per column.
+
 The schedule follows: ``reduce`` when the group reduces over every axis (no ``col``/
-``row`` values allowed then), ``rows`` when it has ``col``/``row`` values (reductions
-over the last axis), else ``flat``.  Anything else raises :class:`NotVectorizable`, and
+``row`` values allowed then), ``cols`` when it has column reductions (no ``col`` values
+then: blocks own column ranges and stream the rows, ``vec_cols``), ``rows`` when it has
+``col``/``row`` values (reductions over the last axis), else ``flat``.  Anything else raises :class:`NotVectorizable`, and
 the group is run by the scalar fallback instead.
 """
 
@@ -48,6 +52,7 @@ class GroupInfo:
     classes: dict[Value, str] = field(default_factory=dict)
     squeezed: set[Value] = field(default_factory=set)   # col values of shape S[:-1]
     row_reductions: set[Operation] = field(default_factory=set)
+    col_reductions: set[Operation] = field(default_factory=set)  # over axes 0 .. k-2
 
     @property
     def rank(self) -> int:
@@ -214,6 +219,11 @@ def _classify_reduction(op: Operation, info: GroupInfo) -> None:
             info.squeezed.add(op.result)
     elif axes == tuple(range(k)):
         info.classes[op.result] = PARTIAL
+    elif k >= 2 and axes == tuple(range(k - 1)):
+        # one value per column: (1, ..., 1, C) with keepdims, else (C,), which numpy
+        # aligns with the last axis too
+        info.col_reductions.add(op)
+        info.classes[op.result] = ROW
     else:
         raise NotVectorizable(f"reduction over axes {axes} of a rank-{k} array", op.loc)
 
@@ -251,7 +261,7 @@ def _check_outputs(group: FusionGroupOp, info: GroupInfo) -> None:
         cls = info.classes[v]
         if isinstance(v, BlockArgument):
             continue
-        if cls in (ROW, SCALAR):
+        if cls == SCALAR or (cls == ROW and not info.col_reductions):
             raise NotVectorizable(f"a {cls} result of a kernel", v.op.loc)  # type: ignore
 
 
@@ -261,6 +271,11 @@ def _pick_schedule(info: GroupInfo, ops: list[Operation]) -> None:
         if classes & {COL, ROW}:
             raise NotVectorizable("a whole-array reduction next to row-wise values")
         info.schedule = "reduce"
+    elif info.col_reductions:
+        if COL in classes or info.row_reductions:
+            raise NotVectorizable("column and row reductions (or per-row values) in one "
+                                  "kernel")
+        info.schedule = "cols"
     elif classes & {COL, ROW} or info.row_reductions:
         info.schedule = "rows"
     else:

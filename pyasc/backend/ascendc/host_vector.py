@@ -248,6 +248,8 @@ def _result_dims(hb: HostBuilder, kind: str, squeezed: bool, dims: list[Value],
                  t: TensorType) -> list[Value]:
     if kind == COL:
         return list(dims[:-1]) if squeezed else [*dims[:-1], hb.const(1)]
+    if kind == ROW:  # a column reduction: (C,), or (1, ..., 1, C) with keepdims
+        return [hb.const(1)] * (t.rank - 1) + [dims[-1]]
     return dims[len(dims) - t.rank:]
 
 
@@ -260,6 +262,12 @@ def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
         empty = hb.insert(arith.CmpOp.new("eq", cols, hb.const(0))).result
         blocks = hb.insert(arith.SelectOp.new(empty, hb.const(0), hb.ceil_div(rows, per))).result
         return [rows, cols, per], blocks
+    if k.schedule == "cols":  # column ranges of whole 32-byte blocks, at most a tile
+        rows, cols = hb.product(dims[:-1]), dims[-1]
+        min_cols = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(rows, 1))
+        per = hb.round_up(hb.max(hb.ceil_div(cols, cores), min_cols), k.unit)
+        per = hb.min(per, k.tile)
+        return [rows, cols, per], hb.ceil_div(cols, per)
     if k.schedule == "rows":
         rows = hb.product(dims[:-1])
         cols = dims[-1]

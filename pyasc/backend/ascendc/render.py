@@ -19,6 +19,7 @@ from pyasc.backend.ascendc.emit_conv import ConvKernel, emit_conv
 from pyasc.backend.ascendc.emit_conv_mix import ConvMixEmitter
 from pyasc.backend.ascendc.emit_copy import CopyEmitter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
+from pyasc.backend.ascendc.emit_cols import ColsEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_mix import MixEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter
@@ -62,7 +63,9 @@ def _render(kernels: list[Kernel], filename: str,
         if isinstance(k, StencilKernel):
             StencilEmitter(w, k).emit()
         elif isinstance(k, VectorKernel):
-            (LongRowsEmitter if k.long is not None else VectorEmitter)(w, k).emit()
+            emitter = ColsEmitter if k.schedule == "cols" else \
+                LongRowsEmitter if k.long is not None else VectorEmitter
+            emitter(w, k).emit()
         elif isinstance(k, CubeKernel):
             CubeEmitter(w, k).emit()
         elif isinstance(k, MixKernel):

@@ -86,19 +86,22 @@ def _liveness(prog: TileProgram, loops: Sequence[tuple[int, int]] = ()
     return {b: (s[0], s[1]) for b, s in live.items()}
 
 
-def _io_buffer(b: Buf, streamed: bool) -> PhysBuf | None:
+def _io_buffer(b: Buf, streamed: str) -> PhysBuf | None:
     """The physical buffer of a kernel input or output (``None`` for temporaries).
 
-    Row-wise kernels load a row vector once (``TBuf``); long-rows kernels (``streamed``)
-    stream it per column tile like the full inputs (``TQue``) and keep each row's column
-    inputs and results in ``TBuf`` s, moved with explicit pipe flags."""
+    Row-wise kernels load a row vector once (``TBuf``).  Streamed kernels name the kind
+    kept per line (``streamed``): long-rows kernels (``"col"``) stream row vectors per
+    column tile like the full inputs (``TQue``) and keep each row's column inputs and
+    results in ``TBuf`` s, moved with explicit pipe flags; column-reduction kernels
+    (``"row"``) keep a block's row inputs and results so."""
+    line = streamed or "row"
     if b.role == "in":
-        queued = b.kind != "col" if streamed else b.kind != "row"
-        role = "in" if queued else ("colin" if streamed else "rowin")
+        queued = b.kind != line
+        role = "in" if queued else f"{line}in"
         return PhysBuf(f"{b.name}{'Que' if queued else 'Buf'}_", b.kind, b.itemsize, role,
                        2 if queued else 1)
-    if b.role == "out" and streamed and b.kind == "col":
-        return PhysBuf(f"{b.name}Buf_", b.kind, b.itemsize, "colout", 1)
+    if b.role == "out" and streamed and b.kind == line:
+        return PhysBuf(f"{b.name}Buf_", b.kind, b.itemsize, f"{line}out", 1)
     if b.role in ("out", "acc"):
         return PhysBuf(f"{b.name}{'Que' if b.role == 'out' else 'Buf'}_", b.kind,
                        b.itemsize, b.role, 2 if b.role == "out" else 1)
@@ -106,12 +109,12 @@ def _io_buffer(b: Buf, streamed: bool) -> PhysBuf | None:
 
 
 def assign(prog: TileProgram, loops: Sequence[tuple[int, int]] = (),
-           streamed: bool = False) -> list[PhysBuf]:
+           streamed: str = "") -> list[PhysBuf]:
     """Give every virtual buffer a physical one (sets ``Buf.phys``); returns them all.
 
-    ``loops`` are the instruction ranges that repeat (per column tile); ``streamed``
-    (long-rows kernels) also keeps temporaries out of input queues, whose tensors exist
-    only inside the stage that dequeues them."""
+    ``loops`` are the instruction ranges that repeat (per tile); ``streamed`` (the
+    buffer kind a streamed kernel keeps per line, ``_io_buffer``) also keeps temporaries
+    out of input queues, whose tensors exist only inside the stage that dequeues them."""
     live = _liveness(prog, loops)
     phys: list[PhysBuf] = []
     occupant: dict[str, Buf] = {}
@@ -148,7 +151,7 @@ def _fresh(b: Buf, phys: list[PhysBuf]) -> PhysBuf:
 
 
 def _free_slot(b: Buf, start: int, phys: list[PhysBuf], occupant: dict[str, Buf],
-               live: dict[Buf, tuple[int, int]], streamed: bool = False) -> PhysBuf | None:
+               live: dict[Buf, tuple[int, int]], streamed: str = "") -> PhysBuf | None:
     best: PhysBuf | None = None
     roles = ("calc",) if streamed else ("calc", "in")
     for p in phys:

@@ -17,6 +17,7 @@ from pyasc.backend.ascendc.analysis import (
     COL,
     FULL,
     PARTIAL,
+    ROW,
     SCALAR,
     GroupInfo,
     NotVectorizable,
@@ -35,6 +36,7 @@ from pyasc.backend.ascendc.vec_alloc import (
     pipe_buffers,
 )
 from pyasc.backend.ascendc.vec_arith import ARITH_RULES, select
+from pyasc.backend.ascendc.vec_cols import ColsLowering
 from pyasc.backend.ascendc.vec_longrows import LongLowering, LongPlan
 from pyasc.backend.ascendc.vec_lower import Partial, VecLowering, VVal
 from pyasc.backend.ascendc.vec_math import MATH_RULES
@@ -49,7 +51,8 @@ RULES = {**ARITH_RULES, **MATH_RULES, **POW_RULES}
 
 TILING_PARAMS = {"flat": ("n", "perBlock"), "reduce": ("n", "perBlock"),
                  "rows": ("rows", "cols", "rowsPerBlock"),
-                 "longrows": ("rows", "cols", "rowsPerBlock")}
+                 "longrows": ("rows", "cols", "rowsPerBlock"),
+                 "cols": ("rows", "cols", "colsPerBlock")}
 
 
 @dataclass
@@ -63,7 +66,7 @@ class KernelOutput:
     """Result ``index`` of the group: a buffer the kernel writes, or another result."""
 
     index: int
-    kind: str                  # full | col | partial | passthrough | same
+    kind: str                  # full | col | row | partial | passthrough | same
     buf: Buf | None = None
     partial: Partial | None = None
     source: int = -1           # passthrough: input position; same: earlier result index
@@ -91,6 +94,8 @@ class VectorKernel:
 
     @property
     def schedule(self) -> str:
+        if self.info.schedule == "cols":
+            return "cols"
         return "longrows" if self.long is not None else self.info.schedule
 
     @property
@@ -103,7 +108,7 @@ class VectorKernel:
 
     @property
     def written(self) -> list[KernelOutput]:
-        return [o for o in self.outputs if o.kind in (FULL, COL, PARTIAL)]
+        return [o for o in self.outputs if o.kind in (FULL, COL, ROW, PARTIAL)]
 
     def param_names(self) -> list[str]:
         names = [i.vv.buf.name for i in self.array_inputs]  # type: ignore[union-attr]
@@ -142,6 +147,8 @@ def plan_vector_kernel(group: FusionGroupOp, soc: SoC, name: str,
     spans = analyze_spans(group, info)
     for arg, outer in zip(group.body.blocks[0].args, group.inputs, strict=True):
         arg.name_hint = arg.name_hint or value_name(outer)
+    if info.schedule == "cols":
+        return plan_streamed(group, info, spans, soc, name, ColsLowering)
     low = VecLowering(group, info, soc, RULES)
     low.run()
     inputs = [KernelInput(a, low.get(a)) for a in group.body.blocks[0].args]
@@ -191,18 +198,28 @@ def plan_long_rows(group: FusionGroupOp, info, spans: Spans, soc: SoC,  # noqa: 
                    name: str) -> VectorKernel:
     """``group`` (a ``rows`` group) as a long-rows kernel: each row streamed through UB
     in column tiles, one pass per reduction level (``vec_longrows``)."""
-    low = LongLowering(group, info, soc, RULES)
+    return plan_streamed(group, info, spans, soc, name, LongLowering)
+
+
+def plan_streamed(group: FusionGroupOp, info, spans: Spans, soc: SoC,  # noqa: ANN001
+                  name: str, lowering: type[LongLowering]) -> VectorKernel:
+    """A kernel whose data streams through UB once per reduction level: a long-rows
+    one (``LongLowering``: each row in column tiles) or a column-reduction one
+    (``ColsLowering``: a block's columns in row tiles)."""
+    cols = lowering is ColsLowering
+    low = lowering(group, info, soc, RULES)
     plan, outputs = low.run_long(lambda cls: _outputs(low, group, cls))
     outputs.sort(key=lambda o: o.index)
     inputs = [KernelInput(a, low.get(a)) for a in group.body.blocks[0].args]
     kernel = VectorKernel(name, group, info, low.prog, inputs, outputs, spans=spans,
                           long=plan)
-    kernel.phys = assign(low.prog, plan.loops(), streamed=True)
+    kernel.phys = assign(low.prog, plan.loops(), streamed="row" if cols else "col")
     _check_pipe(kernel)
     sizes = [b.itemsize for b in low.prog.buffers if b.kind in ("tile", "row")]
     kernel.unit = 32 // min(sizes) if sizes else 8
-    what = f"the fused {group.attributes['kind']} kernel at this line (its rows streamed " \
-           "in column tiles)"
+    what = f"the fused {group.attributes['kind']} kernel at this line (" + \
+        ("its columns streamed in row tiles)" if cols else
+         "its rows streamed in column tiles)")
     kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit, 256, None,
                               group.loc, what, soc.name, max_rows=1)
     return kernel
@@ -241,7 +258,8 @@ def _outputs(low: VecLowering, group: FusionGroupOp,
 
 
 def _phase(low: VecLowering, v: Value) -> str:
-    return COL if not isinstance(v, BlockArgument) and low.info.classes[v] == COL else FULL
+    line = getattr(low, "line_class", COL)   # the per-line class of a streamed kernel
+    return line if not isinstance(v, BlockArgument) and low.info.classes[v] == line else FULL
 
 
 def _output_buffer(low: VecLowering, vv: VVal, hint: str) -> Buf:

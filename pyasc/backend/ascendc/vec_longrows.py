@@ -108,16 +108,17 @@ def online_partner(op: Operation, info: GroupInfo) -> Operation | None:
     return None
 
 
-def plan_levels(ops: list[Operation], info: GroupInfo
+def plan_levels(ops: list[Operation], info: GroupInfo, reductions: set[Operation] | None = None
                 ) -> tuple[dict[Value, int], dict[Operation, int], dict[Operation, Operation]]:
-    """Levels of the values, the pass of each row reduction, and the online sums
-    (``{sum op: its max op}``)."""
+    """Levels of the values, the pass of each streamed reduction (``reductions``, the
+    row reductions by default), and the online sums (``{sum op: its max op}``)."""
+    reductions = info.row_reductions if reductions is None else reductions
     level: dict[Value, int] = {}
     passes: dict[Operation, int] = {}
     online: dict[Operation, Operation] = {}
     for op in ops:
         operands = [level.get(v, 0) for v in op.operand_values]
-        if op in info.row_reductions:
+        if op in reductions:
             partner = online_partner(op, info)
             if partner is not None:
                 online[op] = partner
@@ -133,14 +134,26 @@ def plan_levels(ops: list[Operation], info: GroupInfo
 
 
 class LongLowering(VecLowering):
-    """Lowers a ``rows`` group to the stages of the long-rows schedule."""
+    """Lowers a ``rows`` group to the stages of the long-rows schedule.
+
+    The class attributes name what is streamed and what is kept: ``chunk_classes``
+    exist per tile, ``line_class`` values once per streamed line (here a row; the
+    ``cols`` schedule, ``vec_cols``, keeps a block's column range instead)."""
+
+    chunk_classes: tuple[str, ...] = CHUNK_CLASSES
+    line_class: str = COL
+    fold_api_class: str = "reduce"   # the dtype class of the per-tile reduction
+
+    def streamed_reductions(self) -> set[Operation]:
+        """The reductions folded over the tiles of a line."""
+        return self.info.row_reductions
 
     def run_long(self, outputs: Callable[[str], list]) -> tuple[LongPlan, list]:
         """Lower every stage; ``outputs(cls)`` is called when the results of class
         ``cls`` are final (``COL`` after the last pass, ``FULL`` in the output pass)
         and returns their descriptions, which are returned in that order."""
         ops = body_ops(self.group)
-        level, passes, online = plan_levels(ops, self.info)
+        level, passes, online = plan_levels(ops, self.info, self.streamed_reductions())
         self.plan = LongPlan(passes=max(passes.values(), default=0), online=len(online))
         self.accs: dict[Operation, VVal] = {}
         for arg in self.group.body.blocks[0].args:
@@ -158,7 +171,7 @@ class LongLowering(VecLowering):
             self._open("row")
             self._finalize(reds)
             self._col_ops(ops, level, passes, p)
-        found = list(outputs(COL))
+        found = list(outputs(self.line_class))
         self._output_pass(ops)
         found += list(outputs(FULL))
         self._open("")
@@ -202,13 +215,13 @@ class LongLowering(VecLowering):
                  passes: dict[Operation, int], p: int) -> None:
         """The per-row ops (column values) that pass ``p`` made computable."""
         for op in ops:
-            if op not in passes and self._cls(op) == COL and level[op.result] == p:
+            if op not in passes and self._cls(op) == self.line_class and level[op.result] == p:
                 self._lower(op)
 
     def _forget_chunk_values(self, ops: list[Operation]) -> None:
         """Full values of an earlier tile pass do not exist in this one: recompute."""
         for op in ops:
-            if self._cls(op) in CHUNK_CLASSES:
+            if self._cls(op) in self.chunk_classes:
                 for r in op.result_values:
                     self.vals.pop(r, None)
 
@@ -220,8 +233,8 @@ class LongLowering(VecLowering):
             v = todo.pop()
             op = getattr(v, "op", None)
             if isinstance(v, BlockArgument) or op is None or op in needed or \
-                    self.info.classes.get(v) not in CHUNK_CLASSES or \
-                    op in self.info.row_reductions:
+                    self.info.classes.get(v) not in self.chunk_classes or \
+                    op in self.streamed_reductions():
                 continue
             needed.add(op)
             todo.extend(op.operand_values)
@@ -235,8 +248,10 @@ class LongLowering(VecLowering):
     def _init_accs(self, reds: list[Operation]) -> None:
         for op in reds:
             self.loc = op.loc
-            self.require("reduce", element_type(op.operand_values[0].type), op.name)
-            acc = self.new_vec(COL, self._acc_type(op), (op.result.name_hint or "red") + "Acc")
+            self.require(self.fold_api_class, element_type(op.operand_values[0].type),
+                         op.name)
+            acc = self.new_vec(self.line_class, self._acc_type(op),
+                               (op.result.name_hint or "red") + "Acc")
             self.duplicate(acc, self.literal(_REDUCE[type(op)][2], acc.dtype))
             self.accs[op] = acc
 
@@ -252,8 +267,11 @@ class LongLowering(VecLowering):
                 self._lower(op)
             elif op in reds:
                 self.loc = op.loc
-                part = self._tile_reduce(op)
                 acc = self.accs[op]
+                if op not in partners and op not in online:
+                    self._fold(op, acc)
+                    continue
+                part = self._tile_reduce(op)
                 if op in partners:
                     m_new = self.new_vec(COL, acc.dtype, "mNew")
                     self.call("Max", m_new, [acc, part])
@@ -265,10 +283,12 @@ class LongLowering(VecLowering):
                         scales[mx] = self._rescale(self.accs[mx], running[mx])
                     self.call("Mul", acc, [acc, scales[mx]])
                     self.call("Add", acc, [acc, part])
-                else:
-                    self.call(_REDUCE[type(op)][1], acc, [acc, part])
         for mx, m_new in running.items():  # the running max moves on last
             self.call("Max", self.accs[mx], [self.accs[mx], m_new])
+
+    def _fold(self, op: Operation, acc: VVal) -> None:
+        """Fold this tile's part of reduction ``op`` into its accumulator."""
+        self.call(_REDUCE[type(op)][1], acc, [acc, self._tile_reduce(op)])
 
     def _tile_reduce(self, op: Operation) -> VVal:
         """The reduction of this tile's part of the row, in the accumulator's type."""
