@@ -173,15 +173,19 @@ def launch_vector(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: 
 
 
 def _check_rows_of_nothing(hb: HostBuilder, k: VectorKernel, dims: list[Value]) -> None:
-    """numpy's ValueError for a max/min of rows with no columns (``cols == 0``), which
-    have no identity.  Such rows still launch (their sums are 0), and the kernel would
-    write a made-up value; the loop path checks the same in ``lower_reduce``."""
+    """numpy's ValueError for a max/min of rows with no columns (``cols == 0``), or of
+    columns with no rows (a column reduction), which have no identity.  Such kernels
+    still launch (their sums are 0), and would write a made-up value; the loop path
+    checks the same in ``lower_reduce``."""
+    cols = k.schedule == "cols"
+    reductions = k.info.col_reductions if cols else k.info.row_reductions
     empty_fails = [op for op in body_ops(k.group)
-                   if op in k.info.row_reductions and REDUCTIONS[type(op)][3]]
+                   if op in reductions and REDUCTIONS[type(op)][3]]
     if not empty_fails:  # all rows are checked at once: the first such op reports
         return
     op = empty_fails[0]
-    some = hb.insert(arith.CmpOp.new("ne", dims[-1], hb.const(0))).result
+    extent = hb.product(dims[:-1]) if cols else dims[-1]
+    some = hb.insert(arith.CmpOp.new("ne", extent, hb.const(0))).result
     hb.insert(func.AssertOp([some], [], {
         "message": f"zero-size array to reduction operation {REDUCTIONS[type(op)][3]} "
                    "which has no identity", "kind": "shape"}, loc=op.loc))

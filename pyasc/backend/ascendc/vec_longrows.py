@@ -57,6 +57,16 @@ _REDUCE = {tensor.SumOp: ("ReduceSum", "Add", 0.0),
            tensor.ReduceMinOp: ("ReduceMin", "Min", math.inf)}
 
 
+def _identity(op: Operation, t: ScalarType) -> float | int:
+    """The accumulator's start: 0, or the lowest/highest value of ``t`` for max/min."""
+    value = _REDUCE[type(op)][2]
+    if t.is_float or value == 0:
+        return value
+    bits = 8 * t.itemsize - (1 if t.is_signed else 0)
+    low = -(1 << bits) if t.is_signed else 0
+    return low if value < 0 else (1 << bits) - 1
+
+
 @dataclass
 class Stage:
     """A run of instructions ``prog.instrs[start:end]`` executed once per row (``row``)
@@ -252,7 +262,7 @@ class LongLowering(VecLowering):
                          op.name)
             acc = self.new_vec(self.line_class, self._acc_type(op),
                                (op.result.name_hint or "red") + "Acc")
-            self.duplicate(acc, self.literal(_REDUCE[type(op)][2], acc.dtype))
+            self.duplicate(acc, self.literal(_identity(op, acc.dtype), acc.dtype))
             self.accs[op] = acc
 
     def _chunk_pass(self, ops: list[Operation], reds: list[Operation],

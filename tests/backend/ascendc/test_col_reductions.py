@@ -1,0 +1,166 @@
+"""Reductions over the leading axes are vector kernels (the ``cols`` schedule).
+
+Batch-norm statistics (``x.mean(axis=0)``, ``x.var(axis=0)``), softmax over axis 0,
+``x.sum(axis=0)``, ``np.max(x, axis=0)``: each block owns a range of columns and
+streams the rows (``vec_cols``).  Each function must run as one vector kernel of that
+schedule (no scalar GM access) and equal numpy on odd sizes, float32/float16/int32,
+NaN (max/min propagate it as numpy does), run-time shapes and views.  Sums add each
+column's rows in order (numpy adds pairwise): float tolerances as for the other float
+reductions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ascendc_kit import STORE, assert_close, run_sim
+
+from pyasc import hybrid
+
+RNG = np.random.default_rng(20261203)
+TOL = {np.float32: {"rtol": 2e-5, "atol": 2e-5}, np.float16: {"rtol": 4e-3, "atol": 4e-3},
+       np.int32: {"rtol": 0, "atol": 0}}
+SIZES = [(1, 7), (7, 1), (17, 33), (300, 17), (33, 4097), (4097, 7), (300, 300),
+         (1, 4097), (4097, 33)]
+
+
+def col_sum(x):
+    return x.sum(axis=0)
+
+
+def col_mean(x):
+    return x.mean(axis=0)
+
+
+def col_var(x):
+    return x.var(axis=0)
+
+
+def col_max(x):
+    return np.max(x, axis=0)
+
+
+def col_min_keep(x):
+    return x.min(axis=0, keepdims=True)
+
+
+def softmax0(x):
+    e = np.exp(x - x.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+def batchnorm(x, gamma, beta):
+    mu = x.mean(axis=0)
+    var = ((x - mu) ** 2).mean(axis=0)
+    return (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+
+def sum_leading2(x):
+    return x.sum(axis=(0, 1))
+
+
+FLOAT_FNS = [col_sum, col_mean, col_var, col_max, col_min_keep, softmax0]
+INT_FNS = [col_max, col_min_keep]
+STATIC = {f.__name__: hybrid(f) for f in [*FLOAT_FNS, batchnorm, sum_leading2]}
+DYNAMIC = {f.__name__: hybrid(f, dynamic_shape=True) for f in [*FLOAT_FNS, batchnorm]}
+
+
+def _x(shape, dtype):
+    if dtype == np.int32:
+        return RNG.integers(-10**6, 10**6, shape).astype(np.int32)
+    return (RNG.standard_normal(shape) * 2).astype(dtype)
+
+
+def _kinds(k) -> list[tuple[str, str | None]]:  # noqa: ANN001
+    kinds = {x.name: (type(x).__name__, getattr(x, "schedule", None)) for x in k.ascend.kernels}
+    return [kinds[n] for n, _ in k.last_kernels]
+
+
+def _check(fn, *args):
+    """ascend-sim == numpy (float16 against the float32 computation); the kernel."""
+    got, k = run_sim(fn, *args)
+    dtype = args[0].dtype.type
+    wide = [a.astype(np.float32) if a.dtype == np.float16 else a for a in args]
+    want = np.asarray(fn.__wrapped__(*wide)).astype(np.asarray(fn.__wrapped__(*args)).dtype)
+    assert_close(got, want, **TOL[dtype], where=fn.__name__)
+    return k
+
+
+def _one_cols_kernel(k) -> None:  # noqa: ANN001
+    assert _kinds(k) == [("VectorKernel", "cols")]
+    assert k.last_counters["gm_scalar_read_bytes"] == 0
+    assert k.last_counters["gm_scalar_write_bytes"] == 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _prefetch():
+    """Start the builds of the run-time-shape functions at once."""
+    for name, fn in DYNAMIC.items():
+        for dtype in (np.float32, np.float16):
+            args = (_x((5, 9), dtype),) + ((_x(9, dtype), _x(9, dtype))
+                                           if name == "batchnorm" else ())
+            STORE.submit(fn, *args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("name", [f.__name__ for f in FLOAT_FNS])
+def test_float_column_reductions_dynamic(name, dtype):
+    """One build per function and dtype serves every size; each is one cols kernel."""
+    for shape in SIZES:
+        _one_cols_kernel(_check(DYNAMIC[name], _x(shape, dtype)))
+
+
+@pytest.mark.parametrize("name", [f.__name__ for f in FLOAT_FNS])
+def test_float_column_reductions_static(name):
+    for shape in [(17, 33), (300, 7)]:
+        k = _check(STATIC[name], _x(shape, np.float32))
+        _one_cols_kernel(k)
+        if name != "softmax0":  # one read of x per reduction level, nothing more
+            reads = 2 if name == "col_var" else 1
+            assert k.last_counters["gm_to_ub_bytes"] == reads * 4 * shape[0] * shape[1]
+
+
+@pytest.mark.parametrize("name", [f.__name__ for f in INT_FNS])
+def test_int32_max_min(name):
+    for shape in [(33, 17), (300, 1), (7, 4097)]:
+        _one_cols_kernel(_check(STATIC[name], _x(shape, np.int32)))
+
+
+@pytest.mark.parametrize("name", ["col_max", "col_min_keep"])
+def test_nan_propagates_like_numpy(name):
+    x = _x((33, 17), np.float32)
+    x[5, 3] = np.nan
+    x[32, 16] = np.nan
+    x[0, 0] = np.nan
+    got, k = run_sim(STATIC[name], x)
+    _one_cols_kernel(k)
+    want = STATIC[name].__wrapped__(x)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert_close(got, want, 0, 0, name)
+
+
+def test_views_and_leading_axes():
+    x = _x((41, 19), np.float32)
+    _one_cols_kernel(_check(STATIC["col_sum"], x[::2]))
+    _one_cols_kernel(_check(DYNAMIC["col_mean"], x[::3, 1:]))
+    _one_cols_kernel(_check(STATIC["sum_leading2"], _x((4, 5, 33), np.float32)))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_batchnorm_is_one_kernel(dynamic):
+    fn = (DYNAMIC if dynamic else STATIC)["batchnorm"]
+    for n, c in [(300, 17), (33, 4097)]:
+        x, g, b = _x((n, c), np.float32), _x(c, np.float32), _x(c, np.float32)
+        k = _check(fn, x, g, b)
+        _one_cols_kernel(k)
+        # x read three times (mean, variance, output); gamma and beta once per column
+        assert k.last_counters["gm_to_ub_bytes"] == 3 * x.nbytes + g.nbytes + b.nbytes
+
+
+def test_no_rows():
+    """A sum over no rows is 0 per column; max over none raises numpy's ValueError."""
+    x = np.zeros((0, 5), np.float32)
+    got, _ = run_sim(DYNAMIC["col_sum"], x)
+    assert_close(got, np.zeros(5, np.float32), 0, 0)
+    with pytest.raises(ValueError, match="zero-size array"):
+        run_sim(DYNAMIC["col_max"], x)
