@@ -10,13 +10,13 @@ results of whole-array reductions.
 
 from __future__ import annotations
 
-import math
 from contextlib import nullcontext
 
 from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_tile import emit_compute, reduce_tmp_views
 from pyasc.backend.ascendc.tiles import Buf, storage_type
+from pyasc.backend.ascendc.vec_lower import reduce_identity
 from pyasc.backend.ascendc.vec_alloc import colcap, reduce_tmp_elems
 from pyasc.backend.ascendc.vec_kernel import (
     KernelOutput,
@@ -25,9 +25,6 @@ from pyasc.backend.ascendc.vec_kernel import (
     result_slot,
 )
 from pyasc.ir.core import Location
-
-_IDENTITY = {"sum": 0.0, "max": -math.inf, "min": math.inf}
-
 
 def class_name(kernel: str) -> str:
     return "Kernel" + "".join(p[:1].upper() + p[1:] for p in kernel.split("_"))
@@ -158,7 +155,7 @@ class VectorEmitter:
         assert o.partial is not None
         acc = o.partial.acc
         self.w.line(f"LocalTensor<{_t(acc)}> {acc.name} = {acc.phys}.Get<{_t(acc)}>();")
-        ident = literal(_IDENTITY[o.partial.kind], acc.dtype)
+        ident = literal(reduce_identity(o.partial.kind, acc.dtype), acc.dtype)
         self.w.line(f"Duplicate({acc.name}, {ident}, TILE);", self.loc)
 
     def _process(self) -> None:
@@ -254,8 +251,11 @@ class VectorEmitter:
                     continue
                 assert o.partial is not None
                 acc, t = o.partial.acc, _t(o.partial.acc)
-                api = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}[o.partial.kind]
                 w.line(f"LocalTensor<{t}> {acc.name} = {acc.phys}.Get<{t}>();")
+                if o.partial.tree:
+                    self._fold_halves(o)
+                    continue
+                api = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}[o.partial.kind]
                 w.line(f"LocalTensor<{t}> {acc.name}Res = {acc.name}Res_.Get<{t}>();")
                 w.line(f"{api}({acc.name}Res, {acc.name}, reduceTmp_{acc.dtype.name}, TILE);",
                        self.loc)
@@ -263,6 +263,21 @@ class VectorEmitter:
                 w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
                 w.line(f"DataCopy({out_param(o)}Gm_, {acc.name}Res, {result_slot(o.partial)});",
                        self.loc)
+
+    def _fold_halves(self, o: KernelOutput) -> None:
+        """The accumulator folded onto its first 32 bytes by halves (each half a whole
+        number of 32-byte blocks, the upper one never longer), which are the block's
+        results: for the types ``ReduceMax/Min/Sum`` do not take."""
+        assert o.partial is not None
+        w, acc, slot = self.w, o.partial.acc, result_slot(o.partial)
+        api = {"sum": "Add", "max": "Max", "min": "Min"}[o.partial.kind]
+        with w.block(f"for (int32_t len = TILE; len > {slot};)"):
+            w.line(f"const int32_t half = (len / 2 + {slot - 1}) / {slot} * {slot};")
+            w.line(f"{api}({acc.name}, {acc.name}, {acc.name}[half], len - half);", self.loc)
+            w.line("len = half;")
+        w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+        w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+        w.line(f"DataCopy({out_param(o)}Gm_, {acc.name}, {slot});", self.loc)
 
     # ---------------------------------------------------------------- compute
     def _compute(self) -> None:

@@ -341,6 +341,8 @@ def _final_reduce(hb: HostBuilder, o, buf: Value, block_dim: Value, t) -> Value:
     parts = hb.to_tensor(buf)
     slot = result_slot(o.partial)
     zero, one = hb.const(0), hb.const(slot)
+    if o.partial.tree:  # every element of a slot is a result (emit_vector._fold_halves)
+        block_dim, one = hb.mul(block_dim, slot), hb.const(1)
     picked = hb.insert(tensor.SliceOp([parts, zero, block_dim, one],
                                       [TensorType((DYN,), acc_t)])).result
     red = hb.insert(_HOST_REDUCE[o.partial.kind].new(picked, (0,), False)).result

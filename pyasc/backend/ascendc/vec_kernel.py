@@ -246,7 +246,8 @@ def _outputs(low: VecLowering, group: FusionGroupOp,
             outs.append(KernelOutput(j, "passthrough", source=args.index(v)))
         elif v in low.partials:
             partial = low.partials[v]
-            low.prog.reduce_tmp_types.add(partial.acc.dtype.name)
+            if not partial.tree:  # a tree fold needs no ReduceX scratch
+                low.prog.reduce_tmp_types.add(partial.acc.dtype.name)
             outs.append(KernelOutput(j, PARTIAL, partial=partial))
         else:
             vv = low.get(v)

@@ -45,26 +45,17 @@ from pyasc.backend.ascendc.analysis import (
 )
 from pyasc.backend.ascendc.tiles import Instr, Ref
 from pyasc.backend.ascendc.vec_arith import cast_value
-from pyasc.backend.ascendc.vec_lower import VecLowering, VVal
+from pyasc.backend.ascendc.vec_lower import VecLowering, VVal, reduce_identity
 from pyasc.ir.core import BlockArgument, Operation, Value
 from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import ScalarType, element_type, f32
 
-CHUNK_CLASSES = (FULL, ROW)   # values that exist per column tile
+CHUNK_CLASSES = (FULL, ROW)
+_KIND = {tensor.SumOp: "sum", tensor.ReduceMaxOp: "max", tensor.ReduceMinOp: "min"}   # values that exist per column tile
 _REDUCE = {tensor.SumOp: ("ReduceSum", "Add", 0.0),
            tensor.ReduceMaxOp: ("ReduceMax", "Max", -math.inf),
            tensor.ReduceMinOp: ("ReduceMin", "Min", math.inf)}
-
-
-def _identity(op: Operation, t: ScalarType) -> float | int:
-    """The accumulator's start: 0, or the lowest/highest value of ``t`` for max/min."""
-    value = _REDUCE[type(op)][2]
-    if t.is_float or value == 0:
-        return value
-    bits = 8 * t.itemsize - (1 if t.is_signed else 0)
-    low = -(1 << bits) if t.is_signed else 0
-    return low if value < 0 else (1 << bits) - 1
 
 
 @dataclass
@@ -262,7 +253,7 @@ class LongLowering(VecLowering):
                          op.name)
             acc = self.new_vec(self.line_class, self._acc_type(op),
                                (op.result.name_hint or "red") + "Acc")
-            self.duplicate(acc, self.literal(_identity(op, acc.dtype), acc.dtype))
+            self.duplicate(acc, self.literal(reduce_identity(_KIND[type(op)], acc.dtype), acc.dtype))
             self.accs[op] = acc
 
     def _chunk_pass(self, ops: list[Operation], reds: list[Operation],

@@ -13,6 +13,7 @@ compile on the device.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -59,6 +60,21 @@ class Partial:
     kind: str       # sum | max | min
     acc: Buf
     result: ScalarType  # element type of the function's result
+    # The block folds its accumulator by halves with Add/Max/Min (a type ReduceX does
+    # not take: int16, int32) and writes the whole 32-byte slot, all of it results.
+    tree: bool = False
+
+
+def reduce_identity(kind: str, t: ScalarType) -> float | int:
+    """The start of an accumulator: 0 for sums, else the lowest (max) or highest (min)
+    value of ``t`` (infinities for floats)."""
+    if kind == "sum":
+        return 0
+    if t.is_float:
+        return -math.inf if kind == "max" else math.inf
+    bits = 8 * t.itemsize - (1 if t.is_signed else 0)
+    low = -(1 << bits) if t.is_signed else 0
+    return low if kind == "max" else (1 << bits) - 1
 
 
 LowerFn = Callable[["VecLowering", Operation], None]

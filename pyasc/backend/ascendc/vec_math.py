@@ -28,7 +28,7 @@ from pyasc.backend.ascendc.vec_lower import LowerFn, Partial, VecLowering, VVal
 from pyasc.ir.core import Operation
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops import tensor
-from pyasc.ir.types import f32
+from pyasc.ir.types import element_type, f32
 
 _DIRECT = {m.ExpOp: "Exp", m.LogOp: "Ln", m.SqrtOp: "Sqrt", m.RsqrtOp: "Rsqrt",
            m.SigmoidOp: "Sigmoid"}
@@ -194,7 +194,11 @@ _REDUCE = {tensor.SumOp: ("ReduceSum", "sum", "Add"),
 def lower_reduce(ctx: VecLowering, op: Operation) -> None:
     x = ctx.get(op.operand_values[0])
     api, kind, combine = _REDUCE[type(op)]
-    ctx.require("reduce", x.dtype, op.name)
+    # a whole-array reduction of a type ReduceX does not take (int16, int32) folds its
+    # accumulator by halves instead, when its result keeps the type (max, min)
+    tree = op not in ctx.info.row_reductions and not ctx.soc.supports("reduce", x.dtype.name) \
+        and element_type(op.result.type) == x.dtype
+    ctx.require("arith" if tree else "reduce", x.dtype, op.name)
     src = x
     if kind == "sum" and x.dtype.name == "f16":  # accumulate half sums in float, like numpy
         src = cast_value(ctx, x, f32)
@@ -212,7 +216,7 @@ def lower_reduce(ctx: VecLowering, op: Operation) -> None:
     acc.buf.role = "acc"
     ctx.prog.emit(Instr(combine, Ref(acc.buf), (Ref(acc.buf), Ref(src.buf)), (), "tile",
                         False, op.loc))
-    ctx.partials[op.result] = Partial(kind, acc.buf, x.dtype)
+    ctx.partials[op.result] = Partial(kind, acc.buf, x.dtype, tree)
     ctx.set(op.result, acc)
 
 

@@ -164,3 +164,29 @@ def test_no_rows():
     assert_close(got, np.zeros(5, np.float32), 0, 0)
     with pytest.raises(ValueError, match="zero-size array"):
         run_sim(DYNAMIC["col_max"], x)
+
+
+def whole_max(x):
+    return x.max()
+
+
+def whole_min(x):
+    return np.min(x)
+
+
+INT_WHOLE = {f.__name__: hybrid(f, dynamic_shape=True) for f in (whole_max, whole_min)}
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.int32])
+@pytest.mark.parametrize("name", sorted(INT_WHOLE))
+def test_integer_whole_array_max_min(name, dtype):
+    """ReduceMax/Min take no integers: each block folds its accumulator by halves with
+    Max/Min instead (exact) and the host finishes over every block's 32-byte slot."""
+    info = np.iinfo(dtype)
+    for n in (1, 77, 1001, 200003):
+        x = RNG.integers(info.min, info.max, n, endpoint=True).astype(dtype)
+        x[RNG.integers(0, n)] = info.max if name == "whole_max" else info.min
+        got, k = run_sim(INT_WHOLE[name], x)
+        assert _kinds(k) == [("VectorKernel", "reduce")]
+        assert k.last_counters["gm_scalar_read_bytes"] == 0
+        assert got == INT_WHOLE[name].__wrapped__(x) and np.asarray(got).dtype == dtype
