@@ -60,6 +60,7 @@ from pyasc.backend.ascendc.scalar_plan import (
     plan_scalar_kernel,
 )
 from pyasc.backend.ascendc.soc import SoC, get_soc
+from pyasc.backend.ascendc.split_reduce import split_reductions
 from pyasc.backend.ascendc.stencil_kernel import (
     MAX_STENCIL_OPS,
     plan_stencil_kernel,
@@ -168,6 +169,8 @@ class _Lowering:
         # no vector instruction computes atan: its polynomial is arithmetic that has one
         run_pipeline(self.module, ["expand-math"], {"only": VECTOR_EXPANDED,
                                                     "float64": self.soc.float64})
+        # x.sum(axis=(0, 2)): a row reduction, then a column one (vector schedules)
+        split_reductions(self.fn)
         self.stencils = "stencil-windows" not in disabled_passes()
         form_groups(self.fn, self._probe)
         if self.stencils:

@@ -15,8 +15,8 @@ elements, ``cols_`` apart in GM and ``pitch_`` apart in UB (``PyascRowsAt``), or
 from __future__ import annotations
 
 from pyasc.backend.ascendc.analysis import FULL, ROW
-from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_longrows import _PAD, LongRowsEmitter
+from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_vector import _t, _where, class_name
 from pyasc.backend.ascendc.tiles import Buf
 from pyasc.backend.ascendc.vec_longrows import Stage

@@ -16,7 +16,6 @@ from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_tile import emit_compute, reduce_tmp_views
 from pyasc.backend.ascendc.tiles import Buf, storage_type
-from pyasc.backend.ascendc.vec_lower import reduce_identity
 from pyasc.backend.ascendc.vec_alloc import colcap, reduce_tmp_elems
 from pyasc.backend.ascendc.vec_kernel import (
     KernelOutput,
@@ -24,7 +23,9 @@ from pyasc.backend.ascendc.vec_kernel import (
     out_param,
     result_slot,
 )
+from pyasc.backend.ascendc.vec_lower import reduce_identity
 from pyasc.ir.core import Location
+
 
 def class_name(kernel: str) -> str:
     return "Kernel" + "".join(p[:1].upper() + p[1:] for p in kernel.split("_"))

@@ -15,11 +15,11 @@ from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_cols import ColsEmitter
 from pyasc.backend.ascendc.emit_conv import ConvKernel, emit_conv
 from pyasc.backend.ascendc.emit_conv_mix import ConvMixEmitter
 from pyasc.backend.ascendc.emit_copy import CopyEmitter
 from pyasc.backend.ascendc.emit_cube import CubeEmitter
-from pyasc.backend.ascendc.emit_cols import ColsEmitter
 from pyasc.backend.ascendc.emit_longrows import LongRowsEmitter
 from pyasc.backend.ascendc.emit_mix import MixEmitter
 from pyasc.backend.ascendc.emit_scalar import ScalarEmitter

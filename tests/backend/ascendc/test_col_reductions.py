@@ -190,3 +190,39 @@ def test_integer_whole_array_max_min(name, dtype):
         assert _kinds(k) == [("VectorKernel", "reduce")]
         assert k.last_counters["gm_scalar_read_bytes"] == 0
         assert got == INT_WHOLE[name].__wrapped__(x) and np.asarray(got).dtype == dtype
+
+
+def channel_sum(x):
+    return x.sum(axis=(0, 2))
+
+
+def channel_mean_keep(x):
+    return x.mean(axis=(0, 2), keepdims=True)
+
+
+def channel_max(x):
+    return np.max(x, axis=(0, 2))
+
+
+def nchw_mean(x):
+    return x.mean(axis=(0, 2, 3))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("fn", [channel_sum, channel_mean_keep, channel_max, nchw_mean],
+                         ids=lambda f: f.__name__)
+def test_per_channel_statistics(fn, dynamic):
+    """Axes (0, 2) of (N, C, HW): a row reduction to (N, C), then a column one; no
+    scalar kernel (a run-time keepdims result stays one reduction: scalar)."""
+    compiled = hybrid(fn, dynamic_shape=dynamic)
+    shapes = [(4, 3, 17), (33, 7, 1), (2, 17, 300)]
+    for shape in shapes:
+        shape = (*shape, 5) if fn is nchw_mean else shape
+        x = _x(shape, np.float32)
+        if fn is channel_max:
+            x[1, 2, 0] = np.nan
+        k = _check(compiled, x)
+        if dynamic and fn is channel_mean_keep:
+            continue
+        assert all(kind == "VectorKernel" for kind, _ in _kinds(k)), _kinds(k)
+        assert k.last_counters["gm_scalar_read_bytes"] == 0
