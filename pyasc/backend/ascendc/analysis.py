@@ -16,8 +16,8 @@ matrix) gives a ``row`` value: one element per column.
 The schedule follows: ``reduce`` when the group reduces over every axis (no ``col``/
 ``row`` values allowed then), ``cols`` when it has column reductions (no ``col`` values
 then: blocks own column ranges and stream the rows, ``vec_cols``), ``rows`` when it has
-``col``/``row`` values (reductions over the last axis), else ``flat``.  Anything else raises :class:`NotVectorizable`, and
-the group is run by the scalar fallback instead.
+``col``/``row`` values (reductions over the last axis), else ``flat``.  Anything else
+raises :class:`NotVectorizable`, and the group is run by the scalar fallback instead.
 """
 
 from __future__ import annotations

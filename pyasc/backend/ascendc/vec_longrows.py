@@ -51,8 +51,8 @@ from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.types import ScalarType, element_type, f32
 
-CHUNK_CLASSES = (FULL, ROW)
-_KIND = {tensor.SumOp: "sum", tensor.ReduceMaxOp: "max", tensor.ReduceMinOp: "min"}   # values that exist per column tile
+CHUNK_CLASSES = (FULL, ROW)   # values that exist per column tile
+_KIND = {tensor.SumOp: "sum", tensor.ReduceMaxOp: "max", tensor.ReduceMinOp: "min"}
 _REDUCE = {tensor.SumOp: ("ReduceSum", "Add", 0.0),
            tensor.ReduceMaxOp: ("ReduceMax", "Max", -math.inf),
            tensor.ReduceMinOp: ("ReduceMin", "Min", math.inf)}
@@ -253,7 +253,8 @@ class LongLowering(VecLowering):
                          op.name)
             acc = self.new_vec(self.line_class, self._acc_type(op),
                                (op.result.name_hint or "red") + "Acc")
-            self.duplicate(acc, self.literal(reduce_identity(_KIND[type(op)], acc.dtype), acc.dtype))
+            start = reduce_identity(_KIND[type(op)], acc.dtype)
+            self.duplicate(acc, self.literal(start, acc.dtype))
             self.accs[op] = acc
 
     def _chunk_pass(self, ops: list[Operation], reds: list[Operation],
