@@ -9,16 +9,18 @@ until the rest is a form the planner takes: ``(0, 2)`` of rank 3 becomes a row
 reduction to ``(N, C)`` and a column reduction to ``(C,)``; ``(0, 2, 3)`` of NCHW three
 steps.  max/min give the same values (NaN included); a sum adds in another order than
 numpy (numpy's own order is pairwise and depends on the layout): the float tolerance
-of any reduction.  ``keepdims`` results get their unit axes back with a static reshape
+of any reduction; a float16 sum adds its partial sums in float32 (each kernel then
+accumulates in float32, as a single float16 reduction does) and rounds once at the end.
+``keepdims`` results get their unit axes back with a static reshape
 (a run-time shape keeps the one reduction).
 """
 
 from __future__ import annotations
 
 from pyasc.ir.core import Operation
-from pyasc.ir.ops import tensor
+from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops.func import FuncOp
-from pyasc.ir.types import TensorType
+from pyasc.ir.types import TensorType, element_type, f16, f32
 
 _SPLIT = (tensor.SumOp, tensor.ReduceMaxOp, tensor.ReduceMinOp)
 
@@ -54,6 +56,12 @@ def _split(op: Operation) -> None:
     at = block.index_of(op)
     value = op.operand_values[0]
     axes = list(op.attributes["axes"])
+    half = cls is tensor.SumOp and element_type(value.type) == f16
+    if half:  # float16 partial sums are not rounded to float16 between the steps
+        wide = arith.CastOp.new(value, f32, loc=op.loc)
+        block.insert(at, wide)
+        at += 1
+        value = wide.result
     while True:
         rank = value.type.rank
         if _taken(tuple(axes), rank) or rank - 1 not in axes:
@@ -65,6 +73,11 @@ def _split(op: Operation) -> None:
     last = cls.new(value, tuple(axes), False, loc=op.loc)
     block.insert(at, last)
     result = last.result
+    if half:
+        narrow = arith.CastOp.new(result, f16, loc=op.loc)
+        block.insert(at + 1, narrow)
+        at += 1
+        result = narrow.result
     if result.type != op.result.type:  # keepdims: the reduced axes back as ones
         shape = tensor.ReshapeOp([result], [op.result.type], loc=op.loc)
         block.insert(at + 1, shape)

@@ -226,3 +226,16 @@ def test_per_channel_statistics(fn, dynamic):
             continue
         assert all(kind == "VectorKernel" for kind, _ in _kinds(k)), _kinds(k)
         assert k.last_counters["gm_scalar_read_bytes"] == 0
+
+
+def test_split_float16_sum_keeps_float32_partials():
+    """(0, 2) of float16: the (N, C) partial sums stay float32 between the two kernels,
+    so the result is the float32 sum rounded once (within one float16 ulp)."""
+    compiled = hybrid(channel_sum)
+    x = (RNG.standard_normal((4097, 5, 7)) * 2).astype(np.float16)
+    got, k = run_sim(compiled, x)
+    assert all(kind == "VectorKernel" for kind, _ in _kinds(k))
+    want = x.astype(np.float32).sum(axis=(0, 2))
+    ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float32)
+    assert got.dtype == np.float16
+    assert np.all(np.abs(got.astype(np.float32) - want) <= ulp)
