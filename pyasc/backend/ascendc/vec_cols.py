@@ -7,8 +7,8 @@ range is shorter) and streams all rows of that range through UB in tiles of
 ``tileRows`` rows x ``pitch`` elements (``DataCopyPad`` with a GM row stride).  Inside
 a tile, each row is folded into the block's accumulator row with one vector ``Add``/
 ``Max``/``Min`` of the range's width, the rows in order: every column sums its
-elements sequentially from row 0 (float32 accumulation for float16 sums; numpy sums a
-column pairwise in blocks of 8 rows... see docs/ascendc-backend.md for the comparison).
+elements sequentially from row 0 (float32 accumulation for float16 sums), the order of
+numpy's own ``sum(axis=0)`` of a C-contiguous array (docs/ascendc-backend.md).
 
 The passes are those of the long-rows schedule (``vec_longrows``) with rows and
 columns exchanged: a reduction of a value of level ``L`` is folded in pass ``L + 1``
