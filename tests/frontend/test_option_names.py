@@ -52,14 +52,18 @@ def with_matmul_fma(x, matmul_fma):
     return x * matmul_fma
 
 
+def with_sum_lanes(x, sum_lanes):
+    return x * sum_lanes
+
+
 PARAMETER_NAMED_LIKE = {"target": with_target, "dynamic_shape": with_dynamic_shape,
                         "device_type": with_device_type, "fastmath": with_fastmath,
                         "boundscheck": with_boundscheck, "cache": with_cache,
                         "device_float64": with_device_float64,
-                        "matmul_fma": with_matmul_fma}
+                        "matmul_fma": with_matmul_fma, "sum_lanes": with_sum_lanes}
 OPTION_VALUES = {"target": "cpu", "dynamic_shape": True, "device_type": "Ascend910B1",
                  "fastmath": True, "boundscheck": True, "cache": False,
-                 "device_float64": "demote", "matmul_fma": False}
+                 "device_float64": "demote", "matmul_fma": False, "sum_lanes": False}
 
 
 def test_every_option_has_a_case():

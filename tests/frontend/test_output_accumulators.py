@@ -2,7 +2,10 @@
 carried through small window loops, the result not stored as it is) gets one
 accumulator per output in memory, so that ``layout`` runs the contiguous output loop
 innermost and the window loops outside it.  Results are bit-identical (the pass on and
-off, exact comparisons); shapes the rule must leave alone keep their carried values."""
+off, exact comparisons); shapes the rule must leave alone keep their carried values.
+The kernels are compiled with ``sum_lanes=False``: a long window sum the rule leaves alone
+(or that runs with the pass off) would otherwise be summed in np.sum's lanes
+(``sum-lanes``), not in the loop's order these exact comparisons are about."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from pyasc.ir import parse_module
 from pyasc.ir.passes.loopgen import constant_of
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def bilateral(img):
     """The scalar-loop bilateral filter (5x5 window, float64 sums of float32 weights)."""
     h, w = img.shape
@@ -38,7 +41,7 @@ def bilateral(img):
     return out
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def fir_scaled(x, w):
     """A long FIR filter whose sum is scaled before it is stored."""
     n, k = x.shape[0], w.shape[0]
@@ -51,7 +54,7 @@ def fir_scaled(x, w):
     return y
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def box_mean(img):
     """A 13x13 box mean: the sum divided by the window size."""
     h, w = img.shape
@@ -66,7 +69,7 @@ def box_mean(img):
     return out
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def conv_relu(x, w):
     """A direct convolution with a scalar accumulator and a ReLU before the store."""
     c, h, wd = x.shape
@@ -84,7 +87,7 @@ def conv_relu(x, w):
     return out
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def window_max_minus_min(img):
     """Two accumulators of other reductions (max and min) over a 1x90 window."""
     h, w = img.shape
@@ -100,7 +103,7 @@ def window_max_minus_min(img):
     return out
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def column_window(img):
     """The window runs along the output loop's own (strided) axis: left alone."""
     h, w = img.shape
@@ -114,7 +117,7 @@ def column_window(img):
     return out
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def reads_what_it_writes(img):
     """The window reads the output buffer: left alone."""
     h, w = img.shape
@@ -128,7 +131,7 @@ def reads_what_it_writes(img):
     return out
 
 
-@hybrid
+@hybrid(sum_lanes=False)
 def into_a_parameter(img, out):
     """The output is a parameter, which may alias the input: left alone."""
     for j in range(img.shape[0] - 40):

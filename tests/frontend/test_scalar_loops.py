@@ -1,7 +1,9 @@
 """Explicit scalar loops with a sequential accumulator (issue 17): the expensive terms of
 the sum run in a loop of their own (``distribute-reductions``, bit-identical: the same
 additions in the same order), and a per-row scalar read of an input (``mx = x[i, 0]``)
-no longer makes ``layout`` copy the whole input."""
+no longer makes ``layout`` copy the whole input.  The sums here are compiled with
+``sum_lanes=False``: that is the order ``distribute-reductions`` works on (with
+``sum-lanes`` they run in np.sum's lanes instead: tests/frontend/test_sum_lanes.py)."""
 
 from __future__ import annotations
 
@@ -71,16 +73,16 @@ def _carried_loops(fn, *args) -> int:
 
 
 def _bit_identical(py, *args) -> None:
-    on = hybrid(py)(*args)
+    on = hybrid(py, sum_lanes=False)(*args)
     with passes_disabled(["distribute-reductions"]):
-        off = hybrid(py)(*args)
+        off = hybrid(py, sum_lanes=False)(*args)
     for a, b in zip(np.atleast_1d(on), np.atleast_1d(off), strict=True):
         assert np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
 
 
 def test_softmax_terms_leave_the_sum_loop() -> None:
     x = rand((5, 37), "float32")
-    fn = hybrid(softmax_scalar)
+    fn = hybrid(softmax_scalar, sum_lanes=False)
     assert _heavy_carried_loops(fn, x) == 0
     check(fn, x, rtol=MATH + SUM(37))
     _bit_identical(softmax_scalar, x)
@@ -88,7 +90,7 @@ def test_softmax_terms_leave_the_sum_loop() -> None:
 
 def test_terms_not_stored_go_to_a_buffer() -> None:
     x = rand((4, 29), "float32")
-    fn = hybrid(logsumexp_rows)
+    fn = hybrid(logsumexp_rows, sum_lanes=False)
     assert _heavy_carried_loops(fn, x) == 0
     check(fn, x, rtol=MATH + SUM(29))
     _bit_identical(logsumexp_rows, x)
@@ -97,21 +99,21 @@ def test_terms_not_stored_go_to_a_buffer() -> None:
 
 def test_only_a_op_e_chains_are_split() -> None:
     x = rand((41,), "float32")
-    fn = hybrid(two_sums)
+    fn = hybrid(two_sums, sum_lanes=False)
     assert _heavy_carried_loops(fn, x) == 1
     check(fn, x, rtol=MATH + SUM(41))
 
 
 def test_cheap_terms_stay_in_one_loop() -> None:
     a, b = rand((100,), "float32"), rand((100,), "float32", 1)
-    fn = hybrid(squared_error)
+    fn = hybrid(squared_error, sum_lanes=False)
     assert _carried_loops(fn, a, b) == 1
     check(fn, a, b)
 
 
 def test_a_per_row_scalar_read_does_not_copy_the_input() -> None:
     x = rand((80, 96), "float32")  # large enough for layout's copy rule
-    text = hybrid(softmax_scalar).kernel(x).loop_ir
+    text = hybrid(softmax_scalar, sum_lanes=False).kernel(x).loop_ir
     assert "_c = \"mem.alloc\"" not in text
 
 

@@ -71,13 +71,13 @@ def long_sum(x, n):
 
 
 def test_a_laned_sum_of_a_long_loop_still_polls():
-    """``sum-lanes`` replaces the loop by block and lane loops (threads' chunks at the
-    top level): the loop around the blocks polls, so Ctrl-C still stops it soon."""
+    """``sum-lanes`` replaces the loop by block and lane loops (a trip count from a
+    scalar is not split over threads): the loop over the blocks polls, so Ctrl-C still
+    stops it soon (tests/runtime/test_interrupt.py runs it)."""
     module = lower_to_loops(long_sum.specialize(np.ones(8), 3))
     fors = [op for op in module.walk() if isinstance(op, loop.ForOp)]
     assert any(op.attributes.get("lanes") for op in fors)  # the rewrite happened
-    outer = fors[0]
-    assert outer.attributes.get("parallel") and outer.attributes.get("poll") == "backedge"
+    assert fors[0].attributes.get("poll") in ("backedge", "strips")  # the loop over blocks
 
 
 def test_the_pass_runs_last_and_can_be_disabled(monkeypatch):

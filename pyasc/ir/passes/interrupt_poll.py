@@ -100,21 +100,21 @@ class InterruptPoll(Pass):
 
     def run(self, module: ModuleOp, ctx: PassContext) -> None:
         for f in module.functions:
-            bounded = _Bounded()
+            bounded = Bounded()
             for op in f.walk():
                 mode = poll_mode(op, bounded)
                 if mode is not None:
                     op.attributes["poll"] = mode
 
 
-def poll_mode(op: Operation, bounded: _Bounded | None = None) -> str | None:
+def poll_mode(op: Operation, bounded: Bounded | None = None) -> str | None:
     """``"backedge"``, ``"strips"`` or ``None`` for ``op`` (None for non-loops)."""
     if not isinstance(op, (loop.ForOp, loop.WhileOp)):
         return None
     inner = [nested_iterations(r.blocks[0]) for r in op.region_list]
     if None in inner or sum(inner) > SMALL_NEST:  # type: ignore[arg-type]
         return "backedge"
-    bounded = bounded or _Bounded()
+    bounded = bounded or Bounded()
     if isinstance(op, loop.WhileOp):  # a while a pass bounded runs like an inner loop
         if _static_trips(op) is not None:
             return None
@@ -164,7 +164,7 @@ def _static_trips(op: loop.ForOp | loop.WhileOp) -> int | None:
     return None
 
 
-class _Bounded:
+class Bounded:
     """The :data:`Range` of index values and whether a loop's trip count is bounded
     (memoized per function)."""
 

@@ -16,8 +16,9 @@ either: it sums pairwise).  This pass gives such an accumulator the accumulator 
 (lane ``k`` takes iterations ``16 i + k``), the lanes combined pairwise, the block sums
 absorbed into a compensated (Kahan-Babuska-Neumaier) running sum started at ``s``'s
 initial value; a loop at the top of the function whose body only computes (no stores, no
-checks) and whose length is not statically below ``SPLIT`` is cut in the same chunks as a
-long ``np.sum`` and summed over threads, the chunks absorbed in order.  So for an initial
+checks), whose length is bounded by array sizes and not statically below ``SPLIT`` is cut
+in the same chunks as a long ``np.sum`` and summed over threads, the chunks absorbed in
+order.  So for an initial
 value ``+0.0`` the loop's result has the bits of ``np.sum`` of the same terms, for any
 thread count; its error bound is ``lower_group_reduce``'s, far below the sequential sum's
 (docs/math-accuracy.md, "Sums written as loops").  The iterations still run in their
@@ -40,6 +41,7 @@ from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.passes.interrupt_poll import Bounded
 from pyasc.ir.passes.loopgen import LoopGen, constant_of
 from pyasc.ir.passes.lower_group_acc import LANES, Acc, compensated_result
 from pyasc.ir.passes.lower_group_reduce import SPLIT, Row
@@ -164,12 +166,15 @@ def _terms_at(gen: LoopGen, lp: loop.ForOp, adds: list[Operation], iv: Value) ->
 def _splittable(lp: loop.ForOp, count: int | float | bool | None) -> bool:
     """Summed over threads in ``SPLIT`` chunks, as a long ``np.sum``: a loop not inside
     another loop, whose body only computes (pure ops and loads: any order of its
-    iterations does the same), not statically shorter than a chunk."""
+    iterations does the same), not statically shorter than a chunk, whose trip count is
+    bounded by array sizes (``interrupt_poll.Bounded``: the partials buffer, two values
+    per chunk, is then small beside the arrays; ``range(n)`` of a scalar ``n`` runs its
+    blocks in order, in O(1) memory)."""
     if isinstance(count, int) and count < SPLIT:
         return False
     owner = lp.parent.parent_op if lp.parent is not None else None
-    if not isinstance(owner, FuncOp):
-        return False
+    if not isinstance(owner, FuncOp) or not Bounded().trips(lp):
+        return False  # a trip count from a scalar (range(n)) could ask any partials buffer
     return all(_plain(op) for op in lp.body.block.ops[:-1])
 
 
