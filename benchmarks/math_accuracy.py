@@ -146,7 +146,8 @@ order has one rounding per remaining term: for the squares of 2^20 float32 value
 [1, 2) the sequential sum is off by 7.3e-5 relative, the lanes by 3.6e-8
 (`tests/frontend/test_sum_lanes.py`). Every other operation of the loop runs in its
 order (stores, loads and checks see what they saw), `inf`/`nan` terms give `inf`/`nan`
-as in the loop, and an overflow may happen at a different term. With `@hybrid(...,
+as in the loop, an overflow may happen at a different term, and a sum of negative
+zeros only is `+0.0` (as `np.sum`; the loop from `s = -0.0` keeps `-0.0`). With `@hybrid(...,
 sum_lanes=False)` (or `PYASC_DISABLE_PASSES=sum-lanes`) the loop's order is kept,
 bit-identical to `target="interpret"` and the Python loop. Left in order: float16
 accumulators (each step rounds to float16), loops of fewer than 16 static iterations,
