@@ -46,19 +46,10 @@ def split_reductions(fn: FuncOp) -> int:
     """Rewrite the splittable reductions of ``fn`` in place; returns how many."""
     # top-level code only: a reduction inside a user loop is a window's (a pool's
     # x[b, c, h0:h1, w0:w1].max()), which the pool and stencil kernels take as it is
-    ops = [op for op in fn.walk() if _splittable(op) and not _in_loop(op)]
+    ops = [op for op in fn.walk() if _splittable(op) and not loop.inside_loop(op)]
     for op in ops:
         _split(op)
     return len(ops)
-
-
-def _in_loop(op: Operation) -> bool:
-    parent = op.parent_op
-    while parent is not None:
-        if isinstance(parent, loop.ForOp | loop.WhileOp):
-            return True
-        parent = parent.parent_op
-    return False
 
 
 def _split(op: Operation) -> None:

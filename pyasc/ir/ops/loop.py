@@ -160,3 +160,13 @@ class ConditionOp(Operation):
 
     def verify_op(self) -> None:
         require(self.cond.type == i1, "loop.condition needs an i1 condition")
+
+
+def inside_loop(op: Operation) -> bool:
+    """Whether ``op`` is nested in a ``loop.for`` or ``loop.while`` (at any depth)."""
+    anc = op.parent_op
+    while anc is not None:
+        if isinstance(anc, ForOp | WhileOp):
+            return True
+        anc = anc.parent_op
+    return False

@@ -28,15 +28,6 @@ def _inside(v: Value, op: Operation) -> bool:
     return owner is not None and op.is_ancestor_of(owner)
 
 
-def _in_loop(op: Operation) -> bool:
-    anc = op.parent_op
-    while anc is not None:
-        if isinstance(anc, loop.ForOp | loop.WhileOp):
-            return True
-        anc = anc.parent_op
-    return False
-
-
 PRIVATE_MIN_COST = 4096
 """Per-iteration work (``loop_cost`` units, about 1-2 us) above which a loop the backend
 splits keeps its private buffers; below, an allocation per iteration costs more than
@@ -65,7 +56,7 @@ def _hoistable_parent(block: Block) -> Operation | None:
         return None if stop else parent
     if isinstance(parent, loop.WhileOp):
         return parent
-    if isinstance(parent, loop.IfOp) and _in_loop(parent):
+    if isinstance(parent, loop.IfOp) and loop.inside_loop(parent):
         return parent
     return None
 
