@@ -32,6 +32,9 @@ from pyasc.backend.ascendc.host_scalar import launch_scalar
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.host_xpose import lower_transpose_copy
+from pyasc.backend.ascendc.loop_conv import OPTION as KEEP_SUM_ORDER
+from pyasc.backend.ascendc.loop_conv import PASS_NAME as LOOP_CONVS
+from pyasc.backend.ascendc.loop_conv import rewrite_loop_convs
 from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv, lower_conv_mix
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
@@ -162,6 +165,10 @@ class _Lowering:
             demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
         if self.soc.has_element("bf16"):
             widen_tensor_bf16(self.fn)  # bfloat16 arithmetic: float32 ops, rounded
+        if LOOP_CONVS not in disabled_passes():
+            # a convolution written with loops: an im2col and a matmul when the cube pays
+            rewrite_loop_convs(self.fn, self.soc,
+                               self.program.options.get(KEEP_SUM_ORDER) is False)
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
         if SEE_THROUGH not in disabled_passes():
             # a reshaped cube result's epilogue in the cube's shape (conv2d's bias)

@@ -93,11 +93,12 @@ REQUIRED_PASSES = frozenset({"lower-to-loops"})
 """Passes the backends cannot do without; the rest may be disabled (results unchanged but
 for ``sum-lanes``'s regrouped sums)."""
 
-BACKEND_STAGES = frozenset({"cube-reshapes"})
+BACKEND_STAGES = frozenset({"cube-reshapes", "loop-conv-cube"})
 """Rewrites a backend runs itself, outside the pass registry, that ``PYASC_DISABLE_PASSES``
-may disable too (the AscendC backend's ``cube_reshape.PASS_NAME``).  Named here, not
-registered by the backend at import, so a value read before the backend is imported is
-judged the same (``parse_disabled`` caches per value)."""
+may disable too (the AscendC backend's ``cube_reshape.PASS_NAME``,
+``loop_conv.PASS_NAME``).  Named here, not registered by the backend at import, so a
+value read before the backend is imported is judged the same (``parse_disabled``
+caches per value)."""
 
 
 def run_pipeline(module: ModuleOp, pipeline: Sequence[str] = DEFAULT_PIPELINE,
