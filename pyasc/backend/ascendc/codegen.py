@@ -35,6 +35,7 @@ from pyasc.backend.ascendc.host_xpose import lower_transpose_copy
 from pyasc.backend.ascendc.loop_conv import OPTION as KEEP_SUM_ORDER
 from pyasc.backend.ascendc.loop_conv import PASS_NAME as LOOP_CONVS
 from pyasc.backend.ascendc.loop_conv import rewrite_loop_convs
+from pyasc.backend.ascendc.loop_conv_nest import emit_convs, rewrite_loop_nests
 from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv, lower_conv_mix
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
@@ -161,14 +162,19 @@ class _Lowering:
         # the vector planner can take (``batch-loops``); the rest stay scalar kernels
         demote = self.program.options.get(DEMOTE_OPTION) == "demote" and not self.soc.float64
         run_pipeline(self.module, ["batch-loops"], {"float64_arrays": demote})
+        convs = LOOP_CONVS not in disabled_passes()
+        keep_order = self.program.options.get(KEEP_SUM_ORDER) is False
+        pending = rewrite_loop_nests(self.fn, self.soc, keep_order) if convs else []
+        if pending:
+            # a conv nest batch-loops left scalar reads a matmul now; its epilogue batches
+            run_pipeline(self.module, ["batch-loops"], {"float64_arrays": demote})
+            emit_convs(pending)
         if demote:
             demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
         if self.soc.has_element("bf16"):
             widen_tensor_bf16(self.fn)  # bfloat16 arithmetic: float32 ops, rounded
-        if LOOP_CONVS not in disabled_passes():
-            # a convolution written with loops: an im2col and a matmul when the cube pays
-            rewrite_loop_convs(self.fn, self.soc,
-                               self.program.options.get(KEEP_SUM_ORDER) is False)
+        if convs:  # a batched convolution (a stencil's sum): an im2col and a matmul
+            rewrite_loop_convs(self.fn, self.soc, keep_order)
         rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
         if SEE_THROUGH not in disabled_passes():
             # a reshaped cube result's epilogue in the cube's shape (conv2d's bias)

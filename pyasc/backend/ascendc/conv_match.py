@@ -167,14 +167,16 @@ def match_conv(copy: CopyLoop, op: CubeMatmulOp, nest: Operation,
     if _through_reshapes(op.rhs) is not copy.dst or not _only_for(copy.dst, op, nest):
         return None
     src, a, b = copy.src.type, op.lhs.type, op.rhs.type
-    if not (isinstance(src, MemRefType | TensorType) and src.rank == 4 and
+    if not (isinstance(src, MemRefType | TensorType) and src.rank in (3, 4) and
             isinstance(a, TensorType) and isinstance(b, TensorType)):
         return None
     dtype = b.element.name  # the cube's operands: Mmad f16/bf16 -> f32, or f32
     if dtype not in ("f16", "bf16", "f32") or b.element != src.element:
         return None
     batch = b.shape[:-2]
-    if batch not in ((src.shape[0],), (src.shape[0], 1)) or any(d != 1 for d in a.shape[:-2]):
+    # a (C, H, W) source (a loop convolution's x, reshaped in the copy loop) is one image
+    shape = tuple(src.shape) if src.rank == 4 else (1, *src.shape)
+    if batch not in ((shape[0],), (shape[0], 1)) or any(d != 1 for d in a.shape[:-2]):
         return None
     pad = zero_padded(copy.src, nest)
 
@@ -184,7 +186,7 @@ def match_conv(copy: CopyLoop, op: CubeMatmulOp, nest: Operation,
         (pl, pr, pt, pb), (h, w) = pad.pads, pad.value.type.shape[2:]
         return dataclasses.replace(g, h=h, w=w, pads=(pl, pr, pt, pb))
 
-    g = _geometry(copy.plan, src.shape, a.shape[-2], *b.shape[-2:], dtype,
+    g = _geometry(copy.plan, shape, a.shape[-2], *b.shape[-2:], dtype,
                   lambda g: fits(unpad(g)) or fits(g))
     if g is None:
         return None

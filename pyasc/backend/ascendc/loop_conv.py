@@ -290,13 +290,14 @@ def cube_pays(g: ConvGeometry, soc: SoC) -> bool:
     return cube is not None and cube < stencil_estimate_s(g, soc)
 
 
-class _Emit:
-    """Emits the im2col copies and the matmul before the chain's root."""
+class ConvEmitter:
+    """Emits, before ``at``, the im2col copies of ``x`` for ``geo`` (windows from
+    ``origin``) and the matmul of ``w`` with them (``pyasc.ops.conv2d``'s IR)."""
 
-    def __init__(self, m: LoopConv) -> None:
-        self.m = m
-        self.b = Builder.before(m.root)
-        self.b.loc = m.root.loc
+    def __init__(self, x: Value, w: Value, geo: ConvGeometry, origin: tuple[int, int],
+                 at: Operation) -> None:
+        self.x, self.w, self.geo, self.origin = x, w, geo, origin
+        self.b = Builder.before(at)
 
     def const(self, v: int) -> Value:
         return self.b.insert(arith.ConstantOp.new(v, index)).result
@@ -324,11 +325,10 @@ class _Emit:
 
     def columns(self) -> Value:
         """The column matrix (N, 1, C, KH, KW, OH, OW), filled by a loop over the taps."""
-        g, (r0, q0) = self.m.geo, self.m.origin
+        g, (r0, q0) = self.geo, self.origin
         (sh, sw), (dh, dw) = g.stride, g.dilation
-        xt = self.m.x.type
+        xt = self.x.type
         assert isinstance(xt, MemRefType)
-        x4 = self.m.x if xt.rank == 4 else self.reshape(self.m.x, (1, *xt.shape))
         shape = (g.n, 1, g.c, g.fh, g.fw, g.oh, g.ow)
         cols = self.b.insert(mem.AllocOp([], [MemRefType(shape, xt.element)])).result
         zero, one, kh, kw = (self.const(v) for v in (0, 1, g.fh, g.fw))
@@ -338,6 +338,9 @@ class _Emit:
         outer_b.insert(loop.YieldOp([]))
         saved, self.b = self.b, Builder.at_end(inner.body.blocks[0], self.b.loc)
         a, b = outer.induction_var, inner.induction_var
+        # a (C, H, W) x as one image, viewed inside the nest (a copy loop's values
+        # from outside are constants and whole arrays only)
+        x4 = self.x if xt.rank == 4 else self.reshape(self.x, (1, *xt.shape))
         row = self.affine(a, dh, r0)
         col = self.affine(b, dw, q0)
         src = self.view(x4, [zero, zero, row, col], (g.n, g.c, g.oh, g.ow), (1, 1, sh, sw))
@@ -356,19 +359,25 @@ class _Emit:
             v = self.b.insert(arith.AddOp([v, self.const(offset)], [index])).result
         return v
 
-    def result(self) -> Value:
-        """``w @ cols`` in the chain's shape, plus the chain's other leaves."""
-        g = self.m.geo
+    def product(self, rt: TensorType) -> Value:
+        """``w @ cols`` reshaped to ``rt`` ((O, OH, OW) or (N, O, OH, OW))."""
+        g = self.geo
         k, p = g.c * g.fh * g.fw, g.oh * g.ow
         cols = self.snapshot(self.reshape(self.columns(), (g.n, 1, k, p)))
-        wm = self.snapshot(self.reshape(self.m.w, (1, g.o, k)))
+        wm = self.snapshot(self.reshape(self.w, (1, g.o, k)))
         y = self.b.insert(tensor.MatmulOp.new(wm, cols)).result
-        rt = self.m.root.result_values[0].type
-        assert isinstance(rt, TensorType)
-        v = self.b.insert(tensor.ReshapeOp([y], [rt])).result
-        for leaf in self.m.rest:
-            v = self.b.insert(arith.AddOp([v, leaf], [rt])).result
-        return v
+        return self.b.insert(tensor.ReshapeOp([y], [rt])).result
+
+
+def _replace(m: LoopConv) -> Value:
+    """The product in the chain's shape, plus the chain's other leaves."""
+    rt = m.root.result_values[0].type
+    assert isinstance(rt, TensorType)
+    e = ConvEmitter(m.x, m.w, m.geo, m.origin, m.root)
+    v = e.product(rt)
+    for leaf in m.rest:
+        v = e.b.insert(arith.AddOp([v, leaf], [rt])).result
+    return v
 
 
 def _contig(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -396,7 +405,7 @@ def rewrite_loop_convs(fn: FuncOp, soc: SoC, keep_order: bool = False) -> int:
         m = match_loop_conv(op)
         if m is None or not cube_pays(m.geo, soc):
             continue
-        r.replace_all_uses_with(_Emit(m).result())
+        r.replace_all_uses_with(_replace(m))
         _erase_dead(op)
         done += 1
     return done
@@ -416,5 +425,5 @@ def _erase_dead(root: Operation) -> None:
         todo.extend(producers)
 
 
-__all__ = ["OPTION", "PASS_NAME", "LoopConv", "cube_estimate_s", "cube_pays",
+__all__ = ["OPTION", "PASS_NAME", "ConvEmitter", "LoopConv", "cube_estimate_s", "cube_pays",
            "match_loop_conv", "rewrite_loop_convs", "stencil_estimate_s"]

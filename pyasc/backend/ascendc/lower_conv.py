@@ -130,7 +130,10 @@ def _tensor(hb: HostBuilder, v: Value) -> Value:
 def _nhwc_operands(lw: Lowering, m: ConvMatch, g: ConvGeometry) -> tuple[Value, Value]:
     """The conv kernel's x (NHWC) and weights (OHWC), by transpose kernels."""
     hb = lw.hb
-    x = _transpose(lw, _tensor(hb, lw.env[m.source]), (0, 2, 3, 1))
+    x = _tensor(hb, lw.env[m.source])
+    if x.type.rank == 3:  # type: ignore[attr-defined]
+        x = _reshape(hb, x, (1, *x.type.shape))  # type: ignore[attr-defined]
+    x = _transpose(lw, x, (0, 2, 3, 1))
     w = _reshape(hb, _tensor(hb, lw.env[m.op.lhs]), (g.o, g.c, g.fh, g.fw))
     return x, _transpose(lw, w, (0, 2, 3, 1))
 

@@ -1,0 +1,259 @@
+"""Convolutions written with loops that ``batch-loops`` leaves scalar: the reduction
+nest as a matmul, then batched.
+
+``loop_conv`` takes a loop convolution once ``batch-loops`` has made it a sum of window
+products; two kinds never get there: a real layer (``C * KH * KW`` taps unrolled pass
+``batch_nest.MAX_UNROLLED_OPS``: 64 channels x 3 x 3) and a strided one (``x[c, 2 * i +
+a, 2 * j + b]``: not a batched window), which stay scalar kernels.  This step runs
+after ``batch-loops`` and recognizes the loop nests it left::
+
+    for [n], o, i, j:                      # lower 0, step 1, static trip counts
+        acc = init                         # anything
+        for c, a, b:                       # carrying acc, nothing else
+            acc += x[[n,] c, sh*i + dh*a + r0, sw*j + dw*b + q0] * w[o, c, a, b]
+        ... acc ...                        # the epilogue: untouched
+
+with ``x`` and ``w`` C-contiguous, of one float16/float32 dtype, the trip counts those
+of ``w``'s shape and of the output (the geometry's ``OH``, ``OW``), and nothing in the
+nest writing ``x`` or ``w``.  Against a scalar kernel the cube always pays: the
+convolution is computed before the nest (``ConvEmitter``: the im2col copy loop and the
+matmul of ``pyasc.ops.conv2d``) into a fresh buffer, and the reduction nest becomes
+``init + conv[[n,] o, i, j]``: what remains is an elementwise nest that ``batch-loops``,
+run again, batches into a vector kernel (bias, ReLU, the store).
+"""
+
+from __future__ import annotations
+
+from pyasc.backend.ascendc.conv_plan import ConvGeometry
+from pyasc.backend.ascendc.loop_conv import ConvEmitter
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.ir.builder import Builder
+from pyasc.ir.core import Operation, OpResult, Value
+from pyasc.ir.ops import arith, loop, mem
+from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.passes.batch_nest import constant_int
+from pyasc.ir.passes.effects import base_buffer
+from pyasc.ir.passes.versioning import top_blocks
+from pyasc.ir.types import MemRefType
+
+Affine = tuple[dict[Value, int], int]
+
+
+def _affine(v: Value, depth: int = 6) -> Affine | None:
+    """``v`` as ``sum(k * iv) + c`` over loop induction variables, else None."""
+    c = constant_int(v)
+    if c is not None:
+        return {}, c
+    if not isinstance(v, OpResult):
+        return ({v: 1}, 0) if v.type.name == "index" else None  # type: ignore[attr-defined]
+    if depth == 0 or type(v.op) not in (arith.AddOp, arith.SubOp, arith.MulOp):
+        return None
+    p, q = (_affine(u, depth - 1) for u in v.op.operand_values)
+    if p is None or q is None:
+        return None
+    if type(v.op) is arith.MulOp:
+        if p[0] and q[0]:
+            return None
+        (terms, k), s = (p, q[1]) if not q[0] else (q, p[1])
+        return {iv: a * s for iv, a in terms.items()}, k * s
+    sign = -1 if type(v.op) is arith.SubOp else 1
+    terms = dict(p[0])
+    for iv, a in q[0].items():
+        terms[iv] = terms.get(iv, 0) + sign * a
+    return terms, p[1] + sign * q[1]
+
+
+def _counted(op: Operation, carried: int) -> int | None:
+    """The trip count of a ``for`` from 0 by 1 carrying ``carried`` values, else None."""
+    if not isinstance(op, loop.ForOp) or len(op.inits) != carried or \
+            constant_int(op.lower) != 0 or constant_int(op.step) != 1:
+        return None
+    return constant_int(op.upper)
+
+
+def _only_loop(op: loop.ForOp) -> Operation | None:
+    """The one loop of ``op``'s body when the rest is constants and the yield."""
+    ops = op.body.blocks[0].ops
+    loops = [o for o in ops if isinstance(o, loop.ForOp)]
+    rest = [o for o in ops if not isinstance(o, loop.ForOp | loop.YieldOp | arith.ConstantOp)]
+    return loops[0] if len(loops) == 1 and not rest else None
+
+
+def _reduction(r: Operation) -> tuple[list[Value], int, Value, Value] | None:
+    """A ``for c: for a: for b: acc += x[...] * w[...]`` nest: its ivs (c, a, b), the
+    trip counts' product, the x load and the w load."""
+    ivs, op, count = [], r, 1
+    for depth in range(3):
+        n = _counted(op, 1)
+        if n is None:
+            return None
+        ivs.append(op.induction_var)  # type: ignore[attr-defined]
+        count *= n
+        if depth < 2:
+            inner = _only_loop(op)  # type: ignore[arg-type]
+            body = op.body.blocks[0]  # type: ignore[attr-defined]
+            if inner is None or inner.operand_values[3] is not body.args[1] or \
+                    body.terminator.operand_values[0] is not inner.result_values[0]:
+                return None
+            op = inner
+    body = op.body.blocks[0]  # type: ignore[attr-defined]
+    y = body.terminator.operand_values[0]
+    if not (isinstance(y, OpResult) and type(y.op) is arith.AddOp):
+        return None
+    acc, prod = y.op.operand_values
+    if acc is not body.args[1]:
+        acc, prod = prod, acc
+    if acc is not body.args[1] or not (isinstance(prod, OpResult) and
+                                       type(prod.op) is arith.MulOp):
+        return None
+    loads = [v for v in prod.op.operand_values
+             if isinstance(v, OpResult) and isinstance(v.op, mem.LoadOp)]
+    if len(loads) != 2 or any(o.has_trait("writes") or o.region_list for o in body.ops):
+        return None
+    return ivs, count, loads[0], loads[1]
+
+
+class NestConv:
+    """A recognized nest: the reduction loop, the output loops ([n,] o, i, j) outermost
+    first, ``x``, ``w``, the geometry and where tap (0, 0)'s window starts."""
+
+    def __init__(self, red: loop.ForOp, space: list[loop.ForOp], x: Value, w: Value,
+                 geo: ConvGeometry, origin: tuple[int, int]) -> None:
+        self.red, self.space, self.x, self.w = red, space, x, w
+        self.geo, self.origin = geo, origin
+
+
+def _enclosing(op: Operation, top: set[int]) -> list[loop.ForOp] | None:
+    """The loops around ``op`` up to a top-level block (outermost first), when each
+    counts from 0 by 1 carrying nothing, else None."""
+    out = []
+    block = op.parent
+    while block is not None and id(block) not in top:
+        parent = block.parent_op
+        if parent is None or _counted(parent, 0) is None:
+            return None
+        out.append(parent)
+        block = parent.parent
+    return out[::-1] if block is not None else None
+
+
+def _buffer(v: Value, rank: int) -> MemRefType | None:
+    t = v.type
+    ok = isinstance(t, MemRefType) and t.rank == rank and t.is_contiguous and t.is_static and \
+        t.element.name in ("f16", "f32")
+    return t if ok else None  # type: ignore[return-value]
+
+
+def _writes_to(nest: Operation, bufs: set[Value]) -> bool:
+    """Whether an op in ``nest`` writes (any memref operand of a writing op) ``bufs``."""
+    return any(o.has_trait("writes") and
+               any(isinstance(v.type, MemRefType) and base_buffer(v) in bufs
+                   for v in o.operand_values) for o in nest.walk())
+
+
+def _taps(xl: mem.LoadOp, ivs: list[Value], space: dict[str, Value]
+          ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
+    """(strides, dilations, origin) of the x load's row and column, else None."""
+    c, a, b = ivs
+    idx = list(xl.operand_values[1:])
+    if len(idx) == 4 and idx[0] is not space.get("n") or idx[-3] is not c:
+        return None
+    row, col = _affine(idx[-2]), _affine(idx[-1])
+    if row is None or col is None or set(row[0]) != {space["i"], a} or \
+            set(col[0]) != {space["j"], b}:
+        return None
+    sh, dh, sw, dw = row[0][space["i"]], row[0][a], col[0][space["j"]], col[0][b]
+    if min(sh, dh, sw, dw) < 1 or row[1] < 0 or col[1] < 0:
+        return None
+    return (sh, sw), (dh, dw), (row[1], col[1])
+
+
+def match_nest(red: loop.ForOp, top: set[int]) -> NestConv | None:
+    """The convolution whose reduction nest is ``red`` (module docstring), else None."""
+    found = _reduction(red)
+    loops = _enclosing(red, top)
+    if found is None or loops is None or len(loops) not in (3, 4):
+        return None
+    ivs, _, p, q = found
+    for wl, xl in ((p, q), (q, p)):
+        w, x = wl.op.operand_values[0], xl.op.operand_values[0]  # type: ignore[attr-defined]
+        wt, xt = _buffer(w, 4), _buffer(x, len(loops))
+        widx = list(wl.op.operand_values[1:])  # type: ignore[attr-defined]
+        if wt is None or xt is None or wt.element != xt.element or \
+                red.inits[0].type != wt.element or widx[1:] != ivs:
+            continue
+        names = dict(zip(("n", "o", "i", "j")[4 - len(loops):],
+                         (f.induction_var for f in loops), strict=True))
+        if widx[0] is not names["o"]:
+            continue
+        geo = _geometry(xl.op, ivs, names, loops, wt, xt)  # type: ignore[arg-type]
+        if geo is not None and not _writes_to(loops[0], {base_buffer(x), base_buffer(w)}):
+            return NestConv(red, loops, x, w, *geo)
+    return None
+
+
+def _geometry(xl: mem.LoadOp, ivs: list[Value], names: dict[str, Value],
+              loops: list[loop.ForOp], wt: MemRefType, xt: MemRefType
+              ) -> tuple[ConvGeometry, tuple[int, int]] | None:
+    taps = _taps(xl, ivs, names)
+    if taps is None:
+        return None
+    stride, dilation, (r0, q0) = taps
+    trips = [_counted(f, 0) for f in loops]
+    o, c, kh, kw = wt.shape
+    n = trips[0] if len(loops) == 4 else 1
+    if trips[-3] != o or xt.shape[-3] != c or len(loops) == 4 and xt.shape[0] != n:
+        return None
+    g = ConvGeometry(n, c, xt.shape[-2] - r0, xt.shape[-1] - q0, o, kh, kw, stride,
+                     dilation, dtype=wt.element.name)
+    return (g, (r0, q0)) if (g.oh, g.ow) == tuple(trips[-2:]) and min(g.oh, g.ow) > 0 \
+        else None
+
+
+def _rewrite(m: NestConv) -> tuple[NestConv, Operation]:
+    """A fresh buffer before the nest for the convolution, the reduction a load of it;
+    returns the buffer's alloc, after which :func:`emit_convs` computes it."""
+    g, top = m.geo, m.space[0]
+    elem = m.x.type.element  # type: ignore[attr-defined]
+    shape = (g.o, g.oh, g.ow) if len(m.space) == 3 else (g.n, g.o, g.oh, g.ow)
+    alloc = Builder.before(top).insert(mem.AllocOp([], [MemRefType(shape, elem)]))
+    b = Builder.before(m.red)
+    ivs = [f.induction_var for f in m.space]
+    got = b.insert(mem.LoadOp([alloc.result, *ivs], [elem])).result
+    total = b.insert(arith.AddOp([m.red.inits[0], got], [elem])).result
+    m.red.result_values[0].replace_all_uses_with(total)
+    m.red.erase()
+    return m, alloc
+
+
+def emit_convs(pending: list[tuple[NestConv, Operation]]) -> None:
+    """Fill each rewritten nest's buffer with its convolution, right after its alloc
+    (after the second ``batch-loops``, which would batch the im2col copy loop)."""
+    for m, alloc in pending:
+        t = alloc.result_values[0].type
+        assert isinstance(t, MemRefType)
+        at = alloc.parent.ops[alloc.parent.index_of(alloc) + 1]  # type: ignore[union-attr]
+        e = ConvEmitter(m.x, m.w, m.geo, m.origin, at)
+        e.b.insert(mem.WriteOp([e.product(t.tensor_type()), alloc.result_values[0]], []))
+
+
+def rewrite_loop_nests(fn: FuncOp, soc: SoC, keep_order: bool = False
+                       ) -> list[tuple[NestConv, Operation]]:
+    """Rewrite every conv reduction nest in ``fn``'s top-level blocks (after
+    ``batch-loops``: the ones it left scalar, which the cube beats by orders of
+    magnitude, so no estimate is asked); ``keep_order``: none.  Returns what
+    :func:`emit_convs` completes."""
+    if soc.cube is None or keep_order:
+        return []
+    blocks = top_blocks(fn.entry)
+    top = {id(b) for b in blocks}
+    found = []
+    for block in blocks:
+        for op in block.ops:
+            if isinstance(op, loop.ForOp):
+                found += [m for r in op.walk() if isinstance(r, loop.ForOp) and
+                          len(r.inits) == 1 and (m := match_nest(r, top)) is not None]
+    return [_rewrite(m) for m in found]
+
+
+__all__ = ["NestConv", "emit_convs", "match_nest", "rewrite_loop_nests"]
