@@ -234,7 +234,39 @@ def emit_convs(pending: list[tuple[NestConv, Operation]]) -> None:
         assert isinstance(t, MemRefType)
         at = alloc.parent.ops[alloc.parent.index_of(alloc) + 1]  # type: ignore[union-attr]
         e = ConvEmitter(m.x, m.w, m.geo, m.origin, at)
-        e.b.insert(mem.WriteOp([e.product(t.tensor_type()), alloc.result_values[0]], []))
+        y = e.product(t.tensor_type())
+        if not _forward(alloc, y):
+            e.b.insert(mem.WriteOp([y, alloc.result_values[0]], []))
+
+
+def _whole(view: Operation) -> bool:
+    """``view`` is a unit-step subview of all of its source."""
+    parts = [[constant_int(v) for v in p] for p in view.parts()]  # type: ignore[attr-defined]
+    shape = list(view.operand_values[0].type.shape)  # type: ignore[attr-defined]
+    return not view.attributes.get("drop") and all(o == 0 for o in parts[0]) and \
+        parts[1] == shape and all(k == 1 for k in parts[2])
+
+
+def _forward(alloc: Operation, y: Value) -> bool:
+    """When the batched epilogue reads the buffer only as whole snapshots (nothing else
+    writes it: it is fresh), read ``y`` instead and drop the buffer, so the epilogue
+    is the matmul's (a MIX kernel, Fixpipe's ReLU) with no round trip through GM."""
+    buf = alloc.result_values[0]
+    snaps = []
+    for user, _ in buf.uses:
+        views = [user] if isinstance(user, mem.ToTensorOp) else \
+            [u for u, _ in user.result_values[0].uses] \
+            if isinstance(user, mem.SubviewOp) and _whole(user) else None
+        if not views or not all(isinstance(v, mem.ToTensorOp) for v in views):
+            return False
+        snaps += views
+    for snap in snaps:
+        snap.result_values[0].replace_all_uses_with(y)
+        snap.erase()
+    for user in [u for u, _ in buf.uses]:
+        user.erase()
+    alloc.erase()
+    return True
 
 
 def rewrite_loop_nests(fn: FuncOp, soc: SoC, keep_order: bool = False
