@@ -34,12 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyasc.backend.ascendc.conv_plan import (
-    ConvGeometry,
-    conv_l1_counts,
-    conv_l1_estimate_s,
-    plan_conv_l1,
-)
+from pyasc.backend.ascendc.conv_plan import ConvGeometry
+from pyasc.backend.ascendc.loop_conv_cost import cube_pays
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
@@ -52,9 +48,6 @@ from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, index
 PASS_NAME = "loop-conv-cube"
 OPTION = "sum_lanes"          # False: a loop's sum keeps its order (the stencil kernel)
 MIN_TERMS = 4                 # fewer taps: not a convolution worth a matmul
-LAUNCH_S = 3e-6               # assumed cost of one kernel launch [I: not measured]
-VECTOR_OPS_PER_TAP = 3        # a stencil tap: Gather, Mul, Add over the tile
-VECTOR_BYTES_PER_CYCLE = 256  # one repeat (8 blocks of 32 bytes) per cycle [I]
 
 
 @dataclass(frozen=True)
@@ -255,41 +248,6 @@ def _unwritten(snaps: list[Operation], root: Operation) -> Operation | None:
     return ops[start]
 
 
-def stencil_estimate_s(g: ConvGeometry, soc: SoC) -> float:
-    """First-order time of the stencil kernel: ``VECTOR_OPS_PER_TAP`` vector repeats per
-    tap over every output element on all vector cores, or its GM bytes (x once, the
-    output once) at HBM bandwidth, whichever is larger, plus one launch."""
-    cube = soc.cube
-    assert cube is not None
-    size = 2 if g.dtype == "f16" else 4
-    outs = g.n * g.o * g.oh * g.ow
-    work = outs * g.c * g.fh * g.fw * VECTOR_OPS_PER_TAP * size
-    compute = work / (VECTOR_BYTES_PER_CYCLE * cube.clock_hz * soc.vector_blocks)
-    memory = (g.n * g.c * g.h * g.w + outs) * size / cube.hbm_bytes_per_s
-    return max(compute, memory) + LAUNCH_S
-
-
-def cube_estimate_s(g: ConvGeometry, soc: SoC) -> float | None:
-    """First-order time of the conv kernel with its im2col in L1 (``conv_l1_estimate_s``)
-    plus its x, w and y transposes at HBM bandwidth and four launches; None when no L1
-    plan fits (the GM route then: not estimated here, the stencil stays)."""
-    cube = soc.cube
-    assert cube is not None
-    plan = plan_conv_l1(g, cube)
-    if isinstance(plan, str):
-        return None
-    size = 2 if g.dtype == "f16" else 4
-    moved = 2 * (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + g.n * g.o * g.oh * g.ow)
-    return conv_l1_estimate_s(plan, conv_l1_counts(plan, size), cube) + \
-        moved * size / cube.hbm_bytes_per_s + 4 * LAUNCH_S
-
-
-def cube_pays(g: ConvGeometry, soc: SoC) -> bool:
-    """Whether the cube route's estimate beats the stencil kernel's."""
-    cube = cube_estimate_s(g, soc)
-    return cube is not None and cube < stencil_estimate_s(g, soc)
-
-
 class ConvEmitter:
     """Emits, before ``at``, the im2col copies of ``x`` for ``geo`` (windows from
     ``origin``) and the matmul of ``w`` with them (``pyasc.ops.conv2d``'s IR)."""
@@ -425,5 +383,5 @@ def _erase_dead(root: Operation) -> None:
         todo.extend(producers)
 
 
-__all__ = ["OPTION", "PASS_NAME", "ConvEmitter", "LoopConv", "cube_estimate_s", "cube_pays",
-           "match_loop_conv", "rewrite_loop_convs", "stencil_estimate_s"]
+__all__ = ["OPTION", "PASS_NAME", "ConvEmitter", "LoopConv", "match_loop_conv",
+           "rewrite_loop_convs"]

@@ -29,12 +29,13 @@ from pyasc.backend.ascendc.loop_conv import ConvEmitter
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
-from pyasc.ir.ops import arith, loop, mem
+from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops.func import FuncOp
+from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
 from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.versioning import top_blocks
-from pyasc.ir.types import MemRefType
+from pyasc.ir.types import MemRefType, ScalarType
 
 Affine = tuple[dict[Value, int], int]
 
@@ -117,7 +118,7 @@ class NestConv:
     """A recognized nest: the reduction loop, the output loops ([n,] o, i, j) outermost
     first, ``x``, ``w``, the geometry and where tap (0, 0)'s window starts."""
 
-    def __init__(self, red: loop.ForOp, space: list[loop.ForOp], x: Value, w: Value,
+    def __init__(self, red: Operation, space: list[loop.ForOp], x: Value, w: Value,
                  geo: ConvGeometry, origin: tuple[int, int]) -> None:
         self.red, self.space, self.x, self.w = red, space, x, w
         self.geo, self.origin = geo, origin
@@ -186,16 +187,19 @@ def match_nest(red: loop.ForOp, top: set[int]) -> NestConv | None:
                          (f.induction_var for f in loops), strict=True))
         if widx[0] is not names["o"]:
             continue
-        geo = _geometry(xl.op, ivs, names, loops, wt, xt)  # type: ignore[arg-type]
+        geo = _geometry(_taps(xl.op, ivs, names), loops, wt, xt)  # type: ignore[arg-type]
         if geo is not None and not _writes_to(loops[0], {base_buffer(x), base_buffer(w)}):
             return NestConv(red, loops, x, w, *geo)
     return None
 
 
-def _geometry(xl: mem.LoadOp, ivs: list[Value], names: dict[str, Value],
-              loops: list[loop.ForOp], wt: MemRefType, xt: MemRefType
-              ) -> tuple[ConvGeometry, tuple[int, int]] | None:
-    taps = _taps(xl, ivs, names)
+Taps = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
+
+
+def _geometry(taps: Taps | None, loops: list[loop.ForOp], wt: MemRefType,
+              xt: MemRefType) -> tuple[ConvGeometry, tuple[int, int]] | None:
+    """The geometry of (strides, dilations, origin) over the output loops, when the
+    trip counts are ``w``'s channels and the output's size."""
     if taps is None:
         return None
     stride, dilation, (r0, q0) = taps
@@ -210,6 +214,97 @@ def _geometry(xl: mem.LoadOp, ivs: list[Value], names: dict[str, Value],
         else None
 
 
+def _window_sum(red: Operation) -> list[mem.SubviewOp] | None:
+    """A fused ``np.sum(x[..., window] * w[o])``: the two views it snapshots."""
+    if not isinstance(red, FusionGroupOp) or len(red.result_values) != 1 or \
+            not isinstance(red.result_values[0].type, ScalarType) or len(red.inputs) != 2:
+        return None
+    block = red.body.blocks[0]
+    ops = [o for o in block.ops if not isinstance(o, FusionYieldOp)]
+    if len(ops) != 2 or type(ops[0]) is not arith.MulOp or \
+            type(ops[1]) is not tensor.SumOp or \
+            ops[1].operand_values[0] is not ops[0].result_values[0] or \
+            set(ops[0].operand_values) != set(block.args) or \
+            block.terminator.operand_values[0] is not ops[1].result_values[0]:  # type: ignore[union-attr]
+        return None
+    views = []
+    for v in red.inputs:
+        src = v.op.operand_values[0] if isinstance(v, OpResult) and \
+            isinstance(v.op, mem.ToTensorOp) else None
+        if not (isinstance(src, OpResult) and isinstance(src.op, mem.SubviewOp)):
+            return None
+        views.append(src.op)
+    return views
+
+
+def _ints(vs: list[Value]) -> list[int | None]:
+    return [constant_int(v) for v in vs]
+
+
+def _slice_taps(xv: mem.SubviewOp, names: dict[str, Value], window: tuple[int, ...]
+                ) -> Taps | None:
+    """(strides, dilations, origin) of ``x[[n,] :, r0 + sh*i : ... : dh, q0 + sw*j :
+    ... : dw]``, a (C, KH, KW) window, else None."""
+    offs, sizes, steps = xv.parts()
+    lead = len(offs) - 3
+    drop = tuple(xv.attributes.get("drop") or ())
+    if drop != ((0,) if lead else ()) or lead and (offs[0] is not names.get("n") or
+                                                   _ints(sizes[:1] + steps[:1]) != [1, 1]):
+        return None
+    if _ints(sizes[lead:]) != list(window) or constant_int(offs[lead]) != 0 or \
+            constant_int(steps[lead]) != 1:
+        return None
+    row, col = _affine(offs[-2]), _affine(offs[-1])
+    dh, dw = constant_int(steps[-2]), constant_int(steps[-1])
+    if row is None or col is None or set(row[0]) != {names["i"]} or \
+            set(col[0]) != {names["j"]} or dh is None or dw is None:
+        return None
+    sh, sw = row[0][names["i"]], col[0][names["j"]]
+    if min(sh, sw, dh, dw) < 1 or row[1] < 0 or col[1] < 0:
+        return None
+    return (sh, sw), (dh, dw), (row[1], col[1])
+
+
+def _w_plane(wv: mem.SubviewOp, o: Value, wt: MemRefType) -> bool:
+    """``wv`` is ``w[o]``: offsets (o, 0, 0, 0), all of the rest, unit steps."""
+    offs, sizes, steps = wv.parts()
+    return tuple(wv.attributes.get("drop") or ()) == (0,) and offs[0] is o and \
+        _ints(offs[1:]) == [0, 0, 0] and _ints(sizes) == [1, *wt.shape[1:]] and \
+        _ints(steps) == [1, 1, 1, 1]
+
+
+def match_window_sum(red: Operation, top: set[int]) -> NestConv | None:
+    """The convolution ``np.sum(x[:, i:i+KH, j:j+KW] * w[o])`` in an output nest."""
+    views, loops = _window_sum(red), _enclosing(red, top)
+    if views is None or loops is None or len(loops) not in (3, 4):
+        return None
+    names = dict(zip(("n", "o", "i", "j")[4 - len(loops):],
+                     (f.induction_var for f in loops), strict=True))
+    for wv, xv in (views, views[::-1]):
+        w, x = wv.source, xv.source
+        wt, xt = _buffer(w, 4), _buffer(x, len(loops))
+        if wt is None or xt is None or wt.element != xt.element or \
+                red.result_values[0].type != wt.element or not _w_plane(wv, names["o"], wt):
+            continue
+        geo = _geometry(_slice_taps(xv, names, wt.shape[1:]), loops, wt, xt)
+        if geo is not None and not _writes_to(loops[0], {base_buffer(x), base_buffer(w)}):
+            return NestConv(red, loops, x, w, *geo)
+    return None
+
+
+def _zero(v: Value) -> bool:
+    """``v`` is a constant 0.0 (the cube's sums start from +0.0: adding it changes no
+    bit, so the epilogue needs no kernel)."""
+    return isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp) and \
+        v.op.attributes["value"] == 0
+
+
+def _match(op: Operation, top: set[int]) -> NestConv | None:
+    if isinstance(op, loop.ForOp) and len(op.inits) == 1:
+        return match_nest(op, top)
+    return match_window_sum(op, top) if isinstance(op, FusionGroupOp) else None
+
+
 def _rewrite(m: NestConv) -> tuple[NestConv, Operation]:
     """A fresh buffer before the nest for the convolution, the reduction a load of it;
     returns the buffer's alloc, after which :func:`emit_convs` computes it."""
@@ -220,9 +315,17 @@ def _rewrite(m: NestConv) -> tuple[NestConv, Operation]:
     b = Builder.before(m.red)
     ivs = [f.induction_var for f in m.space]
     got = b.insert(mem.LoadOp([alloc.result, *ivs], [elem])).result
-    total = b.insert(arith.AddOp([m.red.inits[0], got], [elem])).result
-    m.red.result_values[0].replace_all_uses_with(total)
+    init = m.red.inits[0] if isinstance(m.red, loop.ForOp) else None
+    if init is not None and not _zero(init):  # acc = init; acc += ...: init + the sum
+        got = b.insert(arith.AddOp([m.red.inits[0], got], [elem])).result
+    m.red.result_values[0].replace_all_uses_with(got)
+    inputs = list(m.red.operand_values)
     m.red.erase()
+    for v in inputs:  # the window snapshots of a window sum, now unread
+        while isinstance(v, OpResult) and not v.uses and v.op.parent is not None and \
+                isinstance(v.op, mem.ToTensorOp | mem.SubviewOp):
+            op, v = v.op, v.op.operand_values[0]
+            op.erase()
     return m, alloc
 
 
@@ -283,9 +386,8 @@ def rewrite_loop_nests(fn: FuncOp, soc: SoC, keep_order: bool = False
     for block in blocks:
         for op in block.ops:
             if isinstance(op, loop.ForOp):
-                found += [m for r in op.walk() if isinstance(r, loop.ForOp) and
-                          len(r.inits) == 1 and (m := match_nest(r, top)) is not None]
+                found += [m for r in op.walk() if (m := _match(r, top)) is not None]
     return [_rewrite(m) for m in found]
 
 
-__all__ = ["NestConv", "emit_convs", "match_nest", "rewrite_loop_nests"]
+__all__ = ["NestConv", "emit_convs", "match_nest", "match_window_sum", "rewrite_loop_nests"]
