@@ -143,6 +143,12 @@ class _Sink:
         self._anchor = user
         if isinstance(v.type, ScalarType):
             return v
+        src = _unbroadcast(v, self.block)
+        if src is not v:  # a broadcast's image is its source's (a column, not an array)
+            try:
+                return self._image(src, user)
+            except NoImage:
+                pass
         shape = v.type.shape  # type: ignore[attr-defined]
         ext = (1,) * (len(self.out) - len(shape)) + tuple(shape)
         if len(ext) != len(self.out) or DYN in ext:
@@ -175,6 +181,17 @@ class _Sink:
     def _host(self, op: Operation) -> Value:
         self.block.insert(self.block.index_of(self._anchor), op)
         return op.result
+
+
+def _unbroadcast(v: Value, block: Block) -> Value:
+    """The source of a static ``tensor.broadcast`` in ``block`` that ``v`` is, else
+    ``v``: a batched loop's ``bias[o]`` is ``(1, O, 1, 1)`` broadcast to the whole
+    ``(N, O, OH, OW)``; in C's axes it is a column, which no host broadcast materializes."""
+    op = getattr(v, "op", None)
+    if isinstance(op, tensor.BroadcastOp) and op.parent is block and \
+            len(op.operand_values) == 1:
+        return op.operand_values[0]
+    return v
 
 
 def _elem(v: Value) -> ScalarType:

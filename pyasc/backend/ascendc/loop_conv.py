@@ -145,13 +145,18 @@ def _window(v: Value, space: tuple[int, ...]) -> _Window | None:
     snap, view = found
     x, parts = view.source, _static_parts(view)
     xt = x.type
-    batch = len(space) == 4
-    drop = (1,) if batch else (0,)
-    if parts is None or not isinstance(xt, MemRefType) or xt.rank != len(space) or \
-            not xt.is_contiguous or tuple(view.attributes.get("drop") or ()) != drop:
+    if parts is None or not isinstance(xt, MemRefType) or not xt.is_contiguous or \
+            xt.rank not in (3, 4):
         return None
     offs, sizes, steps = parts
-    if batch and (offs[0] != 0 or sizes[0] != space[0] or steps[0] != 1):
+    drop = tuple(view.attributes.get("drop") or ())
+    if len(space) == 4:  # every image: x[:, c, ...]
+        ok = xt.rank == 4 and drop == (1,) and (offs[0], sizes[0], steps[0]) == (0, space[0], 1)
+    elif xt.rank == 4:   # the one image of an (1, C, H, W) x: x[0, c, ...]
+        ok = drop == (0, 1) and xt.shape[0] == 1
+    else:
+        ok = drop == (0,)
+    if not ok:
         return None
     c, r, q = offs[-3:]
     if sizes[-3:] != [1, *space[-2:]]:
