@@ -22,6 +22,15 @@ once, y written once); then CustomConv with a bias and ReLU: one conv MIX kernel
 conv kernel, its tiles handed through a GM workspace to the vector cores, which add the
 bias, apply the ReLU and write NCHW) and the two operand transposes.
 
+A fourth table (``--loop-conv``: that table alone) is a convolution written with loops
+(``loop_conv_relu``: ``acc += x[n, c, i + a, j + b] * w[o, c, a, b]``, bias and ReLU):
+ResNet's 64x64x3x3 layer without padding on (1, 64, 58, 58), as it ran before
+``loop-conv-cube`` (``PYASC_DISABLE_PASSES=loop-conv-cube``: a scalar kernel, since
+``batch-loops`` does not unroll 576 taps) and after (the conv MIX kernel of
+``pyasc.ops.conv2d``); GM bytes from the sim's counters, the stencil kernel's and the
+cube route's estimates of ``loop_conv_cost`` (the route decision's numbers), the
+result against ``pyasc.ops.conv2d``'s on the sim.
+
 A third table is linear + bias + activation, fused into one MIX kernel and not
 (``pyasc/backend/ascendc/mix_cost.py`` states the byte formula and the estimate); the
 "dynamic" rows are compiled with ``dynamic_shape=True`` (one MIX kernel for every shape,
@@ -308,6 +317,67 @@ def _conv_rows(case: str, dtype: type, soc_name: str, bias: bool = False) -> lis
     return rows
 
 
+def loop_conv_relu(x, w, b):
+    n_, c_, h, wd = x.shape
+    o_, _, kh, kw = w.shape
+    out = np.empty((n_, o_, h - kh + 1, wd - kw + 1), dtype=x.dtype)
+    for n in range(n_):
+        for o in range(o_):
+            for i in range(h - kh + 1):
+                for j in range(wd - kw + 1):
+                    acc = b[o]
+                    for c in range(c_):
+                        for a in range(kh):
+                            for d in range(kw):
+                                acc += x[n, c, i + a, j + d] * w[o, c, a, d]
+                    out[n, o, i, j] = max(acc, 0)
+    return out
+
+
+LOOP_CONV_HEADER = ["case", "route", "kernels", "GM read MiB", "GM written MiB",
+                    "cube MACs", "estimate us", "sim"]
+LOOP_CONV_SHAPES = ((1, 64, 58, 58), (64, 64, 3, 3))
+
+
+def _loop_conv_rows(dtype: type, soc_name: str) -> list[list[str]]:
+    """Before (the pass disabled) and after, of the ResNet-like loop convolution."""
+    from pyasc.backend.ascendc.conv_plan import ConvGeometry
+    from pyasc.backend.ascendc.loop_conv_cost import cube_estimate_s, stencil_estimate_s
+    soc = get_soc(soc_name)
+    (n, c, h, wd), (o, _, kh, kw) = LOOP_CONV_SHAPES
+    rng = np.random.default_rng(0)
+    x, w = (rng.standard_normal(s).astype(dtype) for s in LOOP_CONV_SHAPES)
+    b = rng.standard_normal(o).astype(dtype)
+    want = hybrid(conv_bias_relu, target="ascend-sim",
+                  device_type=[soc.name])(x, w, b).astype(np.float64)
+    g = ConvGeometry(n, c, h, wd, o, kh, kw, dtype="f16" if dtype == np.float16 else "f32")
+    rows = []
+    for route, disabled in (("before", "loop-conv-cube"), ("after", "")):
+        os.environ["PYASC_DISABLE_PASSES"] = disabled
+        try:
+            fn = hybrid(loop_conv_relu, target="ascend-sim", device_type=[soc.name])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = fn(x, w, b)
+            kernel = fn.kernel(x, w, b)
+        finally:
+            os.environ.pop("PYASC_DISABLE_PASSES", None)
+        cn = kernel.last_counters
+        read = cn["gm_to_ub_bytes"] + cn["gm_to_l1_bytes"] + cn["gm_scalar_read_bytes"]
+        written = cn["ub_to_gm_bytes"] + cn["l0c_to_gm_bytes"] + cn["gm_scalar_write_bytes"]
+        kinds = ", ".join(type(k).__name__ for k in kernel.ascend.kernels)
+        est = cube_estimate_s(g, soc) if route == "after" else None
+        tol = 2e-2 if dtype == np.float16 else 1e-3
+        ok = np.allclose(got.astype(np.float64), want, rtol=tol, atol=tol)
+        rows.append([f"{np.dtype(dtype).name} loops 1x64x58x58 * 64x64x3x3 + bias + relu",
+                     route, kinds, f"{read / 2**20:.4g}", f"{written / 2**20:.4g}",
+                     str(cn["cube_macs"]),
+                     f"{est * 1e6:.4g}" if est else
+                     f"(stencil kernel, were it one: {stencil_estimate_s(g, soc) * 1e6:.4g})",
+                     "= ops.conv2d" if ok else "MISMATCH"])
+    return rows
+
+
 def _print(header: list[str], rows: list[list[str]], markdown: bool) -> None:
     if markdown:
         print("| " + " | ".join(header) + " |")
@@ -328,7 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--conv", choices=list(CONV_CASES), action="append",
                    help="only the conv2d table, of these cases")
+    p.add_argument("--loop-conv", action="store_true",
+                   help="only the table of the convolution written with loops")
     args = p.parse_args(argv)
+    if args.loop_conv:
+        loop_rows = [r for dt in (np.float16, np.float32)
+                     for r in _loop_conv_rows(dt, args.soc)]
+        _print(LOOP_CONV_HEADER, loop_rows, args.markdown)
+        return 1 if any(r[-1] == "MISMATCH" for r in loop_rows) else 0
     rows, conv_rows, mix_rows = [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("error")   # a scalar fallback would be a failure here
