@@ -152,12 +152,28 @@ def _writes_to(nest: Operation, bufs: set[Value]) -> bool:
                    for v in o.operand_values) for o in nest.walk())
 
 
+def _image(v: Value, names: dict[str, Value]) -> bool:
+    """``v`` indexes x's images as the batch loop does: its variable, or 0 when there is
+    no batch loop (x of one image, ``_x_type``)."""
+    return v is names["n"] if "n" in names else constant_int(v) == 0
+
+
+def _x_type(x: Value, loops: int) -> MemRefType | None:
+    """x as the nest reads it: (C, H, W), or (N, C, H, W) with a batch loop, or (1, C, H,
+    W) without one (the frontend drops a loop of one trip)."""
+    t = _buffer(x, loops)
+    if t is None and loops == 3:
+        t = _buffer(x, 4)
+        return t if t is not None and t.shape[0] == 1 else None
+    return t
+
+
 def _taps(xl: mem.LoadOp, ivs: list[Value], space: dict[str, Value]
           ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
     """(strides, dilations, origin) of the x load's row and column, else None."""
     c, a, b = ivs
     idx = list(xl.operand_values[1:])
-    if len(idx) == 4 and idx[0] is not space.get("n") or idx[-3] is not c:
+    if len(idx) == 4 and not _image(idx[0], space) or idx[-3] is not c:
         return None
     row, col = _affine(idx[-2]), _affine(idx[-1])
     if row is None or col is None or set(row[0]) != {space["i"], a} or \
@@ -178,7 +194,7 @@ def match_nest(red: loop.ForOp, top: set[int]) -> NestConv | None:
     ivs, _, p, q = found
     for wl, xl in ((p, q), (q, p)):
         w, x = wl.op.operand_values[0], xl.op.operand_values[0]  # type: ignore[attr-defined]
-        wt, xt = _buffer(w, 4), _buffer(x, len(loops))
+        wt, xt = _buffer(w, 4), _x_type(x, len(loops))
         widx = list(wl.op.operand_values[1:])  # type: ignore[attr-defined]
         if wt is None or xt is None or wt.element != xt.element or \
                 red.inits[0].type != wt.element or widx[1:] != ivs:
@@ -248,7 +264,7 @@ def _slice_taps(xv: mem.SubviewOp, names: dict[str, Value], window: tuple[int, .
     offs, sizes, steps = xv.parts()
     lead = len(offs) - 3
     drop = tuple(xv.attributes.get("drop") or ())
-    if drop != ((0,) if lead else ()) or lead and (offs[0] is not names.get("n") or
+    if drop != ((0,) if lead else ()) or lead and (not _image(offs[0], names) or
                                                    _ints(sizes[:1] + steps[:1]) != [1, 1]):
         return None
     if _ints(sizes[lead:]) != list(window) or constant_int(offs[lead]) != 0 or \
@@ -282,7 +298,7 @@ def match_window_sum(red: Operation, top: set[int]) -> NestConv | None:
                      (f.induction_var for f in loops), strict=True))
     for wv, xv in (views, views[::-1]):
         w, x = wv.source, xv.source
-        wt, xt = _buffer(w, 4), _buffer(x, len(loops))
+        wt, xt = _buffer(w, 4), _x_type(x, len(loops))
         if wt is None or xt is None or wt.element != xt.element or \
                 red.result_values[0].type != wt.element or not _w_plane(wv, names["o"], wt):
             continue

@@ -149,8 +149,9 @@ def test_one_image_loop_conv_is_the_conv_kernel(fn, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
-def test_batch_bias_relu_is_one_conv_mix_kernel(dtype):
-    x, w, b = _inputs(*NCHW, dtype)
+@pytest.mark.parametrize("images", [2, 1])  # one image: the frontend drops the n loop
+def test_batch_bias_relu_is_one_conv_mix_kernel(images, dtype):
+    x, w, b = _inputs(((images, *NCHW[0][1:])), NCHW[1], dtype)
     _check(batch_bias_relu, (x, w, b), _reference(x, w, b, relu=True), MIX)
 
 
