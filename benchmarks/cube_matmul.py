@@ -375,7 +375,7 @@ def _loop_conv_rows(dtype: type, soc_name: str) -> list[list[str]]:
                      str(cn["cube_macs"]),
                      f"{est * 1e6:.4g}" if est else
                      f"(stencil kernel, were it one: {stencil_estimate_s(g, soc) * 1e6:.4g})",
-                     f"max error / max |y|: {err:.2g}"])
+                     f"max err / max abs(y): {err:.2g}"])
     return rows
 
 
