@@ -35,7 +35,8 @@ from pyasc.backend.ascendc.host_xpose import lower_transpose_copy
 from pyasc.backend.ascendc.loop_conv import OPTION as KEEP_SUM_ORDER
 from pyasc.backend.ascendc.loop_conv import PASS_NAME as LOOP_CONVS
 from pyasc.backend.ascendc.loop_conv import rewrite_loop_convs
-from pyasc.backend.ascendc.loop_conv_nest import emit_convs, rewrite_loop_nests
+from pyasc.backend.ascendc.loop_conv_fill import emit_convs
+from pyasc.backend.ascendc.loop_conv_nest import rewrite_loop_nests
 from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv, lower_conv_mix
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps

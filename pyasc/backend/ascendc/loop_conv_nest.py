@@ -25,7 +25,6 @@ run again, batches into a vector kernel (bias, ReLU, the store).
 from __future__ import annotations
 
 from pyasc.backend.ascendc.conv_plan import ConvGeometry
-from pyasc.backend.ascendc.loop_conv import ConvEmitter
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
@@ -323,7 +322,7 @@ def _match(op: Operation, top: set[int]) -> NestConv | None:
 
 def _rewrite(m: NestConv) -> tuple[NestConv, Operation]:
     """A fresh buffer before the nest for the convolution, the reduction a load of it;
-    returns the buffer's alloc, after which :func:`emit_convs` computes it."""
+    returns the buffer's alloc, after which ``loop_conv_fill.emit_convs`` computes it."""
     g, top = m.geo, m.space[0]
     elem = m.x.type.element  # type: ignore[attr-defined]
     shape = (g.o, g.oh, g.ow) if len(m.space) == 3 else (g.n, g.o, g.oh, g.ow)
@@ -345,55 +344,12 @@ def _rewrite(m: NestConv) -> tuple[NestConv, Operation]:
     return m, alloc
 
 
-def emit_convs(pending: list[tuple[NestConv, Operation]]) -> None:
-    """Fill each rewritten nest's buffer with its convolution, right after its alloc
-    (after the second ``batch-loops``, which would batch the im2col copy loop)."""
-    for m, alloc in pending:
-        t = alloc.result_values[0].type
-        assert isinstance(t, MemRefType)
-        at = alloc.parent.ops[alloc.parent.index_of(alloc) + 1]  # type: ignore[union-attr]
-        e = ConvEmitter(m.x, m.w, m.geo, m.origin, at)
-        y = e.product(t.tensor_type())
-        if not _forward(alloc, y):
-            e.b.insert(mem.WriteOp([y, alloc.result_values[0]], []))
-
-
-def _whole(view: Operation) -> bool:
-    """``view`` is a unit-step subview of all of its source."""
-    parts = [[constant_int(v) for v in p] for p in view.parts()]  # type: ignore[attr-defined]
-    shape = list(view.operand_values[0].type.shape)  # type: ignore[attr-defined]
-    return not view.attributes.get("drop") and all(o == 0 for o in parts[0]) and \
-        parts[1] == shape and all(k == 1 for k in parts[2])
-
-
-def _forward(alloc: Operation, y: Value) -> bool:
-    """When the batched epilogue reads the buffer only as whole snapshots (nothing else
-    writes it: it is fresh), read ``y`` instead and drop the buffer, so the epilogue
-    is the matmul's (a MIX kernel, Fixpipe's ReLU) with no round trip through GM."""
-    buf = alloc.result_values[0]
-    snaps = []
-    for user, _ in buf.uses:
-        views = [user] if isinstance(user, mem.ToTensorOp) else \
-            [u for u, _ in user.result_values[0].uses] \
-            if isinstance(user, mem.SubviewOp) and _whole(user) else None
-        if not views or not all(isinstance(v, mem.ToTensorOp) for v in views):
-            return False
-        snaps += views
-    for snap in snaps:
-        snap.result_values[0].replace_all_uses_with(y)
-        snap.erase()
-    for user in [u for u, _ in buf.uses]:
-        user.erase()
-    alloc.erase()
-    return True
-
-
 def rewrite_loop_nests(fn: FuncOp, soc: SoC, keep_order: bool = False
                        ) -> list[tuple[NestConv, Operation]]:
     """Rewrite every conv reduction nest in ``fn``'s top-level blocks (after
     ``batch-loops``: the ones it left scalar, which the cube beats by orders of
     magnitude, so no estimate is asked); ``keep_order``: none.  Returns what
-    :func:`emit_convs` completes."""
+    ``loop_conv_fill.emit_convs`` completes."""
     if soc.cube is None or keep_order:
         return []
     blocks = top_blocks(fn.entry)
@@ -406,4 +362,4 @@ def rewrite_loop_nests(fn: FuncOp, soc: SoC, keep_order: bool = False
     return [_rewrite(m) for m in found]
 
 
-__all__ = ["NestConv", "emit_convs", "match_nest", "match_window_sum", "rewrite_loop_nests"]
+__all__ = ["NestConv", "match_nest", "match_window_sum", "rewrite_loop_nests"]
