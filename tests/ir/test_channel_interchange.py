@@ -13,6 +13,7 @@ from pyasc import hybrid
 from pyasc.ir import parse_module
 from pyasc.ir.interpreter import Interpreter
 from pyasc.ir.ops import loop, mem
+from pyasc.ir.passes.batch_loops import batch_function
 from pyasc.ir.passes.channel_interchange import interchange_function
 from pyasc.ir.verifier import verify_module
 
@@ -146,3 +147,20 @@ def test_left_alone(fn, args):
     # x), a reduction reading the output: the nest stays as it is
     _, after, done = _rewritten(fn, *args, boundscheck=False)
     assert done == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("channels", [0, 1, 3, 5])
+def test_batch_loops_batches_the_nest_inside_the_channel_loop(dtype, channels):
+    # after the interchange the nest over outputs inside ``for c`` is a perfect nest of
+    # static windows: batch-loops makes it whole-output array work, once per channel
+    x = RNG.standard_normal((channels, 7, 10)).astype(dtype)
+    w = RNG.standard_normal((3, channels, 3, 3)).astype(dtype)
+    before, after, done = _rewritten(conv_loops, x, w, boundscheck=False)
+    fn = next(after.functions)
+    assert done == 1 and batch_function(fn) == 2  # the channel loop's nest, the final copy
+    verify_module(after)
+    (chan,) = [op for op in fn.entry.ops if isinstance(op, loop.ForOp)]
+    assert chan.attributes.get("channels")
+    assert not any(isinstance(op, loop.ForOp) for op in chan.walk() if op is not chan)
+    _same(before, after, "conv_loops", x, w)

@@ -49,11 +49,13 @@ to is a ``mem.alloc`` of the function (a parameter may alias an input) that noth
 ``R`` or the pre ops loads from, so computing every ``R`` before every post op reads
 the same values.
 
-The pass is registered but in no pipeline yet: it is the first of the four steps of a
-stencil kernel over a run-time channel count (``docs/ascendc-backend.md``), whose
-later steps (batching the nest inside a top-level loop, a stencil group with a window
-plane that is a loop index, the kernel-level channel loop) are not written; alone, the
-AscendC backend would run the channel loop as a scalar kernel, as before.
+The channel loop is marked ``channels``: ``batch-loops`` batches the nest inside it as
+it batches a top-level nest (per channel, whole-output array work).  The pass is
+registered but in no pipeline yet: it is the first of the four steps of a stencil
+kernel over a run-time channel count (``docs/ascendc-backend.md``), whose later steps
+(a stencil group whose window plane is the loop's index, a partition item for the
+loop, the kernel-level channel loop) are not written; alone, the AscendC backend would
+run the channel loop as a scalar kernel, as before.
 """
 
 from __future__ import annotations
@@ -183,6 +185,7 @@ def rewrite(m: Interchange) -> None:
     init, at = _hoisted(red.inits[0], top, block, at)
     block.insert(at, mem.FillOp([init, tmp], [], loc=loc))
     chan = loop.ForOp.empty(red.lower, red.upper, red.step, iv_name="c", loc=red.loc)
+    chan.attributes["channels"] = True  # batch-loops batches the nest inside it
     block.insert(at + 1, chan)
     acc_nest = top.clone({})
     assert isinstance(acc_nest, loop.ForOp)
