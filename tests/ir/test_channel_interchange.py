@@ -164,3 +164,28 @@ def test_batch_loops_batches_the_nest_inside_the_channel_loop(dtype, channels):
     assert chan.attributes.get("channels")
     assert not any(isinstance(op, loop.ForOp) for op in chan.walk() if op is not chan)
     _same(before, after, "conv_loops", x, w)
+
+
+def conv_batch_loops(x, w):
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2] - 2, x.shape[3] - 2), dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for o in range(w.shape[0]):
+            for i in range(x.shape[2] - 2):
+                for j in range(x.shape[3] - 2):
+                    acc = np.float32(0)
+                    for ch in range(x.shape[1]):
+                        for di in range(3):
+                            for dj in range(3):
+                                acc += x[b, ch, i + di, j + dj] * w[o, ch, di, dj]
+                    out[b, o, i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_a_batch_loop_around_the_conv_interchanges_and_batches(channels):
+    # (N, O, rows, cols) outputs: the channel loop moves around the four loops
+    x = RNG.standard_normal((2, channels, 7, 9)).astype(np.float32)
+    w = RNG.standard_normal((4, channels, 3, 3)).astype(np.float32)
+    before, after, done = _rewritten(conv_batch_loops, x, w, boundscheck=False)
+    assert done == 1 and batch_function(next(after.functions)) == 2
+    _same(before, after, "conv_batch_loops", x, w)
