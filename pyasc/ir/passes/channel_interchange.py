@@ -60,6 +60,7 @@ run the channel loop as a scalar kernel, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyasc.ir.core import BlockArgument, Operation, OpResult, Value
@@ -266,16 +267,20 @@ def _finish(nest_top: loop.ForOp, tmp: Value) -> None:
     red.erase()
 
 
-def interchange_function(fn: FuncOp) -> int:
+def interchange_function(fn: FuncOp, accept: Callable[[int], bool] | None = None) -> int:
     """Rewrite the matching top-level nests of ``fn`` (and of the branches of its
-    top-level versioned ``loop.if``); returns how many."""
-    done = 0
+    top-level versioned ``loop.if``); returns how many.  ``accept(k)``: whether to
+    rewrite the ``k``-th matching nest (in that order; the AscendC backend rewrites
+    only those a trial on a copy showed become one channel kernel)."""
+    done = seen = 0
     for op in [op for block in top_blocks(fn.entry) for op in block.ops]:
         if isinstance(op, loop.ForOp):
             found = match(op)
             if found is not None:
-                rewrite(found)
-                done += 1
+                seen += 1
+                if accept is None or accept(seen - 1):
+                    rewrite(found)
+                    done += 1
     return done
 
 
