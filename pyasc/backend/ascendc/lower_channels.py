@@ -29,7 +29,7 @@ from pyasc.ir.core import Operation
 from pyasc.ir.ops import loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.passes.channel_interchange import interchange_function
+from pyasc.ir.passes.channel_interchange import candidates, interchange_function
 from pyasc.ir.passes.channel_stencil import (
     ChannelStencil,
     match_channel_group,
@@ -76,11 +76,12 @@ def interchange_channels(module: ModuleOp, entry: str, soc: SoC,
     one channel kernel: a trial on a copy runs ``channel-interchange``, ``prepare``
     (batch-loops and what the backend does before grouping), grouping with ``probe``
     and the merge, and keeps the nests whose loop plans; returns how many."""
+    if not candidates(module.get(entry)):
+        return 0  # (no copy of the module)
     trial = module.clone()
     assert isinstance(trial, ModuleOp)
     fn = trial.get(entry)
-    if not interchange_function(fn):
-        return 0
+    interchange_function(fn)
     prepare(trial, fn)
     form_groups(fn, probe)
     merge_channel_groups(fn, soc)

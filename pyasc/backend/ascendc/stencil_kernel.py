@@ -228,10 +228,11 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
         return None
     k.phys = assign(low.prog)
     # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, one
-    # per per-plane input of run-time count, one for those of static count
+    # per per-plane input of run-time count, one for those of static count (a channel
+    # loop's: the accumulators and the weights)
     dyn = sum(p.count == DYN for p in k.planes_in)
     used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + dyn + \
-        (len(k.planes_in) > dyn)
+        (len(k.planes_in) > dyn) + 2 * (k.channels is not None)
     sized = _size_dynamic(k, soc) if k.dynamic else _size(k, soc)
     return k if used <= MAX_PIPE_BUFFERS and sized else None
 

@@ -50,12 +50,11 @@ to is a ``mem.alloc`` of the function (a parameter may alias an input) that noth
 the same values.
 
 The channel loop is marked ``channels``: ``batch-loops`` batches the nest inside it as
-it batches a top-level nest (per channel, whole-output array work).  The pass is
-registered but in no pipeline yet: it is the first of the four steps of a stencil
-kernel over a run-time channel count (``docs/ascendc-backend.md``), whose later steps
-(a stencil group whose window plane is the loop's index, a partition item for the
-loop, the kernel-level channel loop) are not written; alone, the AscendC backend would
-run the channel loop as a scalar kernel, as before.
+it batches a top-level nest (per channel, whole-output array work).  The AscendC
+backend runs the pass before ``batch-loops`` (``backend/ascendc/lower_channels.py``),
+for the nests whose channel loop then becomes one stencil kernel walking the channels
+(a trial on a copy of the module decides: ``interchange_function``'s ``accept``); the
+CPU backend does not run it (its nests are native loops already).
 """
 
 from __future__ import annotations
@@ -265,6 +264,12 @@ def _finish(nest_top: loop.ForOp, tmp: Value) -> None:
                         mem.LoadOp([tmp, *ivs], [red.outputs[0].type], loc=red.loc))
     red.outputs[0].replace_all_uses_with(load.result)
     red.erase()
+
+
+def candidates(fn: FuncOp) -> int:
+    """How many top-level nests of ``fn`` the pass would rewrite (nothing changes)."""
+    return sum(isinstance(op, loop.ForOp) and match(op) is not None
+               for block in top_blocks(fn.entry) for op in block.ops)
 
 
 def interchange_function(fn: FuncOp, accept: Callable[[int], bool] | None = None) -> int:

@@ -160,15 +160,18 @@ def test_other_forms_are_refused(fn, extra):
 
 # ---------------------------------------------------------------- the kernel on ascend-sim
 
-SHAPES = [(1, (7, 9), 4), (3, (9, 11), 1), (5, (13, 21), 17), (0, (6, 7), 2)]
+SHAPES = [(1, (7, 9), 4), (3, (9, 11), 1), (5, (13, 21), 17), (0, (6, 7), 2),
+          (3, (12, 301), 40),  # column tiles; 40 planes: three groups of accumulators
+          (2, (5, 2001), 3)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("fn", [conv_loops, conv_batch_loops], ids=["conv", "batch"])
 def test_channel_kernel_equals_interpret_for_every_channel_count(fn, dtype):
-    # ONE compiled function (one specialization) for C = 1, 3, 5, 0, odd rows and
-    # columns, O = 4, 1, 17 (17: two groups of planes); multiply then add in program
-    # order from a float32 sum: exactly interpret's results, float16 inputs too
+    # ONE compiled function (one specialization) for C = 0, 1, 2, 3, 5, odd rows and
+    # columns, O = 1, 2, 3, 4, 17, 40 (rows wider than a tile, planes in several groups);
+    # multiply then add in program order from a float32 sum: exactly interpret's
+    # results, float16 inputs too
     dyn = hybrid(fn, dynamic_shape=True)
     interp = hybrid(fn, dynamic_shape=True, target="interpret")
     rng = np.random.default_rng(7)
