@@ -13,7 +13,8 @@ accumulator buffer.  :func:`plan_channel_kernel` plans it as a run-time stencil 
 * the per-plane weights ``w[:, c, *taps]`` are read from the channel's weights of the
   unit's planes, loaded once per channel into UB (``weight_bytes``) with one
   ``DataCopyPad`` of a row of taps per plane; every weight comes from one array;
-* the channel's halo rows are the bases' (planes of the loop's index).
+* the channel's halo rows are the bases' (planes of the loop's index); the windows are
+  gathered once per channel (each a tile of ``winBuf_``), not once per plane.
 
 The kernel (``emit_channels``) starts every accumulator at the fill value, walks the
 channels (the next channel's halo rows copied while this one computes), and writes the
@@ -51,9 +52,11 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
         _accumulate_in_place(k, cs)
         wname = k.prog.unique(value_name(w) or "weights")
         _weights_from_ub(k, cs, wname)
+        _multiply_by_weights(k)
         k.channels = ChannelPlan(k.inputs[cs.acc_input].vv.buf, k.outputs[0].buf,  # type: ignore[arg-type]
                                  acc_type, wname, w.type.element, w.type.rank,
                                  ACC_TILES, WEIGHT_BYTES)
+        _windows_once_per_channel(k, k.channels)
 
     return plan_stencil_kernel(cs.group, soc, name, match=cs.stencil, adapt=adapt)
 
@@ -89,6 +92,38 @@ def _weights_from_ub(k: StencilKernel, cs: ChannelStencil, wname: str) -> None:
             if ins.api == "Duplicate" and ins.dst == Ref(buf):  # type: ignore[arg-type]
                 ins.srcs = (f"{wname}Vals.GetValue(plane * W_ROW + {at})",)
     k.planes_in = []
+
+
+def _multiply_by_weights(k: StencilKernel) -> None:
+    """A weight's ``Duplicate`` that only ``Mul`` reads becomes ``Muls`` by the weight
+    itself (the same products: one call and one tile buffer fewer per tap)."""
+    instrs = k.prog.instrs
+    for dup in [i for i in instrs if i.api == "Duplicate" and i.dst is not None and
+                isinstance(i.srcs[0], str) and "Vals.GetValue(plane" in i.srcs[0]]:
+        assert dup.dst is not None
+        buf = dup.dst.buf
+        users = [i for i in instrs if buf in i.reads()]
+        if not users or any(u.api != "Mul" or u.per_row or u.srcs.count(Ref(buf)) != 1
+                            for u in users):
+            continue
+        for u in users:
+            other = u.srcs[1] if u.srcs[0] == Ref(buf) else u.srcs[0]
+            u.api, u.srcs = "Muls", (other, dup.srcs[0])
+        instrs.remove(dup)
+        k.prog.buffers.remove(buf)
+
+
+def _windows_once_per_channel(k: StencilKernel, plan: ChannelPlan) -> None:
+    """The windows' gathers leave the per-plane program: the kernel runs them once per
+    channel, into a tile each that every plane reads."""
+    plan.windows = [i for i in k.prog.instrs if i.api == "Gather"]
+    for ins in plan.windows:
+        assert ins.dst is not None
+        k.prog.instrs.remove(ins)
+        k.prog.buffers.remove(ins.dst.buf)
+        if any(ins.dst.buf is (i.dst.buf if i.dst is not None else None) for i in k.prog.instrs):
+            raise NotVectorizable("a window written in the kernel", k.group.loc)
+    plan.window_bytes = k.base_types[0].itemsize
 
 
 def _stride(wname: str, axis: int, rank: int) -> str:

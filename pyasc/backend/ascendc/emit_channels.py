@@ -17,7 +17,7 @@ from __future__ import annotations
 from pyasc.backend.ascendc.emit_stencil import StencilEmitter, _bytes, _gap, dynamic_names
 from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.stencil_kernel import ChannelPlan
-from pyasc.backend.ascendc.tiles import ctype
+from pyasc.backend.ascendc.tiles import ctype, storage_type
 
 
 class ChannelEmitter(StencilEmitter):
@@ -45,6 +45,8 @@ class ChannelEmitter(StencilEmitter):
         w.line(f"{p.weights}Gm_.SetGlobalBuffer((__gm__ {wt}*){p.weights}, {dims});", self.loc)
         w.line(f"pipe_.InitBuffer(accBuf_, {p.acc_tiles} * TILE * sizeof({acc}));")
         w.line(f"pipe_.InitBuffer({p.weights}Buf_, {p.weight_bytes});")
+        if p.windows:
+            w.line(f"pipe_.InitBuffer(winBuf_, {len(p.windows)} * TILE * {p.window_bytes});")
 
     def _load_plane(self) -> None:
         """``LoadWeights(p0, np, c)``: channel ``c``'s taps of planes ``p0 ..`` into UB,
@@ -103,13 +105,35 @@ class ChannelEmitter(StencilEmitter):
                 w.line(f"LocalTensor<{t}> {n}Halo = {n}Que_.DeQue<{t}>();")
             with w.block("if (c + 1 < CHANNELS)"):  # double buffered: overlaps the compute
                 w.line("CopyIn(image, c + 1, row, rows, col, cols);")
+            if self.plan.windows:  # once per channel, for every plane
+                w.line(f"Windows(rows, {', '.join(n + 'Halo' for n, _ in halos)});")
             w.line("LoadWeights(p0, np, c);")
             with w.block("for (int64_t p = 0; p < np; ++p)"):
                 w.line(f"Compute(p, rows, {', '.join(n + 'Halo' for n, _ in halos)});")
             for n, _ in halos:
                 w.line(f"{n}Que_.FreeTensor({n}Halo);")
 
+    def _window_views(self) -> None:
+        for at, ins in enumerate(self.plan.windows):
+            assert ins.dst is not None
+            t = storage_type(ins.dst.buf.dtype)
+            self.w.line(f"LocalTensor<{t}> {ins.dst.buf.name} = winBuf_.Get<{t}>()[{at} * TILE];")
+
+    def _gathers(self) -> None:
+        """``Windows(rows, halos)``: the channel's shifted windows, one tile each."""
+        k, w = self.k, self.w
+        if not self.plan.windows:
+            return
+        halos = ", ".join(f"LocalTensor<{ctype(t)}> &{n}Halo"
+                          for n, t in zip(k.base_names, k.base_types, strict=True))
+        with w.block(f"__aicore__ inline void Windows(int32_t rows, {halos})"):
+            w.line("const int32_t n = rows * PITCH;")
+            w.line("LocalTensor<uint32_t> idx = idxBuf_.Get<uint32_t>();")
+            self._window_views()
+            emit_instructions(w, self.plan.windows)
+
     def _copy_out(self) -> None:
+        self._gathers()
         w, p = self.w, self.plan
         acc, size = ctype(p.acc_type), p.acc_type.itemsize
         out = self.k.written[0].buf
@@ -132,6 +156,7 @@ class ChannelEmitter(StencilEmitter):
                    f"{p.weights}Buf_.Get<{ctype(p.weights_type)}>();")
             w.line("LocalTensor<uint32_t> idx = idxBuf_.Get<uint32_t>();")
             self._views()
+            self._window_views()
             for b in (p.acc_in, p.acc_out):  # the plane's accumulator, updated in place
                 w.line(f"LocalTensor<{acc}> {b.name} = accBuf_.Get<{acc}>()[plane * ACC_STRIDE];")
             for decl, _name, loc in k.prog.scalars:
@@ -145,6 +170,8 @@ class ChannelEmitter(StencilEmitter):
         w.line(f"TBuf<TPosition::VECCALC> {p.weights}Buf_;  // a channel's weights")
         w.line(f"GlobalTensor<{ctype(p.weights_type)}> {p.weights}Gm_;")
         w.line(f"{ctype(p.acc_type)} accInit_;")
+        if p.windows:
+            w.line("TBuf<TPosition::VECCALC> winBuf_;  // a channel's windows, a tile each")
 
 
 __all__ = ["ChannelEmitter"]

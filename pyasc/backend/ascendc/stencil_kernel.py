@@ -96,10 +96,15 @@ class ChannelPlan:
     weights_rank: int
     acc_tiles: int                   # accumulators of a tile each (the planes of a unit)
     weight_bytes: int                # UB bytes of a channel's weights of those planes
+    # the windows' Gathers, once per channel for every plane (``winBuf_``, a tile each)
+    windows: list[Instr] = field(default_factory=list)
+    window_bytes: int = 0            # bytes of a window's element
 
     def reserved(self, tile: int) -> int:
-        """UB bytes beside the stencil's own: the accumulators and the weights."""
-        return self.acc_tiles * tile * self.acc_type.itemsize + self.weight_bytes
+        """UB bytes beside the stencil's own: the accumulators, the weights, the
+        channel's windows."""
+        return self.acc_tiles * tile * self.acc_type.itemsize + self.weight_bytes + \
+            len(self.windows) * tile * self.window_bytes
 
 
 @dataclass
@@ -229,10 +234,10 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
     k.phys = assign(low.prog)
     # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, one
     # per per-plane input of run-time count, one for those of static count (a channel
-    # loop's: the accumulators and the weights)
+    # loop's: the accumulators, the weights and the windows)
     dyn = sum(p.count == DYN for p in k.planes_in)
     used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + dyn + \
-        (len(k.planes_in) > dyn) + 2 * (k.channels is not None)
+        (len(k.planes_in) > dyn) + 3 * (k.channels is not None)
     sized = _size_dynamic(k, soc) if k.dynamic else _size(k, soc)
     return k if used <= MAX_PIPE_BUFFERS and sized else None
 
