@@ -133,7 +133,6 @@ class ChannelEmitter(StencilEmitter):
             emit_instructions(w, self.plan.windows)
 
     def _copy_out(self) -> None:
-        self._gathers()
         w, p = self.w, self.plan
         acc, size = ctype(p.acc_type), p.acc_type.itemsize
         out = self.k.written[0].buf
@@ -146,6 +145,7 @@ class ChannelEmitter(StencilEmitter):
                    f"{size}), 0));", self.loc)
 
     def _compute(self) -> None:
+        self._gathers()  # the channel's part of the compute stage, then the plane's
         k, w, p = self.k, self.w, self.plan
         acc = ctype(p.acc_type)
         halos = "".join(f", LocalTensor<{ctype(t)}> &{n}Halo"

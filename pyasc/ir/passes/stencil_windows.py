@@ -34,6 +34,9 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   (``x[:, c, a:..., b:...]``, ``StencilBase.images``; with run-time shapes from image
   0 on, the host checks the count); with a run-time space the count of planes is the
   broadcast's (``StencilMatch.planes``);
+* inside a ``channels`` loop (``channel_stencil``, ``match_stencil(group, channel)``) a
+  fixed plane may be the loop's index (``x[c, ...]``, ``x[:, c, ...]``:
+  ``StencilBase.channel``), the plane the kernel's channel loop walks;
 * other array inputs are arrays of the space's shape (a window of themselves at offset
   0, e.g. the result of an earlier kernel) or one value per plane broadcast over it
   (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights; ``(?, 1,
