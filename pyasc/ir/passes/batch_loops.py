@@ -80,8 +80,9 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
     # a nest hoist-checks versioned is top-level in its branch (the fast copy batches);
     # so is the nest inside a loop channel-interchange made (its body, once per channel)
     for op in [op for block in top_blocks(fn.entry) for op in _with_channel_nests(block)]:
-        if not isinstance(op, loop.ForOp) or trip_count(op) == 0:
-            continue
+        if not isinstance(op, loop.ForOp) or trip_count(op) == 0 or \
+                op.attributes.get("channels"):
+            continue  # (a channel loop's nest is batched, the loop itself stays)
         try:
             b = analyze(op)
         except NeedSizes as need:

@@ -202,3 +202,48 @@ def test_channel_kernel_moves_about_the_minimum_of_gm_bytes(fn):
     assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
     minimum = x.nbytes + w.nbytes + got.nbytes
     assert c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] <= 1.2 * minimum
+
+
+def conv_bias_relu(x, w, b):
+    # a run-time initial value (the kernel starts its sums at it), a post op after
+    out = np.empty((w.shape[0], x.shape[1] - 2, x.shape[2] - 2), dtype=np.float32)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1] - 2):
+            for j in range(x.shape[2] - 2):
+                acc = b
+                for ch in range(x.shape[0]):
+                    for di in range(3):
+                        for dj in range(3):
+                            acc = acc + x[ch, i + di, j + dj] * w[o, ch, di, dj]
+                out[o, i, j] = max(acc, np.float32(0)) * np.float32(0.5)
+    return out
+
+
+def conv_half_sum(x, w):
+    # a float16 running sum: float16 accumulators
+    out = np.zeros((w.shape[0], x.shape[1] - 2, x.shape[2] - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1] - 2):
+            for j in range(x.shape[2] - 2):
+                acc = np.float16(0)
+                for ch in range(x.shape[0]):
+                    for di in range(3):
+                        for dj in range(3):
+                            acc += x[ch, i + di, j + dj] * w[o, ch, di, dj]
+                out[o, i, j] = acc
+    return out
+
+
+def test_a_run_time_initial_value_and_a_float16_sum():
+    rng = np.random.default_rng(9)
+    cases = [(conv_bias_relu, (rng.standard_normal((3, 9, 12)).astype(np.float32),
+                               rng.standard_normal((5, 3, 3, 3)).astype(np.float32),
+                               np.float32(0.25))),
+             (conv_half_sum, (rng.standard_normal((3, 9, 12)).astype(np.float16),
+                              rng.standard_normal((5, 3, 3, 3)).astype(np.float16)))]
+    for fn, args in cases:
+        got, k = run_sim(hybrid(fn, dynamic_shape=True), *args)
+        kinds = {x.name: getattr(x, "schedule", "") for x in k.ascend.kernels}
+        assert kinds[k.last_kernels[0][0]] == "channels"
+        want = hybrid(fn, dynamic_shape=True, target="interpret")(*args)
+        np.testing.assert_array_equal(got, want)
