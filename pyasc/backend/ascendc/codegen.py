@@ -196,7 +196,8 @@ class _Lowering:
         channels = find_channel_loops(self.fn, self.soc) if self.stencils else {}
         self.found = _Found(copies, pools, taps, divisions, fused, convs,
                             {id(m.copy) for m, _ in convs.values()},
-                            {op for m, _ in convs.values() for op in m.host_ops}, channels)
+                            {op for m, _ in convs.values() for op in m.host_ops} |
+                            {cs.fill for cs in channels.values()}, channels)
         self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                                     lambda op: op in copies or op in pools or op in taps or
                                     op in channels))
@@ -231,7 +232,8 @@ class _Lowering:
             if isinstance(item, BranchItem):
                 self._branch(item)
             elif isinstance(item, HostItem) and item.op in self.found.needless:
-                continue  # a fill or padded copy the conv kernel does not read (lower_conv)
+                continue  # a fill or padded copy the conv kernel does not read (lower_conv),
+                # or the fill of a channel kernel's accumulators (it writes them all)
             elif isinstance(item, HostItem):
                 if not lower_transpose_copy(self, item.op):  # a copy of a transposed view
                     self.hb.insert(item.op.clone(self.env))
