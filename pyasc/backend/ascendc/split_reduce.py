@@ -3,16 +3,17 @@
 The vector schedules reduce over the last axis (``rows``), over every axis but the last
 (``cols``, ``vec_cols``) or over every axis (``reduce``).  Per-channel statistics of an
 ``(N, C, HW)`` array, ``x.sum(axis=(0, 2))``, are none of these and ran as a scalar
-kernel.  A reduction whose axes include the last one is the same as reducing the last
-axis first (a row reduction) and then the other axes of the result, which is repeated
-until the rest is a form the planner takes: ``(0, 2)`` of rank 3 becomes a row
-reduction to ``(N, C)`` and a column reduction to ``(C,)``; ``(0, 2, 3)`` of NCHW three
-steps.  max/min give the same values (NaN included); a sum adds in another order than
-numpy (numpy's own order is pairwise and depends on the layout): the float tolerance
-of any reduction; a float16 sum adds its partial sums in float32 (each kernel then
-accumulates in float32, as a single float16 reduction does) and rounds once at the end.
-``keepdims`` results get their unit axes back with a static reshape
-(a run-time shape keeps the one reduction).
+kernel.  A reduction whose axes include the last one is the same as reducing the run
+of reduced axes that ends the shape first (a row reduction of the ``(.., H * W)`` form,
+which ``vec_collapse`` plans) and then the other axes of the result: ``(0, 2)`` of rank
+3 becomes a row reduction to ``(N, C)`` and a column reduction to ``(C,)``; ``(0, 2,
+3)`` of NCHW the same two steps (``(2, 3)``, then ``0``).  max/min give the same
+values (NaN included); a sum adds in another order than numpy (numpy's own order is
+pairwise and depends on the layout): the float tolerance of any reduction; a float16
+sum adds its partial sums in float32 (each kernel then accumulates in float32, as a
+single float16 reduction does) and rounds once at the end.
+``keepdims`` results get their unit axes back with a reshape (run-time extents: the
+``tensor.dim`` of the unreduced result).
 """
 
 from __future__ import annotations

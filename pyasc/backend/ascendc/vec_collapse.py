@@ -1,4 +1,4 @@
-"""A group whose operands broadcast trailing axes over leading ones, as a 2-D group.
+"""A group whose operands broadcast over leading or trailing axes, as a 2-D group.
 
 ``x / w`` with ``x`` of shape ``(N, C, h, w)`` and ``w`` of shape ``(h, w)`` fits no
 vector class of ``analysis``: ``w`` is neither the whole space (``full``), nor one
@@ -8,14 +8,20 @@ one plane repeated over them: seen as the 2-D space ``(P, Q) = (N * C, h * w)``,
 is a ``row`` value, which the ``rows`` schedule loads once per block (streamed per tile
 when a plane does not fit one, the ``longrows`` schedule).  :func:`collapse` builds that
 2-D group (a detached clone of the body with 2-D types, for the planner only) when every
-array of the group is ``full``, all-ones, or such a *plane* operand over the same
-trailing axes ``S[j:]`` (``1 <= j <= rank - 2``), and the body is elementwise work (no
-reduction, fill or broadcast inside; those keep their own axes).  The host then
+array of the group is ``full``, all-ones, such a *plane* operand over the same
+trailing axes ``S[j:]`` (``1 <= j <= rank - 2``), or a *channel* operand, ones from
+``j`` on (``(1, C, 1, 1)`` over NCHW, ``j = 2``: one value per plane, a ``col`` value
+``(P, 1)``), and the body is elementwise work and reductions of full values over
+exactly ``S[j:]`` (row reductions of the 2-D form; no fill or broadcast inside: those
+keep their own axes).  Batch-norm's per-channel statistics and normalization on NCHW
+are such groups.  The host then
 broadcasts each operand to its class's shape and reshapes it (``(P, Q)``, ``(1, Q)``;
 no copy when the operand already has that shape: a C-contiguous reshape is a view),
 launches the 2-D kernel and reshapes its results back (:func:`collapse_operands`,
 :func:`expand_results`).  Exact for every run-time shape: broadcasting commutes with
-elementwise work, and the plane operand is broadcast over ``S[j:]`` first.
+elementwise work, the plane operand is broadcast over ``S[j:]`` first, and a group with
+a reduction collapses under run-time shapes only when each reduction's source depends
+on every array input (its numpy shape is then the whole space: no copies are summed).
 """
 
 from __future__ import annotations
