@@ -128,3 +128,28 @@ def test_dynamic_broadcasts_stay_exact():
     _check(DYNAMIC["sum_then_add"], x, m)
     _check(DYNAMIC["scale_shift"], x, m, _x((3, 1, 1), np.float32))
     _check(DYNAMIC["batchnorm"], _x((2, 3, 5, 7), np.float32), m[:1], m[:1])
+
+
+def last_axis_centred(x, m):
+    return (x - m).sum(axis=3)
+
+
+def plane_and_channel(x, w, b):
+    return x * w + b
+
+
+def scaled_sums(x, m):
+    return (x * m).sum(axis=(2, 3)) * 2.0 + 1.0
+
+
+@pytest.mark.parametrize("fn", [last_axis_centred, plane_and_channel, scaled_sums],
+                         ids=lambda f: f.__name__)
+def test_other_splits_are_one_rows_kernel(fn):
+    """A reduction over the last axis alone beside a channel (2-D form split at 3), a
+    plane and a channel split at the same axis, a result without keepdims scaled by
+    scalars (it stays squeezed): each one rows kernel."""
+    x, m = _x((3, 4, 5, 6), np.float32), _x((4, 1, 1), np.float32)
+    args = (x, _x((5, 6), np.float32), m) if fn is plane_and_channel else (x, m)
+    k = _check(hybrid(fn), *args)
+    assert _kinds(k) == [("VectorKernel", "rows")]
+    assert k.last_counters["gm_scalar_read_bytes"] == 0
