@@ -42,6 +42,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         reporter.write_line("no test passed: failing the run", red=True)
 
 
+@pytest.fixture(scope="session")
+def run_tmp_path(tmp_path_factory: pytest.TempPathFactory):
+    """A folder shared by every pytest-xdist worker of this run (the controller's
+    basetemp, whose ``popen-gwN`` subfolders are the workers' own; the basetemp without
+    xdist).  Module fixtures that prebuild ascend-sim libraries keep them here, so
+    each library is built once per run (``DiskCache.building``), not once per worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def worker_order():
+    """``order(items)``: ``items`` reversed on every second xdist worker, so workers
+    prebuilding the same libraries into a shared cache start from opposite ends and
+    each builds about half (the other half it finds built or waits for)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    odd = int(worker.lstrip("gw") or 0) % 2 == 1
+    return lambda items: list(items)[::-1] if odd else list(items)
+
+
 # ------------------------------------------------------------- the stand-in AscendCL
 
 @pytest.fixture(scope="session")

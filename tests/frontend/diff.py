@@ -36,7 +36,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +179,17 @@ def passes_disabled(names: Sequence[str]) -> Iterator[None]:
             os.environ["PYASC_DISABLE_PASSES"] = before
 
 
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> Any:
+    """The module of IR text, parsed once per process and shared: only for readers (the
+    interpreter, the math-budget check), never for a compile, whose passes rewrite it.
+    Each check parsed the same unoptimized IR three times, half the CPU time of the
+    differential tests (cProfile of tests/frontend/test_diff_statistics.py)."""
+    return parse_module(text)
+
+
 def _run_without_passes(fn: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-    module = parse_module(fn.ir(*args, optimized=False, **kwargs))
+    module = parse_module(fn.ir(*args, optimized=False, **kwargs))  # a fresh one: compiled
     backend = _cpu_backend()
 
     def compile_fn(program: Program) -> Any:
@@ -194,7 +203,7 @@ def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
     if runner == "cpu-nopasses":
         return _run_without_passes(fn, args, kwargs)
     if runner == "ir":
-        module = parse_module(fn.ir(*args, optimized=False, **kwargs))
+        module = _parsed(fn.ir(*args, optimized=False, **kwargs))
         return fn.run_with(_interpreter(module), *args, **kwargs)
     if runner == "ir-opt":
         return fn.run_with(_interpreter(None), *args, **kwargs)
@@ -255,8 +264,7 @@ def _require_math_budget(fn: Any, args: tuple, kwargs: dict[str, Any],
     would pass on one machine and fail on another; it must state ``rtol=MATH``."""
     if isinstance(rtol, float | int) or (rtol is not None and rtol.math):
         return
-    module = parse_module(fn.ir(*copy.deepcopy(args), optimized=False,
-                                **copy.deepcopy(kwargs)))
+    module = _parsed(fn.ir(*copy.deepcopy(args), optimized=False, **copy.deepcopy(kwargs)))
     calls = sorted({op.name for op in module.walk() if _host_math(op)})
     assert not calls, (f"{fn.__name__} calls {', '.join(calls)} on floats: numpy's result "
                        "differs by host, compare with rtol=MATH (docs/math-accuracy.md)")
