@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pyasc.ir import parse_module
 from pyasc.jit import decorator
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import diff.py and helpers.py
+from diff import parsed  # noqa: E402 - the differential runners reuse what this parses
 
 ROUND_TRIPS: list[int] = [0]
 _ROUND_TRIPPED: set[str] = set()
@@ -34,7 +34,7 @@ def round_trip_every_module(monkeypatch: pytest.MonkeyPatch) -> None:
         for text in (spec.unoptimized, str(spec.program.module)):
             if text in _ROUND_TRIPPED:
                 continue
-            again = str(parse_module(text))
+            again = str(parsed(text))
             assert again == text, f"IR of {self.__name__} does not round-trip"
             _ROUND_TRIPPED.add(text)
         # every op the frontend builds carries a source location (the module has none)

@@ -180,9 +180,10 @@ def passes_disabled(names: Sequence[str]) -> Iterator[None]:
 
 
 @lru_cache(maxsize=32)
-def _parsed(text: str) -> Any:
+def parsed(text: str) -> Any:
     """The module of IR text, parsed once per process and shared: only for readers (the
-    interpreter, the math-budget check), never for a compile, whose passes rewrite it.
+    interpreter, the math-budget check, conftest's round trip), never for a compile,
+    whose passes rewrite it.
     Each check parsed the same unoptimized IR three times, half the CPU time of the
     differential tests (cProfile of tests/frontend/test_diff_statistics.py)."""
     return parse_module(text)
@@ -203,7 +204,7 @@ def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
     if runner == "cpu-nopasses":
         return _run_without_passes(fn, args, kwargs)
     if runner == "ir":
-        module = _parsed(fn.ir(*args, optimized=False, **kwargs))
+        module = parsed(fn.ir(*args, optimized=False, **kwargs))
         return fn.run_with(_interpreter(module), *args, **kwargs)
     if runner == "ir-opt":
         return fn.run_with(_interpreter(None), *args, **kwargs)
@@ -264,7 +265,7 @@ def _require_math_budget(fn: Any, args: tuple, kwargs: dict[str, Any],
     would pass on one machine and fail on another; it must state ``rtol=MATH``."""
     if isinstance(rtol, float | int) or (rtol is not None and rtol.math):
         return
-    module = _parsed(fn.ir(*copy.deepcopy(args), optimized=False, **copy.deepcopy(kwargs)))
+    module = parsed(fn.ir(*copy.deepcopy(args), optimized=False, **copy.deepcopy(kwargs)))
     calls = sorted({op.name for op in module.walk() if _host_math(op)})
     assert not calls, (f"{fn.__name__} calls {', '.join(calls)} on floats: numpy's result "
                        "differs by host, compare with rtol=MATH (docs/math-accuracy.md)")
