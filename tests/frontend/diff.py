@@ -18,7 +18,8 @@ values) and the arguments afterwards (in-place writes must match).  Runners:
 
 The default runners are ``ir``, ``ir-opt``, ``cpu`` and ``cpu-nopasses``.  The environment variable ``PYASC_DIFF_RUNNERS`` (comma separated)
 overrides them, e.g. ``PYASC_DIFF_RUNNERS=ir pytest tests/frontend`` for a quick run.
-The ``cpu`` runner compiles with a disk cache private to the test process.
+The ``cpu`` runner compiles with the run's disk cache (``PYASC_CACHE_DIR``, which the
+test suite makes private to each worker), else with one private to the process.
 
 Comparisons are exact (NaN equal to NaN, ``-0.0`` not equal to ``0.0``) unless the test
 states an error budget with
@@ -149,10 +150,15 @@ def _private_cache_root() -> Path:
 
 
 def _cpu_backend() -> Any:
+    """The CPU backend on the run's cache when the run set one (``PYASC_CACHE_DIR``: the
+    test suite's per-worker cache, a campaign's folder), else on a private one, never the
+    user's: a kernel the test itself compiled (``fn(x)``, ``fn.kernel``) is then loaded by
+    key, not compiled again by LLVM."""
     from pyasc.backend.llvm.backend import LLVMBackend
     from pyasc.runtime.disk_cache import DiskCache
 
-    return LLVMBackend(cache=DiskCache(_private_cache_root()))
+    shared = os.environ.get("PYASC_CACHE_DIR")
+    return LLVMBackend(cache=DiskCache(Path(shared) if shared else _private_cache_root()))
 
 
 BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
