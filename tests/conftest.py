@@ -10,6 +10,10 @@ every pass (``PYASC_VERIFY_IR=each``; by default only a pipeline's result is).
 tests/backend/ascendc/test_pool_kernel.py: 117 s -> 59 s of user time) and the kernels
 run the same code; tests that exercise other levels set them explicitly
 (``ascend_simkit.py``, ``test_ascendc_backend.py``).
+Module fixtures that prebuild many ascend-sim libraries put them in ``run_tmp_path``,
+one folder for every xdist worker of the run, in ``worker_order`` (reversed on every
+second worker): each library is built by one worker (``DiskCache.building``), where
+every worker built all of them before.
 """
 
 from __future__ import annotations
