@@ -132,10 +132,19 @@ def rewrite(lp: loop.ForOp, adds: list[Operation]) -> None:
         state = row.run([], state)
         row.release()
     for k, out in enumerate(lp.result_values):
-        out.replace_all_uses_with(compensated_result(gen, state[2 * k], state[2 * k + 1]))
+        out.replace_all_uses_with(_result(gen, state[2 * k], state[2 * k + 1]))
     _locate(block.ops[first:block.index_of(lp)], lp)  # type: ignore[union-attr]
     gen.flush_constants_for(lp)
     lp.erase()
+
+
+def _result(gen: LoopGen, s: Value, c: Value) -> Value:
+    """The compensated state's value; ``s`` itself when the compensation ``c`` is zero
+    (``s + c`` is then ``s`` but for ``-0.0 + +0.0 = +0.0``: a loop from ``s = -0.0``
+    over negative zeros only, or over no terms, is ``-0.0`` in Python, while Neumaier's
+    ``(s - t) + b`` leaves ``c = +0.0``)."""
+    exact = gen.cmp("eq", c, gen.const(0.0, c.type))  # type: ignore[arg-type]
+    return gen.select(exact, s, compensated_result(gen, s, c))
 
 
 def _locate(ops: list[Operation], lp: loop.ForOp) -> None:
