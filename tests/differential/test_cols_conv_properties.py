@@ -20,8 +20,14 @@ from pyasc.testing import compare
 
 
 def check_case(case: ccf.Case) -> None:
-    """ascend-sim equals the Python function (float16 within its tolerance)."""
+    """ascend-sim equals the Python function; float16 against the float32 computation
+    rounded to float16 (numpy sums float16 columns in float16: its ``var(axis=0)`` of
+    4097 rows is off by 8%, the device accumulates in float32)."""
     want = case.fn(*case.args)
+    if any(a.dtype == np.float16 for a in case.args):
+        wide = case.fn(*(a.astype(np.float32) if a.dtype == np.float16 else a
+                         for a in case.args))
+        want = np.asarray(wide).astype(np.asarray(want).dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # performance notes
         try:
