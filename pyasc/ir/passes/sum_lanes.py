@@ -18,9 +18,10 @@ absorbed into a compensated (Kahan-Babuska-Neumaier) running sum started at ``s`
 initial value; a loop at the top of the function whose body only computes (no stores, no
 checks), whose length is bounded by array sizes and not statically below ``SPLIT`` is cut
 in the same chunks as a long ``np.sum`` and summed over threads, the chunks absorbed in
-order.  So for an initial
-value ``+0.0`` the loop's result has the bits of ``np.sum`` of the same terms, for any
-thread count; its error bound is ``lower_group_reduce``'s, far below the sequential sum's
+order.  So for an initial value ``+0.0`` the loop's result has the bits of ``np.sum`` of
+the same terms, for any thread count (the lanes start at ``-0.0``, the exact identity of
+addition, so a loop from ``s = -0.0`` over negative zeros only keeps ``-0.0`` as Python's
+does); its error bound is ``lower_group_reduce``'s, far below the sequential sum's
 (docs/math-accuracy.md, "Sums written as loops").  The iterations still run in their
 order (the body is cloned into the lane loops, not reordered), so stores, loads and
 checks in the body see what they saw before; only the additions into ``s`` regroup.
