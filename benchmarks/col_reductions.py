@@ -2,15 +2,18 @@
 
     python benchmarks/col_reductions.py [--shapes 4097x33,300x300,33x4097]
                                         [--dtypes float32,float16]
+                                        [--nchw 8x64x28x28,2x3x5x4097]
 
 Batch-norm statistics (``x.mean(axis=0)``, ``x.var(axis=0)``), ``x.sum(axis=0)``,
 ``np.max(x, axis=0)``, softmax over axis 0, per-channel sums of ``(N, C, 7)``
 (``axis=(0, 2)``) and an int16 whole-array max run on ``target="ascend-sim"``
-(``dynamic_shape=True``: one build each).  Prints a markdown table per call (every
-kernel launched): GM->UB and UB->GM bytes against the minimum (each input read once,
-each result written once), the scalar unit's GM element accesses (``GetValue``/
-``SetValue``: what a scalar kernel does per element), the vector calls, and the max
-error against numpy (float16: against the float32 computation).
+(``dynamic_shape=True``: one build each); batch-norm forward written the numpy way on
+NCHW (``--nchw``, ``gamma``/``beta`` of shape ``(C, 1, 1)``) static and dynamic.
+Prints a markdown table per call (every kernel launched): GM->UB and UB->GM bytes
+against the minimum (each input read once, each result written once), the scalar
+unit's GM element accesses (``GetValue``/``SetValue``: what a scalar kernel does per
+element), the vector calls, and the max error against numpy (float16: against the
+float32 computation).
 Run it once more with ``PYTHONPATH`` on an older checkout for the "before" rows.
 """
 
@@ -49,6 +52,12 @@ def channel_sum(x):
     return x.sum(axis=(0, 2))
 
 
+def batchnorm_nchw(x, gamma, beta):
+    mu = x.mean(axis=(0, 2, 3), keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=(0, 2, 3), keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+
 def whole_max(x):
     return x.max()
 
@@ -64,19 +73,27 @@ def _args(fn, shape: tuple[int, int], dtype: np.dtype, rng: np.random.Generator)
 _SIMS: dict = {}   # one build per function and dtype (run-time shapes)
 
 
-def _row(fn, shape: tuple[int, int], dtype: np.dtype, rng: np.random.Generator) -> str:
-    x = _args(fn, shape, dtype, rng)
-    sim = _SIMS.setdefault(fn, hybrid(fn, target="ascend-sim", dynamic_shape=True))
+def _row(fn, shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator,
+         dynamic: bool = True) -> str:
+    if fn is batchnorm_nchw:
+        cs = (shape[1], 1, 1)
+        args = tuple((rng.standard_normal(s) * 2).astype(dtype) for s in (shape, cs, cs))
+    else:
+        args = (_args(fn, shape, dtype, rng),)
+    x = args[0]
+    sim = _SIMS.setdefault((fn, dynamic), hybrid(fn, target="ascend-sim",
+                                                 dynamic_shape=dynamic))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PyascPerformanceWarning)
-        got = sim(x)
-        c = sim.kernel(x).last_counters
-    wide = x.astype(np.float32) if x.dtype == np.float16 else x
-    err = float(np.max(np.abs(np.asarray(got, np.float64) - fn(wide))))
+        got = sim(*args)
+        c = sim.kernel(*args).last_counters
+    wide = [a.astype(np.float32) if a.dtype == np.float16 else a for a in args]
+    err = float(np.max(np.abs(np.asarray(got, np.float64) - fn(*wide))))
     out = np.asarray(got).nbytes
     gin, gout = c["gm_to_ub_bytes"], c["ub_to_gm_bytes"]
     scalar = (c["gm_scalar_read_bytes"] + c["gm_scalar_write_bytes"]) // x.itemsize
-    return (f"| {fn.__name__} | {x.dtype.name} | {'x'.join(map(str, x.shape))} | "
+    name = fn.__name__ + ("" if dynamic else " (static)")
+    return (f"| {name} | {x.dtype.name} | {'x'.join(map(str, x.shape))} | "
             f"{gin:,} ({gin / x.nbytes:.2f}x) | {gout:,} ({gout / out:.2f}x) | {scalar:,} | "
             f"{c['vec_calls']:,} | {c['blocks']} | {err:.3g} |")
 
@@ -85,6 +102,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", default="4097x33,300x300,33x4097")
     ap.add_argument("--dtypes", default="float32,float16")
+    ap.add_argument("--nchw", default="8x64x28x28,2x3x5x4097")
     opts = ap.parse_args()
     rng = np.random.default_rng(19)
     print("| kernel | dtype | shape | GM->UB bytes (x min) | UB->GM bytes (x min) | "
@@ -96,6 +114,10 @@ def main() -> None:
             for shape in shapes:
                 print(_row(fn, shape, np.dtype(dtype), rng), flush=True)
     print(_row(whole_max, shapes[0], np.dtype("int16"), rng), flush=True)
+    for dynamic in (False, True):
+        for dtype in opts.dtypes.split(","):
+            for shape in [tuple(int(d) for d in s.split("x")) for s in opts.nchw.split(",")]:
+                print(_row(batchnorm_nchw, shape, np.dtype(dtype), rng, dynamic), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ against the compulsory minimum, each stored operand element read once, and again
 ``schedule_bound_read_bytes``, the least a tile schedule with the SoC's L1 and L0C can
 read; the plan's block shape and what L1 keeps resident; a roofline
 estimate: the busiest core's padded MACs at 16 x 16 x C0 MACs per cycle and 1.8 GHz,
-against all GM bytes at 1.6 TB/s HBM with no L2 credit).  Nothing is measured on an NPU.
+against all GM bytes at 1.6 TB/s HBM with no L2 credit; and the same with the L2 credit
+of ``cube_cost.l2_memory_s``: when the operands and C fit in the 192 MB L2, the re-reads
+come from L2 at 3x HBM bandwidth).  Nothing is measured on an NPU.
 Shapes of at most ``--sim-macs`` MACs are also run in the sim, which checks the result
 against numpy and the counted bytes and MACs against the model ("sim" column).
 
@@ -99,13 +101,16 @@ def _row(name: str, sa: tuple, sb: tuple, soc_name: str, sim_macs: float) -> lis
             f"{cost.gm_read_bytes / 2**20:.4g}", f"{cost.min_read_bytes / 2**20:.4g}",
             f"{bound / 2**20:.4g}", f"{cost.gm_read_bytes / bound:.2f}",
             f"{cost.compute_s * 1e6:.4g}", f"{cost.memory_s * 1e6:.4g}",
-            f"{cost.estimate_s * 1e6:.4g} ({cost.bound})", f"{cost.peak_s * 1e6:.4g}",
-            f"{cost.estimate_s / cost.peak_s:.2f}", sim]
+            f"{cost.estimate_s * 1e6:.4g} ({cost.bound})",
+            f"{cost.estimate_l2_s * 1e6:.4g} ({cost.bound_l2})", f"{cost.peak_s * 1e6:.4g}",
+            f"{cost.estimate_s / cost.peak_s:.2f}", f"{cost.estimate_l2_s / cost.peak_s:.2f}",
+            sim]
 
 
 HEADER = ["shape", "kernel M x N x K", "block/L0C bufs, L1-resident", "blocks", "MACs",
           "GM->L1 MiB", "min MiB", "bound MiB", "read/bound", "compute us", "memory us",
-          "estimate us", "peak us", "est/peak", "sim"]
+          "estimate us", "estimate us, L2 credit", "peak us", "est/peak",
+          "est/peak, L2 credit", "sim"]
 
 
 def linear_gelu(a, b, bias):

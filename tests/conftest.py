@@ -10,6 +10,10 @@ every pass (``PYASC_VERIFY_IR=each``; by default only a pipeline's result is).
 tests/backend/ascendc/test_pool_kernel.py: 117 s -> 59 s of user time) and the kernels
 run the same code; tests that exercise other levels set them explicitly
 (``ascend_simkit.py``, ``test_ascendc_backend.py``).
+Module fixtures that prebuild many ascend-sim libraries put them in ``run_tmp_path``,
+one folder for every xdist worker of the run, in ``worker_order`` (reversed on every
+second worker): each library is built by one worker (``DiskCache.building``), where
+every worker built all of them before.
 """
 
 from __future__ import annotations
@@ -40,6 +44,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not reporter.stats.get("passed"):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter.write_line("no test passed: failing the run", red=True)
+
+
+@pytest.fixture(scope="session")
+def run_tmp_path(tmp_path_factory: pytest.TempPathFactory):
+    """A folder shared by every pytest-xdist worker of this run (the controller's
+    basetemp, whose ``popen-gwN`` subfolders are the workers' own; the basetemp without
+    xdist).  Module fixtures that prebuild ascend-sim libraries keep them here, so
+    each library is built once per run (``DiskCache.building``), not once per worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def worker_order():
+    """``order(items)``: ``items`` reversed on every second xdist worker, so workers
+    prebuilding the same libraries into a shared cache start from opposite ends and
+    each builds about half (the other half it finds built or waits for)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    odd = int(worker.lstrip("gw") or 0) % 2 == 1
+    return lambda items: list(items)[::-1] if odd else list(items)
 
 
 # ------------------------------------------------------------- the stand-in AscendCL

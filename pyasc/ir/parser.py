@@ -44,7 +44,9 @@ _SHAPED_RE = re.compile(r"(tensor|memref)<((?:\?x|[0-9]+x)*)([a-z0-9]+)(?:, stri
 @lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
     grammar = resources.files("pyasc.ir").joinpath("grammar.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    # no propagate_positions: errors locate tokens (their own line and column), never a
+    # tree's meta, whose upkeep was a third of the parse time
+    return lark.Lark(grammar, parser="lalr", maybe_placeholders=True)
 
 
 def parse_type(text: str) -> Type:

@@ -20,6 +20,10 @@ the parameter types of the ABI against the specialization's).
 Writes go to a temporary file in the same directory followed by ``os.replace``, so
 readers never see half a file and concurrent writers of the same key both succeed; the
 object is named by its hash, so a manifest always refers to the bytes it was written with.
+Processes that would build the same key at once can take turns instead
+(:meth:`DiskCache.building`, an advisory ``flock`` on ``<key>.lock``): the first builds,
+the others wait and load its entry (ascend-sim libraries: test workers sharing a cache
+built each library once per worker before).
 Small facts without object code (the frontend's record of which arguments a function
 specializes by value) are plain manifests: :meth:`DiskCache.load_data` /
 :meth:`DiskCache.store_data`.
@@ -31,6 +35,8 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +91,26 @@ class DiskCache:
                 hashlib.sha256(obj).hexdigest() != manifest.get("object_sha256"):
             return None
         return CacheEntry(manifest, obj)
+
+    @contextmanager
+    def building(self, key: str) -> Iterator[None]:
+        """Hold the cross-process build lock of ``key`` (blocking while another process
+        holds it): a builder checks :meth:`load` again inside, then builds and stores.
+        Without ``fcntl`` (Windows) or a writable folder it holds nothing."""
+        folder, _ = self._paths(key)
+        try:
+            import fcntl
+
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except (ImportError, OSError):
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released by close, even if the holder dies
+            yield
+        finally:
+            os.close(fd)
 
     def load_data(self, key: str) -> dict[str, Any] | None:
         """The JSON data stored for ``key`` by :meth:`store_data`, if intact."""

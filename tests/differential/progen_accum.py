@@ -273,6 +273,46 @@ def filled(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
         pg.carried[name] = Expr(name, shape, value.fuzzy, zeros.sig)
 
 
-PROFILE_LOOPS = (window,) * 6 + (shifted, filled) * 2
+SUM_INITS = ("np.float32(0)", "np.float64(0)", "np.float32(-0.0)", "np.float32(1.5)")
+"""Initial values of a loop sum (float accumulators: the ``sum-lanes`` rule)."""
+
+
+def loop_sum(pg: Any, indent: int, depth: int, in_loop: bool) -> None:
+    """A float scalar summed over a whole axis, ``r = np.float32(0); for i in
+    range(a.shape[0]): r += a[i] * w`` (the CPU's ``sum-lanes`` form: at the top of the
+    function, or per output when nested), then stored or counted."""
+    outer = pg.scope
+    pg.scope = pg.gen.scope = outer.child()
+    try:
+        _loop_sum(pg, indent)
+    finally:
+        pg.scope = pg.gen.scope = outer
+
+
+def _loop_sum(pg: Any, indent: int) -> None:
+    if any(pg.sizes[d] == 0 for d in "nm"[:pg.ndim]):  # the store reads out[0]
+        return
+    i, axis = pg.fresh("i"), "nm"[pg.ndim - 1]  # the last axis: weights b[i] in range
+    pg.scope.bind(i, (), False, [1] * len(pg.scope.samples))
+    pg.scope.loops[i] = axis
+    elem = f"a[{i}]" if pg.ndim == 1 else f"a[{pg.gen.pick(('0', '-1'))}, {i}]"
+    term = _term(pg, elem, [i], exact=not pg.gen.chance(0.4))
+    found = _accumulator(pg, pg.fresh("r"), elem, [i], term, list(SUM_INITS)) \
+        if term is not None else None
+    if found is None:
+        return
+    rv, init, lines = found
+    pg.emit(indent, f"{rv.text} = {init}")
+    pg.emit(indent, f"for {i} in range(a.shape[{pg.ndim - 1}]):")
+    pg.emit(indent + 1, lines[0])
+    if len(lines) > 1:
+        pg.emit(indent + 2, lines[1])
+    if rv.fuzzy:
+        pg.gen.terms += pg.sizes[axis] * pg.trips
+        pg.gen.work.add(rv.dtype)
+    _store(pg, indent, rv, "0", None if pg.ndim == 1 else "0")
+
+
+PROFILE_LOOPS = (window,) * 6 + (shifted, filled) * 2 + (loop_sum,) * 2
 """The statements the ``"loops"`` profile adds to ``progen.NESTED`` (as many as it
 has: half the statements with a body are these)."""

@@ -40,6 +40,7 @@ CONSTRUCTS = {
     "window accumulator": r"(?m)^\s+r\d+ = .*\n\s+for k\d+ in range\(",
     "running extreme": r"if .* [<>] r\d+:\n\s+r\d+ = ",
     "shifted slice update": r"out\[(:, )?k\d+:\] [-+]?= ",
+    "loop sum": r"(?m)^(\s+)r\d+ = np\.float(32|64)\([^)]*\)\n\1for i\d+ in range\(a\.shape",
     "np.empty": r"np\.empty",
     "pixel stencil": r"for di\d+ in range\(.*\n\s+for dj\d+ in range\(",
     "window slice": r"\[i\d+( - \d+)?:i\d+ \+ \d+, j\d+( - \d+)?:j\d+ \+ \d+\]",
@@ -49,6 +50,7 @@ CONSTRUCTS = {
 }
 """Construct -> a pattern of the source text that shows it."""
 PROFILE_ONLY = {"loops": ("window accumulator", "running extreme", "shifted slice update",
+                          "loop sum",
                           "np.empty", "pixel stencil", "window slice", "row reduction",
                           "window of a run-time size", "dilated window slice")}
 """The constructs only a generator profile other than ``"default"`` draws."""

@@ -6,6 +6,11 @@ with the reason, and the generator avoids the construct until they are fixed.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from diff import MATH, check, run
@@ -500,3 +505,33 @@ def test_float16_products_of_a_row_accumulate_in_float(cols):
     x[:, cols // 2] = 0  # the running float16 product is inf long before this zero
     check(half_products, x, rtol=1e-3, runners=("ir", "cpu", "ascend-sim"))
     check(half_products_dynamic, x[:, :12], rtol=1e-3, runners=("ir", "cpu", "ascend-sim"))
+
+
+EMPTY_MATMULS = """
+import numpy as np
+from pyasc import hybrid
+
+@hybrid(dynamic_shape=True, target="ascend-sim")
+def prog(a, b):
+    return a @ b
+
+print(prog(np.zeros((0, 1), np.float32), np.array([2.0], np.float16)).shape)
+print(prog(np.zeros((0, 3, 2), np.float32), np.ones((2, 4), np.float32)).shape)
+print(prog(np.ones((3, 2), np.float32), np.ones((2, 0), np.float32)).shape)
+"""
+
+
+def test_an_empty_matmul_with_run_time_shapes_on_ascend_sim(tmp_path):
+    """Campaign seed 66 case 12 (``a @ b`` of a (0, 1) float32 ``a``, ``dynamic_shape``):
+    the worker died of SIGFPE. The cube kernel sized C as ``units / tiles * M * N`` and an
+    empty M or N makes ``tiles = mBlocks * nBlocks`` 0: an integer division by zero in
+    the kernel (trapping at the campaign's ``-O0``; undefined behaviour at any level).
+    Run in a child process: the trap kills the process."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYASC_SIM_OPT": "-O0", "PYASC_CACHE_DIR": str(tmp_path),
+           "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    (tmp_path / "empty_matmuls.py").write_text(EMPTY_MATMULS)
+    done = subprocess.run([sys.executable, "empty_matmuls.py"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:3] == ["(0,)", "(0, 3, 4)", "(3, 0)"]

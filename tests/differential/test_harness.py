@@ -121,6 +121,47 @@ def test_nopasses_runner_compiles_the_unoptimized_ir_with_every_pass_off(monkeyp
 
 
 @hybrid
+def _twice_plus_one(x):
+    return x * 2 + 1
+
+
+def test_a_check_parses_the_unoptimized_ir_once_for_its_readers(monkeypatch):
+    # the interpreter and the math-budget check read one shared parse (parsing it again
+    # for each was half the CPU time of differential tests); the pass-free compile gets
+    # its own, which its passes rewrite
+    import diff
+
+    texts = []
+    parse = diff.parse_module
+    monkeypatch.setattr(diff, "parse_module", lambda text, *a, **k: (
+        texts.append(text), parse(text, *a, **k))[1])
+    diff.parsed.cache_clear()
+    check(_twice_plus_one, rand((7,)))
+    assert len(texts) == 2 and len(set(texts)) == 1
+    assert texts[0] == _twice_plus_one.ir(rand((7,)), optimized=False)
+
+
+@hybrid
+def _affine_sum(x):
+    return np.sum(x * 2.0 + 1.0, axis=0)
+
+
+def test_the_cpu_runner_loads_what_the_test_compiled(monkeypatch):
+    # the runner shares the run's disk cache: the kernel of a call the test made itself
+    # is loaded by key, not optimized by LLVM a second time
+    from pyasc.backend.llvm import jit
+
+    x = rand((6, 7))
+    _affine_sum(x)
+    compiled = []
+    compile_ir = jit.compile_ir
+    monkeypatch.setattr(jit, "compile_ir", lambda *a, **k: (
+        compiled.append(a[1]), compile_ir(*a, **k))[1])
+    check(_affine_sum, x, runners=("cpu",))
+    assert not compiled
+
+
+@hybrid
 def _cube_and_square(x, y):
     return x ** 3 + y ** 2 + np.sqrt(np.abs(y))
 

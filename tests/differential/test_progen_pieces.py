@@ -19,7 +19,7 @@ import re
 import numpy as np
 import pytest
 from progen import EXPR_RULES, PROFILES, SIMPLE, ProgramGen, generate_seeded, load
-from progen_accum import filled, shifted, window
+from progen_accum import filled, loop_sum, shifted, window
 from progen_constructs import CONSTRUCTS, PROFILE_ONLY, constructs_in
 from progen_dtypes import cast_allowed, lowest_float, scalar_range, values, weak_conflict
 from progen_expr import SeededChoices, dim_size
@@ -166,12 +166,13 @@ def test_index_arrays_stay_in_range(dim):
 
 STATEMENTS = {"scan": scan, "find": find, "converge": converge, "view_write": view_write,
               "scatter": scatter, "window": window, "shifted": shifted, "filled": filled,
-              "stencil": stencil, "window_slice": window_slice, "row_reduce": row_reduce}
+              "stencil": stencil, "window_slice": window_slice, "row_reduce": row_reduce,
+              "loop_sum": loop_sum}
 SHOWS = {"scan": "search loop", "find": "data break", "converge": "loop on a value",
          "view_write": "write through view", "scatter": "scatter",
          "window": "window accumulator", "shifted": "shifted slice update",
          "filled": "np.empty", "stencil": "pixel stencil", "window_slice": "window slice",
-         "row_reduce": "row reduction"}
+         "row_reduce": "row reduction", "loop_sum": "loop sum"}
 
 
 @pytest.mark.parametrize("name", STATEMENTS)

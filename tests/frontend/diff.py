@@ -18,7 +18,8 @@ values) and the arguments afterwards (in-place writes must match).  Runners:
 
 The default runners are ``ir``, ``ir-opt``, ``cpu`` and ``cpu-nopasses``.  The environment variable ``PYASC_DIFF_RUNNERS`` (comma separated)
 overrides them, e.g. ``PYASC_DIFF_RUNNERS=ir pytest tests/frontend`` for a quick run.
-The ``cpu`` runner compiles with a disk cache private to the test process.
+The ``cpu`` runner compiles with the run's disk cache (``PYASC_CACHE_DIR``, which the
+test suite makes private to each worker), else with one private to the process.
 
 Comparisons are exact (NaN equal to NaN, ``-0.0`` not equal to ``0.0``) unless the test
 states an error budget with
@@ -36,7 +37,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +150,15 @@ def _private_cache_root() -> Path:
 
 
 def _cpu_backend() -> Any:
+    """The CPU backend on the run's cache when the run set one (``PYASC_CACHE_DIR``: the
+    test suite's per-worker cache, a campaign's folder), else on a private one, never the
+    user's: a kernel the test itself compiled (``fn(x)``, ``fn.kernel``) is then loaded by
+    key, not compiled again by LLVM."""
     from pyasc.backend.llvm.backend import LLVMBackend
     from pyasc.runtime.disk_cache import DiskCache
 
-    return LLVMBackend(cache=DiskCache(_private_cache_root()))
+    shared = os.environ.get("PYASC_CACHE_DIR")
+    return LLVMBackend(cache=DiskCache(Path(shared) if shared else _private_cache_root()))
 
 
 BACKENDS: dict[str, Callable[[], Any]] = {"cpu": _cpu_backend}
@@ -179,8 +185,18 @@ def passes_disabled(names: Sequence[str]) -> Iterator[None]:
             os.environ["PYASC_DISABLE_PASSES"] = before
 
 
+@lru_cache(maxsize=32)
+def parsed(text: str) -> Any:
+    """The module of IR text, parsed once per process and shared: only for readers (the
+    interpreter, the math-budget check, conftest's round trip), never for a compile,
+    whose passes rewrite it.
+    Each check parsed the same unoptimized IR three times, half the CPU time of the
+    differential tests (cProfile of tests/frontend/test_diff_statistics.py)."""
+    return parse_module(text)
+
+
 def _run_without_passes(fn: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-    module = parse_module(fn.ir(*args, optimized=False, **kwargs))
+    module = parse_module(fn.ir(*args, optimized=False, **kwargs))  # a fresh one: compiled
     backend = _cpu_backend()
 
     def compile_fn(program: Program) -> Any:
@@ -194,7 +210,7 @@ def run(fn: Any, runner: str, args: tuple, kwargs: dict[str, Any]) -> Any:
     if runner == "cpu-nopasses":
         return _run_without_passes(fn, args, kwargs)
     if runner == "ir":
-        module = parse_module(fn.ir(*args, optimized=False, **kwargs))
+        module = parsed(fn.ir(*args, optimized=False, **kwargs))
         return fn.run_with(_interpreter(module), *args, **kwargs)
     if runner == "ir-opt":
         return fn.run_with(_interpreter(None), *args, **kwargs)
@@ -255,8 +271,7 @@ def _require_math_budget(fn: Any, args: tuple, kwargs: dict[str, Any],
     would pass on one machine and fail on another; it must state ``rtol=MATH``."""
     if isinstance(rtol, float | int) or (rtol is not None and rtol.math):
         return
-    module = parse_module(fn.ir(*copy.deepcopy(args), optimized=False,
-                                **copy.deepcopy(kwargs)))
+    module = parsed(fn.ir(*copy.deepcopy(args), optimized=False, **copy.deepcopy(kwargs)))
     calls = sorted({op.name for op in module.walk() if _host_math(op)})
     assert not calls, (f"{fn.__name__} calls {', '.join(calls)} on floats: numpy's result "
                        "differs by host, compare with rtol=MATH (docs/math-accuracy.md)")

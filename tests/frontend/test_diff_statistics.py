@@ -92,13 +92,18 @@ def test_interp_follows_numpys_loop(dtype):
     check(lerp, x[::-2].copy(), xp, rand((5,), "float32"))
 
 
+DYNAMIC = [hybrid(dynamic_shape=True)(fn.__wrapped__) for fn in (order_statistics,
+                                                                  array_quantiles)]
+"""Made once: one kernel per dtype serves every shape (made per test, each shape compiled
+both functions again)."""
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int16"])
 @pytest.mark.parametrize("shape", [(4, 5), (3, 6), (1, 1), (2, 7)])
 def test_median_and_quantiles_of_runtime_lengths(dtype, shape):
     # the float64 index (n - 1) * q, its bounds and weight computed by the kernel
     x = rand(shape, dtype, seed=5)
-    for fn in (order_statistics, array_quantiles):
-        dynamic = hybrid(dynamic_shape=True)(fn.__wrapped__)
+    for dynamic in DYNAMIC:
         check(dynamic, x, runners=("ir", "cpu"))
         if x.dtype.kind == "f":
             x[-1, 0] = np.nan

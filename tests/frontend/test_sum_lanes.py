@@ -177,3 +177,25 @@ def test_the_rewrite_happens_and_the_option_turns_it_off():
 
     assert "lanes = 16" in laned.kernel(a, a).loop_ir
     assert "lanes = " not in ordered.kernel(a, a).loop_ir
+
+
+def from_negative_zero(x):
+    s = np.float32(-0.0)
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_a_sum_from_negative_zero_over_negative_zeros_stays_negative(threads, monkeypatch):
+    """-0.0 plus negative zeros only (or no terms) is -0.0 in Python; the lanes started
+    at +0.0 and Neumaier's compensation is +0.0, so the loop gave +0.0 for every size
+    (found by test_sum_lanes_properties)."""
+    monkeypatch.setenv("PYASC_NUM_THREADS", threads)
+    compiled = hybrid(from_negative_zero, target="cpu", dynamic_shape=True)
+    for n in (0, 5, 17, 200, 70_000, 140_001):
+        x = np.full(n, -0.0, np.float32)
+        assert np.signbit(compiled(x)), n
+        x[n // 2:] = 0.0  # one +0.0 term: +0.0, in any order
+        assert n == 0 or not np.signbit(compiled(x)), n
+    assert "lanes = 16" in compiled.kernel(x).loop_ir

@@ -37,6 +37,12 @@ from pyasc.backend.ascendc.loop_conv import PASS_NAME as LOOP_CONVS
 from pyasc.backend.ascendc.loop_conv import rewrite_loop_convs
 from pyasc.backend.ascendc.loop_conv_fill import emit_convs
 from pyasc.backend.ascendc.loop_conv_nest import rewrite_loop_nests
+from pyasc.backend.ascendc.lower_channels import (
+    find_channel_loops,
+    interchange_channels,
+    lower_channels,
+    merge_channel_groups,
+)
 from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv, lower_conv_mix
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
 from pyasc.backend.ascendc.lower_pool import lower_pool, lower_taps
@@ -134,6 +140,7 @@ class _Found:
     convs: dict
     in_l1: set
     needless: set
+    channels: dict = field(default_factory=dict)
 
 
 class _Lowering:
@@ -159,39 +166,20 @@ class _Lowering:
         self.regions: list[tuple[Location, str]] = []
 
     def run(self) -> None:
-        # loops over rows with independent iterations become batch tensor work, which
-        # the vector planner can take (``batch-loops``); the rest stay scalar kernels
-        demote = self.program.options.get(DEMOTE_OPTION) == "demote" and not self.soc.float64
-        run_pipeline(self.module, ["batch-loops"], {"float64_arrays": demote})
-        convs = LOOP_CONVS not in disabled_passes()
-        keep_order = self.program.options.get(KEEP_SUM_ORDER) is False
-        pending = rewrite_loop_nests(self.fn, self.soc, keep_order) if convs else []
-        if pending:
-            # a conv nest batch-loops left scalar reads a matmul now; its epilogue batches
-            run_pipeline(self.module, ["batch-loops"], {"float64_arrays": demote})
-            emit_convs(pending)
-        if demote:
-            demote_tensor_f64(self.fn)  # float64 array work stays on the vector unit
-        if self.soc.has_element("bf16"):
-            widen_tensor_bf16(self.fn)  # bfloat16 arithmetic: float32 ops, rounded
-        if convs:  # a batched convolution (a stencil's sum): an im2col and a matmul
-            rewrite_loop_convs(self.fn, self.soc, keep_order)
-        rewrite_cube_matmuls(self.fn, self.soc)  # before grouping: casts it reads through
-        if SEE_THROUGH not in disabled_passes():
-            # a reshaped cube result's epilogue in the cube's shape (conv2d's bias)
-            see_through_reshapes(self.fn)
-        # no vector instruction computes atan: its polynomial is arithmetic that has one
-        run_pipeline(self.module, ["expand-math"], {"only": VECTOR_EXPANDED,
-                                                    "float64": self.soc.float64})
-        # x.sum(axis=(0, 2)): a row reduction, then a column one (vector schedules)
-        split_reductions(self.fn)
         self.stencils = "stencil-windows" not in disabled_passes()
+        if self.stencils and "channel-interchange" not in disabled_passes():
+            # a run-time channel loop inside a conv's nest over outputs: moved out, where
+            # that makes the loop one channel kernel (lower_channels)
+            interchange_channels(self.module, self.fn.sym_name, self.soc, self._prepare,
+                                 self._probe)
+        self._prepare(self.module, self.fn)
         form_groups(self.fn, self._probe)
         if self.stencils:
             # a stencil's per-element work (a bilateral filter's 121 windows) spans several
             # groups of MAX_GROUP_OPS; as one stencil kernel its accumulators stay in UB
             for block in top_blocks(self.fn.entry):
                 merge_adjacent(block, self._stencil_probe, MAX_STENCIL_OPS)
+            merge_channel_groups(self.fn, self.soc)  # a channel's taps: one group
         PassManager(["cse"]).run(self.module, PassContext())  # merged groups repeat ops
         if not self.soc.float64:
             hoist_f64_setup(self.fn, lambda g: plan_vector_kernel(g, self.soc, "probe"))
@@ -210,12 +198,44 @@ class _Lowering:
         cubes = [op for op in self.fn.entry.ops if isinstance(op, CubeMatmulOp)]
         convs = find_convs(copies, cubes, {c: (v, j) for c, v, j in fused.mix.values()},
                            self.soc)
+        channels = find_channel_loops(self.fn, self.soc) if self.stencils else {}
         self.found = _Found(copies, pools, taps, divisions, fused, convs,
                             {id(m.copy) for m, _ in convs.values()},
-                            {op for m, _ in convs.values() for op in m.host_ops})
+                            {op for m, _ in convs.values() for op in m.host_ops} |
+                            {cs.fill for cs in channels.values()}, channels)
         self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
-                                    lambda op: op in copies or op in pools or op in taps))
+                                    lambda op: op in copies or op in pools or op in taps or
+                                    op in channels))
         PassManager(["canonicalize", "cse"]).run(self.host, PassContext())
+
+    def _prepare(self, module: ModuleOp, fn: FuncOp) -> None:
+        """What runs before grouping (on the module, or on a trial copy of it)."""
+        # loops over rows with independent iterations become batch tensor work, which
+        # the vector planner can take (``batch-loops``); the rest stay scalar kernels
+        demote = self.program.options.get(DEMOTE_OPTION) == "demote" and not self.soc.float64
+        run_pipeline(module, ["batch-loops"], {"float64_arrays": demote})
+        convs = LOOP_CONVS not in disabled_passes()
+        keep_order = self.program.options.get(KEEP_SUM_ORDER) is False
+        pending = rewrite_loop_nests(fn, self.soc, keep_order) if convs else []
+        if pending:
+            # a conv nest batch-loops left scalar reads a matmul now; its epilogue batches
+            run_pipeline(module, ["batch-loops"], {"float64_arrays": demote})
+            emit_convs(pending)
+        if demote:
+            demote_tensor_f64(fn)  # float64 array work stays on the vector unit
+        if self.soc.has_element("bf16"):
+            widen_tensor_bf16(fn)  # bfloat16 arithmetic: float32 ops, rounded
+        if convs:  # a batched convolution (a stencil's sum): an im2col and a matmul
+            rewrite_loop_convs(fn, self.soc, keep_order)
+        rewrite_cube_matmuls(fn, self.soc)  # before grouping: casts it reads through
+        if SEE_THROUGH not in disabled_passes():
+            # a reshaped cube result's epilogue in the cube's shape (conv2d's bias)
+            see_through_reshapes(fn)
+        # no vector instruction computes atan: its polynomial is arithmetic that has one
+        run_pipeline(module, ["expand-math"], {"only": VECTOR_EXPANDED,
+                                               "float64": self.soc.float64})
+        # x.sum(axis=(0, 2)): a row reduction, then a column one (vector schedules)
+        split_reductions(fn)
 
     def _lower_items(self, items: list[Item]) -> None:
         """Each partition item as host ops and kernel launches, in order."""
@@ -226,7 +246,8 @@ class _Lowering:
             if isinstance(item, BranchItem):
                 self._branch(item)
             elif isinstance(item, HostItem) and item.op in self.found.needless:
-                continue  # a fill or padded copy the conv kernel does not read (lower_conv)
+                continue  # a fill or padded copy the conv kernel does not read (lower_conv),
+                # or the fill of a channel kernel's accumulators (it writes them all)
             elif isinstance(item, HostItem):
                 if not lower_transpose_copy(self, item.op):  # a copy of a transposed view
                     self.hb.insert(item.op.clone(self.env))
@@ -254,6 +275,8 @@ class _Lowering:
                 lower_pool(self, pools[item.op], item.op)
             elif isinstance(item, CopyItem) and item.op in taps:
                 lower_taps(self, taps[item.op], item.op)
+            elif isinstance(item, CopyItem) and item.op in self.found.channels:
+                lower_channels(self, self.found.channels[item.op])
             elif isinstance(item, CopyItem) and id(copies.get(item.op)) in in_l1:
                 continue  # the column matrix of a conv kernel's im2col in L1 (lower_conv)
             elif isinstance(item, CopyItem):

@@ -15,8 +15,13 @@ The time is an **estimate**, not a measurement: a roofline of
 * memory: all GM bytes read and written at ``soc.cube.hbm_bytes_per_s``, with no credit
   for the L2 cache, so re-reads count as HBM traffic (pessimistic);
 
-``estimate_s = max(compute_s, memory_s)``.  ``peak_s`` is the MACs at every cube core's
-peak rate, the bound no schedule beats.  The numbers and their sources are in
+``estimate_s = max(compute_s, memory_s)``; plans are chosen by it (it favours fewer GM
+reads, which still pays when other data competes for L2).  ``l2_memory_s`` credits the L2
+cache when the kernel's data (each operand element once, plus C) fits in it: that
+compulsory traffic at HBM bandwidth, then the re-reads at ``l2_read_speedup`` times it,
+one after the other (no overlap assumed); otherwise it equals ``memory_s``.
+``estimate_l2_s = max(compute_s, l2_memory_s)``.  ``peak_s`` is the MACs at every cube
+core's peak rate, the bound no schedule beats.  The numbers and their sources are in
 ``soc.CubeUnit``.
 """
 
@@ -91,10 +96,19 @@ class CubeCost:
     compute_s: float
     memory_s: float
     peak_s: float
+    l2_memory_s: float      # memory_s with the L2 credit (module docstring)
 
     @property
     def estimate_s(self) -> float:
         return max(self.compute_s, self.memory_s)
+
+    @property
+    def estimate_l2_s(self) -> float:
+        return max(self.compute_s, self.l2_memory_s)
+
+    @property
+    def bound_l2(self) -> str:
+        return "compute" if self.compute_s >= self.l2_memory_s else "memory"
 
     @property
     def bound(self) -> str:
@@ -127,8 +141,19 @@ def cube_cost(k: Costed, soc: SoC) -> CubeCost:
     unit = _up(min(k.m, k.single_m), 16) * _up(min(k.n, k.single_n), 16) * _up(k.k, k.c0)
     rate = cube.macs_per_cycle(k.dtype.name) * cube.clock_hz
     busiest = -(-k.units // k.block_dim) * unit
-    return CubeCost(macs, read, write, (a + b) * size, busiest / rate,
-                    (read + write) / cube.hbm_bytes_per_s, macs / (rate * cube.cores))
+    least = (a + b) * size
+    memory = (read + write) / cube.hbm_bytes_per_s
+    return CubeCost(macs, read, write, least, busiest / rate, memory,
+                    macs / (rate * cube.cores), l2_memory_s(least, read, write, cube, memory))
+
+
+def l2_memory_s(least: int, read: int, write: int, cube: CubeUnit, memory_s: float) -> float:
+    """GM time with the L2 credit: ``least`` + ``write`` bytes from HBM, the other
+    ``read - least`` from L2, when ``least + write`` fits in L2; else ``memory_s``."""
+    if least + write > cube.l2_bytes:
+        return memory_s
+    hbm = cube.hbm_bytes_per_s
+    return (least + write) / hbm + max(read - least, 0) / (hbm * cube.l2_read_speedup)
 
 
 def _least_reads_per_output(m: int, n: int, k: int, itemsize: int, acc_bytes: int,
@@ -182,4 +207,4 @@ def schedule_bound_read_bytes(k: Costed, soc: SoC) -> int:
     return max(k.batch * per_matrix, cube_cost(k, soc).min_read_bytes)
 
 
-__all__ = ["CubeCost", "cube_cost", "schedule_bound_read_bytes"]
+__all__ = ["CubeCost", "cube_cost", "l2_memory_s", "schedule_bound_read_bytes"]

@@ -1,8 +1,11 @@
 """C++ text of a column-reduction kernel (``vec_cols``): a block's columns in row tiles.
 
-``Init`` gives the block its column range (``c0 = GetBlockIdx() * colsPerBlock``,
-``width_`` columns, the last block's range shorter) and its UB row ``pitch_`` (``width_``
-rounded up to 32 bytes).  ``Process`` loads the row inputs of the range once
+``Init`` gives the block its column range (``c0``: block ``GetBlockIdx() % colBlocks``
+of ``colsPerBlock`` columns, ``width_`` columns, the last block's range shorter), its
+row range (block ``rb = GetBlockIdx() / colBlocks`` of ``rowsPerBlock`` rows: the host
+splits the rows only for a ``split_rows`` kernel, whose row results are then partial
+rows, row ``rb`` of a ``(row blocks, cols)`` buffer) and its UB row ``pitch_``
+(``width_`` rounded up to 32 bytes).  ``Process`` loads the row inputs of the range once
 (``LoadRows``), runs the stages in order: a ``row`` stage once (``Stage<i>()``:
 accumulator set-up, finishing the reductions, the ops on per-column values), a
 ``chunk`` stage once per tile of ``tileRows_`` rows (``CopyIn<i>`` -> ``Stage<i>(n)``,
@@ -19,6 +22,7 @@ from pyasc.backend.ascendc.emit_longrows import _PAD, LongRowsEmitter
 from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_vector import _t, _where, class_name
 from pyasc.backend.ascendc.tiles import Buf
+from pyasc.backend.ascendc.vec_kernel import KernelOutput
 from pyasc.backend.ascendc.vec_longrows import Stage
 
 
@@ -60,19 +64,32 @@ class ColsEmitter(LongRowsEmitter):
         return [i.vv.buf for i in self.k.array_inputs  # type: ignore[misc]
                 if i.vv.cls == FULL and id(i.vv.buf) in read]
 
-    def _bind(self, buf: Buf, cls: str, param: str) -> None:
+    def _bind(self, buf: Buf, cls: str, param: str, out: bool = False) -> None:
+        """GM views from the block's first element: its columns of row ``r0`` (a row
+        input: column ``c0``; a row result: its partial row ``rb``, row 0 unless the
+        host split the rows)."""
         t = _t(buf)
-        size = "width_" if cls == ROW else "rows * cols - c0"
-        self.w.line(f"{buf.name}Gm_.SetGlobalBuffer((__gm__ {t}*){param} + c0, {size});",
-                    self.loc)
+        start = ("rb * cols + c0" if out else "c0") if cls == ROW else "r0 * cols + c0"
+        size = "width_" if cls == ROW else "(rows - r0) * cols - c0"
+        self.w.line(f"{buf.name}Gm_.SetGlobalBuffer((__gm__ {t}*){param} + {start}, "
+                    f"{size});", self.loc)
+
+    def _bind_output(self, o: KernelOutput) -> None:
+        assert o.buf is not None
+        self._bind(o.buf, o.kind, o.buf.name, out=True)
 
     # ---------------------------------------------------------------- Init / Process
     def _init(self) -> None:
         k, w, u = self.k, self.w, self.k.unit
         with w.block(f"__aicore__ inline void Init({self._params()})"):
-            w.line("rows_ = rows;")
             w.line("cols_ = cols;")
-            w.line("const int64_t c0 = GetBlockIdx() * colsPerBlock;")
+            w.line("const int64_t colBlocks = cols > colsPerBlock ? "
+                   "(cols + colsPerBlock - 1) / colsPerBlock : 1;")
+            w.line("const int64_t rb = GetBlockIdx() / colBlocks;  // the block's row range")
+            w.line("const int64_t r0 = rb * rowsPerBlock;")
+            w.line("const int64_t c0 = GetBlockIdx() % colBlocks * colsPerBlock;")
+            w.line("rows_ = rows - r0 < rowsPerBlock ? rows - r0 : rowsPerBlock;")
+            w.line("rows_ = rows_ < 0 ? 0 : rows_;")
             w.line("width_ = cols - c0 < colsPerBlock ? cols - c0 : colsPerBlock;")
             w.line(f"pitch_ = (width_ + {u - 1}) / {u} * {u};  // UB row stride: whole "
                    "32-byte blocks")

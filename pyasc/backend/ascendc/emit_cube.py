@@ -145,8 +145,11 @@ class CubeEmitter:
         w.line("int32_t step = 0, tile = 0;  // ping-pong counters of L1/L0A/L0B and of L0C")
 
     def _c_size(self) -> str:
-        """Elements of the C buffer the kernel writes."""
-        return "(uint64_t)units / tiles * M * N"
+        """Elements of the C buffer the kernel writes: a matrix per batch index (not
+        ``units / tiles``: an empty M or N makes ``tiles`` 0, a division by zero that
+        traps on the host model when the launch has no work)."""
+        batch = " * ".join(f"(uint64_t)batch{i}" for i in range(len(self.k.groups)))
+        return f"{batch or '(uint64_t)1'} * M * N"
 
     def _buffers(self) -> None:
         """L1: the A slots, then the B slots (ping and pong, or every K step of a

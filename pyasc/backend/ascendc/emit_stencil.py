@@ -99,6 +99,10 @@ class StencilEmitter:
             w.line("CreateVecIndex(idx, static_cast<int32_t>(0), TILE);", self.loc)
             size = k.base_types[0].itemsize
             w.line(f"Muls(idx, idx, static_cast<int32_t>({size}), TILE);", self.loc)
+            self._init_more()
+
+    def _init_more(self) -> None:
+        """More of ``Init`` (a channel stencil's buffers, ``emit_channels``)."""
 
     def _load_planes(self) -> None:
         """Each per-plane input's values into UB once, for scalar reads per plane."""
@@ -211,8 +215,9 @@ class StencilEmitter:
     def _copy_in(self) -> None:
         k, w = self.k, self.w
         cols = ", int64_t col, int32_t cols" if k.dynamic else ""
-        with w.block(f"__aicore__ inline void CopyIn(int64_t plane, int64_t row, int32_t rows"
-                     f"{cols})"):
+        chan = ", int64_t c" if k.channels is not None else ""
+        with w.block(f"__aicore__ inline void CopyIn(int64_t plane{chan}, int64_t row, "
+                     f"int32_t rows{cols})"):
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
                 c = ctype(t)
                 height, width = _base_dims(k, n, b.shape)[-2:]
@@ -221,6 +226,9 @@ class StencilEmitter:
                 if b.fixed:  # shared planes: ``plane`` is the unit's image
                     channels = _base_dims(k, n, b.shape)[1] if b.images else 0
                     at = f"(plane * {channels} + {b.plane})" if b.images else f"{b.plane}"
+                if b.channel:  # plane c of the unit's channel loop (``emit_channels``)
+                    first = f"plane * {channels} + " if b.images else ""
+                    at = f"({first}c + {b.plane})"
                 start = f"({at} * {height} + row + {b.rows[0]}) * {width}"
                 stride: int | str = 0
                 if k.dynamic:  # the tile's columns and the windows' reach, within the row
@@ -363,6 +371,9 @@ def dynamic_names(k: StencilKernel) -> list[str]:
              "perBlock", "tileCols", "colTiles", "images"]
     for n, b in zip(k.base_names, k.match.bases, strict=True):
         names += [f"{n}Dim{a}" for a in range(len(b.shape))]
+    if k.channels is not None:  # the channel loop, the planes' groups, the weights' dims
+        names += ["channels", "groupPlanes", "planeGroups", "accStride", "wRow"]
+        names += [f"{k.channels.weights}Dim{a}" for a in range(k.channels.weights_rank)]
     return names
 
 
@@ -372,7 +383,8 @@ def _member(name: str) -> str:
     fixed = {"planes": "PLANES", "rows": "ROWS", "cols": "COLS", "pitch": "PITCH",
              "tileRows": "TILE_ROWS", "tilesPerPlane": "TILES_PER_PLANE", "units": "UNITS",
              "perBlock": "PER_BLOCK", "tileCols": "TILE_COLS", "colTiles": "COL_TILES",
-             "images": "IMAGES"}
+             "images": "IMAGES", "channels": "CHANNELS", "groupPlanes": "GROUP_PLANES",
+             "planeGroups": "PLANE_GROUPS", "accStride": "ACC_STRIDE", "wRow": "W_ROW"}
     return fixed.get(name, name + "_")
 
 

@@ -23,6 +23,7 @@ from pyasc.ir.core import Block, Operation, Region, Value
 from pyasc.ir.ops import arith, func, tensor
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
+from pyasc.ir.passes.channel_stencil import channel_bodies
 from pyasc.ir.passes.fusion_rules import MAX_GROUP_OPS
 from pyasc.ir.passes.snapshots import inline_fusion_scopes
 from pyasc.ir.passes.versioning import top_blocks
@@ -45,13 +46,16 @@ def is_candidate(op: Operation) -> bool:
 
 
 def form_groups(fn: FuncOp, probe: Probe) -> None:
-    """Group the fusible ops of ``fn``'s entry block (and of top-level scopes and of the
-    branches of top-level versioned loops, ``versioning.top_blocks``) in place.
+    """Group the fusible ops of ``fn``'s entry block (and of top-level scopes, of the
+    branches of top-level versioned loops, ``versioning.top_blocks``, and of the bodies
+    of ``channels`` loops, ``channel_stencil.channel_bodies``) in place.
 
     Groups the fusion pass formed are kept when they plan as one kernel; otherwise the
     scalar set-up inside them moves to the host and the rest is retried, and failing
     that the group is dissolved and its ops regrouped here."""
-    blocks = top_blocks(fn.entry)  # a versioned nest's branches: top-level code too
+    # a versioned nest's branches are top-level code too, and so is the body of a loop
+    # channel-interchange made (its nest over outputs, batched once per channel)
+    blocks = [b for top in top_blocks(fn.entry) for b in (top, *channel_bodies(top))]
     for op in [op for block in blocks for op in block.ops]:
         if isinstance(op, FusionGroupOp) and not _plans(op, probe, oom_fatal=True):
             _rescue(op, probe)

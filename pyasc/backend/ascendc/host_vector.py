@@ -208,6 +208,10 @@ def _launch(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
             assert o.partial is not None
             size = hb.mul(block_dim, result_slot(o.partial))
             buf = hb.alloc((DYN,), o.partial.acc.dtype, [size])
+        elif k.split_rows:  # a partial row per row block (_finish_rows)
+            t = _written_type(o.kind, t)
+            buf = hb.alloc((DYN, k.info.space[-1]), t.element,
+                           [_partial_rows(hb, k, dims, soc), dims[-1]])
         else:
             t = _written_type(o.kind, t)
             shape_dims = _result_dims(hb, o.kind, o.squeezed, dims, t)
@@ -217,6 +221,10 @@ def _launch(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
     first_out = len(args)
     all_args = args + out_args + scalars + tiling
     hb.launch(k.name, block_dim, all_args, range(first_out, first_out + len(out_args)))
+    if k.split_rows:
+        for o in k.written:
+            outs[o.index] = _finish_rows(hb, k, o, outs[o.index],
+                                         _written_type(o.kind, result_types[o.index]), dims)
     return _results(hb, k, operands, outs, block_dim, result_types)
 
 
@@ -266,12 +274,9 @@ def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
         empty = hb.insert(arith.CmpOp.new("eq", cols, hb.const(0))).result
         blocks = hb.insert(arith.SelectOp.new(empty, hb.const(0), hb.ceil_div(rows, per))).result
         return [rows, cols, per], blocks
-    if k.schedule == "cols":  # column ranges of whole 32-byte blocks, at most a tile
-        rows, cols = hb.product(dims[:-1]), dims[-1]
-        min_cols = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(rows, 1))
-        per = hb.round_up(hb.max(hb.ceil_div(cols, cores), min_cols), k.unit)
-        per = hb.min(per, k.tile)
-        return [rows, cols, per], hb.ceil_div(cols, per)
+    if k.schedule == "cols":
+        tiling, col_blocks, row_blocks = _cols_tiling(hb, k, dims, cores)
+        return tiling, hb.mul(col_blocks, row_blocks)
     if k.schedule == "rows":
         rows = hb.product(dims[:-1])
         cols = dims[-1]
@@ -292,6 +297,43 @@ def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
     return [n, per], hb.ceil_div(n, per)
 
 
+def _cols_tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value], cores: int
+                 ) -> tuple[list[Value], Value, Value]:
+    """Column ranges of whole 32-byte blocks (at most a tile) and, for a ``split_rows``
+    kernel, row ranges for the cores the column ranges leave idle (at least
+    ``MIN_BLOCK_ELEMENTS`` elements each): the tiling, column and row block counts."""
+    rows, cols = hb.product(dims[:-1]), dims[-1]
+    min_cols = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(rows, 1))
+    per = hb.round_up(hb.max(hb.ceil_div(cols, cores), min_cols), k.unit)
+    per = hb.min(per, k.tile)
+    col_blocks = hb.ceil_div(cols, per)
+    if not k.split_rows:
+        return [rows, cols, per, hb.max(rows, 1)], col_blocks, hb.const(1)
+    idle = hb.max(hb.binary(arith.FloorDivOp, hb.const(cores), hb.max(col_blocks, 1)), 1)
+    min_rows = hb.ceil_div(MIN_BLOCK_ELEMENTS, per)
+    rows_per = hb.max(hb.max(hb.ceil_div(rows, idle), min_rows), 1)
+    row_blocks = hb.max(hb.ceil_div(rows, rows_per), 1)
+    return [rows, cols, per, rows_per], col_blocks, row_blocks
+
+
+def _partial_rows(hb: HostBuilder, k: VectorKernel, dims: list[Value], soc: SoC) -> Value:
+    """How many partial rows each result of a ``split_rows`` kernel gets."""
+    return _cols_tiling(hb, k, dims, soc.vector_blocks)[2]
+
+
+def _finish_rows(hb: HostBuilder, k: VectorKernel, o: KernelOutput, buf: Value,
+                 t: TensorType, dims: list[Value]) -> Value:
+    """The host's final step of a ``split_rows`` result: its reduction over the
+    ``(row blocks, cols)`` partial rows, in the result's shape."""
+    term = k.group.body.blocks[0].terminator
+    assert term is not None and o.buf is not None
+    op = term.operand_values[o.index].op
+    assert op is not None
+    red = hb.insert(type(op).new(hb.to_tensor(buf), (0,), False)).result
+    shape_dims = _result_dims(hb, ROW, o.squeezed, dims, t)
+    return hb.insert(tensor.ReshapeOp([red, *hb.dyn_dims(t.shape, shape_dims)], [t])).result
+
+
 def _gm_itemsizes(k: VectorKernel) -> list[int]:
     sizes = [i.vv.buf.itemsize for i in k.array_inputs if i.vv.buf is not None]
     sizes += [o.buf.itemsize for o in k.written if o.buf is not None]
@@ -310,7 +352,8 @@ def _results(hb: HostBuilder, k: VectorKernel, operands: list[Value], outs: dict
             results.append(_final_reduce(hb, o, outs[o.index], block_dim,
                                          result_types[o.index]))
         else:
-            value = hb.to_tensor(outs[o.index])
+            value = outs[o.index]
+            value = value if isinstance(value.type, TensorType) else hb.to_tensor(value)
             if isinstance(result_types[o.index], ScalarType):
                 results.append(hb.extract_scalar(value))
             else:

@@ -109,10 +109,13 @@ def partition(fn: FuncOp, cube: Callable[[Operation], bool] | None = None,
 
 
 def _branches_on_host(op: Operation) -> bool:
-    """``op`` is a versioned ``loop.if`` with a group in one of its branches (as one
-    scalar region it would run that group's batched nest as scalar code)."""
-    return is_versioned(op) and any(isinstance(x, FusionGroupOp) for r in op.region_list
-                                    for b in top_blocks(r.blocks[0]) for x in b.ops)
+    """``op`` is a versioned ``loop.if`` with a group (or a ``channels`` loop, whose body
+    is one) in one of its branches (as one scalar region it would run that group's
+    batched nest as scalar code)."""
+    return is_versioned(op) and any(
+        isinstance(x, FusionGroupOp) or isinstance(x, loop.ForOp) and
+        bool(x.attributes.get("channels"))
+        for r in op.region_list for b in top_blocks(r.blocks[0]) for x in b.ops)
 
 
 def partition_block(block: Block, cube: Callable[[Operation], bool] | None = None,

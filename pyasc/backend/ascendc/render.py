@@ -15,6 +15,7 @@ from pyasc.backend.ascendc.copy_loops import CopyKernel
 from pyasc.backend.ascendc.cores import arch_text, by_core, core_arch
 from pyasc.backend.ascendc.cube_plan import CubeKernel
 from pyasc.backend.ascendc.cwriter import CWriter
+from pyasc.backend.ascendc.emit_channels import ChannelEmitter
 from pyasc.backend.ascendc.emit_cols import ColsEmitter
 from pyasc.backend.ascendc.emit_conv import ConvKernel, emit_conv
 from pyasc.backend.ascendc.emit_conv_mix import ConvMixEmitter
@@ -60,8 +61,8 @@ def _render(kernels: list[Kernel], filename: str,
         w.raw(line)
     helpers: set[str] = set()
     for k in kernels:
-        if isinstance(k, StencilKernel):
-            StencilEmitter(w, k).emit()
+        if isinstance(k, StencilKernel):  # a run-time channel loop: emit_channels
+            (StencilEmitter if k.channels is None else ChannelEmitter)(w, k).emit()
         elif isinstance(k, VectorKernel):
             emitter = ColsEmitter if k.schedule == "cols" else \
                 LongRowsEmitter if k.long is not None else VectorEmitter

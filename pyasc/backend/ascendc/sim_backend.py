@@ -149,8 +149,11 @@ def _cached_library(cache: DiskCache, key: str, build: _Build,
                     config: SimConfig) -> SimLibrary:
     entry = cache.load(key)
     if entry is None:
-        _compile_into(cache, key, build, config)
-        entry = cache.load(key)
+        with cache.building(key):  # another process building it: wait, then load it
+            entry = cache.load(key)
+            if entry is None:
+                _compile_into(cache, key, build, config)
+                entry = cache.load(key)
     if entry is None:  # the cache is not writable: build in a temporary directory
         return build.compile(config)
     path = cache.dir / key[:2] / str(entry.manifest["object"])

@@ -54,6 +54,7 @@ from pyasc.errors import InvalidOptionError
 from pyasc.ir.types import SCALAR_TYPES
 
 KB = 1024
+MB = 1024 * KB
 
 # Element types the vector APIs accept on dav-c220 (static_asserts of the dav_c220 impl
 # headers, reference section 1.3) [V].  Other archs are assumed to match [I] except where
@@ -149,9 +150,15 @@ class CubeUnit:
     # 2048 fp32 [I]); ``cube_freq=1800`` MHz of Ascend910B2C's platform ini [V3] (24 x
     # 4096 x 2 x 1.8 GHz = 354 TFLOPS, the published fp16 figure of 910B2 [V3]; other
     # parts assumed equal [I]); HBM 1.6 TB/s (Atlas A2 spec table quoted in CANN docs
-    # [V3]); L2 (192 MB, ini ``l2_size``) is not credited.
+    # [V3]).  L2: 192 MB (ini ``l2_size`` [V3]; asc-devkit's matmul_l2cache sample for
+    # Atlas A2/A3 [V3]), "pure read bandwidth about three to four times that of the GM"
+    # (CANN 8.5 best practices, "Matmul High-level API Enabling L2 Cache Tiling",
+    # hiascend.com atlas_ascendc_best_practices_10_10012) [I: an approximate statement;
+    # we take the low end, 3x]; ``cube_cost`` credits it only when the kernel's data fits.
     clock_hz: float = 1.8e9
     hbm_bytes_per_s: float = 1.6e12
+    l2_bytes: int = 192 * MB
+    l2_read_speedup: float = 3.0
 
     @property
     def l1_usable_bytes(self) -> int:

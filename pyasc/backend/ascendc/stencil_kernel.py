@@ -27,6 +27,7 @@ kernel; the host passes the base arrays, the outputs and the scalar inputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -83,6 +84,30 @@ class PlaneInput:
 
 
 @dataclass
+class ChannelPlan:
+    """What a channel stencil (``channel_kernel``) adds to a stencil kernel: a run-time
+    loop over channels inside each unit, the output planes' accumulators in UB."""
+
+    acc_in: Buf                      # the tile program's input of the sum so far
+    acc_out: Buf                     # its result: both are the plane's accumulator
+    acc_type: ScalarType
+    weights: str                     # the name of the weight array (GM, and its UB copy)
+    weights_type: ScalarType
+    weights_rank: int
+    acc_tiles: int                   # accumulators of a tile each (the planes of a unit)
+    weight_bytes: int                # UB bytes of a channel's weights of those planes
+    # the windows' Gathers, once per channel for every plane (``winBuf_``, a tile each)
+    windows: list[Instr] = field(default_factory=list)
+    window_bytes: int = 0            # bytes of a window's element
+
+    def reserved(self, tile: int) -> int:
+        """UB bytes beside the stencil's own: the accumulators, the weights, the
+        channel's windows."""
+        return self.acc_tiles * tile * self.acc_type.itemsize + self.weight_bytes + \
+            len(self.windows) * tile * self.window_bytes
+
+
+@dataclass
 class StencilKernel:
     """A stencil kernel: the shared parts of a vector kernel plus the tiling."""
 
@@ -105,6 +130,7 @@ class StencilKernel:
     per_block: int = 0
     blocks: int = 0
     unit: int = 8                    # pitch granule: elements of 32 bytes
+    channels: ChannelPlan | None = None  # a run-time loop over channels (channel_kernel)
 
     @property
     def dynamic(self) -> bool:
@@ -113,7 +139,7 @@ class StencilKernel:
 
     @property
     def schedule(self) -> str:
-        return "stencil"
+        return "stencil" if self.channels is None else "channels"
 
     @property
     def rows(self) -> int:
@@ -159,11 +185,17 @@ class StencilKernel:
 
 
 def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
-                        marked: bool = True) -> StencilKernel | None:
+                        marked: bool = True, match: StencilMatch | None = None,
+                        adapt: Callable[[StencilKernel], None] | None = None
+                        ) -> StencilKernel | None:
     """``group`` as a stencil kernel, or None when it is not one (not marked by the
     ``stencil-windows`` pass; ``marked=False``: a grouping probe, matched here) or
-    its compute stage is not a plain elementwise tile program."""
-    m = match_stencil(group) if group.attributes.get("stencil") or not marked else None
+    its compute stage is not a plain elementwise tile program.  ``match``: the caller's
+    match of the group (a channel stencil's, ``channel_kernel``), and ``adapt`` its
+    changes to the kernel before the buffers are assigned (raising NotVectorizable
+    refuses it)."""
+    m = match or (match_stencil(group) if group.attributes.get("stencil") or not marked
+                  else None)
     if m is None:
         return None
     info = analyze(group)
@@ -195,14 +227,17 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
         _share_equal_windows(k)
         _place_gathers(k)
         _place_duplicates(k)
+        if adapt is not None:
+            adapt(k)
     except NotVectorizable:
         return None
     k.phys = assign(low.prog)
     # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, one
-    # per per-plane input of run-time count, one for those of static count
+    # per per-plane input of run-time count, one for those of static count (a channel
+    # loop's: the accumulators, the weights and the windows)
     dyn = sum(p.count == DYN for p in k.planes_in)
     used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + dyn + \
-        (len(k.planes_in) > dyn)
+        (len(k.planes_in) > dyn) + 3 * (k.channels is not None)
     sized = _size_dynamic(k, soc) if k.dynamic else _size(k, soc)
     return k if used <= MAX_PIPE_BUFFERS and sized else None
 
@@ -330,6 +365,8 @@ def _dynamic_bytes(k: StencilKernel, tile: int) -> int:
     cap = colcap(tile, 8)
     total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
     total += sum(_plane_bytes(p) for p in k.planes_in)
+    if k.channels is not None:
+        total += k.channels.reserved(tile)
     return total + sum(2 * 2 * tile * t.itemsize for t in k.base_types)
 
 
@@ -361,4 +398,4 @@ def widest_pitch(k: StencilKernel) -> int:
     return k.tile // rows // k.unit * k.unit
 
 
-__all__ = ["PlaneInput", "StencilKernel", "plan_stencil_kernel", "widest_pitch"]
+__all__ = ["ChannelPlan", "PlaneInput", "StencilKernel", "plan_stencil_kernel", "widest_pitch"]

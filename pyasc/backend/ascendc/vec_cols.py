@@ -8,7 +8,9 @@ range is shorter) and streams all rows of that range through UB in tiles of
 a tile, each row is folded into the block's accumulator row with one vector ``Add``/
 ``Max``/``Min`` of the range's width, the rows in order: every column sums its
 elements sequentially from row 0 (float32 accumulation for float16 sums), the order of
-numpy's own ``sum(axis=0)`` of a C-contiguous array (docs/ascendc-backend.md).
+numpy's own ``sum(axis=0)`` of a C-contiguous array (docs/ascendc-backend.md) unless
+the host split the rows too (``VectorKernel.split_rows``: each block's range of rows in
+order, then the partial rows added on the host).
 
 The passes are those of the long-rows schedule (``vec_longrows``) with rows and
 columns exchanged: a reduction of a value of level ``L`` is folded in pass ``L + 1``

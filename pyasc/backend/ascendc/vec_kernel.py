@@ -45,14 +45,14 @@ from pyasc.backend.ascendc.vec_spans import Spans, analyze_spans
 from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import BlockArgument, Value
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.types import DYN, f16, u8
+from pyasc.ir.types import DYN, element_type, f16, u8
 
 RULES = {**ARITH_RULES, **MATH_RULES, **POW_RULES}
 
 TILING_PARAMS = {"flat": ("n", "perBlock"), "reduce": ("n", "perBlock"),
                  "rows": ("rows", "cols", "rowsPerBlock"),
                  "longrows": ("rows", "cols", "rowsPerBlock"),
-                 "cols": ("rows", "cols", "colsPerBlock")}
+                 "cols": ("rows", "cols", "colsPerBlock", "rowsPerBlock")}
 
 
 @dataclass
@@ -91,6 +91,10 @@ class VectorKernel:
     # instead when a row does not fit the tile (``host_vector.launch_vector``).
     alt: VectorKernel | None = None
     twin: bool = False   # this kernel is another one's ``alt`` (named after it)
+    # A cols kernel whose results are its column reductions themselves (one pass, no
+    # row ops after them): the host may split the rows across blocks too, each block
+    # writing its partial row, and finish over them (``host_vector``).
+    split_rows: bool = False
 
     @property
     def schedule(self) -> str:
@@ -222,7 +226,24 @@ def plan_streamed(group: FusionGroupOp, info, spans: Spans, soc: SoC,  # noqa: A
          "its rows streamed in column tiles)")
     kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit, 256, None,
                               group.loc, what, soc.name, max_rows=1)
+    kernel.split_rows = cols and _partial_rows(low, group, plan)
     return kernel
+
+
+def _partial_rows(low: LongLowering, group: FusionGroupOp, plan: LongPlan) -> bool:
+    """Whether every result of a cols kernel is a column reduction as it stands (one
+    pass, accumulated in its own type): then a block's accumulator over a range of
+    the rows is a partial result the host can finish."""
+    term = group.body.blocks[0].terminator
+    assert term is not None
+    if plan.reads != 1:
+        return False
+    for v in term.operand_values:
+        op = None if isinstance(v, BlockArgument) else v.op
+        if op not in low.info.col_reductions or \
+                low._acc_type(op) != element_type(v.type):  # type: ignore[arg-type]
+            return False
+    return True
 
 
 def _outputs(low: VecLowering, group: FusionGroupOp,

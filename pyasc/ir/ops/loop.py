@@ -49,10 +49,12 @@ class ForOp(Operation):
     results = ("outputs*",)
     regions = ("body",)
     # ``vector_bits``: the function holding the loop should use vectors this wide (the
-    # matmul's micro-kernel on AVX-512; see lower_matmul_tiled)
+    # matmul's micro-kernel on AVX-512; see lower_matmul_tiled); ``channels``: a loop
+    # ``channel-interchange`` moved around a nest over outputs (batch-loops batches the
+    # nest inside it)
     attrs = {"parallel": attr(bool, optional=True), "poll": attr(str, optional=True),
              "lanes": attr(int, optional=True), "vector_bits": attr(int, optional=True),
-             "register_tile": attr(bool, optional=True)}
+             "register_tile": attr(bool, optional=True), "channels": attr(bool, optional=True)}
     terminators = ("loop.yield",)
 
     @classmethod

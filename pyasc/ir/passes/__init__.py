@@ -21,6 +21,7 @@ from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.passes import (  # noqa: F401
     batch_loops,
     canonicalize,
+    channel_interchange,
     cse,
     dce,
     dead_fills,

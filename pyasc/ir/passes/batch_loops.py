@@ -54,7 +54,7 @@ sizes hold: <copy with the sizes constants, batched> else: <the nest>`` (a versi
 from __future__ import annotations
 
 from pyasc.ir.builder import Builder
-from pyasc.ir.core import OpResult, Value
+from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes.batch_analysis import (
@@ -77,13 +77,17 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
     vector unit computes float64: batched, it would only be scalar code over whole
     arrays; the AscendC backend allows it when it demotes them to float32)."""
     done = 0
-    # a nest hoist-checks versioned is top-level in its branch (the fast copy batches)
-    for op in [op for block in top_blocks(fn.entry) for op in block.ops]:
-        if not isinstance(op, loop.ForOp) or trip_count(op) == 0:
-            continue
+    # a nest hoist-checks versioned is top-level in its branch (the fast copy batches);
+    # so is the nest inside a loop channel-interchange made (its body, once per channel)
+    for op in [op for block in top_blocks(fn.entry) for op in _with_channel_nests(block)]:
+        if not isinstance(op, loop.ForOp) or trip_count(op) == 0 or \
+                op.attributes.get("channels"):
+            continue  # (a channel loop's nest is batched, the loop itself stays)
         try:
             b = analyze(op)
         except NeedSizes as need:
+            if _in_channel_loop(op):  # (a versioned ``if`` is top-level code only)
+                continue
             found = _versioned(op, need.sizes, float64_arrays)
             if found is None:
                 continue
@@ -98,6 +102,22 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
         op.erase()
         done += 1
     return done
+
+
+def _with_channel_nests(block: Block) -> list[Operation]:
+    """The ops of ``block``, each loop ``channel-interchange`` made followed by the ops
+    of its body (the nest over outputs it runs once per channel)."""
+    ops: list[Operation] = []
+    for op in block.ops:
+        ops.append(op)
+        if isinstance(op, loop.ForOp) and op.attributes.get("channels"):
+            ops.extend(op.body.blocks[0].ops)
+    return ops
+
+
+def _in_channel_loop(op: Operation) -> bool:
+    parent = op.parent_op
+    return isinstance(parent, loop.ForOp) and bool(parent.attributes.get("channels"))
 
 
 MAX_SIZE_ROUNDS = 4  # size assumptions gathered one window op at a time

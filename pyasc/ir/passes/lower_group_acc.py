@@ -98,7 +98,10 @@ class Acc:
         :func:`compensated_result` of its state."""
         acc = cls.__new__(cls)
         acc.gen, acc.elem, acc.acc_t, acc.truth = gen, acc_t, acc_t, False
-        acc.cls, acc.ident, acc.compensated, acc.laned = arith.AddOp, "zero", True, True
+        # lanes and chunks start at -0.0: a lane (a block, a chunk) of negative zeros
+        # only is then -0.0, so a loop from s = -0.0 over them keeps -0.0 as Python's
+        # does; every other sum has the bits it has from +0.0
+        acc.cls, acc.ident, acc.compensated, acc.laned = arith.AddOp, "negzero", True, True
         return acc
 
     def final(self, state: list[Value]) -> Value:

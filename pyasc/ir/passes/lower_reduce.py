@@ -47,16 +47,18 @@ REDUCTIONS: dict[type[Operation], tuple[type[Operation], type[Operation], str, s
 
 
 def identity(gen: LoopGen, kind: str, t: ScalarType) -> Value:
-    """The identity constant ``kind`` (zero/one/lowest/highest) of type ``t``."""
+    """The identity constant ``kind`` (zero/negzero/one/lowest/highest) of type ``t``
+    (``negzero``: ``-0.0``, the exact identity of float addition, ``-0.0 + x`` is ``x``
+    for every ``x``)."""
     if t.is_bool:
         return gen.const(kind in ("one", "highest"), t)
     if t.is_float:
-        value = {"zero": 0.0, "one": 1.0, "lowest": float("-inf"),
+        value = {"zero": 0.0, "negzero": -0.0, "one": 1.0, "lowest": float("-inf"),
                  "highest": float("inf")}[kind]
         return gen.const(value, t)
     bits = t.bitwidth
     lo, hi = (0, 2 ** bits - 1) if t.is_unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    return gen.const({"zero": 0, "one": 1, "lowest": lo, "highest": hi}[kind], t)
+    return gen.const({"zero": 0, "negzero": 0, "one": 1, "lowest": lo, "highest": hi}[kind], t)
 
 
 def reduce_space(gen: LoopGen, dims: Sequence[Value], element: Callable[[list[Value]], Value],

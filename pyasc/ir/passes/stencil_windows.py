@@ -34,6 +34,9 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   (``x[:, c, a:..., b:...]``, ``StencilBase.images``; with run-time shapes from image
   0 on, the host checks the count); with a run-time space the count of planes is the
   broadcast's (``StencilMatch.planes``);
+* inside a ``channels`` loop (``channel_stencil``, ``match_stencil(group, channel)``) a
+  fixed plane may be the loop's index (``x[c, ...]``, ``x[:, c, ...]``:
+  ``StencilBase.channel``), the plane the kernel's channel loop walks;
 * other array inputs are arrays of the space's shape (a window of themselves at offset
   0, e.g. the result of an earlier kernel) or one value per plane broadcast over it
   (``(planes, 1, 1)`` or all-ones arrays: a depthwise convolution's weights; ``(?, 1,
@@ -67,6 +70,9 @@ class StencilBase:
     # a fixed channel of every image (``x[:, c, a:..., b:...]`` of a rank-4 base): the
     # plane is ``image * C + plane``, the image the kernel's unit walks
     images: bool = False
+    # the windows are plane ``c + plane`` of the base, ``c`` the index of the enclosing
+    # ``channels`` loop (``StencilMatch.channel``): a run-time plane the kernel walks
+    channel: bool = False
     rows: tuple[int, int] = (0, 0)   # smallest and largest row offset of its windows
     cols: tuple[int, int] = (0, 0)   # smallest and largest column offset
     views: int = 0
@@ -103,6 +109,9 @@ class StencilMatch:
     # inputs that are one value per plane broadcast over the plane (a depthwise conv's
     # weights): group input index -> the ``(planes, 1, 1)`` (or all-ones) array
     per_plane: dict[int, Value] = field(default_factory=dict)
+    # the index of the ``channels`` loop around the group (``channel_stencil``): a window
+    # whose plane (channel) offset is this value is a plane of the channel walked
+    channel: Value | None = None
 
 
 def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
@@ -211,6 +220,9 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
         return None
     offsets, sizes, steps = view.parts()
     offs = [static_int(o) for o in offsets]
+    axis = _channel_axis(view, m)
+    if axis is not None:  # plane c of the channel loop: the base's ``channel`` plane 0
+        offs[axis] = 0
     if any(o is None for o in offs) or any(static_int(s) != 1 for s in steps):
         return None
     kept = [n for a, n in enumerate(sizes) if a not in view.attributes["drop"]] if plane \
@@ -227,6 +239,20 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
             (list(space[-len(kept):]) if len(kept) < 3 else [space[0], *space[-2:]]):
         return None
     return offs  # type: ignore[return-value]
+
+
+def _channel_axis(view: mem.SubviewOp, m: StencilMatch | None) -> int | None:
+    """The axis of ``view`` whose offset is the channel loop's index (``m.channel``):
+    the dropped plane of a rank-3 base (``x[c, a:..., b:...]``) or the dropped channel of
+    a rank-4 one (``x[:, c, a:..., b:...]``), else None."""
+    if m is None or m.channel is None:
+        return None
+    drop = tuple(view.attributes.get("drop") or ())
+    axis = {(0,): 0, (1,): 1}.get(drop)
+    rank = view.source.type.rank  # type: ignore[attr-defined]
+    if axis is None or rank != axis + 3 or view.parts()[0][axis] is not m.channel:
+        return None
+    return axis
 
 
 def _same_size(a: Value, b: Value, depth: int = 8) -> bool:
@@ -261,23 +287,24 @@ def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
                                    for op in ops[start + 1:end])
 
 
-def _base(bases: list[StencilBase], value: Value, plane: int, kind: str) -> int:
+def _base(bases: list[StencilBase], value: Value, plane: int, kind: str,
+          channel: bool = False) -> int:
     """The base of ``value`` (one per fixed plane of ``kind``: each is its own halo
-    buffer)."""
+    buffer; a plane of the channel loop is another plane than a static one)."""
     fixed, images = bool(kind), kind == "images"
     for k, b in enumerate(bases):
-        if b.value is value and (b.fixed, b.images) == (fixed, images) and \
-                (not fixed or b.plane == plane):
+        if b.value is value and (b.fixed, b.images, b.channel) == (fixed, images, channel) \
+                and (not fixed or b.plane == plane):
             return k
     shape = value.type.shape  # type: ignore[attr-defined]
-    bases.append(StencilBase(value, shape, plane, fixed, images=images))
+    bases.append(StencilBase(value, shape, plane, fixed, images=images, channel=channel))
     return len(bases) - 1
 
 
 def _add_window(m: StencilMatch, index: int, source: Value, offs: list[int],
-                kind: str = "") -> bool:
+                kind: str = "", channel: bool = False) -> bool:
     plane = offs[-3] if len(offs) >= 3 else 0
-    k = _base(m.bases, source, plane, kind)
+    k = _base(m.bases, source, plane, kind, channel)
     b = m.bases[k]
     row, col = offs[-2], offs[-1]
     if b.views and plane != b.plane:
@@ -290,8 +317,12 @@ def _add_window(m: StencilMatch, index: int, source: Value, offs: list[int],
     return True
 
 
-def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
-    """The windows of ``group``'s inputs when it is a stencil (module docstring)."""
+def match_stencil(group: FusionGroupOp, channel: Value | None = None,
+                  skip: frozenset[int] = frozenset()) -> StencilMatch | None:
+    """The windows of ``group``'s inputs when it is a stencil (module docstring).
+    ``channel``: the index of a ``channels`` loop around the group, whose windows may
+    be its plane (``StencilBase.channel``); inputs ``skip`` are the caller's (the
+    channel loop's accumulator, ``channel_stencil``)."""
     types = [r.type for r in group.result_values]
     if not types or not all(isinstance(t, TensorType) for t in types):
         return None
@@ -300,9 +331,9 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
     if len(space) not in (2, 3, 4) or any(t.shape != space for t in types):  # type: ignore[union-attr]
         return None
     m = StencilMatch((1, *space) if len(space) == 2 else tuple(space[-3:]),
-                     outer=space[0] if len(space) == 4 else 1)
+                     outer=space[0] if len(space) == 4 else 1, channel=channel)
     for index, v in enumerate(group.inputs):
-        if isinstance(v.type, ScalarType):
+        if isinstance(v.type, ScalarType) or index in skip:
             continue
         plane = _per_plane(v, space)
         if plane is not None:
@@ -319,7 +350,8 @@ def match_stencil(group: FusionGroupOp) -> StencilMatch | None:
         if dynamic and offs is not None and _plane_dropped(found[1]):  # type: ignore[index]
             m.planes = m.planes or _broadcast_planes(v, len(space) - 3)
         if found is None or offs is None or not _unwritten_between(found[0], group) or \
-                not _add_window(m, index, found[1].source, offs, _plane_dropped(found[1])):
+                not _add_window(m, index, found[1].source, offs, _plane_dropped(found[1]),
+                                _channel_axis(found[1], m) is not None):
             return None
     if dynamic and any(b.fixed for b in m.bases) and m.planes is None:
         return None  # fixed planes over a run-time count of planes that is not known

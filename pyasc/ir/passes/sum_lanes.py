@@ -18,9 +18,10 @@ absorbed into a compensated (Kahan-Babuska-Neumaier) running sum started at ``s`
 initial value; a loop at the top of the function whose body only computes (no stores, no
 checks), whose length is bounded by array sizes and not statically below ``SPLIT`` is cut
 in the same chunks as a long ``np.sum`` and summed over threads, the chunks absorbed in
-order.  So for an initial
-value ``+0.0`` the loop's result has the bits of ``np.sum`` of the same terms, for any
-thread count; its error bound is ``lower_group_reduce``'s, far below the sequential sum's
+order.  So for an initial value ``+0.0`` the loop's result has the bits of ``np.sum`` of
+the same terms, for any thread count (the lanes start at ``-0.0``, the exact identity of
+addition, so a loop from ``s = -0.0`` over negative zeros only keeps ``-0.0`` as Python's
+does); its error bound is ``lower_group_reduce``'s, far below the sequential sum's
 (docs/math-accuracy.md, "Sums written as loops").  The iterations still run in their
 order (the body is cloned into the lane loops, not reordered), so stores, loads and
 checks in the body see what they saw before; only the additions into ``s`` regroup.
@@ -132,10 +133,19 @@ def rewrite(lp: loop.ForOp, adds: list[Operation]) -> None:
         state = row.run([], state)
         row.release()
     for k, out in enumerate(lp.result_values):
-        out.replace_all_uses_with(compensated_result(gen, state[2 * k], state[2 * k + 1]))
+        out.replace_all_uses_with(_result(gen, state[2 * k], state[2 * k + 1]))
     _locate(block.ops[first:block.index_of(lp)], lp)  # type: ignore[union-attr]
     gen.flush_constants_for(lp)
     lp.erase()
+
+
+def _result(gen: LoopGen, s: Value, c: Value) -> Value:
+    """The compensated state's value; ``s`` itself when the compensation ``c`` is zero
+    (``s + c`` is then ``s`` but for ``-0.0 + +0.0 = +0.0``: a loop from ``s = -0.0``
+    over negative zeros only, or over no terms, is ``-0.0`` in Python, while Neumaier's
+    ``(s - t) + b`` leaves ``c = +0.0``)."""
+    exact = gen.cmp("eq", c, gen.const(0.0, c.type))  # type: ignore[arg-type]
+    return gen.select(exact, s, compensated_result(gen, s, c))
 
 
 def _locate(ops: list[Operation], lp: loop.ForOp) -> None:

@@ -94,17 +94,17 @@ CASES = _cases()
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory):
-    """A private disk cache and -O0 builds; every library is built here, in parallel."""
-    root = tmp_path_factory.mktemp("ascend-sim-cache")
+def _private_cache(run_tmp_path, worker_order):
+    """A disk cache of this module shared by the run's workers and -O0 builds; every
+    library is built here, in parallel, once per run (the workers take turns)."""
+    root = run_tmp_path / "ascend-sim-cache"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYASC_CACHE_DIR", str(root))
         mp.setenv("PYASC_SIM_OPT", "-O0")
         cache = DiskCache(root, backend="ascend-sim")
         with ThreadPoolExecutor(max_workers=2) as pool:
-            for cases in CASES.values():
-                for fn, args, _ in cases:
-                    pool.submit(_build, fn, args, cache)
+            for fn, args, _ in worker_order([c for cases in CASES.values() for c in cases]):
+                pool.submit(_build, fn, args, cache)
         yield
 
 

@@ -5,8 +5,8 @@ Batch-norm statistics (``x.mean(axis=0)``, ``x.var(axis=0)``), softmax over axis
 streams the rows (``vec_cols``).  Each function must run as one vector kernel of that
 schedule (no scalar GM access) and equal numpy on odd sizes, float32/float16/int32,
 NaN (max/min propagate it as numpy does), run-time shapes and views.  Sums add each
-column's rows in order (numpy adds pairwise): float tolerances as for the other float
-reductions.
+column's rows in order, as numpy does, unless the rows are split across blocks
+(``test_col_split_rows.py``): float tolerances as for the other float reductions.
 """
 
 from __future__ import annotations
@@ -82,7 +82,14 @@ def _check(fn, *args):
     dtype = args[0].dtype.type
     wide = [a.astype(np.float32) if a.dtype == np.float16 else a for a in args]
     want = np.asarray(fn.__wrapped__(*wide)).astype(np.asarray(fn.__wrapped__(*args)).dtype)
-    assert_close(got, want, **TOL[dtype], where=fn.__name__)
+    tol = dict(TOL[dtype])
+    if fn.__name__ == "col_sum" and dtype != np.int32:
+        # rows split across blocks add in another order than numpy: a few float32 ulps
+        # of the column's sum of magnitudes (its error bound), not of the (cancelled) sum
+        mags = np.abs(wide[0].astype(np.float32)).sum(axis=0)
+        tol["atol"] = max(tol["atol"], 4 * float(np.finfo(np.float32).eps) * float(
+            mags.max(initial=0)))
+    assert_close(got, want, **tol, where=fn.__name__)
     return k
 
 
@@ -213,7 +220,8 @@ def nchw_mean(x):
                          ids=lambda f: f.__name__)
 def test_per_channel_statistics(fn, dynamic):
     """Axes (0, 2) of (N, C, HW): a row reduction to (N, C), then a column one; no
-    scalar kernel (a run-time keepdims result stays one reduction: scalar)."""
+    scalar kernel (a run-time keepdims result: its unit axes back by a reshape whose
+    extents are the unreduced result's)."""
     compiled = hybrid(fn, dynamic_shape=dynamic)
     shapes = [(4, 3, 17), (33, 7, 1), (2, 17, 300)]
     for shape in shapes:
@@ -222,8 +230,6 @@ def test_per_channel_statistics(fn, dynamic):
         if fn is channel_max:
             x[1, 2, 0] = np.nan
         k = _check(compiled, x)
-        if dynamic and fn is channel_mean_keep:
-            continue
         assert all(kind == "VectorKernel" for kind, _ in _kinds(k)), _kinds(k)
         assert k.last_counters["gm_scalar_read_bytes"] == 0
 

@@ -42,6 +42,26 @@ def test_4096_cubed_float16_reads_within_a_quarter_of_the_schedule_bound():
     assert busiest <= 1.05 * 4096 * 4096 / SOC.cube.cores
 
 
+def test_4096_cubed_float16_estimate_with_the_l2_credit_is_within_1_3x_of_peak():
+    k = _plan((4096, 4096), (4096, 4096))
+    cost = cube_cost(k, SOC)
+    assert cost.estimate_s / cost.peak_s > 2.5        # no L2 credit: memory-bound
+    # compulsory 64 MiB + 32 MiB of C at HBM bandwidth, then 1472 MiB of re-reads at 3x
+    hbm = SOC.cube.hbm_bytes_per_s
+    want = 96 * MIB / hbm + 1472 * MIB / (3 * hbm)
+    assert cost.l2_memory_s == pytest.approx(want)
+    assert cost.bound_l2 == "compute"
+    assert cost.estimate_l2_s / cost.peak_s <= 1.3   # issue 14's time target
+
+
+def test_no_l2_credit_for_data_larger_than_l2():
+    # 8192 x 8192 x 4096 float16: operands 64 + 64 MiB, C 128 MiB > 192 MB
+    k = _plan((8192, 4096), (4096, 8192))
+    cost = cube_cost(k, SOC)
+    assert cost.min_read_bytes + cost.gm_write_bytes > SOC.cube.l2_bytes
+    assert cost.l2_memory_s == cost.memory_s
+
+
 @pytest.mark.parametrize(("sa", "sb"), [((17, 33), (33, 20)), ((1, 64), (64, 4096)),
                                         ((100, 64), (64, 130))])
 def test_bound_is_the_compulsory_minimum_when_everything_fits(sa, sb):

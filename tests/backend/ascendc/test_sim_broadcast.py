@@ -150,15 +150,16 @@ def _id(case: tuple[str, str, bool, list]) -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory):
-    """A private disk cache and -O0 builds; every library is built here, in parallel."""
-    root = tmp_path_factory.mktemp("ascend-sim-broadcast")
+def _private_cache(run_tmp_path, worker_order):
+    """A disk cache of this module shared by the run's workers and -O0 builds; every
+    library is built here, in parallel, once per run (the workers take turns)."""
+    root = run_tmp_path / "ascend-sim-broadcast"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYASC_CACHE_DIR", str(root))
         mp.setenv("PYASC_SIM_OPT", "-O0")
         cache = DiskCache(root, backend="ascend-sim")
         with ThreadPoolExecutor(max_workers=2) as pool, float64_device():
-            for fn_name, dtype, dyn, pairs in CASES:
+            for fn_name, dtype, dyn, pairs in worker_order(CASES):
                 fn = FUNCTIONS[fn_name, dyn]
                 pool.submit(_build, fn, _args(fn_name, pairs[0], dtype), cache)
         yield

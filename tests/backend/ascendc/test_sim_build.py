@@ -3,14 +3,17 @@ programs built as one library (``sim.batch``, ``sim_backend.prebuild``)."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from pyasc import hybrid
-from pyasc.backend.ascendc import sim_backend
+from pyasc.backend.ascendc import lower_program, sim_backend
 from pyasc.backend.ascendc.sim import SimConfig, compile_kernels, pch
 from pyasc.backend.ascendc.sim.batch import Unit, batch_source, compile_batch
 from pyasc.backend.ascendc.sim.runner import compile_flags, find_compiler
+from pyasc.runtime.disk_cache import DiskCache
 
 FILL = """\
 #include "kernel_operator.h"
@@ -101,3 +104,28 @@ def test_prebuilt_libraries_are_used_before_any_build(monkeypatch):
     np.testing.assert_array_equal(scale.run_with(backend.compile, x, 2.0), x * 2 + 1)
     np.testing.assert_array_equal(shift.run_with(backend.compile, x, 2.0),
                                   np.maximum(x - 2, 0))
+
+
+def test_a_library_another_process_is_building_is_waited_for(tmp_path, monkeypatch):
+    # processes sharing a cache (pytest-xdist workers, a user's pool) build a library
+    # once: the second waits on the first's build lock, then loads the first's entry
+    x = np.arange(40, dtype=np.float32)
+    ap = lower_program(scale.specialize(x, 3.0))
+    build, config = sim_backend._Build.of(ap), sim_backend.sim_config(ap.soc)
+    key, store = build.key(config), sim_backend._compile_into
+    compiled: list[str] = []
+    monkeypatch.setattr(sim_backend, "_compile_into",
+                        lambda *a: compiled.append(a[1]) or store(*a))
+    cache, other = (DiskCache(tmp_path, backend="ascend-sim") for _ in range(2))
+    libs: list = []
+    with other.building(key):  # the other process's lock (flock: per open file)
+        waiter = threading.Thread(target=lambda: libs.append(
+            sim_backend.build_library(ap, cache=cache)))
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive() and not compiled  # waiting, not building
+        store(other, key, build, config)  # the other process's build
+    waiter.join(120)
+    assert libs and not compiled  # loaded what the other one stored
+    backend = sim_backend.SimBackend(prebuilt={key: libs[0]})
+    np.testing.assert_array_equal(scale.run_with(backend.compile, x, 3.0), x * 3 + 1)

@@ -35,6 +35,7 @@ CASES = {
     "never_initialised": ("AllocTensor", "never given buffers"),
     "gather_past_buffer": ("Gather", "element 63 reads byte 256 of src, beyond its buffer"),
     "gather_unaligned": ("Gather", "element 1 reads byte 1 of src, not aligned to sizeof(T)"),
+    "gather_repeats": ("Gather", "count 16384 is 256 full repeats of 64 elements"),
 }
 
 

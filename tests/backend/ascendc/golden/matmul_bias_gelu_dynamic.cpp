@@ -376,7 +376,7 @@ extern "C" __global__ __aicore__ void matmul_bias_gelu_dynamic_1(GM_ADDR a, GM_A
 #line 171 "ascendc_cases.py"
   bGM.SetGlobalBuffer((__gm__ half*)b, (uint64_t)K * N);
 #line 171 "ascendc_cases.py"
-  cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)units / tiles * M * N);
+  cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)1 * M * N);
 #line 381 "matmul_bias_gelu_dynamic.cpp"
   const int32_t aSlots = 2, bSlots = 2;
 #line 171 "ascendc_cases.py"

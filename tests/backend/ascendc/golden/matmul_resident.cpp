@@ -18,7 +18,7 @@ extern "C" __global__ __aicore__ void matmul_0(GM_ADDR a, GM_ADDR b, GM_ADDR c, 
 #line 146 "ascendc_cases.py"
   bGM.SetGlobalBuffer((__gm__ half*)b, (uint64_t)K * N);
 #line 146 "ascendc_cases.py"
-  cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)units / tiles * M * N);
+  cGM.SetGlobalBuffer((__gm__ half*)c, (uint64_t)1 * M * N);
 #line 23 "matmul.cpp"
   const int32_t kSteps = (K + baseK - 1) / baseK;
   const int32_t aSlots = kSteps, bSlots = kSteps * (singleCoreN / baseN);

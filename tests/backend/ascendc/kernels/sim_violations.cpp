@@ -200,3 +200,15 @@ extern "C" __global__ __aicore__ void gather_unaligned(GM_ADDR x, int32_t n) {
   q.FreeTensor(a);
   q.FreeTensor(b);
 }
+
+extern "C" __global__ __aicore__ void gather_repeats(GM_ADDR x, int32_t n) {
+  PROLOGUE
+  TBuf<TPosition::VECCALC> t;
+  pipe.InitBuffer(t, 2 * 16384 * 4);
+  LocalTensor<float> a = q.AllocTensor<float>();
+  LocalTensor<float> dst = t.Get<float>();
+  LocalTensor<uint32_t> idx = t.Get<uint32_t>()[16384];
+  // 16384 float32 elements are 256 repeats of 64: the uint8_t repeat count wraps to 0
+  Gather(dst, a, idx, static_cast<uint32_t>(0), 16384);  // VIOLATION: gather_repeats
+  q.FreeTensor(a);
+}

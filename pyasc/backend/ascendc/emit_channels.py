@@ -1,0 +1,177 @@
+"""C++ text of a channel stencil kernel (``channel_kernel``): a stencil kernel whose
+units walk a run-time count of channels, the output planes' sums kept in UB.
+
+A unit is (image, group of output planes, row tile, column tile).  ``Process`` starts
+the group's accumulators (``accBuf_``, one slice of ``ACC_STRIDE`` elements per plane)
+at the fill value, then for every channel: dequeues the channel's halo rows (the next
+channel's copy is issued right after, so it overlaps this channel's compute), loads the
+channel's weights of the group's planes (``LoadWeights``: one ``DataCopyPad`` of a row
+of taps per plane), and runs the tile program once per plane, which adds the channel's
+taps to the plane's accumulator in place, in program order (multiply, then add: the
+interpreter's order and rounding).  Last, the accumulators go to the accumulator
+buffer in GM, each plane's rows of the tile.
+"""
+
+from __future__ import annotations
+
+from pyasc.backend.ascendc.emit_stencil import StencilEmitter, _bytes, _gap, dynamic_names
+from pyasc.backend.ascendc.emit_tile import emit_instructions
+from pyasc.backend.ascendc.stencil_kernel import ChannelPlan
+from pyasc.backend.ascendc.tiles import ctype, storage_type
+
+
+class ChannelEmitter(StencilEmitter):
+    """Writes a :class:`StencilKernel` with a :class:`ChannelPlan` (``k.channels``)."""
+
+    @property
+    def plan(self) -> ChannelPlan:
+        assert self.k.channels is not None
+        return self.k.channels
+
+    def _params(self) -> list[tuple[str, str]]:
+        ps = super()._params()
+        at = len(ps) - len(self._dynamic())  # before the run-time extents and tiling
+        return [*ps[:at], ("GM_ADDR", self.plan.weights),
+                (ctype(self.plan.acc_type), "accInit"), *ps[at:]]
+
+    def _dynamic(self) -> list[str]:
+        return dynamic_names(self.k)
+
+    def _init_more(self) -> None:
+        w, p = self.w, self.plan
+        acc, wt = ctype(p.acc_type), ctype(p.weights_type)
+        w.line("accInit_ = accInit;")
+        dims = " * ".join(f"{p.weights}Dim{a}_" for a in range(p.weights_rank))
+        w.line(f"{p.weights}Gm_.SetGlobalBuffer((__gm__ {wt}*){p.weights}, {dims});", self.loc)
+        w.line(f"pipe_.InitBuffer(accBuf_, {p.acc_tiles} * TILE * sizeof({acc}));")
+        w.line(f"pipe_.InitBuffer({p.weights}Buf_, {p.weight_bytes});")
+        if p.windows:
+            w.line(f"pipe_.InitBuffer(winBuf_, {len(p.windows)} * TILE * {p.window_bytes});")
+
+    def _load_plane(self) -> None:
+        """``LoadWeights(p0, np, c)``: channel ``c``'s taps of planes ``p0 ..`` into UB,
+        a row of ``W_ROW`` elements per plane, for the scalar unit's reads."""
+        w, p = self.w, self.plan
+        wt, size = ctype(p.weights_type), p.weights_type.itemsize
+        taps = " * ".join(f"{p.weights}Dim{a}_" for a in range(2, p.weights_rank)) or "1"
+        with w.block("__aicore__ inline void LoadWeights(int64_t p0, int64_t np, int64_t c)"):
+            w.line(f"const int64_t taps = {taps};")
+            w.line(f"LocalTensor<{wt}> vals = {p.weights}Buf_.Get<{wt}>();")
+            w.line(f"DataCopyPad(vals, {p.weights}Gm_[(p0 * {p.weights}Dim1_ + c) * taps], "
+                   f"DataCopyExtParams(static_cast<uint16_t>(np), static_cast<uint32_t>(taps * "
+                   f"{size}), static_cast<uint32_t>(({p.weights}Dim1_ - 1) * taps * {size}), "
+                   f"0, 0), DataCopyPadExtParams<{wt}>(false, 0, 0, static_cast<{wt}>(0)));",
+                   self.loc)
+            w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them")
+            w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
+
+    def _process(self) -> None:
+        w, p = self.w, self.plan
+        acc = ctype(p.acc_type)
+        with w.block("__aicore__ inline void Process()"):
+            w.line("const int64_t first = GetBlockIdx() * PER_BLOCK;")
+            w.line("const int64_t last = first + PER_BLOCK < UNITS ? first + PER_BLOCK : UNITS;")
+            w.line(f"LocalTensor<{acc}> acc = accBuf_.Get<{acc}>();")
+            with w.block("for (int64_t u = first; u < last; ++u)"):
+                w.line("const int64_t tiles = TILES_PER_PLANE * COL_TILES;")
+                w.line("const int64_t image = u / (PLANE_GROUPS * tiles);")
+                w.line("const int64_t p0 = u / tiles % PLANE_GROUPS * GROUP_PLANES;")
+                w.line("const int64_t row = u % tiles / COL_TILES * TILE_ROWS;")
+                w.line("const int64_t col = u % tiles % COL_TILES * TILE_COLS;")
+                w.line("const int32_t cols = static_cast<int32_t>(COLS - col < TILE_COLS ? "
+                       "COLS - col : TILE_COLS);")
+                w.line("const int32_t rows = static_cast<int32_t>(ROWS - row < TILE_ROWS ? "
+                       "ROWS - row : TILE_ROWS);")
+                w.line("const int64_t np = PLANES - p0 < GROUP_PLANES ? PLANES - p0 : "
+                       "GROUP_PLANES;")
+                with w.block("for (int64_t p = 0; p < np; ++p)"):
+                    w.line("Duplicate(acc[p * ACC_STRIDE], accInit_, rows * PITCH);", self.loc)
+                self._channel_loop()
+                w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the sums are complete")
+                w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+                with w.block("for (int64_t p = 0; p < np; ++p)"):
+                    w.line("CopyOut(image * PLANES + p0 + p, row, rows, col, cols, "
+                           "acc[p * ACC_STRIDE]);")
+                w.line("SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // the next unit's Duplicate")
+                w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
+
+    def _channel_loop(self) -> None:
+        w, k = self.w, self.k
+        halos = [(n, ctype(t)) for n, t in zip(k.base_names, k.base_types, strict=True)]
+        with w.block("if (CHANNELS > 0)"):
+            w.line("CopyIn(image, 0, row, rows, col, cols);")
+        with w.block("for (int64_t c = 0; c < CHANNELS; ++c)"):
+            for n, t in halos:
+                w.line(f"LocalTensor<{t}> {n}Halo = {n}Que_.DeQue<{t}>();")
+            with w.block("if (c + 1 < CHANNELS)"):  # double buffered: overlaps the compute
+                w.line("CopyIn(image, c + 1, row, rows, col, cols);")
+            if self.plan.windows:  # once per channel, for every plane
+                w.line(f"Windows(rows, {', '.join(n + 'Halo' for n, _ in halos)});")
+            w.line("LoadWeights(p0, np, c);")
+            with w.block("for (int64_t p = 0; p < np; ++p)"):
+                w.line(f"Compute(p, rows, {', '.join(n + 'Halo' for n, _ in halos)});")
+            for n, _ in halos:
+                w.line(f"{n}Que_.FreeTensor({n}Halo);")
+
+    def _window_views(self) -> None:
+        for at, ins in enumerate(self.plan.windows):
+            assert ins.dst is not None
+            t = storage_type(ins.dst.buf.dtype)
+            self.w.line(f"LocalTensor<{t}> {ins.dst.buf.name} = winBuf_.Get<{t}>()[{at} * TILE];")
+
+    def _gathers(self) -> None:
+        """``Windows(rows, halos)``: the channel's shifted windows, one tile each."""
+        k, w = self.k, self.w
+        if not self.plan.windows:
+            return
+        halos = ", ".join(f"LocalTensor<{ctype(t)}> &{n}Halo"
+                          for n, t in zip(k.base_names, k.base_types, strict=True))
+        with w.block(f"__aicore__ inline void Windows(int32_t rows, {halos})"):
+            w.line("const int32_t n = rows * PITCH;")
+            w.line("LocalTensor<uint32_t> idx = idxBuf_.Get<uint32_t>();")
+            self._window_views()
+            emit_instructions(w, self.plan.windows)
+
+    def _copy_out(self) -> None:
+        w, p = self.w, self.plan
+        acc, size = ctype(p.acc_type), p.acc_type.itemsize
+        out = self.k.written[0].buf
+        assert out is not None
+        with w.block("__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows, "
+                     f"int64_t col, int32_t cols, const LocalTensor<{acc}> &src)"):
+            w.line(f"DataCopyPad({out.name}Gm_[(plane * ROWS + row) * COLS + col], src, "
+                   f"DataCopyExtParams(static_cast<uint16_t>(rows), {_bytes('cols', size)}, "
+                   f"{_gap(self.k, 'cols', size)}, static_cast<uint32_t>((COLS - cols) * "
+                   f"{size}), 0));", self.loc)
+
+    def _compute(self) -> None:
+        self._gathers()  # the channel's part of the compute stage, then the plane's
+        k, w, p = self.k, self.w, self.plan
+        acc = ctype(p.acc_type)
+        halos = "".join(f", LocalTensor<{ctype(t)}> &{n}Halo"
+                        for n, t in zip(k.base_names, k.base_types, strict=True))
+        with w.block(f"__aicore__ inline void Compute(int64_t plane, int32_t rows{halos})"):
+            w.line("const int32_t n = rows * PITCH;")
+            w.line(f"LocalTensor<{ctype(p.weights_type)}> {p.weights}Vals = "
+                   f"{p.weights}Buf_.Get<{ctype(p.weights_type)}>();")
+            w.line("LocalTensor<uint32_t> idx = idxBuf_.Get<uint32_t>();")
+            self._views()
+            self._window_views()
+            for b in (p.acc_in, p.acc_out):  # the plane's accumulator, updated in place
+                w.line(f"LocalTensor<{acc}> {b.name} = accBuf_.Get<{acc}>()[plane * ACC_STRIDE];")
+            for decl, _name, loc in k.prog.scalars:
+                w.line(decl, loc)
+            emit_instructions(w, k.prog.instrs)
+
+    def _members(self) -> None:
+        super()._members()
+        w, p = self.w, self.plan
+        w.line("TBuf<TPosition::VECCALC> accBuf_;  // the accumulators of a unit's planes")
+        w.line(f"TBuf<TPosition::VECCALC> {p.weights}Buf_;  // a channel's weights")
+        w.line(f"GlobalTensor<{ctype(p.weights_type)}> {p.weights}Gm_;")
+        w.line(f"{ctype(p.acc_type)} accInit_;")
+        if p.windows:
+            w.line("TBuf<TPosition::VECCALC> winBuf_;  // a channel's windows, a tile each")
+
+
+__all__ = ["ChannelEmitter"]

@@ -1,0 +1,135 @@
+"""Host side of a channel stencil kernel (``channel_kernel``): the whole ``channels``
+loop is one launch.
+
+The host computes the extents (the window sizes and the count of output planes are
+scalar ops of the loop's body: they are computed here, before the launch), the column
+tiles and pitch as for any run-time stencil (``host_stencil``), and then the groups of
+output planes: as many planes per unit as the accumulators hold with tiles of at least
+``MIN_TILE_HALO`` halos of rows (and the weights' UB holds their taps), the tile rows
+from what is left.  It checks what the kernel assumes (every channel's windows inside
+``x``, the weights' taps inside ``w``, ``w`` spanning the planes and channels, the
+accumulator buffer of the space's shape, a row of taps within ``MAX_TAPS_BYTES``) and
+raises otherwise (the nest's accesses were proven in bounds when it has work).  The
+kernel writes every element of the accumulator buffer.
+"""
+
+from __future__ import annotations
+
+from pyasc.backend.ascendc.analysis import SCALAR
+from pyasc.backend.ascendc.channel_kernel import MAX_TAPS_BYTES
+from pyasc.backend.ascendc.host import HostBuilder
+from pyasc.backend.ascendc.host_stencil import _cmp, _column_tiles, _extents
+from pyasc.backend.ascendc.stencil_kernel import MAX_ROWS, MIN_TILE_HALO, StencilKernel
+from pyasc.ir.core import OpResult, Value
+from pyasc.ir.ops import arith, func
+from pyasc.ir.passes.channel_stencil import ChannelStencil
+
+
+def launch_channels(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil,
+                    env: dict[Value, Value], cores: int) -> None:
+    """Emit the launch of ``k`` for the loop of ``cs`` (it writes ``cs.acc`` whole)."""
+    plan, m = k.channels, k.match
+    assert plan is not None and m.sizes is not None
+    local = dict(env)
+    sizes = [_host_value(hb, v, local, cs) for v in m.sizes]
+    if m.planes is not None:
+        _host_value(hb, m.planes, local, cs)
+    images, planes, rows, cols = _extents(hb, k, sizes, local)
+    bases = [env[b.value] for b in m.bases]
+    dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
+                                                                          strict=True)]
+    weights = env[cs.weights[0].weights]
+    wdims = [hb.dim(weights, a) for a in range(plan.weights_rank)]
+    channels = hb.max(env[cs.loop.upper], 0)
+    tile_cols, col_tiles, pitch = _column_tiles(hb, k, cols, dims)
+    taps = hb.product(wdims[2:]) if len(wdims) > 2 else hb.const(1)
+    size = plan.weights_type.itemsize
+    w_row = hb.binary(arith.FloorDivOp, hb.round_up(hb.mul(taps, size), 32), size)
+    group, tile_rows = _groups(hb, k, planes, rows, pitch, w_row, size)
+    groups = hb.max(hb.ceil_div(planes, group), 1)
+    spread = hb.ceil_div(hb.mul(hb.mul(hb.mul(images, groups), rows), col_tiles), cores)
+    halo = max(b.halo for b in m.bases)
+    tile_rows = hb.min(tile_rows, hb.max(spread, max(MIN_TILE_HALO * halo, 1)))
+    some = hb.max(rows, 1)
+    tile_rows = hb.ceil_div(some, hb.ceil_div(some, tile_rows))  # equal tiles per plane
+    per_plane = hb.ceil_div(rows, tile_rows)
+    units = hb.mul(hb.mul(hb.mul(images, groups), per_plane), col_tiles)
+    per_block = hb.max(hb.ceil_div(units, cores), 1)
+    blocks = hb.ceil_div(units, per_block)
+    args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block, tile_cols,
+            col_tiles, images, *(x for d in dims for x in d), channels, group, groups,
+            hb.mul(tile_rows, pitch), w_row, *wdims]
+    _check(hb, k, cs, [images, planes, rows, cols, channels, taps, tile_cols], dims, wdims,
+           local)
+    scalars = [hb.extract_scalar(local[v]) for i, v in zip(k.inputs, cs.group.inputs,
+                                                           strict=True) if i.vv.cls == SCALAR]
+    acc = env[cs.acc]
+    init = env[cs.fill.operand_values[0]]  # type: ignore[union-attr]
+    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, init, *args], [len(bases)])
+
+
+def _groups(hb: HostBuilder, k: StencilKernel, planes: Value, rows: Value, pitch: Value,
+            w_row: Value, size: int) -> tuple[Value, Value]:
+    """``(planes per unit, the most tile rows)``: as many planes as the accumulators hold
+    at tiles of ``MIN_TILE_HALO`` halos of rows (or of all the rows, or of what one tile
+    buffer holds), within the weights' UB; the rows the accumulators then hold."""
+    plan = k.channels
+    assert plan is not None
+    halo = max(b.halo for b in k.match.bases)
+    cap = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
+    cap = hb.min(cap, hb.max(hb.min(rows, MAX_ROWS - halo - 1), 1))
+    want = hb.min(cap, hb.max(hb.min(rows, max(MIN_TILE_HALO * halo, 1)), 1))
+    room = hb.const(plan.acc_tiles * k.tile)
+    group = hb.binary(arith.FloorDivOp, room, hb.mul(pitch, want))
+    group = hb.min(group, hb.binary(arith.FloorDivOp, hb.const(plan.weight_bytes),
+                                    hb.mul(w_row, size)))
+    group = hb.max(hb.min(group, planes), 1)
+    most = hb.binary(arith.FloorDivOp, room, hb.mul(group, pitch))
+    return group, hb.max(hb.min(cap, most), 1)
+
+
+def _host_value(hb: HostBuilder, v: Value, env: dict[Value, Value],
+                cs: ChannelStencil) -> Value:
+    """``v`` on the host: a value of before the loop, or a scalar op of the loop's body
+    (the window sizes, the count of planes) computed here from such values."""
+    if v in env:
+        return env[v]
+    assert isinstance(v, OpResult) and not v.op.region_list, v
+    mapping = {u: _host_value(hb, u, env, cs) for u in v.op.operand_values}
+    op = hb.insert(v.op.clone(mapping))
+    env.update(zip(v.op.result_values, op.result_values, strict=True))
+    return env[v]
+
+
+def _check(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil, ext: list[Value],
+           dims: list[list[Value]], wdims: list[Value], env: dict[Value, Value]) -> None:
+    """Raise unless the kernel's assumptions hold (the module docstring)."""
+    images, planes, rows, cols, channels, taps, tile_cols = ext
+    plan = k.channels
+    assert plan is not None
+    ok = [_cmp(hb, "ge", tile_cols, hb.const(1)),
+          _cmp(hb, "le", hb.mul(taps, plan.weights_type.itemsize), hb.const(MAX_TAPS_BYTES)),
+          _cmp(hb, "le", planes, wdims[0]), _cmp(hb, "le", channels, wdims[1])]
+    for b, d in zip(k.match.bases, dims, strict=True):  # every channel's plane
+        ok.append(_cmp(hb, "le", hb.add(channels, b.plane), d[1 if b.images else 0]))
+        if b.images:
+            ok.append(_cmp(hb, "le", images, d[0]))
+    for w in k.match.windows:  # (with no channel the planes are not read: C may be 0)
+        d = dims[w.base]
+        ok += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
+               _cmp(hb, "le", hb.add(cols, w.col), d[-1])]
+    for wt in cs.weights:
+        ok += [_cmp(hb, "lt", hb.const(t), wdims[a + 2]) for a, t in enumerate(wt.taps)]
+    acc = env[cs.acc]
+    space = [images, planes, rows, cols][4 - len(cs.acc.type.shape):]  # type: ignore[attr-defined]
+    ok += [_cmp(hb, "eq", hb.dim(acc, a), n) for a, n in enumerate(space)]
+    cond = ok[0]
+    for c in ok[1:]:
+        cond = hb.binary(arith.AndOp, cond, c)
+    empty = _cmp(hb, "eq", hb.mul(hb.mul(hb.mul(planes, rows), cols), images), hb.const(0))
+    hb.insert(func.AssertOp([hb.binary(arith.OrOp, cond, empty)], [], {
+        "message": f"the windows or weights of channel kernel '{k.name}' reach past "
+                   "their arrays", "kind": "bounds"}, loc=k.group.loc))
+
+
+__all__ = ["launch_channels"]

@@ -1,0 +1,104 @@
+"""The AscendC backend's steps for a convolution over a run-time channel count.
+
+``channel-interchange`` (``ir/passes/channel_interchange.py``) moves the run-time
+channel loop out of the nest over outputs; ``batch-loops`` batches the nest inside it;
+grouping groups its body (``grouping.form_groups`` looks into ``channels`` loops) and
+:func:`merge_channel_groups` merges the body's groups into one, while the union is
+still a channel stencil (``channel_stencil``) whose kernel plans; :func:`find_channel_loops`
+plans each such loop as one kernel (``channel_kernel``), a partition item of its own,
+and :func:`lower_channels` launches it (``host_channels``).
+
+The interchange is only kept where it pays: :func:`interchange_channels` first runs
+the steps up to grouping on a copy of the module and rewrites, in the module itself,
+only the nests whose loop became one channel kernel there (any other nest stays as it
+was: one scalar kernel, as before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyasc.backend.ascendc.analysis import NotVectorizable
+from pyasc.backend.ascendc.channel_kernel import plan_channel_kernel
+from pyasc.backend.ascendc.grouping import Probe, form_groups, merge_adjacent
+from pyasc.backend.ascendc.host import Lowering
+from pyasc.backend.ascendc.host_channels import launch_channels
+from pyasc.backend.ascendc.soc import SoC
+from pyasc.backend.ascendc.stencil_kernel import MAX_STENCIL_OPS
+from pyasc.ir.core import Operation
+from pyasc.ir.ops import loop
+from pyasc.ir.ops.func import FuncOp, ModuleOp
+from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes.channel_interchange import candidates, interchange_function
+from pyasc.ir.passes.channel_stencil import (
+    ChannelStencil,
+    match_channel_group,
+    match_channel_stencil,
+)
+from pyasc.ir.passes.versioning import top_blocks
+
+
+def channel_loops(fn: FuncOp) -> list[loop.ForOp]:
+    """The ``channels`` loops of ``fn``'s top-level code, in order."""
+    return [op for block in top_blocks(fn.entry) for op in block.ops
+            if isinstance(op, loop.ForOp) and op.attributes.get("channels")]
+
+
+def merge_channel_groups(fn: FuncOp, soc: SoC) -> None:
+    """Merge the groups of each channel loop's body while the union is one channel
+    stencil whose kernel plans (the taps of a channel: one group)."""
+    for chan in channel_loops(fn):
+        merge_adjacent(chan.body.blocks[0], _probe(chan, soc), MAX_STENCIL_OPS)
+
+
+def _probe(chan: loop.ForOp, soc: SoC) -> Probe:
+    def probe(group: FusionGroupOp) -> None:  # (a merge attempt's group is detached)
+        cs = match_channel_group(group, chan)
+        if cs is None:
+            raise NotVectorizable("not a channel stencil", group.loc)
+    return probe
+
+
+def find_channel_loops(fn: FuncOp, soc: SoC) -> dict[Operation, ChannelStencil]:
+    """The channel loops of ``fn`` that plan as one channel kernel, with their match."""
+    found: dict[Operation, ChannelStencil] = {}
+    for chan in channel_loops(fn):
+        cs = match_channel_stencil(chan)
+        if cs is not None and plan_channel_kernel(cs, soc, "probe") is not None:
+            found[chan] = cs
+    return found
+
+
+def interchange_channels(module: ModuleOp, entry: str, soc: SoC,
+                         prepare: Callable[[ModuleOp, FuncOp], None],
+                         probe: Probe) -> int:
+    """Rewrite the nests of ``module``'s function ``entry`` whose channel loop becomes
+    one channel kernel: a trial on a copy runs ``channel-interchange``, ``prepare``
+    (batch-loops and what the backend does before grouping), grouping with ``probe``
+    and the merge, and keeps the nests whose loop plans; returns how many."""
+    if not candidates(module.get(entry)):
+        return 0  # (no copy of the module)
+    trial = module.clone()
+    assert isinstance(trial, ModuleOp)
+    fn = trial.get(entry)
+    interchange_function(fn)
+    prepare(trial, fn)
+    form_groups(fn, probe)
+    merge_channel_groups(fn, soc)
+    planned = find_channel_loops(fn, soc)
+    keep = [chan in planned for chan in channel_loops(fn)]
+    return interchange_function(module.get(entry), lambda k: k < len(keep) and keep[k])
+
+
+def lower_channels(lw: Lowering, cs: ChannelStencil) -> None:
+    """The channel loop of ``cs`` as one kernel launch."""
+    k = plan_channel_kernel(cs, lw.soc, lw._name())
+    if k is None:  # find_channel_loops planned it: the same plan with another name
+        raise NotVectorizable("the channel kernel did not plan again", cs.loop.loc)
+    lw.kernels.append(k)
+    lw.hb.b.loc = cs.loop.loc
+    launch_channels(lw.hb, k, cs, lw.env, lw.soc.vector_blocks)
+
+
+__all__ = ["channel_loops", "find_channel_loops", "interchange_channels", "lower_channels",
+           "merge_channel_groups"]
