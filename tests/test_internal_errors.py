@@ -81,11 +81,11 @@ def test_a_failing_llvm_emitter_is_an_internal_error(monkeypatch, entry):
 
 @pytest.mark.parametrize("entry", ["call", "ascendc"])
 def test_a_failing_ascendc_lowering_is_an_internal_error(monkeypatch, entry):
-    from pyasc.backend.ascendc import codegen
+    from pyasc.backend.ascendc import group_items
 
     fn = _make("ascend-sim")
     program_text = fn.ir(X)
-    monkeypatch.setattr(codegen, "launch_vector", _boom)
+    monkeypatch.setattr(group_items, "launch_vector", _boom)
     with pytest.raises(InternalCompilerError) as e:
         fn(X) if entry == "call" else fn.ascendc(X)
     assert "unexpected AssertionError: injected" in str(e.value)

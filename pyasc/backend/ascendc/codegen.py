@@ -15,22 +15,20 @@ each rendered alone for its own ``--cce-aicore-arch``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
 from pyasc.backend.ascendc.copy_loops import find_copy_loops
 from pyasc.backend.ascendc.cube_match import CubeMatmulOp, rewrite_cube_matmuls
 from pyasc.backend.ascendc.cube_reshape import PASS_NAME as SEE_THROUGH
 from pyasc.backend.ascendc.cube_reshape import see_through_reshapes
 from pyasc.backend.ascendc.f64_setup import hoist_f64_setup
 from pyasc.backend.ascendc.fit import check_fit
+from pyasc.backend.ascendc.group_items import GroupLowering
 from pyasc.backend.ascendc.grouping import form_groups, merge_adjacent
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_scalar import launch_scalar
-from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
-from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
 from pyasc.backend.ascendc.host_xpose import lower_transpose_copy
 from pyasc.backend.ascendc.loop_conv import OPTION as KEEP_SUM_ORDER
 from pyasc.backend.ascendc.loop_conv import PASS_NAME as LOOP_CONVS
@@ -74,24 +72,17 @@ from pyasc.backend.ascendc.soc import SoC, get_soc
 from pyasc.backend.ascendc.split_reduce import split_reductions
 from pyasc.backend.ascendc.stencil_kernel import (
     MAX_STENCIL_OPS,
-    plan_stencil_kernel,
 )
 from pyasc.backend.ascendc.unsupported import unsupported
 from pyasc.backend.ascendc.vec_bf16 import widen_tensor_bf16
-from pyasc.backend.ascendc.vec_collapse import (
-    collapse_operands,
-    expand_results,
-    plan_collapsible,
-)
 from pyasc.backend.ascendc.vec_f64 import demote_tensor_f64
 from pyasc.backend.ascendc.vec_kernel import VectorKernel, plan_vector_kernel
 from pyasc.backend.base import Program
-from pyasc.errors import OutOfMemoryError, PyascPerformanceWarning
+from pyasc.errors import PyascPerformanceWarning
 from pyasc.ir.core import Location, Operation, OpResult, Value
 from pyasc.ir.ops import mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
-from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.ops.loop import IfOp, YieldOp
+from pyasc.ir.ops.loop import IfOp
 from pyasc.ir.passes import PassContext, PassManager, disabled_passes, run_pipeline
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.versioning import top_blocks
@@ -143,7 +134,7 @@ class _Found:
     channels: dict = field(default_factory=dict)
 
 
-class _Lowering:
+class _Lowering(GroupLowering):
     def __init__(self, program: Program, soc: SoC) -> None:
         self.program, self.soc = program, soc
         module = program.module.clone()
@@ -307,108 +298,6 @@ class _Lowering:
     def _name(self) -> str:
         twins = sum(1 for k in self.kernels if isinstance(k, VectorKernel) and k.twin)
         return f"{self.fn.sym_name}_{len(self.kernels) - twins}"
-
-    def _probe(self, group: FusionGroupOp) -> None:
-        """Raises unless ``group`` plans as one vector kernel or one stencil kernel (a
-        stencil's windows need no queue each: it holds more of them than a flat one)."""
-        try:
-            plan_collapsible(group, self.soc, "probe")
-        except (NotVectorizable, OutOfMemoryError):
-            if not self.stencils or \
-                    plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
-                raise
-
-    def _stencil_probe(self, group: FusionGroupOp) -> None:
-        if plan_stencil_kernel(group, self.soc, "probe", marked=False) is None:
-            raise NotVectorizable("not a stencil kernel", group.loc)
-
-    def _group(self, group: FusionGroupOp) -> None:
-        if self._stencil(group):
-            return
-        try:
-            k, collapsed = plan_collapsible(group, self.soc, self._name())
-        except NotVectorizable as exc:
-            block = group.body.blocks[0]
-            body = [op for op in block.ops if op.name != "fusion.yield"]
-            assert block.terminator is not None
-            fn = outline(body, list(block.args), list(block.terminator.operand_values))
-            self._launch_scalar(fn, list(group.inputs), list(group.result_values),
-                                exc.reason, exc.loc or group.loc)
-            return
-        self.kernels.append(k)
-        if k.alt is not None:  # the long-rows twin of a run-time row length
-            self.kernels.append(k.alt)
-        self.hb.b.loc = group.loc
-        inputs = [self.env[v] for v in group.inputs]
-        if collapsed is not None:  # the 2-D form of a plane broadcast over leading axes
-            inputs, full = collapse_operands(self.hb, collapsed, inputs)
-        types = [r.type for r in k.group.result_values]
-        dims = space_dims(self.hb, k, inputs)
-        fits = span_condition(self.hb, k, inputs, dims)
-        if fits is None:
-            results = launch_vector(self.hb, k, inputs, self.soc, types, dims)
-        else:
-            results = self._with_twin(k.group, k, fits, inputs, dims)
-        if collapsed is not None:
-            results = expand_results(self.hb, collapsed, results, full)
-        self.env.update(zip(group.result_values, results, strict=True))
-
-    def _stencil(self, group: FusionGroupOp) -> bool:
-        """``group`` as a stencil kernel (windows of one array loaded once per tile) when
-        it is one (marked by ``stencil-windows``); False leaves it to the vector kernel."""
-        k = plan_stencil_kernel(group, self.soc, self._name())
-        if k is None:
-            return False
-        self.kernels.append(k)
-        self.hb.b.loc = group.loc
-        inputs = [self.env[v] for v in group.inputs]
-        if not k.dynamic:
-            results = launch_stencil(self.hb, k, self.env, inputs)
-        else:  # beside it a twin, for shapes the stencil does not take
-            results = launch_stencil_dynamic(self.hb, k, self.env, inputs,
-                                             self.soc.vector_blocks, self._stencil_twin(group))
-        self.env.update(zip(group.result_values, results, strict=True))
-        return True
-
-    def _stencil_twin(self, group: FusionGroupOp
-                      ) -> Callable[[HostBuilder, list[Value]], list[Value]] | None:
-        """What runs a run-time stencil's shapes the stencil kernel does not take (windows
-        past their base): the group's ``flat`` kernel, or None when it does not plan (a
-        bilateral filter's 121 windows are more inputs than one flat kernel's TPipe; its
-        windows are in bounds whenever it has work: it is a batched loop)."""
-        types = [r.type for r in group.result_values]
-        try:
-            flat = plan_vector_kernel(group, self.soc, f"{self.kernels[-1].name}_flat")
-            if flat.alt is not None or any(c.result is None for c in flat.spans.checks):
-                raise NotVectorizable("the flat kernel needs a twin of its own", group.loc)
-        except NotVectorizable:
-            return None  # host_stencil raises for the shapes the stencil cannot take
-        flat.twin = True  # named after the stencil kernel
-        self.kernels.append(flat)
-
-        def launch_flat(hb: HostBuilder, operands: list[Value]) -> list[Value]:
-            return launch_vector(hb, flat, operands, self.soc, types)
-        return launch_flat
-
-    def _with_twin(self, group: FusionGroupOp, k: VectorKernel, fits: Value,
-                   inputs: list[Value], dims: list[Value]) -> list[Value]:
-        """``if fits: vector kernel else: the group as a scalar kernel`` on the host: the
-        scalar twin runs when the run-time shapes broadcast an array the kernel reduces
-        (a size-1 axis the space is wider than), which the vector form cannot."""
-        types = [r.type for r in group.result_values]
-        branch = self.hb.insert(IfOp.empty(fits, types, group.loc))
-        then = HostBuilder(branch.then_region.blocks[0], group.loc)
-        then.insert(YieldOp(launch_vector(then, k, inputs, self.soc, types, dims)))
-        block = group.body.blocks[0]
-        assert block.terminator is not None
-        fn = outline(body_ops(group), list(block.args), list(block.terminator.operand_values))
-        other = HostBuilder(branch.else_region.blocks[0], group.loc)
-        reason = (f"the run-time shapes broadcast an array that kernel {k.name} reduces "
-                  "(its vector form needs the array to span the kernel's space)")
-        results = self._launch_scalar(fn, list(group.inputs), list(group.result_values),
-                                      reason, group.loc, hb=other, warn=False)
-        other.insert(YieldOp(results))
-        return list(branch.result_values)
 
     def _scalar(self, item: ScalarItem) -> None:
         inputs = [v for v in external_values(item.ops) if not is_scalar_constant(v)]
