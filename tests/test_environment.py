@@ -70,7 +70,7 @@ def test_unknown_disabled_pass_warns_with_the_pass_names(monkeypatch):
         assert disabled_passes() == {"cse"}  # the valid part still applies
     text = str(record[0].message)
     assert text.startswith("W50041: PYASC_DISABLE_PASSES='fuson, cse': 'fuson' is not a pass")
-    valid = sorted((set(PASS_REGISTRY) | {"cube-reshapes"}) - {"lower-to-loops"})
+    valid = sorted((set(PASS_REGISTRY) | {"cube-reshapes", "loop-conv-cube"}) - {"lower-to-loops"})
     assert f"valid names (comma separated): {', '.join(valid)}" in text
 
 
