@@ -319,5 +319,15 @@ def conv_l1_estimate_s(p: ConvL1Plan, counts: ConvCounts, cube: CubeUnit) -> flo
     return max(compute, (counts.gm_read + counts.gm_written) / cube.hbm_bytes_per_s)
 
 
+def conv_route_estimate_s(p: ConvL1Plan, cube: CubeUnit) -> float:
+    """The L1 route's estimate: the kernel (:func:`conv_l1_estimate_s`) plus the x, w
+    and y transpose kernels around it (NCHW/OIHW to NHWC/OHWC and back: each array read
+    and written once at the HBM bandwidth); launches not included."""
+    g, size = p.geo, ITEMSIZE[p.geo.dtype]
+    moved = 2 * (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + g.n * g.o * g.oh * g.ow)
+    return conv_l1_estimate_s(p, conv_l1_counts(p, size), cube) + \
+        moved * size / cube.hbm_bytes_per_s
+
+
 __all__ = ["ConvCounts", "ConvGeometry", "ConvL1Plan", "conv_l1_counts", "conv_l1_estimate_s",
-           "plan_conv_l1"]
+           "conv_route_estimate_s", "plan_conv_l1"]

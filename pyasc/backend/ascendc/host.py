@@ -46,6 +46,12 @@ class HostBuilder:
         b_v = self.const(b) if isinstance(b, int) else b
         return self.insert(cls.new(a_v, b_v)).result
 
+    def cmp(self, pred: str, a: Value | int, b: Value | int) -> Value:
+        """``a pred b`` (an ``arith.cmp`` predicate: eq, ne, lt, le, gt, ge)."""
+        a_v = self.const(a) if isinstance(a, int) else a
+        b_v = self.const(b) if isinstance(b, int) else b
+        return self.insert(arith.CmpOp.new(pred, a_v, b_v)).result
+
     def add(self, a: Value | int, b: Value | int) -> Value:
         return self.binary(arith.AddOp, a, b)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.channel_kernel import MAX_TAPS_BYTES
 from pyasc.backend.ascendc.host import HostBuilder
-from pyasc.backend.ascendc.host_stencil import _cmp, _column_tiles, _extents
+from pyasc.backend.ascendc.host_stencil import column_tiles, stencil_extents
 from pyasc.backend.ascendc.stencil_kernel import MAX_ROWS, MIN_TILE_HALO, StencilKernel
 from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import arith, func
@@ -34,14 +34,14 @@ def launch_channels(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil,
     sizes = [_host_value(hb, v, local, cs) for v in m.sizes]
     if m.planes is not None:
         _host_value(hb, m.planes, local, cs)
-    images, planes, rows, cols = _extents(hb, k, sizes, local)
+    images, planes, rows, cols = stencil_extents(hb, k, sizes, local)
     bases = [env[b.value] for b in m.bases]
     dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
                                                                           strict=True)]
     weights = env[cs.weights[0].weights]
     wdims = [hb.dim(weights, a) for a in range(plan.weights_rank)]
     channels = hb.max(env[cs.loop.upper], 0)
-    tile_cols, col_tiles, pitch = _column_tiles(hb, k, cols, dims)
+    tile_cols, col_tiles, pitch = column_tiles(hb, k, cols, dims)
     taps = hb.product(wdims[2:]) if len(wdims) > 2 else hb.const(1)
     size = plan.weights_type.itemsize
     w_row = hb.binary(arith.FloorDivOp, hb.round_up(hb.mul(taps, size), 32), size)
@@ -107,26 +107,26 @@ def _check(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil, ext: list[Valu
     images, planes, rows, cols, channels, taps, tile_cols = ext
     plan = k.channels
     assert plan is not None
-    ok = [_cmp(hb, "ge", tile_cols, hb.const(1)),
-          _cmp(hb, "le", hb.mul(taps, plan.weights_type.itemsize), hb.const(MAX_TAPS_BYTES)),
-          _cmp(hb, "le", planes, wdims[0]), _cmp(hb, "le", channels, wdims[1])]
+    ok = [hb.cmp("ge", tile_cols, hb.const(1)),
+          hb.cmp("le", hb.mul(taps, plan.weights_type.itemsize), hb.const(MAX_TAPS_BYTES)),
+          hb.cmp("le", planes, wdims[0]), hb.cmp("le", channels, wdims[1])]
     for b, d in zip(k.match.bases, dims, strict=True):  # every channel's plane
-        ok.append(_cmp(hb, "le", hb.add(channels, b.plane), d[1 if b.images else 0]))
+        ok.append(hb.cmp("le", hb.add(channels, b.plane), d[1 if b.images else 0]))
         if b.images:
-            ok.append(_cmp(hb, "le", images, d[0]))
+            ok.append(hb.cmp("le", images, d[0]))
     for w in k.match.windows:  # (with no channel the planes are not read: C may be 0)
         d = dims[w.base]
-        ok += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
-               _cmp(hb, "le", hb.add(cols, w.col), d[-1])]
+        ok += [hb.cmp("le", hb.add(rows, w.row), d[-2]),
+               hb.cmp("le", hb.add(cols, w.col), d[-1])]
     for wt in cs.weights:
-        ok += [_cmp(hb, "lt", hb.const(t), wdims[a + 2]) for a, t in enumerate(wt.taps)]
+        ok += [hb.cmp("lt", hb.const(t), wdims[a + 2]) for a, t in enumerate(wt.taps)]
     acc = env[cs.acc]
     space = [images, planes, rows, cols][4 - len(cs.acc.type.shape):]  # type: ignore[attr-defined]
-    ok += [_cmp(hb, "eq", hb.dim(acc, a), n) for a, n in enumerate(space)]
+    ok += [hb.cmp("eq", hb.dim(acc, a), n) for a, n in enumerate(space)]
     cond = ok[0]
     for c in ok[1:]:
         cond = hb.binary(arith.AndOp, cond, c)
-    empty = _cmp(hb, "eq", hb.mul(hb.mul(hb.mul(planes, rows), cols), images), hb.const(0))
+    empty = hb.cmp("eq", hb.mul(hb.mul(hb.mul(planes, rows), cols), images), hb.const(0))
     hb.insert(func.AssertOp([hb.binary(arith.OrOp, cond, empty)], [], {
         "message": f"the windows or weights of channel kernel '{k.name}' reach past "
                    "their arrays", "kind": "bounds"}, loc=k.group.loc))

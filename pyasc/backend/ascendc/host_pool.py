@@ -51,11 +51,6 @@ class _Clones:
         return vmap[v]
 
 
-def _cmp(hb: HostBuilder, pred: str, a: Value, b: Value | int) -> Value:
-    b_v = hb.const(b) if isinstance(b, int) else b
-    return hb.insert(arith.CmpOp.new(pred, a, b_v)).result
-
-
 def _all(hb: HostBuilder, conds: Sequence[Value]) -> Value:
     acc = hb.const(True, i1)
     for c in conds:
@@ -146,7 +141,7 @@ def _conditions(hb: HostBuilder, clones: _Clones, p: PoolLoop, x: Value, out: Va
     for a, (lo, hi) in enumerate(ranges):
         conds += [("ge", lo, 0), ("le", hi, hb.dim(out, r - 2 + a))]
     conds += _capacity(hb, x, r, stats, ni_nj[1], stats[1][3])
-    return _all(hb, [_cmp(hb, *c) for c in conds])
+    return _all(hb, [hb.cmp(*c) for c in conds])
 
 
 def launch_pool(hb: HostBuilder, k: PoolKernel, env: dict[Value, Value], cores: int,
@@ -247,7 +242,7 @@ def launch_taps(hb: HostBuilder, k: PoolKernel, t: TapLoop, env: dict[Value, Val
     cols, cst = _table(hb, sizes[-1], along(c0, steps[-1], dc, t.taps[1]))
     kw = hb.const(t.taps[1])
     cap = _capacity(hb, x, t.rank, [rst, cst], sizes[-1], kw)
-    ok = _all(hb, [_cmp(hb, *c) for c in conds + rc + cc + cap])
+    ok = _all(hb, [hb.cmp(*c) for c in conds + rc + cc + cap])
     results = [t.nest.result_values[0].type] if t.acc is None else []
     if t.group is not None:
         results = [t.group.result_values[0].type]

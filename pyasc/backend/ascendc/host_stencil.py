@@ -59,14 +59,14 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     m = k.match
     assert m.sizes is not None
     sizes = [env[v] for v in m.sizes]
-    images, planes, rows, cols = _extents(hb, k, sizes, env)
+    images, planes, rows, cols = stencil_extents(hb, k, sizes, env)
     bases = [env[b.value] for b in m.bases]
     dims = [[hb.dim(v, a) for a in range(len(b.shape))] for v, b in zip(bases, m.bases,
                                                                           strict=True)]
     halo = max(b.halo for b in m.bases)
     # shared planes: a unit computes every plane of its image (no plane: no unit)
     walked = hb.mul(images, hb.min(planes, 1)) if k.shared_planes else planes
-    tile_cols, col_tiles, pitch = _column_tiles(hb, k, cols, dims)
+    tile_cols, col_tiles, pitch = column_tiles(hb, k, cols, dims)
     most = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
     spread = hb.ceil_div(hb.mul(hb.mul(walked, rows), col_tiles), cores)
     tile_rows = hb.min(hb.min(most, hb.max(spread, max(MIN_TILE_HALO * halo, 1))),
@@ -80,13 +80,13 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
     args = [planes, rows, cols, pitch, tile_rows, per_plane, units, per_block, tile_cols,
             col_tiles, images]
     ok = hb.binary(arith.AndOp, _inside(hb, k, [images, planes, rows, cols], dims),
-                   _cmp(hb, "ge", tile_cols, hb.const(1)))
-    empty = _cmp(hb, "eq", hb.mul(hb.mul(hb.mul(planes, rows), cols), images), hb.const(0))
+                   hb.cmp("ge", tile_cols, hb.const(1)))
+    empty = hb.cmp("eq", hb.mul(hb.mul(hb.mul(planes, rows), cols), images), hb.const(0))
     ok = hb.binary(arith.OrOp, ok, empty)  # nothing to compute: launches no block
     return args + [x for d in dims for x in d], blocks, ok
 
 
-def _extents(hb: HostBuilder, k: StencilKernel, sizes: list[Value],
+def stencil_extents(hb: HostBuilder, k: StencilKernel, sizes: list[Value],
              env: dict[Value, Value]) -> tuple[Value, Value, Value, Value]:
     """``(images, planes, rows, cols)`` of the space: the windows' sizes, and for fixed
     plane windows the count of planes they are broadcast over (``match.planes``); a
@@ -100,7 +100,7 @@ def _extents(hb: HostBuilder, k: StencilKernel, sizes: list[Value],
     return hb.const(1), planes, sizes[0], sizes[1]
 
 
-def _column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
+def column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
                   dims: list[list[Value]]) -> tuple[Value, Value, Value]:
     """``(tileCols, colTiles, pitch)``: a tile's output columns, tiles per row, and the
     UB row stride.  Whole rows when a tile of them holds enough rows (``widest_pitch``);
@@ -112,7 +112,7 @@ def _column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
         need = hb.max(need, hb.min(hb.add(cols, b.cols[1]), d[-1]))
     whole = hb.round_up(need, k.unit)
     widest = widest_pitch(k)
-    fits = _cmp(hb, "le", whole, hb.const(widest))
+    fits = hb.cmp("le", whole, hb.const(widest))
     pitch = hb.insert(arith.SelectOp.new(fits, whole, hb.const(widest))).result
     narrow = hb.const(widest - reach)
     tile_cols = hb.insert(arith.SelectOp.new(fits, cols, narrow)).result
@@ -128,21 +128,18 @@ def _inside(hb: HostBuilder, k: StencilKernel, space: list[Value],
     fits: list[Value] = []
     for w in m.windows:
         b, d = m.bases[w.base], dims[w.base]
-        fits += [_cmp(hb, "le", hb.add(rows, w.row), d[-2]),
-                 _cmp(hb, "le", hb.add(cols, w.col), d[-1])]
+        fits += [hb.cmp("le", hb.add(rows, w.row), d[-2]),
+                 hb.cmp("le", hb.add(cols, w.col), d[-1])]
         if len(d) >= 3:  # a fixed plane is one plane of the base for every plane
-            fits.append(_cmp(hb, "le", hb.add(hb.const(1) if b.fixed else planes, b.plane),
+            fits.append(hb.cmp("le", hb.add(hb.const(1) if b.fixed else planes, b.plane),
                              d[-3]))
         if len(d) == 4:  # one channel of every image
-            fits.append(_cmp(hb, "le", images, d[0]))
+            fits.append(hb.cmp("le", images, d[0]))
     ok = fits[0]
     for c in fits[1:]:
         ok = hb.binary(arith.AndOp, ok, c)
     return ok
 
-
-def _cmp(hb: HostBuilder, pred: str, a: Value, b: Value) -> Value:
-    return hb.insert(arith.CmpOp.new(pred, a, b)).result
 
 
 def launch_stencil_dynamic(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value],

@@ -43,7 +43,7 @@ from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.loopgen import view_type
 from pyasc.ir.passes.stencil_windows import static_int
-from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, index
+from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, contiguous_strides, index
 
 PASS_NAME = "loop-conv-cube"
 OPTION = "sum_lanes"          # False: a loop's sum keeps its order (the stencil kernel)
@@ -279,7 +279,8 @@ class ConvEmitter:
              steps: tuple[int, ...], drop: tuple[int, ...] = ()) -> Value:
         t = src.type
         assert isinstance(t, MemRefType)
-        strides = [s * k for s, k in zip(t.strides or _contig(t.shape), steps, strict=True)]
+        base = t.strides or contiguous_strides(t.shape)
+        strides = [s * k for s, k in zip(base, steps, strict=True)]
         kept = [a for a in range(len(sizes)) if a not in drop]
         rt = view_type([sizes[a] for a in kept], t.element, [strides[a] for a in kept])
         operands = [src, *offs, *(self.const(s) for s in sizes), *(self.const(s) for s in steps)]
@@ -341,14 +342,6 @@ def _replace(m: LoopConv) -> Value:
     for leaf in m.rest:
         v = e.b.insert(arith.AddOp([v, leaf], [rt])).result
     return v
-
-
-def _contig(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 def rewrite_loop_convs(fn: FuncOp, soc: SoC, keep_order: bool = False) -> int:

@@ -18,8 +18,7 @@ from __future__ import annotations
 from pyasc.backend.ascendc.conv_plan import (
     ITEMSIZE,
     ConvGeometry,
-    conv_l1_counts,
-    conv_l1_estimate_s,
+    conv_route_estimate_s,
     plan_conv_l1,
 )
 from pyasc.backend.ascendc.soc import SoC
@@ -44,18 +43,15 @@ def stencil_estimate_s(g: ConvGeometry, soc: SoC) -> float:
 
 
 def cube_estimate_s(g: ConvGeometry, soc: SoC) -> float | None:
-    """First-order time of the conv kernel with its im2col in L1 (``conv_l1_estimate_s``)
-    plus its x, w and y transposes at HBM bandwidth and four launches; None when no L1
+    """First-order time of the conv kernel with its im2col in L1 and its x, w and y
+    transposes (``conv_plan.conv_route_estimate_s``) and four launches; None when no L1
     plan fits (the GM route then: not estimated here, the stencil stays)."""
     cube = soc.cube
     assert cube is not None
     plan = plan_conv_l1(g, cube)
     if isinstance(plan, str):
         return None
-    size = ITEMSIZE[g.dtype]
-    moved = 2 * (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + g.n * g.o * g.oh * g.ow)
-    return conv_l1_estimate_s(plan, conv_l1_counts(plan, size), cube) + \
-        moved * size / cube.hbm_bytes_per_s + 4 * LAUNCH_S
+    return conv_route_estimate_s(plan, cube) + 4 * LAUNCH_S
 
 
 def cube_pays(g: ConvGeometry, soc: SoC) -> bool:

@@ -31,36 +31,11 @@ from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
+from pyasc.ir.passes.affine import affine_of
 from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.versioning import top_blocks
 from pyasc.ir.types import MemRefType, ScalarType
-
-Affine = tuple[dict[Value, int], int]
-
-
-def _affine(v: Value, depth: int = 6) -> Affine | None:
-    """``v`` as ``sum(k * iv) + c`` over loop induction variables, else None."""
-    c = constant_int(v)
-    if c is not None:
-        return {}, c
-    if not isinstance(v, OpResult):
-        return ({v: 1}, 0) if v.type.name == "index" else None  # type: ignore[attr-defined]
-    if depth == 0 or type(v.op) not in (arith.AddOp, arith.SubOp, arith.MulOp):
-        return None
-    p, q = (_affine(u, depth - 1) for u in v.op.operand_values)
-    if p is None or q is None:
-        return None
-    if type(v.op) is arith.MulOp:
-        if p[0] and q[0]:
-            return None
-        (terms, k), s = (p, q[1]) if not q[0] else (q, p[1])
-        return {iv: a * s for iv, a in terms.items()}, k * s
-    sign = -1 if type(v.op) is arith.SubOp else 1
-    terms = dict(p[0])
-    for iv, a in q[0].items():
-        terms[iv] = terms.get(iv, 0) + sign * a
-    return terms, p[1] + sign * q[1]
 
 
 def _counted(op: Operation, carried: int) -> int | None:
@@ -174,14 +149,13 @@ def _taps(xl: mem.LoadOp, ivs: list[Value], space: dict[str, Value]
     idx = list(xl.operand_values[1:])
     if len(idx) == 4 and not _image(idx[0], space) or idx[-3] is not c:
         return None
-    row, col = _affine(idx[-2]), _affine(idx[-1])
-    if row is None or col is None or set(row[0]) != {space["i"], a} or \
-            set(col[0]) != {space["j"], b}:
+    row, col = affine_of(idx[-2]), affine_of(idx[-1])
+    if set(row.terms) != {space["i"], a} or set(col.terms) != {space["j"], b}:
         return None
-    sh, dh, sw, dw = row[0][space["i"]], row[0][a], col[0][space["j"]], col[0][b]
-    if min(sh, dh, sw, dw) < 1 or row[1] < 0 or col[1] < 0:
+    sh, dh, sw, dw = row.terms[space["i"]], row.terms[a], col.terms[space["j"]], col.terms[b]
+    if min(sh, dh, sw, dw) < 1 or row.const < 0 or col.const < 0:
         return None
-    return (sh, sw), (dh, dw), (row[1], col[1])
+    return (sh, sw), (dh, dw), (row.const, col.const)
 
 
 def match_nest(red: loop.ForOp, top: set[int]) -> NestConv | None:
@@ -269,15 +243,15 @@ def _slice_taps(xv: mem.SubviewOp, names: dict[str, Value], window: tuple[int, .
     if _ints(sizes[lead:]) != list(window) or constant_int(offs[lead]) != 0 or \
             constant_int(steps[lead]) != 1:
         return None
-    row, col = _affine(offs[-2]), _affine(offs[-1])
+    row, col = affine_of(offs[-2]), affine_of(offs[-1])
     dh, dw = constant_int(steps[-2]), constant_int(steps[-1])
-    if row is None or col is None or set(row[0]) != {names["i"]} or \
-            set(col[0]) != {names["j"]} or dh is None or dw is None:
+    if set(row.terms) != {names["i"]} or set(col.terms) != {names["j"]} or \
+            dh is None or dw is None:
         return None
-    sh, sw = row[0][names["i"]], col[0][names["j"]]
-    if min(sh, sw, dh, dw) < 1 or row[1] < 0 or col[1] < 0:
+    sh, sw = row.terms[names["i"]], col.terms[names["j"]]
+    if min(sh, sw, dh, dw) < 1 or row.const < 0 or col.const < 0:
         return None
-    return (sh, sw), (dh, dw), (row[1], col[1])
+    return (sh, sw), (dh, dw), (row.const, col.const)
 
 
 def _w_plane(wv: mem.SubviewOp, o: Value, wt: MemRefType) -> bool:

@@ -22,11 +22,9 @@ from pyasc.backend.ascendc.analysis import SCALAR
 from pyasc.backend.ascendc.conv_match import ConvMatch, match_conv
 from pyasc.backend.ascendc.conv_mix import plan_conv_mix
 from pyasc.backend.ascendc.conv_plan import (
-    ITEMSIZE,
     ConvGeometry,
     ConvL1Plan,
-    conv_l1_counts,
-    conv_l1_estimate_s,
+    conv_route_estimate_s,
     plan_conv_l1,
 )
 from pyasc.backend.ascendc.copy_loops import CopyLoop
@@ -79,7 +77,7 @@ def find_convs(copies: dict[Operation, CopyLoop], cubes: Sequence[CubeMatmulOp],
 
 def _l1_route_pays(plan: ConvL1Plan, op: CubeMatmulOp, copy: CopyLoop, soc: SoC) -> bool:
     """Whether a plan with streamed weights beats the GM route by the first-order
-    estimates (``conv_l1_estimate_s`` plus the x, w and y transposes at HBM bandwidth,
+    estimates (``conv_route_estimate_s``: the kernel plus the x, w and y transposes,
     against ``cube_cost`` plus the copy kernel's bytes and a float32 B's transpose):
     with small images and large weights the per-call weight transpose and the re-read
     bands can cost more than the column matrix.  Plans with resident weights always
@@ -87,10 +85,7 @@ def _l1_route_pays(plan: ConvL1Plan, op: CubeMatmulOp, copy: CopyLoop, soc: SoC)
     cube = soc.cube
     if not plan.stream or cube is None:
         return True
-    g, size = plan.geo, ITEMSIZE[plan.geo.dtype]
-    moved = 2 * (g.n * g.c * g.h * g.w + g.o * g.c * g.fh * g.fw + g.n * g.o * g.oh * g.ow)
-    l1 = conv_l1_estimate_s(plan, conv_l1_counts(plan, size), cube) + \
-        moved * size / cube.hbm_bytes_per_s
+    l1 = conv_route_estimate_s(plan, cube)
     k = plan_cube_kernel(op, soc, "probe")
     gm = cube_cost(k, soc).estimate_s + \
         copy.plan.gm_bytes * (1 + k.host_trans_b) / cube.hbm_bytes_per_s
