@@ -21,9 +21,9 @@ Writes go to a temporary file in the same directory followed by ``os.replace``, 
 readers never see half a file and concurrent writers of the same key both succeed; the
 object is named by its hash, so a manifest always refers to the bytes it was written with.
 Processes that would build the same key at once can take turns instead
-(:meth:`DiskCache.building`, an advisory ``flock`` on ``<key>.lock``): the first builds,
-the others wait and load its entry (ascend-sim libraries: test workers sharing a cache
-built each library once per worker before).
+(:meth:`DiskCache.building`, an advisory ``flock`` on ``<key>.lock``, removed on
+release): the first builds, the others wait and load its entry (ascend-sim libraries:
+test workers sharing a cache built each library once per worker before).
 Small facts without object code (the frontend's record of which arguments a function
 specializes by value) are plain manifests: :meth:`DiskCache.load_data` /
 :meth:`DiskCache.store_data`.
@@ -31,6 +31,7 @@ specializes by value) are plain manifests: :meth:`DiskCache.load_data` /
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -96,20 +97,24 @@ class DiskCache:
     def building(self, key: str) -> Iterator[None]:
         """Hold the cross-process build lock of ``key`` (blocking while another process
         holds it): a builder checks :meth:`load` again inside, then builds and stores.
-        Without ``fcntl`` (Windows) or a writable folder it holds nothing."""
+        The lock file is removed on release.  Without ``fcntl`` (Windows) or a writable
+        folder it holds nothing."""
         folder, _ = self._paths(key)
         try:
             import fcntl
 
             folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _lock(folder / f"{key}.lock", fcntl)
         except (ImportError, OSError):
             yield
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released by close, even if the holder dies
             yield
         finally:
+            # unlinked while still held: a waiter on this file then sees it is no
+            # longer the path's file and retries on a fresh one (see _lock)
+            with contextlib.suppress(OSError):
+                os.unlink(folder / f"{key}.lock")
             os.close(fd)
 
     def load_data(self, key: str) -> dict[str, Any] | None:
@@ -207,3 +212,21 @@ def package_digest() -> str:
                 st = os.stat(path)
                 h.update(f"{path[len(root):]}:{st.st_size}:{st.st_mtime_ns};".encode())
     return h.hexdigest()
+
+
+def _lock(path: Path, fcntl: Any) -> int:
+    """An open descriptor of ``path`` holding its exclusive ``flock`` (released by close,
+    even if the holder dies).  The file a waiter opened may have been unlinked by the
+    holder it waited for: then it is not the path's file any more, so try again."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)

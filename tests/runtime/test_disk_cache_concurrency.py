@@ -105,3 +105,30 @@ def test_processes_storing_and_loading_the_same_keys(tmp_path):
     cache = DiskCache(Path(tmp_path), backend="test")
     assert all(_consistent(cache, key) for key in KEYS)
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_build_locks_exclude_each_other_and_leave_no_lock_file(tmp_path):
+    # each holder unlinks its lock file on release; a waiter that had opened the
+    # unlinked file must not think it holds the lock of the path's new file
+    cache = DiskCache(tmp_path, backend="cpu")
+    inside, overlaps, done = [0], [], []
+    guard = threading.Lock()
+
+    def build(n: int) -> None:
+        for _ in range(n):
+            with cache.building("ab" * 32):
+                with guard:
+                    inside[0] += 1
+                    overlaps.append(inside[0])
+                threading.Event().wait(0.002)
+                with guard:
+                    inside[0] -= 1
+        done.append(n)
+
+    threads = [threading.Thread(target=build, args=(30,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(done) == 4 and max(overlaps) == 1
+    assert not list(tmp_path.rglob("*.lock"))
