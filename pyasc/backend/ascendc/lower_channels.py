@@ -29,7 +29,8 @@ from pyasc.ir.core import Operation
 from pyasc.ir.ops import loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.passes.channel_interchange import candidates, interchange_function
+from pyasc.ir.passes.channel_interchange import candidates, interchange_function, match
+from pyasc.ir.passes.channel_slices import rewrite_slices, slice_candidates
 from pyasc.ir.passes.channel_stencil import (
     ChannelStencil,
     match_channel_group,
@@ -73,21 +74,32 @@ def interchange_channels(module: ModuleOp, entry: str, soc: SoC,
                          prepare: Callable[[ModuleOp, FuncOp], None],
                          probe: Probe) -> int:
     """Rewrite the nests of ``module``'s function ``entry`` whose channel loop becomes
-    one channel kernel: a trial on a copy runs ``channel-interchange``, ``prepare``
-    (batch-loops and what the backend does before grouping), grouping with ``probe``
-    and the merge, and keeps the nests whose loop plans; returns how many."""
-    if not candidates(module.get(entry)):
+    one channel kernel: a trial on a copy rewrites the window-slice sums into their loop
+    form (``channel_slices``), runs ``channel-interchange``, ``prepare`` (batch-loops
+    and what the backend does before grouping), grouping with ``probe`` and the merge,
+    and keeps the nests whose loop plans; returns how many."""
+    fn = module.get(entry)
+    slices = slice_candidates(fn)
+    if not slices and not candidates(fn):
         return 0  # (no copy of the module)
     trial = module.clone()
     assert isinstance(trial, ModuleOp)
-    fn = trial.get(entry)
-    interchange_function(fn)
-    prepare(trial, fn)
-    form_groups(fn, probe)
-    merge_channel_groups(fn, soc)
-    planned = find_channel_loops(fn, soc)
-    keep = [chan in planned for chan in channel_loops(fn)]
-    return interchange_function(module.get(entry), lambda k: k < len(keep) and keep[k])
+    tfn = trial.get(entry)
+    fasts = rewrite_slices(tfn) if slices else []
+    order = [op for block in top_blocks(tfn.entry) for op in block.ops
+             if isinstance(op, loop.ForOp) and match(op) is not None]
+    interchange_function(tfn)
+    prepare(trial, tfn)
+    form_groups(tfn, probe)
+    merge_channel_groups(tfn, soc)
+    planned = find_channel_loops(tfn, soc)
+    keep = dict(zip(order, (chan in planned for chan in channel_loops(tfn)), strict=True))
+    # a slice rewrite is kept where its loop planned; the nests' order is the trial's
+    # without the rejected rewrites
+    if fasts:
+        rewrite_slices(fn, lambda k: keep[fasts[k]])
+    kept = [keep[op] for op in order if op not in fasts or keep[op]]
+    return interchange_function(fn, lambda k: k < len(kept) and kept[k])
 
 
 def lower_channels(lw: Lowering, cs: ChannelStencil) -> None:

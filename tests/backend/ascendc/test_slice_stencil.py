@@ -267,9 +267,6 @@ def test_dynamic_multichannel_conv_loops_of_a_run_time_channel_count_is_a_stenci
     _assert_stencil(check(dyn, *args), conv_loops, args)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: the whole run-time channel axis of a "
-                   "window slice (np.sum(x[:, i:i+3, j:j+3] * w[o])) is a tensor sum, not a "
-                   "loop channel-interchange moves: a scalar kernel")
 @pytest.mark.parametrize("fn", [conv_slices, conv_batch_slices], ids=lambda f: f.__name__)
 def test_dynamic_multichannel_conv_of_a_run_time_channel_count_is_a_stencil_kernel(fn):
     dyn = hybrid(fn, dynamic_shape=True)
