@@ -7,9 +7,9 @@ compiled with ``dynamic_shape=True`` (the convolution with and without bounds ch
 with its window size read from the weights' shape: one kernel per window size), a
 depthwise convolution written with window slices (static and ``dynamic_shape=True``, its
 size literal or ``wt.shape[1]``), a multi-channel 3x3 convolution written with window
-slices and with loops (static; with loops also ``dynamic_shape=True``), a batch of RGB
-images convolved with a literal channel count (``dynamic_shape=True``), a division
-of (N, C, h, w) by an (h, w) plane, per-row softmax and layernorm), prints the
+slices and with loops (static and ``dynamic_shape=True``: a run-time channel count), a
+batch of RGB images convolved with a literal channel count (``dynamic_shape=True``), a
+division of (N, C, h, w) by an (h, w) plane, per-row softmax and layernorm), prints the
 GM traffic the sim counted (DataCopy both ways plus scalar GetValue/SetValue) against
 the minimum (every input read once, the output written once), the vector API calls,
 the scalar GM accesses and the kernels launched.  Three builds: "scalar" with
@@ -246,6 +246,8 @@ def _cases():
         ("depthwise slices 3x3 8x64x64 dynamic k=wt.shape[1]", depthwise_slices_k,
          (rng.random((8, 64, 64)).astype(f32), rng.random((8, 3, 3)).astype(f32))),
         ("conv loops 3x3 8->16 64x64 dynamic", conv_loops,
+         (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
+        ("conv slices 3x3 8->16 64x64 dynamic", conv_slices,
          (rng.random((8, 64, 64)).astype(f32), rng.random((16, 8, 3, 3)).astype(f32))),
         ("conv rgb batch 3x3 2x3->16 64x64 dynamic", conv_rgb,
          (rng.random((2, 3, 64, 64)).astype(f32), rng.random((16, 3, 3, 3)).astype(f32))),

@@ -14,7 +14,7 @@ from pyasc import hybrid
 from pyasc.ir import parse_module
 from pyasc.ir.interpreter import Interpreter
 from pyasc.ir.passes.channel_interchange import match
-from pyasc.ir.passes.channel_slices import rewrite_slices
+from pyasc.ir.passes.channel_slices import rewrite_slices, slice_candidates
 from pyasc.ir.passes.versioning import is_versioned
 from pyasc.ir.verifier import verify_module
 
@@ -140,6 +140,8 @@ def test_other_spellings_are_rewritten(fn, args):
     args = tuple(RNG.standard_normal(s).astype(np.float32) for s in args)
     before, after, fasts = _rewritten(fn, *args)
     assert len(fasts) == 1 and match(fasts[0]) is not None
+    text = str(before)
+    assert slice_candidates(next(before.functions)) == 1 and str(before) == text  # (a look)
     np.testing.assert_allclose(_call(after, fn.__name__, *args),
                                _call(before, fn.__name__, *args), rtol=1e-5, atol=1e-5)
 
@@ -150,3 +152,4 @@ def test_left_alone(fn, w):
     args = (RNG.random((3, 7, 9)).astype(np.float32), RNG.random(w).astype(np.float32))
     before, after, fasts = _rewritten(fn, *args)
     assert fasts == [] and str(before) == str(after)
+    assert slice_candidates(next(before.functions)) == 0

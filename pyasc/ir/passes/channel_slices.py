@@ -286,12 +286,16 @@ def rewrite_slices(fn: FuncOp, accept: Callable[[int], bool] | None = None
     return done
 
 
-def slice_candidates(fn: FuncOp) -> bool:
-    """Whether ``fn`` has a view over a whole run-time axis and a sum (a cheap look
-    before :func:`rewrite_slices` copies anything; nothing changes)."""
+def slice_candidates(fn: FuncOp) -> int:
+    """How many nests :func:`rewrite_slices` would rewrite (nothing changes; a cheap
+    look first: a sum and a view over a whole run-time axis)."""
     ops = list(fn.walk())
-    return any(isinstance(op, tensor.SumOp) for op in ops) and \
-        any(isinstance(op, mem.SubviewOp) and _whole_axis(op) for op in ops)
+    if not any(isinstance(op, tensor.SumOp) for op in ops) or \
+            not any(isinstance(op, mem.SubviewOp) and _whole_axis(op) for op in ops):
+        return 0
+    seen: list[int] = []
+    rewrite_slices(fn, lambda k: seen.append(k) is not None)  # (accepts none)
+    return len(seen)
 
 
 def _whole_axis(view: mem.SubviewOp) -> bool:
