@@ -11,7 +11,9 @@ and :func:`lower_channels` launches it (``host_channels``).
 The interchange is only kept where it pays: :func:`interchange_channels` first runs
 the steps up to grouping on a copy of the module and rewrites, in the module itself,
 only the nests whose loop became one channel kernel there (any other nest stays as it
-was: one scalar kernel, as before).
+was: one scalar kernel, as before).  The window-slice form of the conv
+(``np.sum(x[:, i:i+3, j:j+3] * w[o])``) enters the trial rewritten into the loop form
+(``ir/passes/channel_slices.py``), kept on the same condition.
 """
 
 from __future__ import annotations
@@ -93,11 +95,14 @@ def interchange_channels(module: ModuleOp, entry: str, soc: SoC,
     form_groups(tfn, probe)
     merge_channel_groups(tfn, soc)
     planned = find_channel_loops(tfn, soc)
-    keep = dict(zip(order, (chan in planned for chan in channel_loops(tfn)), strict=True))
+    chans = channel_loops(tfn)
+    if len(chans) != len(order):  # (one loop per rewritten nest, in order)
+        return 0
+    keep = {op: chan in planned for op, chan in zip(order, chans, strict=True)}
     # a slice rewrite is kept where its loop planned; the nests' order is the trial's
     # without the rejected rewrites
     if fasts:
-        rewrite_slices(fn, lambda k: keep[fasts[k]])
+        rewrite_slices(fn, lambda k: keep.get(fasts[k], False))
     kept = [keep[op] for op in order if op not in fasts or keep[op]]
     return interchange_function(fn, lambda k: k < len(kept) and kept[k])
 

@@ -130,7 +130,8 @@ def match_sum(op: Operation, top: Operation) -> SliceSum | None:
     result = op.result_values[0].type
     if sorted(op.attributes.get("axes", ())) != list(range(rank)) or \
             result not in (f32, f16, bf16) or not isinstance(prod, OpResult) or \
-            not isinstance(prod.op, arith.MulOp) or len(prod.uses) != 1:
+            not isinstance(prod.op, arith.MulOp) or len(prod.uses) != 1 or \
+            prod.type.element != result:  # type: ignore[attr-defined]
         return None
     a, b = prod.op.operand_values
     for win, oth in ((_view(a), _view(b)), (_view(b), _view(a))):

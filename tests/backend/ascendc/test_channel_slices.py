@@ -70,7 +70,7 @@ def _schedules(k) -> list[str]:
     return [kinds[n] for n, _ in k.last_kernels]
 
 
-SHAPES = [((1, 7, 17), 4), ((3, 17, 7), 1), ((5, 9, 33), 17), ((3, 11, 13), 4)]
+SHAPES = [((1, 7, 17), 4), ((3, 17, 7), 1), ((5, 9, 33), 17), ((3, 11, 13), 4), ((0, 7, 9), 3)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
