@@ -162,36 +162,44 @@ class _Emitter:
     def emit(self, m: SliceSum) -> None:
         total = m.total.result_values[0]
         elem = total.type
-        acc_t = f32 if elem in (f16, bf16) else elem
+        acc_t = f32 if elem in (f16, bf16) else elem  # numpy's float16 sum: in float32
         assert isinstance(acc_t, ScalarType)
         b = Builder.before(m.total)
         init = b.insert(arith.ConstantOp.new(0.0, acc_t, loc=m.total.loc)).result
-        uppers = [m.sizes[0], *(self.const(n) for n in m.sizes[1:])]  # type: ignore[arg-type]
-        loops: list[loop.ForOp] = []
-        acc = init
-        for k, upper in enumerate(uppers):
-            lp = loop.ForOp.empty(self.const(0), upper, self.const(1), [acc],  # type: ignore[arg-type]
-                                  iv_name="c" if k == 0 else None, loc=m.total.loc)
-            b.insert(lp)
-            loops.append(lp)
-            acc = lp.iter_args[0]
-            b = Builder.at_end(lp.body.blocks[0], m.total.loc)
+        loops = self._nest(b, [m.sizes[0], *(self.const(n) for n in m.sizes[1:])],  # type: ignore[arg-type]
+                           init, m.total.loc)
+        b = Builder.at_end(loops[-1].body.blocks[0], m.total.loc)
         ivs = [lp.induction_var for lp in loops]
-        x = self._load(b, m.window, ivs)
-        y = self._load(b, m.other, ivs)
+        x, y = self._load(b, m.window, ivs), self._load(b, m.other, ivs)
         args = [x, y] if m.product.operand_values[0].op.operand_values[0] is \
             m.window.result_values[0] else [y, x]  # type: ignore[attr-defined]
-        term = b.insert(arith.MulOp(args, [elem])).result
+        term = b.insert(arith.MulOp(args, [elem])).result  # the product's own rounding
         if acc_t != elem:
             term = b.insert(arith.CastOp.new(term, acc_t)).result
+        acc = loops[-1].iter_args[0]
         b.insert(loop.YieldOp([b.insert(arith.AddOp([acc, term], [acc_t])).result]))
-        for inner, lp in zip(reversed(loops[:-1]), reversed(loops[1:]), strict=True):
-            Builder.at_end(inner.body.blocks[0]).insert(loop.YieldOp([lp.outputs[0]]))
         result = loops[0].outputs[0]
         if acc_t != elem:
             result = Builder.after(loops[0]).insert(
                 arith.CastOp.new(result, elem, loc=m.total.loc)).result  # type: ignore[arg-type]
         total.replace_all_uses_with(result)
+
+    def _nest(self, b: Builder, uppers: list[Value], init: Value, loc) -> list[loop.ForOp]:  # noqa: ANN001
+        """Loops from 0 to each of ``uppers`` carrying the sum from ``init`` (the first
+        the channel loop), each inner one's result yielded by the one around it; the
+        innermost body is left to fill."""
+        loops: list[loop.ForOp] = []
+        acc = init
+        for k, upper in enumerate(uppers):
+            lp = loop.ForOp.empty(self.const(0), upper, self.const(1), [acc],
+                                  iv_name="c" if k == 0 else None, loc=loc)
+            b.insert(lp)
+            if loops:
+                b.insert(loop.YieldOp([lp.outputs[0]]))
+            loops.append(lp)
+            acc = lp.iter_args[0]
+            b = Builder.at_end(lp.body.blocks[0], loc)
+        return loops
 
     def _load(self, b: Builder, view: mem.SubviewOp, ivs: list[Value]) -> Value:
         idx = list(view.parts()[0])
