@@ -21,12 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyasc.backend.ascendc.cores import VECTOR
-from pyasc.backend.ascendc.sim import pch
 from pyasc.backend.ascendc.sim.runner import (
     SimConfig,
     SimLibrary,
-    compile_command,
-    compile_flags,
+    build_command,
     export_line,
     find_compiler,
 )
@@ -73,8 +71,7 @@ def compile_batch(units: Sequence[Unit], config: SimConfig,
         for i, unit in enumerate(units):
             (workdir / f"b{i}_{unit.filename}").write_text(unit.source)
         (workdir / _MAIN).write_text(batch_source(units))
-        include = pch.include_flags(cxx, compile_flags(config), pch_root)
-        proc = subprocess.run(compile_command(cxx, config, "batch.so", include), cwd=workdir,
+        proc = subprocess.run(build_command(cxx, config, "batch.so", pch_root), cwd=workdir,
                               capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             return None

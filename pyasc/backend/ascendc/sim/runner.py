@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from pyasc.backend.ascendc.cores import VECTOR
-from pyasc.backend.ascendc.sim import pch
+from pyasc.backend.ascendc.sim import launch_object, pch
 from pyasc.errors import ArgumentError, InternalCompilerError, ToolchainMissingError
 from pyasc.runtime import interrupt
 from pyasc.runtime.bf16 import float32_to_bf16_bits
@@ -119,6 +119,16 @@ def compile_command(cxx: str, config: SimConfig, output: str,
     return [cxx, *compile_flags(config), "-shared", *include, _MAIN, "-o", output]
 
 
+def build_command(cxx: str, config: SimConfig, output: str, pch_root: Path | None) -> list[str]:
+    """The command line of a library build: with ``pch_root``, linking the prebuilt launch
+    object (:mod:`.launch_object`) and including the precompiled header (:mod:`.pch`) of
+    its flags, each built there on first use; without, :func:`compile_command`'s."""
+    flags = compile_flags(config)
+    defines, objects = launch_object.build_flags(cxx, flags, pch_root)
+    include = pch.include_flags(cxx, [*flags, *defines], pch_root)
+    return [cxx, *flags, *defines, "-shared", *include, _MAIN, *objects, "-o", output]
+
+
 def export_line(name: str, core: str = VECTOR, symbol: str | None = None) -> str:
     """The wrapper line exporting kernel ``name`` (as ``symbol``) with its core type
     (``pyasc_sim_core_<symbol>``; a plain export is a vector kernel)."""
@@ -165,8 +175,7 @@ def compile_kernels(
     try:
         (workdir / filename).write_text(source)
         (workdir / _MAIN).write_text(wrapper_source(filename, kernels, cores))
-        include = pch.include_flags(cxx, compile_flags(config), pch_root)
-        cmd = compile_command(cxx, config, "kernel.so", include)
+        cmd = build_command(cxx, config, "kernel.so", pch_root)
         proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise _compile_error(proc.stdout + proc.stderr, source, filename, cmd)

@@ -238,9 +238,24 @@ inline void await_workers(const LaunchCtx& ctx, std::mutex& m, std::condition_va
 
 inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* counters, char* err, size_t errlen);
 
+// launch() and everything it calls do not depend on the kernel: with PYASC_SIM_EXTERN_LAUNCH a
+// library declares it only and links the launch object (sim/launch_object.py) that defines it,
+// compiled once per configuration from this header with PYASC_SIM_LAUNCH_OBJECT (about half of
+// a small kernel's -O0 build was compiling this launch machinery again).
+#if defined(PYASC_SIM_EXTERN_LAUNCH) && !defined(PYASC_SIM_LAUNCH_OBJECT)
+int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
+           const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
+           void* const* interrupt, bool mix = false);
+#else
+#ifdef PYASC_SIM_LAUNCH_OBJECT
+int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
+           const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
+           void* const* interrupt, bool mix = false) {
+#else
 inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
                   const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
                   void* const* interrupt, bool mix = false) {
+#endif
   if (block_dim == 0 || block_dim > 65535) {
     write_err(report("launch", SrcLoc(LocTag(), 0, "?"), 0, fmt("block_dim %u is not in [1, 65535]", block_dim)), err, errlen);
     return 2;
@@ -301,6 +316,7 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
   sum_counters(results, counters);
   return 0;
 }
+#endif
 
 // ---- MIX launches (sim_mix.h): block_dim groups of one cube core and two vector cores ----
 inline void run_core(Invoker invoke, void** args, const LaunchCtx& ctx, MixGroup& g, uint32_t grp, int slot,
@@ -416,6 +432,7 @@ inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* cou
 
 }  // namespace pyasc_sim
 
+#ifndef PYASC_SIM_LAUNCH_OBJECT  // the library's own entry points, not the launch object's
 PYASC_SIM_API const char* pyasc_sim_counter_names() {
   static const std::string names = [] {
     std::string s;
@@ -431,6 +448,7 @@ PYASC_SIM_API const char* pyasc_sim_config() {
                                  ",max_buffers=" + std::to_string(PYASC_SIM_MAX_BUFFERS);
   return cfg.c_str();
 }
+#endif
 
 #define PYASC_SIM_EXPORT(name) PYASC_SIM_EXPORT_CORE(name, vector)
 
