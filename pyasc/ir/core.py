@@ -15,6 +15,7 @@ region to have exactly one block.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -340,10 +341,16 @@ def install_printer(printer: Callable[[Operation], str]) -> None:
 
 
 def _check_count(op: Operation, what: str, names: tuple[str, ...], n: int) -> None:
-    variadic = any(x.endswith("*") for x in names)
-    fixed = len([x for x in names if not x.endswith("*")])
+    variadic, fixed = _count_spec(names)
     if (variadic and n < fixed) or (not variadic and n != fixed):
         raise ValueError(f"expected {'at least ' if variadic else ''}{fixed} {what}s, got {n}")
+
+
+@functools.cache
+def _count_spec(names: tuple[str, ...]) -> tuple[bool, int]:
+    """(any variadic name, the number of fixed ones) of an op class's declaration: asked
+    for every op at every verification (PYASC_VERIFY_IR=each), so computed once."""
+    return any(x.endswith("*") for x in names), len([x for x in names if not x.endswith("*")])
 
 
 def _install_accessors(cls: type[Operation], spec_attr: str, storage: str) -> None:
