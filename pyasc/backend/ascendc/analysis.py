@@ -11,7 +11,13 @@ the group body is classified relative to ``S``:
 * ``partial``: the result of a reduction over every axis (per-block partial results).
 
 A reduction over every axis but the last (a *column* reduction, ``x.sum(axis=0)`` of a
-matrix) gives a ``row`` value: one element per column.
+matrix) gives a ``row`` value: one element per column.  More generally a reduction over
+a run of axes ``j .. t-1`` with ``t <= k-1`` (``x.sum(axis=1)`` of ``(B, N, D)``: ``j =
+1, t = 2``; of ``(B, N, H, W)``: ``t = 2``, columns ``H * W``) is a column reduction of
+each of the ``prod(S[:j])`` *planes* of ``prod(S[j:t])`` rows by ``prod(S[t:])``
+columns (``info.planes``, ``info.tail``).  A ``row`` value is then one row per plane
+(``(B, 1, D)``; ``(B, D)`` without keepdims when ``j > 0``: *plane-squeezed*, which
+numpy would align with ``(N, D)``, so only other such values may meet it).
 
 The schedule follows: ``reduce`` when the group reduces over every axis (no ``col``/
 ``row`` values allowed then), ``cols`` when it has column reductions (no ``col`` values
@@ -52,7 +58,10 @@ class GroupInfo:
     classes: dict[Value, str] = field(default_factory=dict)
     squeezed: set[Value] = field(default_factory=set)   # col values of shape S[:-1]
     row_reductions: set[Operation] = field(default_factory=set)
-    col_reductions: set[Operation] = field(default_factory=set)  # over axes 0 .. k-2
+    col_reductions: set[Operation] = field(default_factory=set)  # over axes j .. k-2
+    planes: int = 0                    # j: the leading axes a column reduction keeps
+    tail: int = -1                     # t: its first trailing kept axis (-1: k-1)
+    plane_squeezed: set[Value] = field(default_factory=set)  # (B, D) row values
 
     @property
     def rank(self) -> int:
@@ -67,8 +76,11 @@ def _dims_match(a: int, b: int) -> bool:
     return a == b or DYN in (a, b)
 
 
-def classify_type(t: Type, space: tuple[int, ...]) -> str | None:
-    """The class of a value of type ``t`` given to a group iterating over ``space``."""
+def classify_type(t: Type, space: tuple[int, ...], planes: int = 0,
+                  tail: int = -1) -> str | None:
+    """The class of a value of type ``t`` given to a group iterating over ``space``
+    (a ``row`` value has ones on the axes ``planes .. tail-1``, which a column
+    reduction reduces, and broadcasts over the others: the host makes it whole)."""
     shape = _shape(t)
     if shape is None:
         return SCALAR
@@ -84,9 +96,47 @@ def classify_type(t: Type, space: tuple[int, ...]) -> str | None:
     if k >= 2 and ext[-1] == 1 and all(_dims_match(a, b) and not (a == 1 and b != 1)
                                        for a, b in zip(ext[:-1], space[:-1], strict=True)):
         return COL
-    if k >= 2 and all(d == 1 for d in ext[:-1]) and _dims_match(ext[-1], space[-1]):
+    tail = k - 1 if tail < 0 else tail
+    kept = [(a, b) for i, (a, b) in enumerate(zip(ext, space, strict=True))
+            if i < planes or i >= tail]
+    if k >= 2 and all(d == 1 for d in ext[planes:tail]) and \
+            all(_dims_match(a, b) or a == 1 for a, b in kept):
         return ROW
     return None
+
+
+def _column_axes(group: FusionGroupOp, ops: list[Operation],
+                 space: tuple[int, ...]) -> tuple[int, int]:
+    """``(j, t)`` of the group's column reductions (over the axes ``j .. t-1``,
+    ``t <= k-1``; ``(0, k-1)`` when there are none).  Other runs raise later.  A group
+    without reductions that reads one row per plane (``x - m`` with ``m`` of shape
+    ``(B, 1, D)``, the consumer of a plane reduction) takes its ``j >= 1`` from that
+    operand: alone it plans as the ``cols`` kernel it then merges with (grouping)."""
+    k, found = len(space), set()
+    for op in ops:
+        axes = tuple(op.attributes["axes"]) if isinstance(op, REDUCTIONS) else ()
+        if axes and axes[-1] < k - 1 and axes == tuple(range(axes[0], axes[-1] + 1)):
+            found.add((axes[0], axes[-1] + 1))
+    if not found and not any(isinstance(op, REDUCTIONS) for op in ops):
+        values = [*group.body.blocks[0].args, *(op.result for op in ops
+                                                if isinstance(op, tensor.BroadcastOp))]
+        found = {run for v in values if (run := _ones_run(v.type, space)) is not None}
+    if len(found) > 1:
+        raise NotVectorizable("column reductions over different axes in one kernel")
+    return found.pop() if found else (0, k - 1)
+
+
+def _ones_run(t: Type, space: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(j, t)`` when a value of type ``t`` is one row per plane of ``space``: ones
+    exactly on the axes ``j .. t-1`` (``1 <= j``, ``t <= k-1``), the space's extents
+    elsewhere."""
+    shape, k = _shape(t), len(space)
+    if shape is None or len(shape) != k:
+        return None
+    ones = [i for i, (a, b) in enumerate(zip(shape, space, strict=True)) if a == 1 and b != 1]
+    if not ones or ones[0] < 1 or ones[-1] >= k - 1 or ones != list(range(ones[0], ones[-1] + 1)):
+        return None
+    return ones[0], ones[-1] + 1
 
 
 def _domain(op: Operation) -> tuple[int, ...] | None:
@@ -128,8 +178,9 @@ def analyze(group: FusionGroupOp) -> GroupInfo:
     if DYN in space:
         _check_one_computation(ops)
     info = GroupInfo("flat", space)
+    info.planes, info.tail = _column_axes(group, ops, space)
     for arg in group.body.blocks[0].args:
-        cls = classify_type(arg.type, space)
+        cls = classify_type(arg.type, space, info.planes, info.tail)
         if cls is None:
             raise NotVectorizable(f"input of type {arg.type} does not broadcast into "
                                   f"the kernel's iteration space")
@@ -171,7 +222,7 @@ def _classify_op(op: Operation, info: GroupInfo) -> None:
         raise NotVectorizable("a whole-array reduction is used inside the same kernel",
                               op.loc)
     if isinstance(op, tensor.BroadcastOp | tensor.FillOp):
-        cls = classify_type(op.result.type, info.space)
+        cls = classify_type(op.result.type, info.space, info.planes, info.tail)
     elif not op.result_values:
         raise NotVectorizable(f"'{op.name}' has no result", op.loc)
     else:
@@ -182,6 +233,8 @@ def _classify_op(op: Operation, info: GroupInfo) -> None:
     result = op.result
     if cls == COL and any(v in info.squeezed for v in op.operand_values):
         info.squeezed.add(result)
+    if any(v in info.plane_squeezed for v in op.operand_values):
+        info.plane_squeezed.add(result)
     if cls == SCALAR and isinstance(result.type, TensorType):
         raise NotVectorizable("a one-element array computed inside a kernel", op.loc)
     info.classes[result] = cls
@@ -198,6 +251,11 @@ def _join(classes: list[str], op: Operation, info: GroupInfo) -> str | None:
                                            for v in squeezed)):
         raise NotVectorizable("a reduced array without keepdims broadcast against a "
                               "full one or a column", op.loc)
+    flat = [v for v in op.operand_values if v in info.plane_squeezed]
+    if flat and any(v not in info.plane_squeezed and info.classes[v] != SCALAR
+                    for v in op.operand_values):
+        raise NotVectorizable("a plane reduction without keepdims broadcast against "
+                              "another array", op.loc)
     if not kinds:
         return SCALAR
     if FULL in kinds or kinds == {COL, ROW}:
@@ -219,11 +277,13 @@ def _classify_reduction(op: Operation, info: GroupInfo) -> None:
             info.squeezed.add(op.result)
     elif axes == tuple(range(k)):
         info.classes[op.result] = PARTIAL
-    elif k >= 2 and axes == tuple(range(k - 1)):
-        # one value per column: (1, ..., 1, C) with keepdims, else (C,), which numpy
-        # aligns with the last axis too
+    elif k >= 2 and axes == tuple(range(info.planes, info.tail)):
+        # one value per column (of each plane): (1, ..., 1, C) with keepdims, else
+        # (C,), which numpy aligns with the last axis too; (B, D) does not align
         info.col_reductions.add(op)
         info.classes[op.result] = ROW
+        if info.planes and not keep:
+            info.plane_squeezed.add(op.result)
     else:
         raise NotVectorizable(f"reduction over axes {axes} of a rank-{k} array", op.loc)
 
@@ -263,6 +323,24 @@ def _check_outputs(group: FusionGroupOp, info: GroupInfo) -> None:
             continue
         if cls == SCALAR or (cls == ROW and not info.col_reductions):
             raise NotVectorizable(f"a {cls} result of a kernel", v.op.loc)  # type: ignore
+        if cls == ROW and not _whole_row(v, info):
+            raise NotVectorizable("a row result broadcast over the columns or planes",
+                                  v.op.loc)  # type: ignore
+
+
+def _whole_row(v: Value, info: GroupInfo) -> bool:
+    """Whether row result ``v`` has every kept axis of the space (``(B, 1, D)`` or
+    ``(B, D)``, not a ``(D,)`` operand seen over ``(B, N, D)``): the kernel writes
+    one row of all columns per plane."""
+    shape, space, j, t = _shape(v.type) or (), info.space, info.planes, info.tail
+    kept = (*space[:j], *space[t:])
+    if v in info.plane_squeezed:
+        return len(shape) == len(kept) and \
+            all(_dims_match(a, b) for a, b in zip(shape, kept, strict=True))
+    ext = (1,) * (len(space) - len(shape)) + tuple(shape)
+    have = (*ext[:j], *ext[t:])
+    return all(_dims_match(a, b) and not (a == 1 and b != 1)
+               for a, b in zip(have, kept, strict=True))
 
 
 def _pick_schedule(info: GroupInfo, ops: list[Operation]) -> None:
@@ -271,7 +349,7 @@ def _pick_schedule(info: GroupInfo, ops: list[Operation]) -> None:
         if classes & {COL, ROW}:
             raise NotVectorizable("a whole-array reduction next to row-wise values")
         info.schedule = "reduce"
-    elif info.col_reductions:
+    elif info.col_reductions or (ROW in classes and info.planes):
         if COL in classes or info.row_reductions:
             raise NotVectorizable("column and row reductions (or per-row values) in one "
                                   "kernel")

@@ -65,48 +65,73 @@ class ColsEmitter(LongRowsEmitter):
                 if i.vv.cls == FULL and id(i.vv.buf) in read]
 
     def _bind(self, buf: Buf, cls: str, param: str, out: bool = False) -> None:
-        """GM views from the block's first element: its columns of row ``r0`` (a row
-        input: column ``c0``; a row result: its partial row ``rb``, row 0 unless the
-        host split the rows)."""
+        """GM views from the unit's first element in its plane: its columns of row
+        ``r0`` (a row input: column ``c0``; a row result: its partial row ``rb``, row 0
+        unless the host split the rows)."""
         t = _t(buf)
-        start = ("rb * cols + c0" if out else "c0") if cls == ROW else "r0 * cols + c0"
-        size = "width_" if cls == ROW else "(rows - r0) * cols - c0"
-        self.w.line(f"{buf.name}Gm_.SetGlobalBuffer((__gm__ {t}*){param} + {start}, "
+        if cls == ROW:
+            start = "(plane * rowBlocks_ + rb) * cols_ + c0" if out else "plane * cols_ + c0"
+        else:
+            start = "(plane * rowsAll_ + r0) * cols_ + c0"
+        size = "width_" if cls == ROW else "(rowsAll_ - r0) * cols_ - c0"
+        self.w.line(f"{buf.name}Gm_.SetGlobalBuffer((__gm__ {t}*){param}Addr_ + {start}, "
                     f"{size});", self.loc)
 
     def _bind_output(self, o: KernelOutput) -> None:
         assert o.buf is not None
         self._bind(o.buf, o.kind, o.buf.name, out=True)
 
+    def _gm_params(self) -> list[str]:
+        n = len(self.k.array_inputs) + len(self.k.written)
+        return self.k.param_names()[:n]
+
     # ---------------------------------------------------------------- Init / Process
     def _init(self) -> None:
-        k, w, u = self.k, self.w, self.k.unit
+        """The work split: units (plane, row range ``rb``, column range) in that order,
+        ``units_`` in all; a block takes units ``GetBlockNum()`` apart (``Unit``)."""
+        k, w = self.k, self.w
         with w.block(f"__aicore__ inline void Init({self._params()})"):
             w.line("cols_ = cols;")
-            w.line("const int64_t colBlocks = cols > colsPerBlock ? "
+            w.line("rowsAll_ = rows;")
+            w.line("colsPerBlock_ = colsPerBlock;")
+            w.line("rowsPerBlock_ = rowsPerBlock;")
+            w.line("colBlocks_ = cols > colsPerBlock ? "
                    "(cols + colsPerBlock - 1) / colsPerBlock : 1;")
-            w.line("const int64_t rb = GetBlockIdx() / colBlocks;  // the block's row range")
-            w.line("const int64_t r0 = rb * rowsPerBlock;")
-            w.line("const int64_t c0 = GetBlockIdx() % colBlocks * colsPerBlock;")
-            w.line("rows_ = rows - r0 < rowsPerBlock ? rows - r0 : rowsPerBlock;")
+            w.line("rowBlocks_ = rows > rowsPerBlock ? "
+                   "(rows + rowsPerBlock - 1) / rowsPerBlock : 1;")
+            w.line("units_ = planes * colBlocks_ * rowBlocks_;")
+            for p in self._gm_params():
+                w.line(f"{p}Addr_ = {p};")
+            for i in k.scalar_inputs:
+                w.line(f"{i.vv.expr} = {i.vv.expr.rstrip('_')};")
+            for p in k.phys:
+                w.line(self._init_buffer(p))
+        self._unit()
+
+    def _unit(self) -> None:
+        k, w, u = self.k, self.w, self.k.unit
+        with w.block("__aicore__ inline void Unit(int64_t unit)"):
+            w.line("const int64_t plane = unit / (colBlocks_ * rowBlocks_);")
+            w.line("const int64_t rb = unit / colBlocks_ % rowBlocks_;  // the unit's row range")
+            w.line("const int64_t r0 = rb * rowsPerBlock_;")
+            w.line("const int64_t c0 = unit % colBlocks_ * colsPerBlock_;")
+            w.line("rows_ = rowsAll_ - r0 < rowsPerBlock_ ? rowsAll_ - r0 : rowsPerBlock_;")
             w.line("rows_ = rows_ < 0 ? 0 : rows_;")
-            w.line("width_ = cols - c0 < colsPerBlock ? cols - c0 : colsPerBlock;")
+            w.line("width_ = cols_ - c0 < colsPerBlock_ ? cols_ - c0 : colsPerBlock_;")
             w.line(f"pitch_ = (width_ + {u - 1}) / {u} * {u};  // UB row stride: whole "
                    "32-byte blocks")
             w.line("tileRows_ = TILE / pitch_ < MAX_TILE_ROWS ? TILE / pitch_ : MAX_TILE_ROWS;")
-            for i in k.scalar_inputs:
-                w.line(f"{i.vv.expr} = {i.vv.expr.rstrip('_')};")
             for i in k.array_inputs:
                 assert i.vv.buf is not None
                 self._bind(i.vv.buf, i.vv.cls, i.vv.buf.name)
             for o in k.written:
                 self._bind_output(o)
-            for p in k.phys:
-                w.line(self._init_buffer(p))
 
     def _process(self) -> None:
         w = self.w
-        with w.block("__aicore__ inline void Process()"):
+        with w.block("__aicore__ inline void Process()"), \
+                w.block("for (int64_t unit = GetBlockIdx(); unit < units_; unit += GetBlockNum())"):
+            w.line("Unit(unit);")
             if self._row_inputs():
                 w.line("LoadRows();")
             for i, st in enumerate(self.plan.stages):
@@ -133,7 +158,10 @@ class ColsEmitter(LongRowsEmitter):
 
     def _members(self) -> None:
         super()._members()
-        self.w.line("int64_t rows_, width_;")
+        self.w.line("int64_t rows_, width_, rowsAll_, colsPerBlock_, rowsPerBlock_;")
+        self.w.line("int64_t colBlocks_, rowBlocks_, units_;")
+        for p in self._gm_params():
+            self.w.line(f"GM_ADDR {p}Addr_;")
 
     # ---------------------------------------------------------------- copies
     def _load_rows(self) -> None:
@@ -142,6 +170,8 @@ class ColsEmitter(LongRowsEmitter):
             return
         w = self.w
         with w.block("__aicore__ inline void LoadRows()"):
+            w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last unit's reads are done")
+            w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);")
             for b in bufs:
                 t = _t(b)
                 w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
@@ -164,6 +194,8 @@ class ColsEmitter(LongRowsEmitter):
                 w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
                 w.line(f"DataCopyPad({b.name}Gm_, {b.name}, DataCopyExtParams(1, "
                        f"static_cast<uint32_t>(width_ * sizeof({t})), 0, 0, 0));", self.loc)
+            w.line("SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // the next unit's set-up")
+            w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
 
     def _tile_copy(self, buf: Buf, cls: str, to_gm: bool) -> None:
         """``n`` rows of the block's columns from row ``row`` between GM and UB."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR, body_ops
+from pyasc.backend.ascendc.analysis import COL, FULL, PARTIAL, ROW, SCALAR, GroupInfo, body_ops
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.ops import UBCheckOp
 from pyasc.backend.ascendc.soc import SoC
@@ -131,12 +131,27 @@ def _check_fills(hb: HostBuilder, k: VectorKernel, operands: Sequence[Operand],
                            "size {0} against {1})", "kind": "shape"}, loc=source.loc))
 
 
-def _required_shape(cls: str, space: tuple[int, ...]) -> tuple[int, ...]:
+def _required_shape(cls: str, space: tuple[int, ...], info: GroupInfo) -> tuple[int, ...]:
     if cls == FULL:
         return space
     if cls == COL:
         return (*space[:-1], 1)
-    return (1,) * (len(space) - 1) + (space[-1],)
+    j, t = info.planes, _tail(info)
+    return (*space[:j], *(1,) * (t - j), *space[t:])
+
+
+def _tail(info: GroupInfo) -> int:
+    """The first of the trailing axes a column reduction keeps (its columns)."""
+    return info.rank - 1 if info.tail < 0 else info.tail
+
+
+def _row_dims(hb: HostBuilder, rank: int, info: GroupInfo, dims: list[Value]) -> list[Value]:
+    """Extents of a rank-``rank`` row value: one row (per plane of a plane reduction)
+    of the kept trailing axes, ones between (none: ``(B, D)`` without keepdims)."""
+    t = _tail(info)
+    lead = rank - (len(dims) - t)
+    j = min(info.planes, lead)
+    return [*dims[:j], *[hb.const(1)] * (lead - j), *dims[t:]]
 
 
 def _prepare_input(hb: HostBuilder, inp: KernelInput, host: Value, k: VectorKernel,
@@ -150,14 +165,14 @@ def _prepare_input(hb: HostBuilder, inp: KernelInput, host: Value, k: VectorKern
     ``host``'s own, e.g. a kernel with one array input)."""
     if inp.vv.cls == SCALAR:
         return hb.extract_scalar(host)
-    shape = _required_shape(inp.vv.cls, k.info.space)
+    shape = _required_shape(inp.vv.cls, k.info.space, k.info)
     t = host.type
     if isinstance(t, TensorType) and t.shape == shape and DYN not in shape:
         return host
     if inp.vv.cls == COL:
         bdims = [*dims[:-1], hb.const(1)]
     elif inp.vv.cls == ROW:
-        bdims = [hb.const(1)] * (len(shape) - 1) + [dims[-1]]
+        bdims = _row_dims(hb, len(shape), k.info, dims)
     else:
         bdims = dims
     return hb.broadcast(host, shape, element_type(t), bdims)
@@ -184,7 +199,7 @@ def _check_rows_of_nothing(hb: HostBuilder, k: VectorKernel, dims: list[Value]) 
     if not empty_fails:  # all rows are checked at once: the first such op reports
         return
     op = empty_fails[0]
-    extent = hb.product(dims[:-1]) if cols else dims[-1]
+    extent = hb.product(dims[k.info.planes:_tail(k.info)]) if cols else dims[-1]
     some = hb.insert(arith.CmpOp.new("ne", extent, hb.const(0))).result
     hb.insert(func.AssertOp([some], [], {
         "message": f"zero-size array to reduction operation {REDUCTIONS[type(op)][3]} "
@@ -214,7 +229,7 @@ def _launch(hb: HostBuilder, k: VectorKernel, operands: list[Value], soc: SoC,
                            [_partial_rows(hb, k, dims, soc), dims[-1]])
         else:
             t = _written_type(o.kind, t)
-            shape_dims = _result_dims(hb, o.kind, o.squeezed, dims, t)
+            shape_dims = _result_dims(hb, o.kind, o.squeezed, dims, t, k.info)
             buf = hb.alloc(t.shape, t.element, shape_dims)
         outs[o.index] = buf
         out_args.append(buf)
@@ -257,11 +272,12 @@ def _written_type(kind: str, t: Type) -> TensorType:
 
 
 def _result_dims(hb: HostBuilder, kind: str, squeezed: bool, dims: list[Value],
-                 t: TensorType) -> list[Value]:
+                 t: TensorType, info: GroupInfo) -> list[Value]:
     if kind == COL:
         return list(dims[:-1]) if squeezed else [*dims[:-1], hb.const(1)]
-    if kind == ROW:  # a column reduction: (C,), or (1, ..., 1, C) with keepdims
-        return [hb.const(1)] * (t.rank - 1) + [dims[-1]]
+    if kind == ROW:  # a column reduction: (C,), or (1, ..., 1, C) with keepdims; of
+        # each plane: (B, D) or (B, 1, D)
+        return _row_dims(hb, t.rank, info, dims)
     return dims[len(dims) - t.rank:]
 
 
@@ -274,9 +290,11 @@ def _tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value],
         empty = hb.insert(arith.CmpOp.new("eq", cols, hb.const(0))).result
         blocks = hb.insert(arith.SelectOp.new(empty, hb.const(0), hb.ceil_div(rows, per))).result
         return [rows, cols, per], blocks
-    if k.schedule == "cols":
+    if k.schedule == "cols":  # units (plane, row range, column range), at most a
+        # block per core: a block takes units GetBlockNum() apart
         tiling, col_blocks, row_blocks = _cols_tiling(hb, k, dims, cores)
-        return tiling, hb.mul(col_blocks, row_blocks)
+        units = hb.mul(tiling[-1], hb.mul(col_blocks, row_blocks))
+        return tiling, hb.min(units, hb.const(cores))
     if k.schedule == "rows":
         rows = hb.product(dims[:-1])
         cols = dims[-1]
@@ -302,18 +320,20 @@ def _cols_tiling(hb: HostBuilder, k: VectorKernel, dims: list[Value], cores: int
     """Column ranges of whole 32-byte blocks (at most a tile) and, for a ``split_rows``
     kernel, row ranges for the cores the column ranges leave idle (at least
     ``MIN_BLOCK_ELEMENTS`` elements each): the tiling, column and row block counts."""
-    rows, cols = hb.product(dims[:-1]), dims[-1]
+    j, t = k.info.planes, _tail(k.info)
+    planes, rows, cols = hb.product(dims[:j]), hb.product(dims[j:t]), hb.product(dims[t:])
     min_cols = hb.ceil_div(MIN_BLOCK_ELEMENTS, hb.max(rows, 1))
-    per = hb.round_up(hb.max(hb.ceil_div(cols, cores), min_cols), k.unit)
+    spare = hb.max(hb.binary(arith.FloorDivOp, hb.const(cores), hb.max(planes, 1)), 1)
+    per = hb.round_up(hb.max(hb.ceil_div(cols, spare), min_cols), k.unit)
     per = hb.min(per, k.tile)
     col_blocks = hb.ceil_div(cols, per)
     if not k.split_rows:
-        return [rows, cols, per, hb.max(rows, 1)], col_blocks, hb.const(1)
+        return [rows, cols, per, hb.max(rows, 1), planes], col_blocks, hb.const(1)
     idle = hb.max(hb.binary(arith.FloorDivOp, hb.const(cores), hb.max(col_blocks, 1)), 1)
     min_rows = hb.ceil_div(MIN_BLOCK_ELEMENTS, per)
     rows_per = hb.max(hb.max(hb.ceil_div(rows, idle), min_rows), 1)
     row_blocks = hb.max(hb.ceil_div(rows, rows_per), 1)
-    return [rows, cols, per, rows_per], col_blocks, row_blocks
+    return [rows, cols, per, rows_per, planes], col_blocks, row_blocks
 
 
 def _partial_rows(hb: HostBuilder, k: VectorKernel, dims: list[Value], soc: SoC) -> Value:
@@ -330,7 +350,7 @@ def _finish_rows(hb: HostBuilder, k: VectorKernel, o: KernelOutput, buf: Value,
     op = term.operand_values[o.index].op
     assert op is not None
     red = hb.insert(type(op).new(hb.to_tensor(buf), (0,), False)).result
-    shape_dims = _result_dims(hb, ROW, o.squeezed, dims, t)
+    shape_dims = _result_dims(hb, ROW, o.squeezed, dims, t, k.info)
     return hb.insert(tensor.ReshapeOp([red, *hb.dyn_dims(t.shape, shape_dims)], [t])).result
 
 

@@ -52,7 +52,7 @@ RULES = {**ARITH_RULES, **MATH_RULES, **POW_RULES}
 TILING_PARAMS = {"flat": ("n", "perBlock"), "reduce": ("n", "perBlock"),
                  "rows": ("rows", "cols", "rowsPerBlock"),
                  "longrows": ("rows", "cols", "rowsPerBlock"),
-                 "cols": ("rows", "cols", "colsPerBlock", "rowsPerBlock")}
+                 "cols": ("rows", "cols", "colsPerBlock", "rowsPerBlock", "planes")}
 
 
 @dataclass
@@ -226,7 +226,8 @@ def plan_streamed(group: FusionGroupOp, info, spans: Spans, soc: SoC,  # noqa: A
          "its rows streamed in column tiles)")
     kernel.tile = choose_tile(kernel.phys, soc.init_buffer_bytes, kernel.unit, 256, None,
                               group.loc, what, soc.name, max_rows=1)
-    kernel.split_rows = cols and _partial_rows(low, group, plan)
+    kernel.split_rows = cols and not info.planes and info.tail in (-1, info.rank - 1) \
+        and _partial_rows(low, group, plan)
     return kernel
 
 

@@ -118,6 +118,10 @@ def analyze_spans(group: FusionGroupOp, info: GroupInfo) -> Spans:
     return spans
 
 
+def _tail(info: GroupInfo) -> int:
+    return info.rank - 1 if info.tail < 0 else info.tail
+
+
 def _input_sources(arg: BlockArgument, info: GroupInfo) -> tuple[frozenset[Source], ...]:
     """Per space axis, ``{arg}`` where the input's run-time size may size the space."""
     rank, t, cls = info.rank, arg.type, info.classes[arg]
@@ -126,7 +130,8 @@ def _input_sources(arg: BlockArgument, info: GroupInfo) -> tuple[frozenset[Sourc
     ext = (1,) * (rank - t.rank) + tuple(t.shape)
     out = []
     for a in range(rank):
-        spans = cls == FULL or (cls == COL and a < rank - 1) or (cls == ROW and a == rank - 1)
+        spans = cls == FULL or (cls == COL and a < rank - 1) or \
+            (cls == ROW and not info.planes <= a < _tail(info))
         sized = spans and info.space[a] == DYN and ext[a] != 1
         out.append(frozenset({arg}) if sized else frozenset())
     return tuple(out)
