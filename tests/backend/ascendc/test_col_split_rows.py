@@ -82,7 +82,10 @@ def test_static_sum_and_nan():
     x = _x((4097, 7), np.float32)
     got, k = _run(STATIC_SUM, x)
     assert k.last_counters["blocks"] > 4
-    assert_close(got, x.sum(axis=0), 1e-5, 1e-4)
+    # the split order's error bound: a few ulps of each column's sum of magnitudes
+    # (a fixed 1e-4 failed for some draws of the module RNG, i.e. some test orders)
+    bound = 4 * float(np.finfo(np.float32).eps) * float(np.abs(x).sum(axis=0).max())
+    assert_close(got, x.sum(axis=0), 1e-5, bound)
     x[3000, 2] = np.nan
     got, _ = _run(FNS["col_max"], x)
     want = np.max(x, axis=0)
