@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyasc.backend.ascendc.analysis import NotVectorizable, body_ops
+from pyasc.backend.ascendc.cols_split import split_columns
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.host_stencil import launch_stencil, launch_stencil_dynamic
 from pyasc.backend.ascendc.host_vector import launch_vector, space_dims, span_condition
@@ -78,7 +79,12 @@ class GroupLowering:
         types = [r.type for r in k.group.result_values]
         dims = space_dims(self.hb, k, inputs)
         fits = span_condition(self.hb, k, inputs, dims)
-        if fits is None:
+        # a narrow tall matrix's column statistics: one split kernel per pass
+        split = split_columns(self.hb, k, self.soc, self.kernels, self._name,
+                              fits is None and collapsed is None and k.alt is None)
+        if split is not None:
+            results = split(inputs, dims)
+        elif fits is None:
             results = launch_vector(self.hb, k, inputs, self.soc, types, dims)
         else:
             results = self._with_twin(k.group, k, fits, inputs, dims)
