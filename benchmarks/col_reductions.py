@@ -3,12 +3,17 @@
     python benchmarks/col_reductions.py [--shapes 4097x33,300x300,33x4097]
                                         [--dtypes float32,float16]
                                         [--nchw 8x64x28x28,2x3x5x4097]
+                                        [--middle 8x128x96,4x33x17,2x3x40x9]
+                                        [--only middle|split]
 
 Batch-norm statistics (``x.mean(axis=0)``, ``x.var(axis=0)``), ``x.sum(axis=0)``,
 ``np.max(x, axis=0)``, softmax over axis 0, per-channel sums of ``(N, C, 7)``
 (``axis=(0, 2)``) and an int16 whole-array max run on ``target="ascend-sim"``
 (``dynamic_shape=True``: one build each); batch-norm forward written the numpy way on
-NCHW (``--nchw``, ``gamma``/``beta`` of shape ``(C, 1, 1)``) static and dynamic.
+NCHW (``--nchw``, ``gamma``/``beta`` of shape ``(C, 1, 1)``) static and dynamic;
+reductions over the middle axis (``--middle``: ``x.mean(axis=1)``, ``x.var(axis=1)``,
+``x.sum(axis=1)`` of ``(B, N, D)`` or ``(B, N, H, W)``).  ``--only middle`` runs just
+those, ``--only split`` just mean/var/sum over axis 0 of ``--shapes``.
 Prints a markdown table per call (every kernel launched): GM->UB and UB->GM bytes
 against the minimum (each input read once, each result written once), the scalar
 unit's GM element accesses (``GetValue``/``SetValue``: what a scalar kernel does per
@@ -62,6 +67,18 @@ def whole_max(x):
     return x.max()
 
 
+def mean1(x):
+    return x.mean(axis=1)
+
+
+def var1(x):
+    return x.var(axis=1)
+
+
+def sum1(x):
+    return x.sum(axis=1)
+
+
 def _args(fn, shape: tuple[int, int], dtype: np.dtype, rng: np.random.Generator):
     if fn is whole_max:
         return rng.integers(-30000, 30000, shape[0] * shape[1]).astype(np.int16)
@@ -103,12 +120,27 @@ def main() -> None:
     ap.add_argument("--shapes", default="4097x33,300x300,33x4097")
     ap.add_argument("--dtypes", default="float32,float16")
     ap.add_argument("--nchw", default="8x64x28x28,2x3x5x4097")
+    ap.add_argument("--middle", default="8x128x96,4x33x17,2x3x40x9")
+    ap.add_argument("--only", choices=["middle", "split"], default=None)
     opts = ap.parse_args()
     rng = np.random.default_rng(19)
     print("| kernel | dtype | shape | GM->UB bytes (x min) | UB->GM bytes (x min) | "
           "scalar GM accesses | vector calls | blocks | max abs err |")
     print("|---|---|---|---|---|---|---|---|---|")
     shapes = [tuple(int(d) for d in s.split("x")) for s in opts.shapes.split(",")]
+    if opts.only == "middle":
+        for fn in (mean1, var1, sum1):
+            for dtype in opts.dtypes.split(","):
+                for shape in [tuple(int(d) for d in s.split("x"))
+                              for s in opts.middle.split(",")]:
+                    print(_row(fn, shape, np.dtype(dtype), rng), flush=True)
+        return
+    if opts.only == "split":
+        for fn in (mean0, var0, sum0):
+            for dtype in opts.dtypes.split(","):
+                for shape in shapes:
+                    print(_row(fn, shape, np.dtype(dtype), rng), flush=True)
+        return
     for fn in (sum0, mean0, var0, max0, softmax0, channel_sum):
         for dtype in opts.dtypes.split(","):
             for shape in shapes:

@@ -94,7 +94,10 @@ def _check(fn, *args):
 
 
 def _one_cols_kernel(k) -> None:  # noqa: ANN001
-    assert _kinds(k) == [("VectorKernel", "cols")]
+    """One cols kernel, or one per pass when a narrow tall matrix's statistics split
+    their rows across blocks (``cols_split``: a variance's two passes)."""
+    kinds = _kinds(k)
+    assert kinds in ([("VectorKernel", "cols")], [("VectorKernel", "cols")] * 2), kinds
     assert k.last_counters["gm_scalar_read_bytes"] == 0
     assert k.last_counters["gm_scalar_write_bytes"] == 0
 
@@ -124,7 +127,10 @@ def test_float_column_reductions_static(name):
         _one_cols_kernel(k)
         if name != "softmax0":  # one read of x per reduction level, nothing more
             reads = 2 if name == "col_var" else 1
-            assert k.last_counters["gm_to_ub_bytes"] == reads * 4 * shape[0] * shape[1]
+            # a split second pass also reads the mean row once per block
+            row = 4 * shape[1] * k.last_counters["blocks"] if reads == 2 else 0
+            assert reads * 4 * shape[0] * shape[1] <= k.last_counters["gm_to_ub_bytes"] \
+                <= reads * 4 * shape[0] * shape[1] + row
 
 
 @pytest.mark.parametrize("name", [f.__name__ for f in INT_FNS])
