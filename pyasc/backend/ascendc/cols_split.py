@@ -95,29 +95,30 @@ def _widen_half_sums(group: FusionGroupOp) -> None:
 def stages(original: FusionGroupOp, soc: SoC, name: Callable[[], str]
            ) -> tuple[FusionGroupOp, list[Stage]] | None:
     """A copy of ``original`` with its float16 sums widened and its passes as split
-    kernels, or None when one of them is not a ``split_rows`` kernel."""
+    kernels, or None when one of them is not a ``split_rows`` kernel (the copies are
+    erased then: a detached op's operands would keep uses of the function's values)."""
     group = original.clone({})
     _widen_half_sums(group)
+    out: list[Stage] = []
     try:
         cls_of = analyze(group).classes
-    except NotVectorizable:
+        level = _levels(group)
+        ops = body_ops(group)
+        base = name()
+        for n in sorted({level[op.result] for op in ops if isinstance(op, REDUCTIONS)}):
+            reds = [op for op in ops if isinstance(op, REDUCTIONS) and level[op.result] == n]
+            need = _full_deps(reds, cls_of)
+            sub = build_group([op for op in ops if op in need or op in reds], "reduction",
+                              [op.result for op in reds])
+            out.append(Stage(plan_vector_kernel(sub, soc, f"{base}_pass{n}"), n,
+                             [op.result for op in reds]))
+            if not out[-1].kernel.split_rows:
+                raise NotVectorizable("a pass that does not split its rows")
+    except (NotVectorizable, OutOfMemoryError):
+        for s in out:
+            s.kernel.group.erase()
+        group.erase()
         return None
-    level = _levels(group)
-    ops = body_ops(group)
-    out: list[Stage] = []
-    base = name()
-    for n in sorted({level[op.result] for op in ops if isinstance(op, REDUCTIONS)}):
-        reds = [op for op in ops if isinstance(op, REDUCTIONS) and level[op.result] == n]
-        need = _full_deps(reds, cls_of)
-        members = [op for op in ops if op in need or op in reds]
-        sub = build_group(members, "reduction", [op.result for op in reds])
-        try:
-            k = plan_vector_kernel(sub, soc, f"{base}_pass{n}")
-        except (NotVectorizable, OutOfMemoryError):
-            return None
-        if not k.split_rows:
-            return None
-        out.append(Stage(k, n, [op.result for op in reds]))
     return group, out
 
 
