@@ -42,6 +42,7 @@ class Geometry:
     chan: str        # "literal" | "shape" | "len"
     slices: bool     # np.sum(x[:, window] * w[o]) instead of the tap loops
     plus: bool       # acc = acc + t instead of acc += t
+    zero: str = "0.0"  # the initial value without a bias: 0.0, x.dtype.type(0), np.float32(0)
 
 
 @dataclass
@@ -66,7 +67,7 @@ def _channel_range(g: Geometry, c: int) -> str:
 
 def _reduction(g: Geometry, c: int, pix: str, s: str) -> list[str]:
     """The lines that compute ``acc`` for output ``(o, i, j)``."""
-    init = "b[o]" if g.bias == "init" else "0.0"
+    init = "b[o]" if g.bias == "init" else g.zero
     if g.slices:
         rows, cols = f"{s}i:{s}i + {g.kh}", f"{s}j:{s}j + {g.kw}"
         lead = "n, :" if g.batch else ":"
@@ -111,7 +112,8 @@ def _geometry(rng: np.random.Generator) -> Geometry:
         kw=int(rng.integers(1, 4)), stride=int(pick((1, 1, 2))),
         bias=pick(("", "init", "after")), relu=pick(("", "", "max", "maximum")),
         chan="shape" if slices else pick(("literal", "shape", "len")), slices=slices,
-        plus=bool(rng.integers(2)))
+        plus=bool(rng.integers(2)),
+        zero=pick(("0.0", "0.0", "x.dtype.type(0)", "np.float32(0)")))
 
 
 def _array(rng: np.random.Generator, shape: tuple, dtype: type, exact: bool,
@@ -148,7 +150,7 @@ def draw(seed: int) -> Case:
     o = int(rng.integers(8, 25)) if big else int(rng.integers(1, 9))
     dtype = DTYPES[int(rng.integers(2))]
     exact = bool(rng.integers(3) != 0)
-    counts = [c] if not dynamic else [c, *(int(rng.integers(1, c + 3))
+    counts = [c] if not dynamic else [c, *(int(rng.integers(0, c + 3))
                                            for _ in range(int(rng.integers(1, 3))))]
     if g.chan == "literal":
         counts = [c]
