@@ -8,7 +8,8 @@ w[o])``, with a random channel count ``C``, output planes ``O``, image size, ker
 stride (1-2), optional batch loop, bias (``acc = b[o]`` or ``+ b[o]`` after the sum),
 ReLU (``max(acc, 0.0)``, ``np.maximum``), the channel loop over ``range(C)``,
 ``range(x.shape[k])`` or ``range(len(x))``, ``acc += t`` or ``acc = acc + t``,
-float32/float16, static shapes or ``dynamic_shape`` with 2-3 calls of different sizes
+float32/float16, contiguous or strided/Fortran/reversed views, static shapes or
+``dynamic_shape`` with 2-3 calls of different sizes
 through one compiled function.  These reach ``loop-conv-cube`` (im2col + matmul on the
 cube: many taps, or a stride) and ``channel-interchange`` (a run-time channel loop: the
 channel stencil kernel), or the stencil/scalar kernels when neither applies.
@@ -21,10 +22,11 @@ an ``n``-term sum in either order (``(n + 2) * eps * sum |x * w|``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from progen import load
+from window_forms import as_view
 
 DTYPES = (np.float32, np.float16)
 
@@ -132,7 +134,10 @@ def _args(rng: np.random.Generator, g: Geometry, c: int, o: int, dtype: type,
     taps = c * g.kh * g.kw
     x = _array(rng, (*lead, c, h, wd), dtype, exact, taps)
     w = _array(rng, (o, c, g.kh, g.kw), dtype, exact, taps)
-    return x, w, _array(rng, (o,), dtype, exact, taps)
+    b = _array(rng, (o,), dtype, exact, taps)
+    if rng.integers(3) == 0:  # strided, Fortran-ordered or reversed views
+        x, w = as_view(rng, x), as_view(rng, w)
+    return x, w, b
 
 
 def draw(seed: int) -> Case:
@@ -144,6 +149,9 @@ def draw(seed: int) -> Case:
     # KW taps past batch-loops' unroll limit (loop_conv_nest) or enough outputs that
     # the cube pays for the stencil's chain (loop_conv)
     big = rng.integers(5) < 2
+    if big:  # (a kernel axis of 1 is a loop of one trip, which canonicalize removes:
+        # loop_conv_nest then sees two tap loops, not three, and leaves a scalar kernel)
+        g = replace(g, kh=max(g.kh, 2), kw=max(g.kw, 2))
     dynamic = g.chan != "literal" and not big and bool(rng.integers(2))
     taps = g.kh * g.kw
     c = int(rng.integers(560, 1000)) // taps if big else int(rng.integers(1, 9))
