@@ -535,3 +535,19 @@ def test_an_empty_matmul_with_run_time_shapes_on_ascend_sim(tmp_path):
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:3] == ["(0,)", "(0, 3, 4)", "(3, 0)"]
+
+
+def plane_max_against_channels(x, c):
+    return np.maximum(x - x.max(axis=(-2, -1), keepdims=True), c)
+
+
+def test_an_array_named_like_a_long_rows_kernel_variable_on_ascend_sim():
+    """Found by the fuzz4 plane-operand probe: under ``dynamic_shape`` the long-rows
+    kernel (rows streamed in column tiles) names its column parameter ``c``; an array
+    argument named ``c`` became a ``LocalTensor c`` in the same function, and the
+    generated AscendC did not compile (E50050). Kernel names now avoid it (RESERVED)."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(-3, 4, (2, 3, 4, 5)).astype(np.float32)
+    c = rng.integers(-3, 4, (1, 3, 1, 1)).astype(np.float32)
+    got = hybrid(plane_max_against_channels, target="ascend-sim", dynamic_shape=True)(x, c)
+    np.testing.assert_array_equal(got, plane_max_against_channels(x, c))

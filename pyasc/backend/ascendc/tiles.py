@@ -166,4 +166,7 @@ RESERVED = frozenset({
     "log2", "log10", "exp2", "expm1", "log1p", "fabs", "fmod", "rint", "isnan", "isinf",
     "sm", "scratch", "arenaTop", "trip", "float_t", "double_t", "int8_t", "int16_t",
     "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+    # the long-rows kernel's column parameter and constants (emit_longrows: a buffer
+    # named like them shadowed them, and its CopyIn did not compile)
+    "c", "COL_CAP", "REDUCE_TMP",
 })
