@@ -551,3 +551,18 @@ def test_an_array_named_like_a_long_rows_kernel_variable_on_ascend_sim():
     c = rng.integers(-3, 4, (1, 3, 1, 1)).astype(np.float32)
     got = hybrid(plane_max_against_channels, target="ascend-sim", dynamic_shape=True)(x, c)
     np.testing.assert_array_equal(got, plane_max_against_channels(x, c))
+
+
+def col_sums_of_arrays_named_like_block_offsets(r0, c0):
+    return (r0 * c0).sum(axis=0) + r0.max(axis=0)
+
+
+def test_arrays_named_like_the_cols_kernels_block_offsets_on_ascend_sim():
+    """Found by the fuzz4 probe: the cols kernel's Init declares ``r0``, ``c0`` (its
+    block's first row and column) beside parameters named after the arrays; arrays
+    named ``r0``/``c0`` made the generated AscendC not compile (E50050)."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, (300, 17)).astype(np.float32)
+    b = rng.integers(-3, 4, (300, 17)).astype(np.float32)
+    got = hybrid(col_sums_of_arrays_named_like_block_offsets, target="ascend-sim")(a, b)
+    np.testing.assert_array_equal(got, col_sums_of_arrays_named_like_block_offsets(a, b))

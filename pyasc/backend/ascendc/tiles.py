@@ -169,4 +169,7 @@ RESERVED = frozenset({
     # the long-rows kernel's column parameter and constants (emit_longrows: a buffer
     # named like them shadowed them, and its CopyIn did not compile)
     "c", "COL_CAP", "REDUCE_TMP",
+    # the cols kernel's block split in Init (emit_cols: `r0`, `c0` shadowed parameters
+    # of those names, E50050)
+    "r0", "c0", "rb", "colBlocks", "rowsPerBlock", "colsPerBlock", "tileRows",
 })
