@@ -2,7 +2,7 @@
 
 A value of the body is ``inv`` (loop-invariant: computed once, before), ``aff`` (an
 index ``i_k + c`` of batch axis ``k``), ``row`` (a view of row ``i + c`` of a buffer,
-one batch axis only), or ``bat`` (depends on the iteration: gets the batch axes in
+``x[i + c, j + d]`` in a nest: one dropped axis per batch axis), or ``bat`` (depends on the iteration: gets the batch axes in
 front).  :func:`analyze` prepares a detached clone of the nest (``batch_nest``),
 classifies its body op by op with the table ``_RULES`` and checks the conditions the
 ``batch_loops`` docstring lists; it raises :class:`Refuse` (with the reason) otherwise.
@@ -90,17 +90,24 @@ def _pattern(indices: list[Value], b: Batch) -> Pattern:
 
 
 def _subview(op: Operation, b: Batch) -> str:
+    """``x[i + c]`` (one loop) or ``x[i + c, j + d]`` (a nest, one dropped axis per
+    loop, in nest order: a batch loop around rows): the iteration's row."""
     assert isinstance(op, mem.SubviewOp)
     offsets, sizes, steps = op.parts()
     if all(b.kind(v) == INV for v in op.operand_values):
         return INV  # a view taken inside the loop but not depending on it
-    if b.axes != 1 or b.kind(op.source) != INV or b.kind(offsets[0]) != AFF:
+    n = b.axes
+    lead = [b.affine.get(v) if b.kind(v) == AFF else None for v in offsets[:n]]
+    if b.kind(op.source) != INV or len(offsets) <= n or \
+            [p[0] if p else None for p in lead] != list(range(n)):
         raise Refuse("a view that does not select row i + c")
-    rest = [*offsets[1:], *sizes, *steps]
-    if any(b.kind(v) != INV for v in rest) or 0 not in op.attributes.get("drop", ()) or \
-            constant_int(sizes[0]) != 1 or constant_int(steps[0]) != 1:
+    rest = [*offsets[n:], *sizes, *steps]
+    drop = op.attributes.get("drop", ())
+    if any(b.kind(v) != INV for v in rest) or any(a not in drop for a in range(n)) or \
+            any(constant_int(sizes[a]) != 1 or constant_int(steps[a]) != 1
+                for a in range(n)):
         raise Refuse("a view of row i with iteration-dependent bounds")
-    b.accesses.append(Access(op.source, (b.affine[offsets[0]],), False))
+    b.accesses.append(Access(op.source, tuple(lead), False))
     return ROW
 
 
@@ -126,7 +133,8 @@ def _write(op: Operation, b: Batch) -> str:
     if b.kind(op.dest) != ROW or b.kind(op.value) not in (INV, BAT):
         raise Refuse("a write that is not into row i")
     view = op.dest.op  # type: ignore[attr-defined]
-    b.accesses.append(Access(view.source, (b.affine[view.parts()[0][0]],), True))
+    lead = tuple(b.affine[v] for v in view.parts()[0][:b.axes])
+    b.accesses.append(Access(view.source, lead, True))
     return INV
 
 

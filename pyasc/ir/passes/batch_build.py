@@ -107,19 +107,23 @@ def _full(src: Value, axis: int, offset: Value, size: Value, step: Value) -> boo
 
 
 def _rows_view(bb: _Builder, op: mem.SubviewOp) -> Value:
-    """``x[i, ...]`` -> ``x[lo:lo+n, ...]``."""
+    """``x[i, ...]`` -> ``x[lo:lo+n, ...]`` (``x[i, j, ...]`` in a nest: one kept axis
+    per batch axis)."""
     src = bb.get(op.source)
     offsets, sizes, steps = ([bb.get(v) for v in part] for part in op.parts())
-    drop = [a for a in op.attributes.get("drop", ()) if a != 0]
+    axes_n = bb.batch.axes
+    drop = [a for a in op.attributes.get("drop", ()) if a >= axes_n]
     row = op.result.type
     assert isinstance(row, MemRefType) and isinstance(src.type, MemRefType)
-    shape = (bb.static(0), *row.shape)
+    shape = (*bb.lead(), *row.shape)
     axes = [a for a in range(src.type.rank) if a not in drop]
-    contiguous = not drop and all(_full(src, a, offsets[a], sizes[a], steps[a])
-                                  for a in range(1, src.type.rank))
+    # (with two batch axes the inner one may be a part of its axis: strides decide)
+    contiguous = axes_n == 1 and not drop and \
+        all(_full(src, a, offsets[a], sizes[a], steps[a]) for a in range(1, src.type.rank))
     t = _view_type(src.type, shape, axes, steps, contiguous)
-    k, c = bb.batch.affine[op.parts()[0][0]]
-    operands = [src, bb.offset(k, c), *offsets[1:], bb.extent(0)[1], *sizes[1:], *steps]
+    lead = [bb.batch.affine[v] for v in op.parts()[0][:axes_n]]
+    operands = [src, *(bb.offset(k, c) for k, c in lead), *offsets[axes_n:],
+                *(bb.extent(k)[1] for k in range(axes_n)), *sizes[axes_n:], *steps]
     key = (*operands, tuple(drop))
     if key not in bb.views:  # x[i] twice in the body is one view (and one snapshot)
         attrs = {"drop": tuple(drop)} if drop else {}
@@ -181,7 +185,7 @@ def _store(bb: _Builder, op: Operation) -> None:
 
 def _reduce(bb: _Builder, op: Operation) -> None:
     new = op.clone(bb.map)
-    new.attributes["axes"] = tuple(a + 1 for a in op.attributes["axes"])
+    new.attributes["axes"] = tuple(a + bb.batch.axes for a in op.attributes["axes"])
     new.attributes["keepdims"] = True
     new.result.type = bb.batched(op.result)
     bb.map[op.result] = new.result

@@ -22,8 +22,9 @@ A window is a ``mem.subview`` with unit steps and static sizes of at most
 ``MAX_WINDOW`` elements that moves with the iteration (:func:`_is_window`): along each
 axis wider than one its offset follows a loop index or is loop-invariant (a whole
 static axis, ``x[:, i:i+3, j:j+3]``); dropped axes (``x[c, i:i+3, j:j+3]``) stay at
-their offset; a view moving along size-one axes only (``w[o]``) is a window in a nest
-of several loops (in a one-loop nest ``x[i]`` is a row, left to the row rules).  Any
+their offset; a view moving along size-one axes only (``w[o]``) is a window unless it
+follows every loop index (``x[i]``, ``x[b, i]`` in a nest over ``(b, i)``: a row, left to
+the row rules).  Any
 other use of a window value (a store of the whole window, a partial reduction, an op
 without a rule) raises ``WindowRefuse``: the nest is left alone, as before.  A window
 op on a view of run-time sizes beside a static window (``w[c]`` of a run-time ``w``)
@@ -78,8 +79,9 @@ def _is_window(op: Operation, ivs: set[Value]) -> bool:
     docstring): a static unit-step view that moves with the iteration.  Along an axis
     wider than one the offset follows a loop index or is loop-invariant (a whole axis
     ``x[:, i:i+3, j:j+3]``: its elements are ``x[c, i+a, j+b]`` for every ``c``).  A
-    view that moves along size-one axes only (``w[o]``, ``x[i:i+1, :]``) is a window in
-    a nest of several loops; a one-loop nest keeps it for the row rules."""
+    view that moves along size-one axes only (``w[o]``, ``x[i:i+1, :]``) is a window
+    unless its offsets follow every loop index of the nest (``x[i]`` in a loop over
+    ``i``, ``x[b, i]`` in a nest over ``(b, i)``: a row, kept for the row rules)."""
     if not isinstance(op, mem.SubviewOp):
         return False
     offsets, sizes, steps = op.parts()
@@ -94,7 +96,11 @@ def _is_window(op: Operation, ivs: set[Value]) -> bool:
     wide = [a for a, n in enumerate(shape) if n != 1]
     if any(moving[a] for a in wide):
         return True
-    return any(moving) and len(ivs) > 1
+    # a view whose offsets follow every loop index (``x[i]``, ``x[b, i]`` in a nest
+    # over (b, i)) is the iteration's own row: the row rules batch it (its reductions
+    # stay vector reductions, which a window's element chain cannot express)
+    covered = {iv for iv in ivs if any(depends_on(o, {iv}) for o in offsets)}
+    return any(moving) and covered != ivs
 
 
 class _Scalarizer:
