@@ -17,7 +17,6 @@ import traceback
 import warnings
 
 import numpy as np
-
 from pyasc import hybrid
 
 KINDS = {"VectorKernel": "V", "ScalarKernel": "S", "StencilKernel": "T", "CubeKernel": "C",
@@ -554,20 +553,25 @@ def _cases():
         ("gauss5_arr", gauss5_arr, (r(40, 70), r(5, 5))), ("gauss5_lit", gauss5_lit, (r(40, 70),)),
         ("gauss5_loops", gauss5_loops, (r(40, 70), r(5, 5))),
         ("gauss5_outer", gauss5_outer, (r(40, 70),)),
-        ("maxpool_win", maxpool_win, (r(40, 70),)), ("maxpool_npmax", maxpool_npmax, (r(3, 40, 70),)),
-        ("avgpool_win", avgpool_win, (r(40, 70),)), ("maxpool_reshape", maxpool_reshape, (r(40, 70),)),
+        ("maxpool_win", maxpool_win, (r(40, 70),)),
+        ("maxpool_npmax", maxpool_npmax, (r(3, 40, 70),)),
+        ("avgpool_win", avgpool_win, (r(40, 70),)),
+        ("maxpool_reshape", maxpool_reshape, (r(40, 70),)),
         ("maxpool_s2k3", maxpool_s2k3, (r(41, 71),)),
         ("maxpool_leading", maxpool_leading, (r(2, 3, 40, 70),)),
         ("adapt_avg", adapt_avg, (r(3, 23, 37),)), ("adapt_max", adapt_max, (r(3, 23, 37),)),
-        ("dw_idx", dw_idx, (r(4, 30, 40), r(4, 3, 3))), ("dw_chain", dw_chain, (r(4, 30, 40), r(4, 3, 3))),
+        ("dw_idx", dw_idx, (r(4, 30, 40), r(4, 3, 3))),
+        ("dw_chain", dw_chain, (r(4, 30, 40), r(4, 3, 3))),
         ("dw_bias_relu", dw_bias_relu, (r(4, 30, 40) - 0.5, r(4, 3, 3), r(4) - 0.5)),
-        ("dw_slices_bias_relu", dw_slices_bias_relu, (r(4, 30, 40) - 0.5, r(4, 3, 3), r(4) - 0.5)),
+        ("dw_slices_bias_relu", dw_slices_bias_relu,
+         (r(4, 30, 40) - 0.5, r(4, 3, 3), r(4) - 0.5)),
         ("dw_batch", dw_batch, (r(2, 4, 30, 40), r(4, 3, 3))),
         ("dw_pad_same", dw_pad_same, (r(4, 30, 40), r(4, 3, 3))),
         ("conv_bias_relu", conv_bias_relu, (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5) - 0.5)),
         ("conv_slices_relu", conv_slices_relu, (r(3, 20, 30) - 0.5, r(5, 3, 3, 3))),
         ("bil_seed", bil_seed, (r(40, 70),)), ("bil_f32", bil_f32, (r(40, 70),)),
-        ("bil_cauchy", bil_cauchy, (r(40, 70),)), ("bil_norm_inside", bil_norm_inside, (r(40, 70),)),
+        ("bil_cauchy", bil_cauchy, (r(40, 70),)),
+        ("bil_norm_inside", bil_norm_inside, (r(40, 70),)),
         ("bil_loops", bil_loops, (r(40, 70),)),
     ]
 

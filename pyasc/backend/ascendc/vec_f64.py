@@ -16,7 +16,8 @@ a tensor, is rebuilt with float32 types, its float64 operands cast to float32 fi
 (host scalars: a scalar cast; other tensors: a tensor cast, which the planner keeps
 out of vector groups).  A remaining user of a demoted value gets it cast back to
 float64, unless that user is itself a cast to float32 (then the demoted value replaces
-it).  One :class:`~pyasc.errors.DeviceFloat64Warning` names the function's line.
+it) or to another type (a float16 result: it casts the demoted value).  One
+:class:`~pyasc.errors.DeviceFloat64Warning` names the function's line.
 """
 
 from __future__ import annotations
@@ -85,6 +86,11 @@ def _fix_uses(old: Value, new: Value, replaced: set[Operation]) -> None:
                 user.result.type == new.type:
             user.result.replace_all_uses_with(new)
             user.erase()
+            continue
+        if isinstance(user, arith.CastOp) and _elem(user.result.type) != f64:
+            # a narrowing cast (float16 result of a float16 image): from the float32
+            # value directly (a float64 cast back would be a scalar kernel)
+            user.set_operand(i, new)
             continue
         block = user.parent
         assert block is not None

@@ -2,10 +2,11 @@
 
 A value of the body is ``inv`` (loop-invariant: computed once, before), ``aff`` (an
 index ``i_k + c`` of batch axis ``k``), ``row`` (a view of row ``i + c`` of a buffer,
-``x[i + c, j + d]`` in a nest: one dropped axis per batch axis), or ``bat`` (depends on the iteration: gets the batch axes in
-front).  :func:`analyze` prepares a detached clone of the nest (``batch_nest``),
-classifies its body op by op with the table ``_RULES`` and checks the conditions the
-``batch_loops`` docstring lists; it raises :class:`Refuse` (with the reason) otherwise.
+``x[i + c, j + d]`` in a nest: one dropped axis per batch axis), or ``bat`` (depends on
+the iteration: gets the batch axes in front).  :func:`analyze` prepares a detached
+clone of the nest (``batch_nest``), classifies its body op by op with the table
+``_RULES`` and checks the conditions the ``batch_loops`` docstring lists; it raises
+:class:`Refuse` (with the reason) otherwise.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, flatten, nest
 from pyasc.ir.passes.batch_ranges import drop_dead_index_math, simplify_with_ranges
+from pyasc.ir.passes.batch_views import fold_views
 from pyasc.ir.passes.batch_windows import WindowRefuse, WindowSizes, scalarize_windows
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.types import TensorType, element_type, f64
@@ -113,6 +115,8 @@ def _subview(op: Operation, b: Batch) -> str:
 
 def _load(op: Operation, b: Batch) -> str:
     assert isinstance(op, mem.LoadOp)
+    if b.kind(op.source) != INV:  # (batch_views folds r[0] of a row r = x[i] into x[i, 0])
+        raise Refuse("a load from a view of the iteration")
     pattern = _pattern(list(op.indices), b)
     batched = any(p is not None for p in pattern)
     b.accesses.append(Access(op.source, pattern if batched else None, False))
@@ -256,6 +260,8 @@ def _prepare(top: loop.ForOp) -> list[loop.ForOp]:
         raise Refuse("a loop with carried values or a step other than 1")
     if not flatten(loops[-1].body.blocks[0]):
         raise Refuse("a loop in the body that is not small and static")
+    # ``x[c][i + a][j + b]`` is ``x[c, i + a, j + b]``
+    fold_views(loops[-1].body.blocks[0], [lp.body.blocks[0] for lp in loops[:-1]])
     # numpy's clamping of a window slice, decided by the loops' bounds (run-time shapes)
     simplify_with_ranges(loops[-1].body.blocks[0], loops)
     try:  # window slices (``img[i-5:i+6, j-5:j+6]``) become their elements

@@ -29,9 +29,11 @@ A nest is rewritten only when every iteration provably touches its own elements 
 (anything else leaves it unchanged, to run as before):
 
 * a top-level perfect nest of ``loop.for`` with step 1 and no carried values
-  (``break``/``continue`` and accumulators carry values) whose innermost body, once its
-  static loops are unrolled and fused groups inlined, is straight-line code (no
-  branches, allocations or checks) and whose outer levels hold invariant ops only;
+  (``break``/``continue`` and accumulators carry values; a counted ``while i < n: ...;
+  i += 1`` is its ``for`` loop first, ``batch_while``) whose innermost body, once its
+  static loops are unrolled, fused groups inlined and views of views folded into one
+  access (``batch_views``), is straight-line code (no branches, allocations or checks)
+  and whose outer levels hold invariant ops only;
 * the loop indices appear only as indices ``i_k + c`` (``c`` a constant) of accesses,
   batch axes in nest order: ``x[i + c]`` row views (one-loop nests: axis 0, dropped),
   ``x[i + c, j + d, ...]`` loads, ``out[i] = ...`` / ``out[i, j] = ...`` writes, every
@@ -66,6 +68,7 @@ from pyasc.ir.passes.batch_analysis import (
 )
 from pyasc.ir.passes.batch_build import build
 from pyasc.ir.passes.batch_nest import trip_count
+from pyasc.ir.passes.batch_while import as_for
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.versioning import top_blocks
 
@@ -80,6 +83,8 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
     # a nest hoist-checks versioned is top-level in its branch (the fast copy batches);
     # so is the nest inside a loop channel-interchange made (its body, once per channel)
     for op in [op for block in top_blocks(fn.entry) for op in _with_channel_nests(block)]:
+        if isinstance(op, loop.WhileOp):  # ``while i < n: ...; i += 1``: a for loop
+            op = as_for(op) or op
         if not isinstance(op, loop.ForOp) or trip_count(op) == 0 or \
                 op.attributes.get("channels"):
             continue  # (a channel loop's nest is batched, the loop itself stays)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pyasc.ir.core import Block, OpResult, Value
 from pyasc.ir.ops import arith, loop
-from pyasc.ir.types import index
+from pyasc.ir.types import i1, index
 
 Form = dict[Value | None, int]
 """An affine form: atom -> coefficient, ``None`` -> the constant term."""
@@ -69,6 +69,8 @@ class Ranges:
                 f = self._product(v, self.form(xs[0]), self.form(xs[1]))
             elif isinstance(op, arith.MinOp | arith.MaxOp):
                 f = self._extreme(v, op)
+            elif isinstance(op, arith.SelectOp):
+                f = self._select(v, op)
         self.forms[v] = f
         return f
 
@@ -92,6 +94,37 @@ class Ranges:
             return {v: 1}
         self.chosen[v] = pick
         return self.form(pick)
+
+    def _select(self, v: Value, op: arith.SelectOp) -> Form:
+        """``select(a < b, x, y)`` on indices whose comparison the ranges decide: a
+        Python index of unknown sign (a ``while`` counter) is wrapped by ``select(i <
+        0, i + n, i)``, which a loop from 0 never takes."""
+        c, x, y = op.operand_values
+        holds = self.decide(c)
+        if holds is None:
+            return {v: 1}
+        self.chosen[v] = x if holds else y
+        return self.form(self.chosen[v])
+
+    def decide(self, c: Value) -> bool | None:
+        """The value of index comparison ``c`` on every iteration, or None."""
+        if not isinstance(c, OpResult) or not isinstance(c.op, arith.CmpOp) or \
+                c.op.operand_values[0].type != index:
+            return None
+        pred = c.op.attributes["predicate"]
+        a, b = c.op.operand_values
+        if pred in ("gt", "ge"):  # a > b is b < a
+            a, b, pred = b, a, "lt" if pred == "gt" else "le"
+        if pred not in ("lt", "le"):
+            return None
+        d = _add(self.form(a), self.form(b), -1)   # a - b
+        high, low = self.upper(d), self.upper(_scale(d, -1))  # max(a - b), max(b - a)
+        strict = 1 if pred == "lt" else 0
+        if high is not None and high <= -strict:
+            return True
+        if low is not None and low <= strict - 1:
+            return False
+        return None
 
     def upper(self, f: Form, depth: int = 4) -> int | None:
         """A constant upper bound of ``f`` over every iteration, or None."""
@@ -130,11 +163,12 @@ def simplify_with_ranges(block: Block, loops: list[loop.ForOp]) -> None:
 
 
 def drop_dead_index_math(block: Block) -> None:
-    """Erase the index ops of ``block`` nothing uses any more (the clamps of a window
-    that ``batch_windows`` replaced by its elements), which the batch analysis would
+    """Erase the index ops (and index comparisons) of ``block`` nothing uses any more
+    (the clamps of a window that ``batch_windows`` replaced by its elements, a
+    negative-index wrap decided by the ranges), which the batch analysis would
     otherwise have to classify."""
     for op in reversed(list(block.ops)):
-        if len(op.result_values) == 1 and op.result_values[0].type == index and \
+        if len(op.result_values) == 1 and op.result_values[0].type in (index, i1) and \
                 op.has_trait("pure") and not op.result_values[0].uses:
             op.erase()
 

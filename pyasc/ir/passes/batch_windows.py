@@ -166,8 +166,11 @@ class _Scalarizer:
         for v, shape in zip(op.operand_values, shapes, strict=True):
             if DYN not in shape:
                 continue
-            view = v.op.operand_values[0].op if isinstance(v, OpResult) and \
+            # (a snapshot of a whole argument, ``np.sum(x[i:i+5, j:j+5] * k)`` with a
+            # run-time ``k``, has no size values to version on: the nest stays as it is)
+            src = v.op.operand_values[0] if isinstance(v, OpResult) and \
                 isinstance(v.op, mem.ToTensorOp) else None  # type: ignore[union-attr]
+            view = src.op if isinstance(src, OpResult) else None
             if not isinstance(view, mem.SubviewOp) or \
                     any(constant_int(x) != 1 for x in view.parts()[2]):
                 return
