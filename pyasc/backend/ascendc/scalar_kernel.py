@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.scalar_f64 import Demoted, HostScalars
-from pyasc.backend.ascendc.tiles import RESERVED
+from pyasc.backend.ascendc.tiles import RESERVED, user_base
 from pyasc.ir.core import Location, Value
 from pyasc.ir.ops import func, loop
 from pyasc.ir.ops.func import FuncOp
@@ -119,8 +119,7 @@ class _Names:
         self.taken = self.unique.taken  # names taken elsewhere are added here
 
     def new(self, base: str) -> str:
-        clean = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "a"
-        return self.unique.fresh(clean)
+        return self.unique.fresh(user_base(base))
 
 
 __all__ = ["ARENA_BYTES", "CACHE_LINE", "LINE_INT64", "GmArray", "ScalarKernel"]

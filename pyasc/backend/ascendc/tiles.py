@@ -128,10 +128,7 @@ class TileProgram:
 
     def unique(self, base: str) -> str:
         """A C++ identifier derived from ``base`` not used yet in this kernel."""
-        clean = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "v"
-        if clean[0].isdigit():
-            clean = "v" + clean
-        return self.names.fresh(clean)
+        return self.names.fresh(user_base(base))
 
     def new_buf(self, kind: str, dtype: ScalarType, hint: str, role: str = "calc") -> Buf:
         buf = Buf(kind, dtype, self.unique(hint), role)
@@ -150,26 +147,57 @@ class TileProgram:
         return name
 
 
-# C++ keywords and names the generated kernels define themselves.
+# C++ keywords and names the generated kernels define themselves.  Kernel members and
+# helpers the emitters write literally end with "_" (``pipe_``, ``cols_``) or are listed
+# here; names derived from a buffer's name append one of DERIVED_SUFFIXES (``xGm_``,
+# ``xHalo``), and user_base keeps every user-derived name clear of both forms.
 RESERVED = frozenset({
-    "int", "float", "double", "half", "bool", "char", "long", "short", "auto", "const",
-    "for", "if", "else", "while", "do", "return", "break", "continue", "new", "delete",
-    "class", "struct", "union", "enum", "namespace", "using", "template", "typename",
-    "this", "true", "false", "operator", "public", "private", "default", "switch",
-    "case", "static", "inline", "signed", "unsigned", "void", "volatile", "register",
-    "sizeof", "TILE", "pipe", "r", "n", "rows", "len", "off", "row", "tmp", "AscendC",
-    "min", "max", "abs", "exp", "log", "sqrt", "pitch", "cols", "first", "count", "blk",
-    "i", "j", "k", "status", "GetBlockIdx", "GetBlockNum", "DataCopy", "DataCopyPad",
-    # C++ alternative tokens, and libm names a kernel variable would shadow
-    "and", "or", "xor", "not", "bitand", "bitor", "compl", "and_eq", "or_eq", "xor_eq",
-    "not_eq", "tanh", "pow", "sin", "cos", "tan", "floor", "ceil", "round", "trunc", "erf",
-    "log2", "log10", "exp2", "expm1", "log1p", "fabs", "fmod", "rint", "isnan", "isinf",
-    "sm", "scratch", "arenaTop", "trip", "float_t", "double_t", "int8_t", "int16_t",
+    # C++20 keywords and alternative tokens
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+    "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+    "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+    "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
+    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
+    "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+    "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+    "while", "xor", "xor_eq",
+    # AscendC and C library names a kernel variable would shadow
+    "half", "bfloat16_t", "AscendC", "GetBlockIdx", "GetBlockNum", "DataCopy",
+    "DataCopyPad", "TPipe", "TBuf", "TQue", "LocalTensor", "GlobalTensor", "GM_ADDR",
+    "min", "max", "abs", "exp", "log", "sqrt", "tanh", "pow", "sin", "cos", "tan", "floor",
+    "ceil", "round", "trunc", "erf", "log2", "log10", "exp2", "expm1", "log1p", "fabs",
+    "fmod", "rint", "isnan", "isinf", "float_t", "double_t", "int8_t", "int16_t",
     "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+    # names the generated kernels define themselves
+    "TILE", "pipe", "r", "n", "rows", "len", "off", "row", "tmp", "pitch", "cols", "first",
+    "count", "blk", "i", "j", "k", "status", "sm", "scratch", "arenaTop", "trip",
     # the long-rows kernel's column parameter and constants (emit_longrows: a buffer
     # named like them shadowed them, and its CopyIn did not compile)
     "c", "COL_CAP", "REDUCE_TMP",
     # the cols kernel's block split in Init (emit_cols: `r0`, `c0` shadowed parameters
     # of those names, E50050)
     "r0", "c0", "rb", "colBlocks", "rowsPerBlock", "colsPerBlock", "tileRows",
+    # the elementwise kernel's split (emit_kernel)
+    "op", "perBlock",
 })
+
+DERIVED_SUFFIXES = ("Gm", "Halo", "Vals", "Dim", "PerBlock", "Grain", "Begin", "Res", "Len",
+                    "First", "Row", "End", "At", "Stride", "_d", "_pass", "_arr", "LL", "GM",
+                    "Que", "Buf", "Addr", "Tab")
+"""Endings of the names emitters derive from a buffer's name (``f"{name}Halo"``)."""
+
+
+def user_base(hint: str) -> str:
+    """A C++ identifier for a user-derived name ``hint`` that no literal member (ending
+    with ``_``) and no derived name (``{other}`` + a DERIVED_SUFFIXES ending) can equal:
+    trailing underscores dropped, a ``v`` added after such an ending or a leading digit."""
+    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in hint).rstrip("_") or "v"
+    if clean[0].isdigit():
+        clean = "v" + clean
+    if clean.endswith(DERIVED_SUFFIXES) and clean not in DERIVED_SUFFIXES:
+        clean += "v"
+    return clean

@@ -181,9 +181,9 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
   const int64_t trip_1 = output_size_0 > 0 ? output_size_0 : 0;
   const int64_t trip_1PerBlock = (trip_1 + GetBlockNum() - 1) / GetBlockNum();  // iterations are independent: each block runs a chunk
   int64_t trip_1First = trip_1;  // the first iteration after 0 starting a line of every GM array the loop writes (data caches write back whole lines)
-  for (int64_t c = 1; c <= 64 && c < trip_1; ++c) {
-    if (PyascLineStart((0 + c * 1) * (in5_d1 * 4))) {
-      trip_1First = c;
+  for (int64_t c_1 = 1; c_1 <= 64 && c_1 < trip_1; ++c_1) {
+    if (PyascLineStart((0 + c_1 * 1) * (in5_d1 * 4))) {
+      trip_1First = c_1;
       break;
     }
   }
@@ -253,10 +253,10 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
         for (int64_t k_2 = 0; k_2 < 16; k_2 += 1) {
           lanes[k_2] = 0.0f;
         }
-        for (int64_t r0 = 0; r0 < max_3; r0 += 1) {
+        for (int64_t r0_1 = 0; r0_1 < max_3; r0_1 += 1) {
           for (int64_t k_3 = 0; k_3 < max_6; k_3 += 1) {
 #line 70 "ascendc_cases.py"
-            const float x_1 = xGm.GetValue(view_off + r0 * x_d1 + k_3);
+            const float x_1 = xGm.GetValue(view_off + r0_1 * x_d1 + k_3);
 #line 261 "adaptive_avg_pool.cpp"
             const float x_2 = lanes[k_3];
             const float add_10 = (x_2 + x_1);
@@ -310,7 +310,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
         float lanes_1[16];
         float acc = 0.0f;
         float acc_1 = 0.0f;
-        for (int64_t r0_1 = 0; r0_1 < max_3; r0_1 += 1) {
+        for (int64_t r0_2 = 0; r0_2 < max_3; r0_2 += 1) {
           const int64_t rem = PyascRem<int64_t>(max_6, 128);
           const int64_t sub_4 = (max_6 - rem);
           float acc_2 = acc;
@@ -337,7 +337,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
               for (int64_t k_4 = 0; k_4 < 16; k_4 += 1) {
                 const int64_t add_31 = (j_1 + k_4);
 #line 70 "ascendc_cases.py"
-                const float x_19 = xGm.GetValue(view_off + r0_1 * x_d1 + add_31);
+                const float x_19 = xGm.GetValue(view_off + r0_2 * x_d1 + add_31);
 #line 342 "adaptive_avg_pool.cpp"
                 const float x_20 = lanes_1[k_4];
                 const float add_32 = (x_20 + x_19);
@@ -411,7 +411,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
             for (int64_t k_5 = 0; k_5 < 16; k_5 += 1) {
               const int64_t add_52 = (j_2 + k_5);
 #line 70 "ascendc_cases.py"
-              const float x_37 = xGm.GetValue(view_off + r0_1 * x_d1 + add_52);
+              const float x_37 = xGm.GetValue(view_off + r0_2 * x_d1 + add_52);
 #line 416 "adaptive_avg_pool.cpp"
               const float x_38 = lanes_1[k_5];
               const float add_53 = (x_38 + x_37);
@@ -452,7 +452,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
           float acc_19 = x_54;
           for (int64_t j_3 = sub_8; j_3 < max_6; j_3 += 1) {
 #line 70 "ascendc_cases.py"
-            const float x_55 = xGm.GetValue(view_off + r0_1 * x_d1 + j_3);
+            const float x_55 = xGm.GetValue(view_off + r0_2 * x_d1 + j_3);
 #line 457 "adaptive_avg_pool.cpp"
             const float add_54 = (acc_4 + x_55);
             const float acc_4_next = add_54;

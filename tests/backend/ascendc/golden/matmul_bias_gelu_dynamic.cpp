@@ -522,9 +522,9 @@ extern "C" __global__ __aicore__ void matmul_bias_gelu_dynamic_2(GM_ADDR in0, GM
   const int64_t trip_1 = in0_d0 > 0 ? in0_d0 : 0;
   const int64_t trip_1PerBlock = (trip_1 + GetBlockNum() - 1) / GetBlockNum();  // iterations are independent: each block runs a chunk
   int64_t trip_1First = trip_1;  // the first iteration after 0 starting a line of every GM array the loop writes (data caches write back whole lines)
-  for (int64_t c = 1; c <= 64 && c < trip_1; ++c) {
-    if (PyascLineStart((0 + c * 1) * (in1_d1 * 2))) {
-      trip_1First = c;
+  for (int64_t c_1 = 1; c_1 <= 64 && c_1 < trip_1; ++c_1) {
+    if (PyascLineStart((0 + c_1 * 1) * (in1_d1 * 2))) {
+      trip_1First = c_1;
       break;
     }
   }
