@@ -17,9 +17,6 @@ build (``launch`` inline in the library), which runs the same code.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,28 +45,6 @@ def build_flags(cxx: str, flags: Sequence[str], root: Path | None) -> tuple[list
 
 
 def _build(cxx: str, flags: Sequence[str], obj: Path) -> bool:
-    """Compile the launch object to ``obj``; concurrent builders each write a temporary
-    file and the last ``os.replace`` wins (the files are equivalent)."""
-    try:
-        obj.parent.mkdir(parents=True, exist_ok=True)
-        source = obj.parent / "pyasc_sim_launch.cpp"
-        if not source.is_file():
-            _write_atomic(source, SOURCE_TEXT)
-        fd, tmp = tempfile.mkstemp(dir=obj.parent, suffix=".o.tmp")
-        os.close(fd)
-        proc = subprocess.run([cxx, *flags, "-c", str(source), "-o", tmp],
-                              capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            os.unlink(tmp)
-            return False
-        os.replace(tmp, obj)
-        return True
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """Compile the launch object to ``obj`` (:func:`.pch.compile_once`)."""
+    source = obj.parent / "pyasc_sim_launch.cpp"
+    return pch.compile_once(source, SOURCE_TEXT, obj, [cxx, *flags, "-c", str(source)])

@@ -80,21 +80,27 @@ def include_flags(cxx: str, flags: Sequence[str], root: Path | None) -> list[str
 
 
 def _build(cxx: str, flags: Sequence[str], folder: Path) -> bool:
-    """Build the PCH into ``folder``; concurrent builders each write a temporary file
-    and the last ``os.replace`` wins (the files are equivalent)."""
+    """Build the PCH into ``folder`` (:func:`compile_once`)."""
+    header = folder / HEADER
+    return compile_once(header, HEADER_TEXT, folder / (HEADER + ".gch"),
+                        [cxx, *flags, "-x", "c++-header", str(header)])
+
+
+def compile_once(source: Path, text: str, out: Path, cmd: Sequence[str]) -> bool:
+    """Write ``text`` to ``source`` (if absent) and run ``cmd -o <temporary>``, then move
+    the result to ``out``: concurrent builders each write a temporary file and the last
+    ``os.replace`` wins (the files are equivalent).  False if anything fails."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        header = folder / HEADER
-        if not header.is_file():
-            _write_atomic(header, HEADER_TEXT.encode())
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".gch.tmp")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not source.is_file():
+            _write_atomic(source, text.encode())
+        fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=out.suffix + ".tmp")
         os.close(fd)
-        cmd = [cxx, *flags, "-x", "c++-header", str(header), "-o", tmp]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run([*cmd, "-o", tmp], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             os.unlink(tmp)
             return False
-        os.replace(tmp, folder / (HEADER + ".gch"))
+        os.replace(tmp, out)
         return True
     except (OSError, subprocess.SubprocessError):
         return False
