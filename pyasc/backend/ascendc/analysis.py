@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyasc.ir.core import BlockArgument, Location, Operation, Value
+from pyasc.ir.core import BlockArgument, Location, Operation, OpResult, Value
 from pyasc.ir.ops import arith, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.ops.fusion import FusionGroupOp
@@ -118,12 +118,35 @@ def _column_axes(group: FusionGroupOp, ops: list[Operation],
         if axes and axes[-1] < k - 1 and axes == tuple(range(axes[0], axes[-1] + 1)):
             found.add((axes[0], axes[-1] + 1))
     if not found and not any(isinstance(op, REDUCTIONS) for op in ops):
-        values = [*group.body.blocks[0].args, *(op.result for op in ops
-                                                if isinstance(op, tensor.BroadcastOp))]
-        found = {run for v in values if (run := _ones_run(v.type, space)) is not None}
+        sources = dict(zip(group.body.blocks[0].args, group.inputs, strict=True))
+        values = [*sources, *(op.result for op in ops if isinstance(op, tensor.BroadcastOp))]
+        found = {run for v in values if (run := _ones_run(v.type, space)) is not None
+                 and _reduced_over(_source(v, sources), run)}
     if len(found) > 1:
         raise NotVectorizable("column reductions over different axes in one kernel")
     return found.pop() if found else (0, k - 1)
+
+
+def _source(v: Value, sources: dict[Value, Value]) -> Value | None:
+    """The value outside the group that ``v`` (a block argument, or a broadcast of one)
+    stands for."""
+    if isinstance(v, OpResult) and isinstance(v.op, tensor.BroadcastOp):
+        v = v.op.operand_values[0]
+    return sources.get(v)
+
+
+def _reduced_over(v: Value | None, run: tuple[int, int], depth: int = 8) -> bool:
+    """Whether ``v`` is computed from a reduction over the axes of ``run`` (``m / n``
+    of ``m = x.sum(axis=1, keepdims=True)``; inside a fusion group too): the consumer
+    of a plane reduction, not any array with a size-one axis (a conv's window broadcast
+    over the output planes, ``(N, 1, H, W)``, is a stencil's, not one row per plane)."""
+    if not isinstance(v, OpResult) or depth == 0:
+        return False
+    want = tuple(range(*run))
+    ops = list(v.op.walk()) if isinstance(v.op, FusionGroupOp) else [v.op]
+    if any(isinstance(o, REDUCTIONS) and tuple(o.attributes["axes"]) == want for o in ops):
+        return True
+    return any(_reduced_over(u, run, depth - 1) for u in v.op.operand_values)
 
 
 def _ones_run(t: Type, space: tuple[int, ...]) -> tuple[int, int] | None:
