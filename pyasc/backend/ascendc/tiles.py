@@ -181,8 +181,9 @@ RESERVED = frozenset({
     # the cols kernel's block split in Init (emit_cols: `r0`, `c0` shadowed parameters
     # of those names, E50050)
     "r0", "c0", "rb", "colBlocks", "rowsPerBlock", "colsPerBlock", "tileRows",
-    # the elementwise kernel's split (emit_kernel)
-    "op", "perBlock",
+    # the elementwise kernel's split (emit_kernel); the per-plane cols kernel's plane
+    # counters (emit_cols); the channel kernel's accumulator start (emit_channels)
+    "op", "perBlock", "plane", "planes", "accInit",
 })
 
 DERIVED_SUFFIXES = ("Gm", "Halo", "Vals", "Dim", "PerBlock", "Grain", "Begin", "Res", "Len",
