@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,8 +44,9 @@ from pyasc.frontend.signature import Param, Spec, params_of
 from pyasc.jit.arguments import prepare_bound, prepare_call, refuse_device_arrays
 from pyasc.jit.callplan import native_request, template_to_json
 from pyasc.jit.decoratable import called_as_classmethod, method_error, refusal
-from pyasc.jit.dispatch import CallTable, Entry, Generation, make_entry
-from pyasc.jit.facts import load_by_value, store_by_value
+from pyasc.jit.dispatch import CallTable
+from pyasc.jit.entries import ByValue, EntryMaker
+from pyasc.jit.facts import store_by_value
 from pyasc.jit.fingerprint import parse_source, program_key, source_text
 from pyasc.jit.gradients import Differentiable
 from pyasc.jit.ice import internal_errors, source_reproducer
@@ -58,14 +58,12 @@ from pyasc.jit.tensors import TensorOps, unwrap
 from pyasc.jit.window_cap import WindowSizes, window_size
 from pyasc.runtime import MISS
 from pyasc.runtime.flight import SingleFlight
-from pyasc.runtime.profiler import note_compile, profiled_call, watch
+from pyasc.runtime.profiler import profiled_call, watch
 
 if TYPE_CHECKING:  # pragma: no cover - the compiler is imported when something compiles
     from pyasc.frontend.compiler import ResultTemplate
     from pyasc.frontend.source import SourceInfo
 
-_RETRY = object()  # the key changed (arguments now specialized by value): start over
-ByValue = frozenset[tuple]
 RECENT_NATIVES = 4
 """Native entries a call tries before computing its signature (each refuses a call of
 another specialization in ~50 ns)."""
@@ -92,7 +90,7 @@ class Specialization:
     template: ResultTemplate
 
 
-class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
+class HybridFunction(EntryMaker, Inspection, Differentiable, TensorOps, Callee):
     """A function compiled by pyasc on first call for each call signature."""
 
     def __init__(self, fn: Callable, options: Options,
@@ -371,83 +369,6 @@ class HybridFunction(Inspection, Differentiable, TensorOps, Callee):
         old_env, _, recent = self._hot
         recent = tuple(n for n in recent if n is not native) if env is old_env else ()
         self._hot = (env, native, (native, *recent)[:RECENT_NATIVES])
-
-    def _entry(self, target: str, args: tuple, kwargs: dict[str, Any]
-               ) -> tuple[Entry, Generation]:
-        """The entry of this call's specialization (loaded by key or compiled) and the
-        signature generation its key was computed with."""
-        arguments = self._arguments(args, kwargs, devices=target == "ascend")
-        while True:
-            gen = self._calls.current
-            entry = self._entry_with(target, arguments, gen.by_value)
-            if entry is not _RETRY:
-                return entry, gen
-
-    def _entry_with(self, target: str, arguments: dict[str, Any], by_value: ByValue) -> Any:
-        """The entry of the key of ``arguments`` under ``by_value``, or :data:`_RETRY`."""
-        specs, key = self._key_of(arguments, by_value)
-        entry = self._calls.by_key.get((target, key))
-        if entry is not None:
-            return entry
-        return self._flights.run(("entry", target, key),
-                                 lambda: self._make_entry(target, key, specs, by_value))
-
-    def _make_entry(self, target: str, key: tuple, specs: dict[str, Spec],
-                    by_value: ByValue) -> Any:
-        """The entry of ``key`` for ``target``, stored in ``by_key``, or :data:`_RETRY`
-        when more arguments are now specialized by value."""
-        entry = self._calls.by_key.get((target, key))
-        if entry is not None:  # stored by a flight that ended since the caller looked
-            return entry
-        start = time.perf_counter_ns()
-        entry, source = self._load_entry(target, key, specs, by_value), "disk"
-        if entry is _RETRY:
-            return entry
-        if entry is None:
-            spec = self._built(key, specs, by_value)
-            if spec is None:
-                return _RETRY
-            entry, source = make_entry(self, specs, spec.program.call_data,
-                                       self._kernel_for(spec, target)), "compiled"
-        if key in self._windows.generic_keys and entry.native is not None:
-            self._windows.generic_natives.add(entry.native)
-        self._calls.by_key[(target, key)] = entry
-        note_compile(self.__name__, target, source, start)
-        return entry
-
-    def _load_entry(self, target: str, key: tuple, specs: dict[str, Spec],
-                    by_value: ByValue) -> Any:
-        """An entry for a kernel the backend stored under this key (no IR is built),
-        :data:`_RETRY` if the disk cache knows more by-value arguments, else ``None``."""
-        from pyasc.ir.dumps import dumping  # (not at ``import pyasc``)
-
-        if not self.options.cache or not self.key_source() or dumping():
-            return None  # (dumping the IR: compile, so that the passes run and dump)
-        load = getattr(get_backend(target), "load", None)
-        if load is None:
-            return None
-        options = self._windows.options(key, self.options.as_dict())
-        pkey = program_key(self, key, options)
-        kernel = load(pkey, self.__name__, options)
-        fits = getattr(kernel, "fits", None)
-        if fits is not None and not fits([p.type for p in params_of(specs)]):
-            kernel = None  # a stored ABI other than this signature's: compile (and rewrite)
-        if kernel is not None:
-            try:
-                entry = make_entry(self, specs, kernel.call_data, kernel)
-            except (KeyError, ValueError, TypeError, IndexError):  # foreign call data
-                return None
-            self._kernels[(key, target)] = kernel
-            if hasattr(kernel, "dump_loaded"):  # PYASC_DUMP_PATH: what a hit has, and lacks
-                from pyasc.ir.stage_dumps import DumpSite
-
-                kernel.dump_loaded(DumpSite(self.__name__, pkey, signature_text(key)), False)
-            return entry
-        learned = load_by_value(pkey)
-        if learned - by_value:
-            self._calls.learn(learned)
-            return _RETRY
-        return None
 
     # -- gradients (``gradients.Differentiable``), specializations
     def _derived(self, fn: Callable) -> HybridFunction:
