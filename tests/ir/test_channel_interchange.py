@@ -137,6 +137,34 @@ def test_initial_value_and_post_ops_are_kept():
     _same(before, after, "conv_bias_relu", x, w, b)
 
 
+def conv_bias_per_output(x, w, b, r):
+    # an initial value per output (a load of the nest's indices): written by a nest of
+    # its own before the channel loop
+    out = np.empty((w.shape[0], x.shape[1], x.shape[2]), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1]):
+            for j in range(x.shape[2]):
+                acc = b[o] + r[i, j]
+                for ch in range(x.shape[0]):
+                    acc += x[ch, i, j] * w[o, ch]
+                out[o, i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("channels", [0, 1, 4])
+def test_an_initial_value_per_output_is_kept(dtype, channels):
+    x = RNG.standard_normal((channels, 5, 6)).astype(dtype)
+    w = RNG.standard_normal((3, channels)).astype(dtype)
+    b, r = RNG.standard_normal(3).astype(dtype), RNG.standard_normal((5, 6)).astype(dtype)
+    before, after, done = _rewritten(conv_bias_per_output, x, w, b, r, boundscheck=False)
+    assert done == 1
+    top = [op for op in next(after.functions).entry.ops if isinstance(op, loop.ForOp)]
+    assert len(top) == 3  # the initial values' nest, the channel loop, the outputs' nest
+    assert top[1].attributes.get("channels")
+    _same(before, after, "conv_bias_per_output", x, w, b, r)
+
+
 @pytest.mark.parametrize("fn,args", [
     (conv_literal_channels, (np.ones((3, 6), np.float32), np.ones((2, 3, 3), np.float32))),
     (into_a_parameter, (np.ones((3, 4), np.float32), np.ones(4, np.float32))),

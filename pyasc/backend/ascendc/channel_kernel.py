@@ -19,7 +19,9 @@ accumulator buffer.  :func:`plan_channel_kernel` plans it as a run-time stencil 
 The kernel (``emit_channels``) starts every accumulator at the fill value, walks the
 channels (the next channel's halo rows copied while this one computes), and writes the
 accumulators to the accumulator buffer: the ``mem.fill`` before the loop is overwritten
-whole, and nothing reads it.
+whole, and nothing reads it.  An initial value per output (``acc = bias[o]``: the nest
+``channel-interchange`` writes before the loop, no fill) is read from the accumulator
+buffer instead (``ChannelPlan.init_from_acc``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
     """The kernel of ``cs``, or None when it does not plan (the module docstring)."""
     w = cs.weights[0].weights if cs.weights else None
     if w is None or any(x.weights is not w for x in cs.weights) or \
-            not isinstance(w.type, MemRefType) or cs.stencil.sizes is None or cs.fill is None:
+            not isinstance(w.type, MemRefType) or cs.stencil.sizes is None:
         return None
     acc_type = cs.acc.type.element  # type: ignore[attr-defined]
     if not isinstance(acc_type, ScalarType) or not acc_type.is_float:
@@ -55,7 +57,7 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
         _multiply_by_weights(k)
         k.channels = ChannelPlan(k.inputs[cs.acc_input].vv.buf, k.outputs[0].buf,  # type: ignore[arg-type]
                                  acc_type, wname, w.type.element, w.type.rank,
-                                 ACC_TILES, WEIGHT_BYTES)
+                                 ACC_TILES, WEIGHT_BYTES, init_from_acc=cs.fill is None)
         _windows_once_per_channel(k, k.channels)
 
     return plan_stencil_kernel(cs.group, soc, name, match=cs.stencil, adapt=adapt)

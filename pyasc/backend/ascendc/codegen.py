@@ -193,7 +193,7 @@ class _Lowering(GroupLowering):
         self.found = _Found(copies, pools, taps, divisions, fused, convs,
                             {id(m.copy) for m, _ in convs.values()},
                             {op for m, _ in convs.values() for op in m.host_ops} |
-                            {cs.fill for cs in channels.values()}, channels)
+                            {cs.fill for cs in channels.values() if cs.fill}, channels)
         self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                                     lambda op: op in copies or op in pools or op in taps or
                                     op in channels))

@@ -3,7 +3,8 @@ units walk a run-time count of channels, the output planes' sums kept in UB.
 
 A unit is (image, group of output planes, row tile, column tile).  ``Process`` starts
 the group's accumulators (``accBuf_``, one slice of ``ACC_STRIDE`` elements per plane)
-at the fill value, then for every channel: dequeues the channel's halo rows (the next
+at the fill value (or, ``init_from_acc``, at the accumulator buffer's values:
+``StartSums``), then for every channel: dequeues the channel's halo rows (the next
 channel's copy is issued right after, so it overlaps this channel's compute), loads the
 channel's weights of the group's planes (``LoadWeights``: one ``DataCopyPad`` of a row
 of taps per plane), and runs the tile program once per plane, which adds the channel's
@@ -31,8 +32,8 @@ class ChannelEmitter(StencilEmitter):
     def _params(self) -> list[tuple[str, str]]:
         ps = super()._params()
         at = len(ps) - len(self._dynamic())  # before the run-time extents and tiling
-        return [*ps[:at], ("GM_ADDR", self.plan.weights),
-                (ctype(self.plan.acc_type), "accInit"), *ps[at:]]
+        init = [] if self.plan.init_from_acc else [(ctype(self.plan.acc_type), "accInit")]
+        return [*ps[:at], ("GM_ADDR", self.plan.weights), *init, *ps[at:]]
 
     def _dynamic(self) -> list[str]:
         return dynamic_names(self.k)
@@ -40,7 +41,8 @@ class ChannelEmitter(StencilEmitter):
     def _init_more(self) -> None:
         w, p = self.w, self.plan
         acc, wt = ctype(p.acc_type), ctype(p.weights_type)
-        w.line("accInit_ = accInit;")
+        if not p.init_from_acc:
+            w.line("accInit_ = accInit;")
         dims = " * ".join(f"{p.weights}Dim{a}_" for a in range(p.weights_rank))
         w.line(f"{p.weights}Gm_.SetGlobalBuffer((__gm__ {wt}*){p.weights}, {dims});", self.loc)
         w.line(f"pipe_.InitBuffer(accBuf_, {p.acc_tiles} * TILE * sizeof({acc}));")
@@ -84,16 +86,31 @@ class ChannelEmitter(StencilEmitter):
                        "ROWS - row : TILE_ROWS);")
                 w.line("const int64_t np = PLANES - p0 < GROUP_PLANES ? PLANES - p0 : "
                        "GROUP_PLANES;")
-                with w.block("for (int64_t p = 0; p < np; ++p)"):
-                    w.line("Duplicate(acc[p * ACC_STRIDE], accInit_, rows * PITCH);", self.loc)
+                self._start_sums()
                 self._channel_loop()
                 w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the sums are complete")
                 w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
                 with w.block("for (int64_t p = 0; p < np; ++p)"):
                     w.line("CopyOut(image * PLANES + p0 + p, row, rows, col, cols, "
                            "acc[p * ACC_STRIDE]);")
-                w.line("SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // the next unit's Duplicate")
-                w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
+                # the next unit's start (a Duplicate, or the copy of its initial values)
+                # overwrites the accumulators this copy reads
+                nxt = "MTE3_MTE2" if p.init_from_acc else "MTE3_V"
+                w.line(f"SetFlag<HardEvent::{nxt}>(EVENT_ID0);")
+                w.line(f"WaitFlag<HardEvent::{nxt}>(EVENT_ID0);")
+
+    def _start_sums(self) -> None:
+        """The unit's accumulators at their initial values: the fill value, or the
+        accumulator buffer's values of the unit's planes (``CopyIn`` of their rows)."""
+        w = self.w
+        with w.block("for (int64_t p = 0; p < np; ++p)"):
+            if not self.plan.init_from_acc:
+                w.line("Duplicate(acc[p * ACC_STRIDE], accInit_, rows * PITCH);", self.loc)
+                return
+            w.line("StartSums(image * PLANES + p0 + p, row, rows, col, cols, "
+                   "acc[p * ACC_STRIDE]);")
+        w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the channels add to them")
+        w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);")
 
     def _channel_loop(self) -> None:
         w, k = self.w, self.k
@@ -137,12 +154,20 @@ class ChannelEmitter(StencilEmitter):
         acc, size = ctype(p.acc_type), p.acc_type.itemsize
         out = self.k.written[0].buf
         assert out is not None
+        gm, width = f"{out.name}Gm_[(plane * ROWS + row) * COLS + col]", _bytes("cols", size)
+        gap, stride = _gap(self.k, "cols", size), f"static_cast<uint32_t>((COLS - cols) * {size})"
         with w.block("__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows, "
                      f"int64_t col, int32_t cols, const LocalTensor<{acc}> &src)"):
-            w.line(f"DataCopyPad({out.name}Gm_[(plane * ROWS + row) * COLS + col], src, "
-                   f"DataCopyExtParams(static_cast<uint16_t>(rows), {_bytes('cols', size)}, "
-                   f"{_gap(self.k, 'cols', size)}, static_cast<uint32_t>((COLS - cols) * "
-                   f"{size}), 0));", self.loc)
+            w.line(f"DataCopyPad({gm}, src, DataCopyExtParams(static_cast<uint16_t>(rows), "
+                   f"{width}, {gap}, {stride}, 0));", self.loc)
+        if not p.init_from_acc:
+            return
+        # the same rows into the tile's layout: the pitch's gap after each row (padded)
+        with w.block("__aicore__ inline void StartSums(int64_t plane, int64_t row, "
+                     f"int32_t rows, int64_t col, int32_t cols, const LocalTensor<{acc}> &dst)"):
+            w.line(f"DataCopyPad(dst, {gm}, DataCopyExtParams(static_cast<uint16_t>(rows), "
+                   f"{width}, {stride}, {gap}, 0), DataCopyPadExtParams<{acc}>(false, 0, 0, "
+                   f"static_cast<{acc}>(0)));", self.loc)
 
     def _compute(self) -> None:
         self._gathers()  # the channel's part of the compute stage, then the plane's
@@ -169,7 +194,8 @@ class ChannelEmitter(StencilEmitter):
         w.line("TBuf<TPosition::VECCALC> accBuf_;  // the accumulators of a unit's planes")
         w.line(f"TBuf<TPosition::VECCALC> {p.weights}Buf_;  // a channel's weights")
         w.line(f"GlobalTensor<{ctype(p.weights_type)}> {p.weights}Gm_;")
-        w.line(f"{ctype(p.acc_type)} accInit_;")
+        if not p.init_from_acc:
+            w.line(f"{ctype(p.acc_type)} accInit_;")
         if p.windows:
             w.line("TBuf<TPosition::VECCALC> winBuf_;  // a channel's windows, a tile each")
 

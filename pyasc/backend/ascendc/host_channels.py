@@ -64,8 +64,9 @@ def launch_channels(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil,
     scalars = [hb.extract_scalar(local[v]) for i, v in zip(k.inputs, cs.group.inputs,
                                                            strict=True) if i.vv.cls == SCALAR]
     acc = env[cs.acc]
-    init = env[cs.fill.operand_values[0]]  # type: ignore[union-attr]
-    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, init, *args], [len(bases)])
+    # the fill value, or nothing: the kernel reads the initial values from ``acc``
+    init = [] if plan.init_from_acc else [env[cs.fill.operand_values[0]]]  # type: ignore[union-attr]
+    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, *init, *args], [len(bases)])
 
 
 def _groups(hb: HostBuilder, k: StencilKernel, planes: Value, rows: Value, pitch: Value,

@@ -99,6 +99,9 @@ class ChannelPlan:
     # the windows' Gathers, once per channel for every plane (``winBuf_``, a tile each)
     windows: list[Instr] = field(default_factory=list)
     window_bytes: int = 0            # bytes of a window's element
+    # the accumulators start from the accumulator buffer's values (written before the
+    # loop: an initial value per output, ``acc = bias[o]``), not from the fill value
+    init_from_acc: bool = False
 
     def reserved(self, tile: int) -> int:
         """UB bytes beside the stencil's own: the accumulators, the weights, the

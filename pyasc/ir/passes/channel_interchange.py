@@ -37,17 +37,25 @@ terms in the original order, starting from the same initial value, in the
 accumulator's own dtype (``tmp`` is of that dtype, not ``out``'s: a float16 output
 keeps a float32 running sum): the results are bit-identical.
 
+An initial value computed per output (``acc = bias[o]``: a load of the nest's indices)
+is written by a nest of its own instead of the fill, before the channel loop::
+
+    for o in range(O):
+        for i in range(H):
+            for j in range(W):
+                tmp[o, i, j] = bias[o]
+
 The rule, for a top-level ``loop.for`` ``T`` and its perfect nest (``batch_nest.nest``):
 every loop of the nest counts from 0 by 1, its bounds defined before ``T``; the innermost
 body is region-free *pre* ops (pure ops, loads), one loop ``R`` carrying one value whose
 trip count is not static (a static one is unrolled by ``batch-loops`` already) and whose
-bounds and initial value are defined before ``T``, and region-free *post* ops (pure
-ops, loads, stores) that alone use ``R``'s result.  ``R``'s body (inner loops included)
-only computes and loads: no store, no check (moving a failing check across outputs
-would change which error is raised first), no call.  Every buffer the post ops store
-to is a ``mem.alloc`` of the function (a parameter may alias an input) that nothing in
-``R`` or the pre ops loads from, so computing every ``R`` before every post op reads
-the same values.
+bounds are defined before ``T``, its initial value before ``T`` or by the pre ops, and
+region-free *post* ops (pure ops, loads, stores) that alone use ``R``'s result.
+``R``'s body (inner loops included) only computes and loads: no store, no check
+(moving a failing check across outputs would change which error is raised first), no
+call.  Every buffer the post ops store to is a ``mem.alloc`` of the function (a
+parameter may alias an input) that nothing in ``R`` or the pre ops loads from, so
+computing every ``R`` before every post op reads the same values.
 
 The channel loop is marked ``channels``: ``batch-loops`` batches the nest inside it as
 it batches a top-level nest (per channel, whole-output array work).  The AscendC
@@ -77,6 +85,7 @@ class Interchange:
 
     loops: list[loop.ForOp]
     red: loop.ForOp
+    per_output: bool = False  # the initial value is computed per output (an init nest)
 
 
 def _root(buf: Value) -> Value:
@@ -148,19 +157,21 @@ def match(top: loop.ForOp) -> Interchange | None:
         return None
     red = reds[0]
     if len(red.inits) != 1 or trip_count(red) is not None or \
-            not all(_before(v, top) for v in (red.lower, red.upper, red.step)) or \
-            not _invariant(red.inits[0], top):
+            not all(_before(v, top) for v in (red.lower, red.upper, red.step)):
         return None
     pos = body.index(red)
     pre, post = body[:pos], body[pos + 1:]
     if not all(_computes_only(op) for op in pre) or not _reduction_body_ok(red):
         return None
+    init = red.inits[0]
+    # (not invariant: computed by the pre ops, which only compute and load)
+    per_output = not _invariant(init, top)
     if not all(not op.region_list and (_computes_only(op) or isinstance(op, mem.StoreOp))
                for op in post):
         return None
     if any(user not in post for user, _ in red.outputs[0].uses):
         return None
-    return Interchange(loops, red) if _buffers_ok(pre, red, post) else None
+    return Interchange(loops, red, per_output) if _buffers_ok(pre, red, post) else None
 
 
 def _buffers_ok(pre: list[Operation], red: loop.ForOp, post: list[Operation]) -> bool:
@@ -182,8 +193,14 @@ def rewrite(m: Interchange) -> None:
     acc_type = red.inits[0].type
     assert isinstance(acc_type, ScalarType)
     tmp, at = _alloc(block, at, m.loops, acc_type, loc)
-    init, at = _hoisted(red.inits[0], top, block, at)
-    block.insert(at, mem.FillOp([init, tmp], [], loc=loc))
+    if m.per_output:
+        first = top.clone({})
+        assert isinstance(first, loop.ForOp)
+        block.insert(at, first)
+        _initialize(first, tmp)
+    else:
+        init, at = _hoisted(red.inits[0], top, block, at)
+        block.insert(at, mem.FillOp([init, tmp], [], loc=loc))
     chan = loop.ForOp.empty(red.lower, red.upper, red.step, iv_name="c", loc=red.loc)
     chan.attributes["channels"] = True  # batch-loops batches the nest inside it
     block.insert(at + 1, chan)
@@ -253,6 +270,21 @@ def _accumulate(nest_top: loop.ForOp, tmp: Value, chan_iv: Value) -> None:
     for op in reversed(post):
         op.erase()
     red.erase()
+    _drop_unused(inner)
+
+
+def _initialize(nest_top: loop.ForOp, tmp: Value) -> None:
+    """In a copy of the nest: the reduction's initial value stored to ``tmp`` (the
+    reduction and the post ops go)."""
+    loops, red = _innermost(nest_top)
+    inner = loops[-1].body.blocks[0]
+    ivs = [lp.induction_var for lp in loops]
+    at = inner.index_of(red)
+    inner.insert(at, mem.StoreOp([red.inits[0], tmp, *ivs], [], loc=red.loc))
+    for op in reversed(inner.ops[at + 2:-1]):  # the post ops
+        op.erase()
+    red.erase()
+    _drop_unused(inner)
 
 
 def _finish(nest_top: loop.ForOp, tmp: Value) -> None:
@@ -264,6 +296,16 @@ def _finish(nest_top: loop.ForOp, tmp: Value) -> None:
                         mem.LoadOp([tmp, *ivs], [red.outputs[0].type], loc=red.loc))
     red.outputs[0].replace_all_uses_with(load.result)
     red.erase()
+    _drop_unused(inner)
+
+
+def _drop_unused(block) -> None:  # noqa: ANN001
+    """Erase the ops of ``block`` that only compute values nothing uses (the initial
+    value's pre ops, in the nests that no longer read it)."""
+    for op in reversed(block.ops):
+        if _computes_only(op) and op.result_values and \
+                not any(r.uses for r in op.result_values):
+            op.erase()
 
 
 def candidates(fn: FuncOp) -> int:
