@@ -22,7 +22,7 @@ an ``n``-term sum in either order (``(n + 2) * eps * sum |x * w|``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from progen import load
@@ -148,10 +148,7 @@ def draw(seed: int) -> Case:
     # cube-sized draws (static shapes: the loop-conv-cube route) 2 in 5 times: C * KH *
     # KW taps past batch-loops' unroll limit (loop_conv_nest) or enough outputs that
     # the cube pays for the stencil's chain (loop_conv)
-    big = rng.integers(5) < 2
-    if big:  # (a kernel axis of 1 is a loop of one trip, which canonicalize removes:
-        # loop_conv_nest then sees two tap loops, not three, and leaves a scalar kernel)
-        g = replace(g, kh=max(g.kh, 2), kw=max(g.kw, 2))
+    big = rng.integers(5) < 2  # (a kernel axis of 1, a tap loop of one trip, too)
     dynamic = g.chan != "literal" and not big and bool(rng.integers(2))
     taps = g.kh * g.kw
     c = int(rng.integers(560, 1000)) // taps if big else int(rng.integers(1, 9))

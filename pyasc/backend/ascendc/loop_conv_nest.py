@@ -13,6 +13,9 @@ after ``batch-loops`` and recognizes the loop nests it left::
             acc += x[[n,] c, sh*i + dh*a + r0, sw*j + dw*b + q0] * w[o, c, a, b]
         ... acc ...                        # the epilogue: untouched
 
+(a loop of one trip is gone by then: an axis of ``w`` of size 1 is a missing loop, its
+index 0, as in a 2x1 or 1x1 kernel; each loop walks all of its axis of ``w``)
+
 with ``x`` and ``w`` C-contiguous, of one float16/float32 dtype, the trip counts those
 of ``w``'s shape and of the output (the geometry's ``OH``, ``OW``), and nothing in the
 nest writing ``x`` or ``w``.  Against a scalar kernel the cube always pays: the
@@ -54,24 +57,23 @@ def _only_loop(op: loop.ForOp) -> Operation | None:
     return loops[0] if len(loops) == 1 and not rest else None
 
 
-def _reduction(r: Operation) -> tuple[list[Value], int, Value, Value] | None:
-    """A ``for c: for a: for b: acc += x[...] * w[...]`` nest: its ivs (c, a, b), the
-    trip counts' product, the x load and the w load."""
-    ivs, op, count = [], r, 1
-    for depth in range(3):
-        n = _counted(op, 1)
-        if n is None:
-            return None
-        ivs.append(op.induction_var)  # type: ignore[attr-defined]
-        count *= n
-        if depth < 2:
-            inner = _only_loop(op)  # type: ignore[arg-type]
-            body = op.body.blocks[0]  # type: ignore[attr-defined]
-            if inner is None or inner.operand_values[3] is not body.args[1] or \
-                    body.terminator.operand_values[0] is not inner.result_values[0]:
-                return None
-            op = inner
-    body = op.body.blocks[0]  # type: ignore[attr-defined]
+def _reduction(r: Operation) -> tuple[list[loop.ForOp], Value, Value] | None:
+    """A perfect nest of 1-3 loops carrying ``acc`` whose innermost body is ``acc +=
+    x[...] * w[...]`` (``for c: for a: for b:``, a loop of one trip removed): its loops
+    (outermost first) and the two loads."""
+    loops: list[loop.ForOp] = []
+    op: Operation | None = r
+    while op is not None and _counted(op, 1) is not None and len(loops) < 3:
+        loops.append(op)  # type: ignore[arg-type]
+        body = op.body.blocks[0]  # type: ignore[attr-defined]
+        inner = _only_loop(op)  # type: ignore[arg-type]
+        if inner is None or inner.operand_values[3] is not body.args[1] or \
+                body.terminator.operand_values[0] is not inner.result_values[0]:
+            break
+        op = inner
+    if not loops:
+        return None
+    body = loops[-1].body.blocks[0]
     y = body.terminator.operand_values[0]
     if not (isinstance(y, OpResult) and type(y.op) is arith.AddOp):
         return None
@@ -85,7 +87,24 @@ def _reduction(r: Operation) -> tuple[list[Value], int, Value, Value] | None:
              if isinstance(v, OpResult) and isinstance(v.op, mem.LoadOp)]
     if len(loads) != 2 or any(o.has_trait("writes") or o.region_list for o in body.ops):
         return None
-    return ivs, count, loads[0], loads[1]
+    return loops, loads[0], loads[1]
+
+
+def _tap_axes(loops: list[loop.ForOp], widx: list[Value], wt: MemRefType
+              ) -> list[Value | None] | None:
+    """The reduction's variables of w's axes (c, a, b), None for an axis of one the
+    nest has no loop for (index 0), when each loop walks all of its own axis."""
+    ivs = [f.induction_var for f in loops]
+    axes: list[Value | None] = []
+    for v, extent in zip(widx, wt.shape[1:], strict=True):
+        if v in ivs and _counted(loops[ivs.index(v)], 1) == extent:
+            axes.append(v)
+        elif constant_int(v) == 0 and extent == 1:
+            axes.append(None)
+        else:
+            return None
+    used = sorted(id(v) for v in axes if v is not None)
+    return axes if used == sorted(map(id, ivs)) else None
 
 
 class NestConv:
@@ -142,17 +161,21 @@ def _x_type(x: Value, loops: int) -> MemRefType | None:
     return t
 
 
-def _taps(xl: mem.LoadOp, ivs: list[Value], space: dict[str, Value]
+def _taps(xl: mem.LoadOp, axes: list[Value | None], space: dict[str, Value]
           ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
-    """(strides, dilations, origin) of the x load's row and column, else None."""
-    c, a, b = ivs
+    """(strides, dilations, origin) of the x load's row and column, else None (an axis
+    of one, ``None`` in ``axes``: index 0 of x's channels, dilation 1 of a tap axis)."""
+    c, a, b = axes
     idx = list(xl.operand_values[1:])
-    if len(idx) == 4 and not _image(idx[0], space) or idx[-3] is not c:
+    if len(idx) == 4 and not _image(idx[0], space) or \
+            (idx[-3] is not c if c is not None else constant_int(idx[-3]) != 0):
         return None
     row, col = affine_of(idx[-2]), affine_of(idx[-1])
-    if set(row.terms) != {space["i"], a} or set(col.terms) != {space["j"], b}:
+    if set(row.terms) != {space["i"], a} - {None} or set(col.terms) != {space["j"], b} - {None}:
         return None
-    sh, dh, sw, dw = row.terms[space["i"]], row.terms[a], col.terms[space["j"]], col.terms[b]
+    sh, sw = row.terms[space["i"]], col.terms[space["j"]]
+    dh = row.terms[a] if a is not None else 1
+    dw = col.terms[b] if b is not None else 1
     if min(sh, dh, sw, dw) < 1 or row.const < 0 or col.const < 0:
         return None
     return (sh, sw), (dh, dw), (row.const, col.const)
@@ -164,19 +187,20 @@ def match_nest(red: loop.ForOp, top: set[int]) -> NestConv | None:
     loops = _enclosing(red, top)
     if found is None or loops is None or len(loops) not in (3, 4):
         return None
-    ivs, _, p, q = found
+    taps, p, q = found
     for wl, xl in ((p, q), (q, p)):
         w, x = wl.op.operand_values[0], xl.op.operand_values[0]  # type: ignore[attr-defined]
         wt, xt = _buffer(w, 4), _x_type(x, len(loops))
         widx = list(wl.op.operand_values[1:])  # type: ignore[attr-defined]
         if wt is None or xt is None or wt.element != xt.element or \
-                red.inits[0].type != wt.element or widx[1:] != ivs:
+                red.inits[0].type != wt.element:
             continue
+        axes = _tap_axes(taps, widx[1:], wt)
         names = dict(zip(("n", "o", "i", "j")[4 - len(loops):],
                          (f.induction_var for f in loops), strict=True))
-        if widx[0] is not names["o"]:
+        if axes is None or widx[0] is not names["o"]:
             continue
-        geo = _geometry(_taps(xl.op, ivs, names), loops, wt, xt)  # type: ignore[arg-type]
+        geo = _geometry(_taps(xl.op, axes, names), loops, wt, xt)  # type: ignore[arg-type]
         if geo is not None and not _writes_to(loops[0], {base_buffer(x), base_buffer(w)}):
             return NestConv(red, loops, x, w, *geo)
     return None

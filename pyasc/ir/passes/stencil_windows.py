@@ -355,7 +355,9 @@ def match_stencil(group: FusionGroupOp, channel: Value | None = None,
             return None
     if dynamic and any(b.fixed for b in m.bases) and m.planes is None:
         return None  # fixed planes over a run-time count of planes that is not known
-    if not any(b.views >= 2 for b in m.bases) or \
+    # (one window of each base is elementwise work, a vector kernel's; in a channel
+    # loop, a 1x1 convolution's, it is the channel kernel's one tap)
+    if not any(b.views >= 2 or b.channel for b in m.bases) or \
             len(space) == 4 and not all(b.images for b in m.bases) or \
             len(space) < 4 and any(b.images for b in m.bases):
         return None  # rank 4: the images are walked by the units, the channels fixed

@@ -109,3 +109,103 @@ def test_an_initial_value_per_output_with_static_shapes():
     args = _bias_args(conv_bias_init_relu, 3, 9, 13, 4, np.float32)
     fn = hybrid(conv_bias_init_relu)
     _assert_equal_and_vector(fn, hybrid(conv_bias_init_relu, target="interpret"), args)
+
+
+# ---- a kernel axis of one: a tap loop of one trip (gone before loop_conv_nest) ------------
+
+def conv_taps_of_w(x, w):
+    # the tap loops over w's shape: with static shapes a loop of one trip is removed
+    out = np.zeros((w.shape[0], x.shape[1] - w.shape[2] + 1, x.shape[2] - w.shape[3] + 1),
+                   dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                acc = 0.0
+                for ch in range(x.shape[0]):
+                    for a in range(w.shape[2]):
+                        for b in range(w.shape[3]):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = acc
+    return out
+
+
+def _exact(shape: tuple, dtype) -> np.ndarray:  # noqa: ANN001
+    # small integers: every partial sum (at most 1000 terms of -1, 0, 1) is exact in
+    # float16 and float32, whatever the order (the cube's is not the loop's)
+    return RNG.integers(-1, 2, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("taps,channels,dtype", [((2, 1), 300, np.float32),
+                                                 ((1, 3), 250, np.float16),
+                                                 ((1, 1), 700, np.float32)])
+def test_a_kernel_axis_of_one_is_a_cube_conv(taps, channels, dtype):
+    # C * KH * KW taps past batch-loops' unroll limit: loop_conv_nest's cube conv (it
+    # wanted three tap loops: a scalar kernel); odd image sizes
+    x, w = _exact((channels, 9, 13), dtype), _exact((6, channels, *taps), dtype)
+    got, k = run_sim(hybrid(conv_taps_of_w), x, w)
+    np.testing.assert_array_equal(got, hybrid(conv_taps_of_w, target="interpret")(x, w))
+    kinds = [kind for kind, _ in _kinds(k)]
+    assert "ScalarKernel" not in kinds and any(kind.startswith("Conv") for kind in kinds), kinds
+    assert k.last_counters["gm_scalar_read_bytes"] == k.last_counters["gm_scalar_write_bytes"] == 0
+
+
+def conv_two_of_three_rows(x, w):
+    # the tap loop walks 2 of w's 3 rows: not a conv of w (the cube conv summed all 3)
+    out = np.zeros((w.shape[0], x.shape[1] - 2, x.shape[2] - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1] - 2):
+            for j in range(x.shape[2] - 2):
+                acc = 0.0
+                for ch in range(x.shape[0]):
+                    for a in range(2):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = acc
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::pyasc.backend.ascendc.PyascPerformanceWarning")
+def test_a_tap_loop_over_part_of_w_is_not_its_conv():
+    x, w = _exact((300, 7, 9), np.float32), _exact((3, 300, 3, 3), np.float32)
+    got, _ = run_sim(hybrid(conv_two_of_three_rows), x, w)
+    np.testing.assert_array_equal(got, conv_two_of_three_rows(x, w))
+
+
+def conv_1x1(x, w):
+    out = np.zeros((w.shape[0], x.shape[1], x.shape[2]), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1]):
+            for j in range(x.shape[2]):
+                acc = 0.0
+                for ch in range(x.shape[0]):
+                    acc += x[ch, i, j] * w[o, ch, 0, 0]
+                out[o, i, j] = acc
+    return out
+
+
+def conv_1x1_unit_loops_relu(x, w, bias):
+    out = np.zeros((w.shape[0], x.shape[1], x.shape[2]), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(x.shape[1]):
+            for j in range(x.shape[2]):
+                acc = bias[o]
+                for ch in range(x.shape[0]):
+                    for a in range(1):
+                        for b in range(1):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = max(acc, 0)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("fn", [conv_1x1, conv_1x1_unit_loops_relu])
+def test_a_1x1_conv_over_run_time_channels_is_a_channel_kernel(fn, dtype):
+    # one window per channel (no halo) is the channel kernel's one tap (stencil_windows
+    # wanted two views of a base: a scalar kernel)
+    dyn = hybrid(fn, dynamic_shape=True)
+    interp = hybrid(fn, dynamic_shape=True, target="interpret")
+    for channels, h, wd in [(5, 9, 11), (1, 4, 37), (0, 3, 5)]:
+        x = RNG.standard_normal((channels, h, wd)).astype(dtype)
+        w = RNG.standard_normal((4, channels, 1, 1)).astype(dtype)
+        args = (x, w) if fn is conv_1x1 else (x, w, RNG.standard_normal(4).astype(dtype))
+        assert ("StencilKernel", "channels") in _assert_equal_and_vector(dyn, interp, args)
