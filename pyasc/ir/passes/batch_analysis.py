@@ -93,7 +93,8 @@ def _pattern(indices: list[Value], b: Batch) -> Pattern:
 
 def _subview(op: Operation, b: Batch) -> str:
     """``x[i + c]`` (one loop) or ``x[i + c, j + d]`` (a nest, one dropped axis per
-    loop, in nest order: a batch loop around rows): the iteration's row."""
+    loop, in nest order: a batch loop around rows): the iteration's row.  A loop's axis
+    may be kept with size 1 (``x[i:i + 1]``: a row of shape ``(1, n)``)."""
     assert isinstance(op, mem.SubviewOp)
     offsets, sizes, steps = op.parts()
     if all(b.kind(v) == INV for v in op.operand_values):
@@ -104,8 +105,7 @@ def _subview(op: Operation, b: Batch) -> str:
             [p[0] if p else None for p in lead] != list(range(n)):
         raise Refuse("a view that does not select row i + c")
     rest = [*offsets[n:], *sizes, *steps]
-    drop = op.attributes.get("drop", ())
-    if any(b.kind(v) != INV for v in rest) or any(a not in drop for a in range(n)) or \
+    if any(b.kind(v) != INV for v in rest) or \
             any(constant_int(sizes[a]) != 1 or constant_int(steps[a]) != 1
                 for a in range(n)):
         raise Refuse("a view of row i with iteration-dependent bounds")

@@ -33,6 +33,8 @@ class _Builder:
         # every ``x[i]`` of the body (else the kernel would load the rows twice)
         self.snapshots: dict[Value, Value] = {}
         self.views: dict[tuple, Value] = {}
+        # batched views of rows with kept unit axes: how many (``x[i:i + 1]``: 1)
+        self.unit_rows: dict[Value, int] = {}
         self._extents: list[tuple[Value, Value]] = []
 
     def extent(self, k: int) -> tuple[Value, Value]:
@@ -115,7 +117,10 @@ def _rows_view(bb: _Builder, op: mem.SubviewOp) -> Value:
     drop = [a for a in op.attributes.get("drop", ()) if a >= axes_n]
     row = op.result.type
     assert isinstance(row, MemRefType) and isinstance(src.type, MemRefType)
-    shape = (*bb.lead(), *row.shape)
+    # a batch axis kept with size 1 (``x[i:i + 1]``) is the batch axis itself here: its
+    # snapshots and writes reshape (``unit_rows``)
+    kept = sum(a not in op.attributes.get("drop", ()) for a in range(axes_n))
+    shape = (*bb.lead(), *row.shape[kept:])
     axes = [a for a in range(src.type.rank) if a not in drop]
     # (with two batch axes the inner one may be a part of its axis: strides decide)
     contiguous = axes_n == 1 and not drop and \
@@ -128,6 +133,8 @@ def _rows_view(bb: _Builder, op: mem.SubviewOp) -> Value:
     if key not in bb.views:  # x[i] twice in the body is one view (and one snapshot)
         attrs = {"drop": tuple(drop)} if drop else {}
         bb.views[key] = bb.b.insert(mem.SubviewOp(operands, [t], attrs, loc=op.loc)).result
+    if kept:
+        bb.unit_rows[bb.views[key]] = kept
     return bb.views[key]
 
 
@@ -155,6 +162,27 @@ def _reshape(bb: _Builder, v: Value, shape: tuple[int, ...], loc) -> Value:
     if t == v.type:
         return v
     return bb.b.insert(tensor.ReshapeOp([v, *bb.dims(t)], [t], loc=loc)).result
+
+
+def _unit_reshape(bb: _Builder, v: Value, shape: tuple[int, ...], kept: int,
+                  insert: bool, loc) -> Value:  # noqa: ANN001
+    """``v`` with ``kept`` unit axes inserted after the batch axes (``insert``: a row
+    with kept unit axes from its batched view) or removed there (the other way), as a
+    tensor of ``shape``."""
+    t = TensorType(shape, v.type.element)  # type: ignore[attr-defined]
+    if t == v.type:
+        return v
+    at = bb.batch.axes
+    dims = []
+    for a, d in enumerate(shape):
+        if d != DYN:
+            continue
+        if insert and at <= a < at + kept:
+            dims.append(bb.const(1))  # (a size of 1 that the row's type does not say)
+            continue
+        src = a if a < at else (a - kept if insert else a + kept)
+        dims.append(bb.b.insert(tensor.DimOp([v], [index], {"axis": src}, loc=loc)).result)
+    return bb.b.insert(tensor.ReshapeOp([v, *dims], [t], loc=loc)).result
 
 
 def _load(bb: _Builder, op: Operation) -> None:
@@ -214,6 +242,13 @@ def _emit(bb: _Builder, op: Operation) -> None:
         _elementwise(bb, op)
     elif kind == BAT:
         _snapshot(bb, op)
+    elif isinstance(op, mem.WriteOp) and bb.get(op.dest) in bb.unit_rows and \
+            bb.batch.kind(op.value) == BAT:
+        view = bb.get(op.dest)  # the row's kept unit axes are not the view's
+        value = _unit_reshape(bb, bb.get(op.value), view.type.shape,  # type: ignore[attr-defined]
+                              bb.unit_rows[view], False, op.loc)
+        bb.b.insert(mem.WriteOp([value, view], loc=op.loc))
+        bb.snapshots.clear()
     else:  # invariant ops, writes into batched views and snapshots of them
         if op.has_trait("writes"):
             bb.snapshots.clear()
@@ -224,7 +259,11 @@ def _snapshot(bb: _Builder, op: Operation) -> None:
     view = bb.get(op.operand_values[0])
     if view not in bb.snapshots:
         t = view.type.tensor_type()  # type: ignore[attr-defined]
-        bb.snapshots[view] = bb.b.insert(mem.ToTensorOp([view], [t], loc=op.loc)).result
+        snap = bb.b.insert(mem.ToTensorOp([view], [t], loc=op.loc)).result
+        if view in bb.unit_rows:  # (n, cols) -> (n, 1, cols): the row's kept unit axes
+            snap = _unit_reshape(bb, snap, bb.batched(op.result).shape, bb.unit_rows[view],
+                                 True, op.loc)
+        bb.snapshots[view] = snap
     bb.map[op.result] = bb.snapshots[view]
 
 

@@ -278,3 +278,49 @@ def scale_by_first(x):
 def test_elements_of_a_row_view(dynamic):
     x = RNG.standard_normal((9, 40)).astype(np.float32)
     _assert_vector(check(hybrid(scale_by_first, dynamic_shape=dynamic), x))
+
+
+# ---- keepdims rows: x[i:i + 1], a row of shape (1, n) ------------------------------------
+
+def softmax_keepdims(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        row = x[i:i + 1]
+        e = np.exp(row - row.max(axis=1, keepdims=True))
+        out[i:i + 1] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def rmsnorm_keepdims_colon(x, g):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        r = x[i:i + 1, :]
+        out[i:i + 1, :] = r / np.sqrt(np.mean(r * r, axis=-1, keepdims=True) + 1e-6) * g
+    return out
+
+
+def softmax_batch_keepdims(x):
+    out = np.empty_like(x)
+    for b in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            r = x[b, i:i + 1]
+            e = np.exp(r - np.max(r, axis=-1, keepdims=True))
+            out[b, i:i + 1] = e / np.sum(e, axis=-1, keepdims=True)
+    return out
+
+
+KEEPDIMS = [(softmax_keepdims, lambda: (RNG.standard_normal((9, 37)),)),
+            (rmsnorm_keepdims_colon, lambda: (RNG.standard_normal((7, 45)),
+                                              RNG.standard_normal(45))),
+            (softmax_batch_keepdims, lambda: (RNG.standard_normal((3, 5, 29)),))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("fn,make", KEEPDIMS, ids=[f.__name__ for f, _ in KEEPDIMS])
+def test_keepdims_rows_are_vector_kernels(fn, make, dynamic, dtype):
+    # the loop's axis kept with size 1 (batch-loops wanted it dropped: a scalar kernel)
+    args = tuple(a.astype(dtype) for a in make())
+    tol = 2e-3 if dtype == "float16" else 1e-5
+    k = check(hybrid(fn, dynamic_shape=dynamic), *args, rtol=tol, atol=tol)
+    _assert_vector(k)
