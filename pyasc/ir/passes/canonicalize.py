@@ -3,7 +3,12 @@
 Folding evaluates a pure, region-free op whose operands are all ``arith.constant`` with
 the interpreter's reference semantics (``pyasc.ir.semantics.eval_op``), so the folder
 and the interpreter cannot disagree.  Scalar results are always folded; tensor results
-only when static and at most ``MAX_DENSE_ELEMENTS`` elements, to keep the IR readable.
+only when static and at most ``MAX_DENSE_ELEMENTS`` elements, to keep the IR readable,
+or at most ``MAX_TABLE_ELEMENTS`` when an operand is itself a tensor constant: a literal
+table computed on (``np.array([[1, 4, 6, 4, 1], ...]) / 256``, ``np.outer(g, g)``,
+``k / k.sum()``) is already in the IR, and left unfolded it costs a kernel at run time
+beside the one that reads it.  The folded values are numpy's in the op's own dtype,
+exactly what the interpreter (and so numpy) computes.
 An op that fails when evaluated (an out-of-bounds slice, say) is left for run time.
 
 The identities are the rule table of ``identities``; both run to a fixpoint with the
@@ -30,11 +35,15 @@ from pyasc.ir.types import ScalarType, TensorType, Type
 _EVAL_ERRORS = (ArithmeticError, ValueError, TypeError, IndexError, NotImplementedError)
 
 
-def _foldable_type(t: Type) -> bool:
+MAX_TABLE_ELEMENTS = 4096
+"""Largest tensor folded from a tensor constant (a weight table; 16 KiB of float32)."""
+
+
+def _foldable_type(t: Type, from_table: bool) -> bool:
     if isinstance(t, ScalarType):
         return True
-    return (isinstance(t, TensorType) and t.is_static
-            and t.num_elements() <= MAX_DENSE_ELEMENTS)
+    cap = MAX_TABLE_ELEMENTS if from_table else MAX_DENSE_ELEMENTS
+    return isinstance(t, TensorType) and t.is_static and t.num_elements() <= cap
 
 
 def _numpy_value(attr: object, t: Type) -> object:
@@ -57,7 +66,10 @@ def fold_constants(op: Operation, rw: Rewriter) -> Sequence[Value] | None:
         return None
     attrs = [constant_value(v) for v in op.operand_values]
     types = [r.type for r in op.result_values]
-    if any(a is None for a in attrs) or not all(_foldable_type(t) for t in types):
+    if any(a is None for a in attrs):
+        return None
+    from_table = any(isinstance(a, DenseArray) for a in attrs)
+    if not all(_foldable_type(t, from_table) for t in types):
         return None
     operands = [_numpy_value(a, v.type) for a, v in zip(attrs, op.operand_values,
                                                          strict=True)]
