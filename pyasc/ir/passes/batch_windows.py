@@ -13,7 +13,7 @@ the (flattened) body so that a small static window is its elements: the snapshot
 elementwise op on window values becomes one op per element (numpy broadcasting: a
 loop-invariant array such as the space kernel contributes ``kernel[b]``, a scalar
 itself), and a whole-window ``sum``/``max``/``min`` becomes a chain over the elements
-(left to right, see :class:`_Chain`), all emitted element by element (see
+(left to right, see ``batch_window_chains.Chain``), all emitted element by element (see
 :class:`_Scalarizer`).  The
 body is then straight-line scalar code over ``img[i + c, j + d]``, which the analysis
 batches like a blur, and the backend runs it as stencil kernels.
@@ -35,7 +35,6 @@ raises :class:`WindowSizes` with the sizes that would make it a window, which
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 
 import numpy as np
 
@@ -43,19 +42,11 @@ from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import arith, mem, tensor
 from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, depends_on
-from pyasc.ir.types import DYN, ScalarType, TensorType, i1, index
+from pyasc.ir.passes.batch_window_chains import CHAIN as _CHAIN
+from pyasc.ir.passes.batch_window_chains import Chain, WindowRefuse
+from pyasc.ir.types import DYN, ScalarType, TensorType, index
 
 MAX_WINDOW = 256  # elements of one window expanded into scalar ops
-
-_CHAIN = {tensor.SumOp: arith.AddOp, tensor.ReduceMaxOp: arith.MaxOp,
-          tensor.ReduceMinOp: arith.MinOp}
-_BOOL_CHAIN = {tensor.ReduceMaxOp: arith.OrOp, tensor.ReduceMinOp: arith.AndOp}
-"""The max and min of bools (``arith.max``/``min`` take no ``i1``): any and all."""
-
-
-class WindowRefuse(Exception):
-    """A window value is used in a way that has no per-element rule."""
-
 
 class WindowSizes(WindowRefuse):
     """A window op reads a view of run-time sizes (``w[c]`` of a run-time ``w``) beside
@@ -116,6 +107,11 @@ class _Scalarizer:
         self.outer: dict[Value, np.ndarray] = {}   # invariant operands, broadcast
         self.consts: dict[int, Value] = {}
         self.window: list[Operation] = []          # the window ops, body order
+        self.stage: dict[Operation, int] = {}      # window op -> its pass (``_stage``)
+        self.ready: dict[Value, int] = {}          # value -> the first pass that can read it
+        self.pending: dict[Value, Operation] = {}  # scalar ops of reductions (``_note_scalar``)
+        self.between: list[Operation] = []         # those a later pass reads
+        self.scalars: dict[Value, Value] = {}      # reduction/between result -> its new value
         self.shape: tuple[int, ...] = ()
         self.shapes: dict[Value, tuple[int, ...]] = {}  # window values' (static) shapes
         self.at: Operation | None = None           # new ops go before this one
@@ -187,9 +183,9 @@ class _Scalarizer:
 
     def classify(self) -> None:
         """The window ops (snapshots of windows and every op reading a window value),
-        all of one shape; raises :class:`WindowRefuse` otherwise."""
+        all of one shape, each in its stage (:meth:`_stage`); raises
+        :class:`WindowRefuse` otherwise."""
         derived: set[Value] = set()
-        reduced: set[Value] = set()
         for op in self.block.ops:
             if isinstance(op, mem.ToTensorOp) and op.operand_values[0] in self.views:
                 kind = "snapshot"
@@ -197,6 +193,7 @@ class _Scalarizer:
                 if any(v in self.views for v in op.operand_values) and \
                         not isinstance(op, mem.SubviewOp):
                     raise WindowRefuse(f"'{op.name}' on a window view")
+                self._note_scalar(op)
                 continue
             elif type(op) in _CHAIN:
                 kind = "reduce"
@@ -206,31 +203,64 @@ class _Scalarizer:
                 kind = "elementwise"
             else:
                 raise WindowRefuse(f"'{op.name}' on a window value")
-            if any(v in reduced for v in op.operand_values):
-                # its element ops would read the reduction before its chain is complete
-                raise WindowRefuse("a window op reading a reduction of the window")
             self.window.append(op)
-            if kind == "reduce":
-                reduced.add(op.result_values[0])
-            else:
-                derived.add(op.result_values[0])
+            self.stage[op] = self._stage(op)
+            r = op.result_values[0]
+            self.ready[r] = self.stage[op] + (kind == "reduce")
+            if kind != "reduce":
+                derived.add(r)
                 shape = self._computed(op)
-                self.shapes[op.result_values[0]] = shape
+                self.shapes[r] = shape
                 if self.shape and shape != self.shape:
                     raise WindowRefuse("window values of different shapes")
                 self.shape = shape
+        self._delay()
+
+    def _delay(self) -> None:
+        """Each elementwise window op in the last pass that can emit it: the pass of
+        its first reader (a promotion cast of the window read only after the weights are
+        normalized, ``win * (wts / s)``), so that only values both passes read stay live
+        between them (a stencil kernel holds each as a buffer)."""
+        for op in reversed(self.window):
+            if type(op) in _CHAIN or isinstance(op, mem.ToTensorOp):
+                continue
+            readers = [self.stage[u] for u, _ in op.result_values[0].uses if u in self.stage]
+            self.stage[op] = max(self.stage[op], min(readers, default=self.stage[op]))
+
+    def _note_scalar(self, op: Operation) -> None:
+        """A pure scalar op of a reduction of the window (``1 / wts.sum()``): moved
+        between the stages if a window op reads it (:meth:`_stage`)."""
+        reads = [self.ready[v] for v in op.operand_values if v in self.ready]
+        if reads and op.has_trait("pure") and not op.region_list and \
+                all(isinstance(r.type, ScalarType) for r in op.result_values):
+            for r in op.result_values:
+                self.ready[r] = max(reads)
+                self.pending[r] = op
+
+    def _stage(self, op: Operation) -> int:
+        """The pass over the window elements that emits window op ``op``: the first
+        after every reduction it reads is complete (``wts / wts.sum()``: the sum in
+        pass 0, the division in pass 1).  The scalar ops between (``1 / s``) are
+        taken along, emitted once when their pass starts."""
+        todo = [v for v in op.operand_values if v in self.pending]
+        while todo:
+            scalar = self.pending.pop(todo.pop(), None)
+            if scalar is not None and scalar not in self.between:
+                self.between.append(scalar)
+                todo += [v for v in scalar.operand_values if v in self.pending]
+        return max((self.ready.get(v, 0) for v in op.operand_values), default=0)
 
     def place(self) -> Operation:
         """Where the element-major ops go: after every value they read from outside,
         before every use of a reduction result outside them."""
         ops = self.block.ops
         pos = {op: i for i, op in enumerate(ops)}
-        mine = set(self.window)
-        last_def = max((pos[v.op] for op in self.window for v in op.operand_values
+        mine = set(self.window) | set(self.between)
+        last_def = max((pos[v.op] for op in mine for v in op.operand_values
                         if isinstance(v, OpResult) and v.op in pos and v.op not in mine),
                        default=-1)
-        first_use = min((pos[u] for op in self.window if type(op) in _CHAIN
-                         for u, _ in op.result_values[0].uses if u not in mine),
+        first_use = min((pos[u] for op in mine if type(op) in _CHAIN or op in self.between
+                         for r in op.result_values for u, _ in r.uses if u not in mine),
                         default=len(ops))
         if last_def >= first_use or first_use >= len(ops):
             raise WindowRefuse("window reductions used before the window is complete")
@@ -241,7 +271,7 @@ class _Scalarizer:
         if v in self.elems:
             return self.elems[v][idx]
         if isinstance(v.type, ScalarType):
-            return v
+            return self.scalars.get(v, v)
         if v not in self.outer:  # an invariant array broadcast against the window
             t = v.type
             if not isinstance(t, TensorType) or depends_on(v, self.ivs) or \
@@ -272,64 +302,60 @@ class _Scalarizer:
         for op in self.window:
             if type(op) not in _CHAIN:
                 self.elems[op.result_values[0]] = np.empty(self.shape, dtype=object)
-        chains = {op: _Chain(op, self.insert) for op in self.window if type(op) in _CHAIN}
+        chains = {op: Chain(op, self.insert) for op in self.window if type(op) in _CHAIN}
         # the loads first (their batched forms are snapshots, which end a fused group),
-        # then the work, element by element
+        # then the work, element by element, one pass per stage
         every = list(itertools.product(*(range(n) for n in self.shape)))
         for op in self.window:
             if isinstance(op, mem.ToTensorOp):
                 for idx in every:
                     self.elems[op.result_values[0]][idx] = self.load(op, idx)
-        for idx in every:
-            for op in self.window:
-                if isinstance(op, mem.ToTensorOp):
-                    continue
+        for stage in range(max(self.stage.values()) + 1):
+            self._emit_between(stage)
+            ops = [op for op in self.window if self.stage[op] == stage
+                   and not isinstance(op, mem.ToTensorOp)]
+            for idx in every:
+                for op in ops:
+                    self._emit(op, idx, chains)
+            for op in ops:
                 if op in chains:
-                    chains[op].step(self.elems[op.operand_values[0]][idx])
-                else:
-                    t = op.result_values[0].type
-                    args = [self.operand(v, op, idx) for v in op.operand_values]
-                    self.elems[op.result_values[0]][idx] = self.insert(type(op)(
-                        args, [t.element], dict(op.attributes), loc=op.loc))  # type: ignore[attr-defined]
-        for op, chain in chains.items():
-            op.result_values[0].replace_all_uses_with(chain.total())
+                    self.scalars[op.result_values[0]] = chains[op].total()
+        for old, new in self.scalars.items():
+            old.replace_all_uses_with(new)
         self._erase()
 
+    def _emit(self, op: Operation, idx: tuple[int, ...], chains: dict) -> None:
+        """Window op ``op`` at element ``idx``: one step of its chain, or one op."""
+        if op in chains:
+            chains[op].step(self.elems[op.operand_values[0]][idx])
+            return
+        t = op.result_values[0].type
+        args = [self.operand(v, op, idx) for v in op.operand_values]
+        self.elems[op.result_values[0]][idx] = self.insert(type(op)(
+            args, [t.element], dict(op.attributes), loc=op.loc))  # type: ignore[attr-defined]
+
+    def _emit_between(self, stage: int) -> None:
+        """The scalar ops of completed reductions that pass ``stage`` reads, in body
+        order (a copy each, reading the reductions' totals)."""
+        order = {op: i for i, op in enumerate(self.block.ops)}
+        for op in sorted(self.between, key=order.__getitem__):
+            if self.ready[op.result_values[0]] != stage:
+                continue
+            new = type(op)([self.scalars.get(v, v) for v in op.operand_values],
+                           [r.type for r in op.result_values], dict(op.attributes),
+                           loc=op.loc)
+            self.insert(new)
+            self.scalars.update(zip(op.result_values, new.result_values, strict=True))
+
     def _erase(self) -> None:
-        dead = set(self.window) | {v.op for v in self.views}  # type: ignore[attr-defined]
+        dead = set(self.window) | set(self.between) | \
+            {v.op for v in self.views}  # type: ignore[attr-defined]
         for op in dead:
             if any(u not in dead for r in op.result_values for u, _ in r.uses):
                 raise WindowRefuse(f"a window value used by another op ('{op.name}')")
         for op in reversed(list(self.block.ops)):
             if op in dead:
                 op.erase()
-
-
-class _Chain:
-    """A whole-window reduction built one element at a time, left to right.
-
-    One accumulator: numpy sums a contiguous window pairwise (eight strided partial
-    sums), but batched, each partial sum is an image, and eight of them per reduction
-    would cross every kernel boundary through GM.  The difference is float rounding
-    of the order (within the tolerance the tests use for every vector reduction)."""
-
-    def __init__(self, op: Operation, insert: Callable[[Operation], Value]) -> None:
-        r = op.result_values[0]
-        rank = len(op.operand_values[0].type.shape)  # type: ignore[attr-defined]
-        if op.attributes.get("keepdims") or not isinstance(r.type, ScalarType) or \
-                sorted(op.attributes.get("axes", ())) != list(range(rank)):
-            raise WindowRefuse("a reduction over part of a window")
-        chain = _BOOL_CHAIN if r.type == i1 and type(op) in _BOOL_CHAIN else _CHAIN
-        self.cls, self.type, self.loc, self.insert = chain[type(op)], r.type, op.loc, insert
-        self.acc: Value | None = None
-
-    def step(self, v: Value) -> None:
-        self.acc = v if self.acc is None else self.insert(
-            self.cls([self.acc, v], [self.type], loc=self.loc))
-
-    def total(self) -> Value:
-        assert self.acc is not None
-        return self.acc
 
 
 def scalarize_windows(block: Block, ivs: set[Value]) -> None:

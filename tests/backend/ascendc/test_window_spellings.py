@@ -1,0 +1,137 @@
+"""Window spellings of issue 19 that fell back to scalar or extra kernels on ascend-sim.
+
+Found by ``benchmarks/loop_spellings.py`` (``bil_norm_inside``, ``gauss5_lit``,
+``dw_batch``): each form here launched a scalar kernel (or a vector kernel beside the
+stencil) before; each must now be stencil kernels only, with no scalar GM access, equal
+to ``target="interpret"`` (within the rounding of a window sum's order), static and
+``dynamic_shape=True``, float32 and float16, on odd sizes.
+
+* weights normalized inside the window (``wts / wts.sum()``, ``1 / wts.sum()``, a
+  softmax of the window): ``batch_windows`` emits the window's ops in passes, each after
+  the reductions it reads;
+* literal weight tables (``np.array([[1, 4, 6, 4, 1], ...]) / 256``, ``np.outer(g, g)``,
+  ``k / k.sum()``): ``canonicalize`` folds them to one constant, so no kernel builds them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from pyasc import hybrid
+
+RNG = np.random.default_rng(19)
+CONFIGS = [pytest.param(d, t, id=f"{'dynamic' if d else 'static'}-{t}")
+           for d in (False, True) for t in ("float32", "float16")]
+
+
+def _launched(k) -> list[str]:  # noqa: ANN001
+    kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
+    return [kinds[n] for n, _ in k.last_kernels]
+
+
+def run_checked(fn, args: tuple, dynamic: bool, tol: float):  # noqa: ANN001, ANN201
+    """ascend-sim == interpret within ``tol`` (same dtype and shape); the kernel."""
+    want = hybrid(fn, target="interpret", dynamic_shape=dynamic)(*[a.copy() for a in args])
+    sim = hybrid(fn, target="ascend-sim", dynamic_shape=dynamic)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no PyascPerformanceWarning (a fallback) either
+        got = sim(*[a.copy() for a in args])
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,), strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64),
+                                   rtol=tol, atol=tol)
+    k = sim.kernel(*args)
+    c = k.last_counters
+    assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
+    return k
+
+
+# ---- weights normalized inside the window ----------------------------------------------
+
+def bilateral_normalized(img):
+    # the weights divided by their sum (a reduction of the window) before the weighted sum
+    h, w = img.shape
+    out = np.zeros_like(img)
+    r = np.arange(-2, 3).astype(np.float32)
+    space = np.exp(-(r ** 2) / np.float32(8))
+    for i in range(2, h - 2):
+        for j in range(2, w - 2):
+            win = img[i - 2:i + 3, j - 2:j + 3]
+            wts = space * np.exp(-np.abs(win - img[i, j]) * np.float32(10))
+            wts = wts / wts.sum()
+            out[i, j] = (win * wts).sum()
+    return out
+
+
+def normalized_spellings(img):
+    # three more spellings, one kernel each: the sum named first; its inverse (a scalar
+    # op between the passes); a softmax of the window (three passes: max, sum, product)
+    h, w = img.shape
+    a = np.zeros_like(img)
+    b = np.zeros_like(img)
+    c = np.zeros((h - 2, w - 2), dtype=img.dtype)
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            win = img[i - 1:i + 2, j - 1:j + 2]
+            wts = np.exp(-np.abs(win - img[i, j]) * np.float32(4))
+            s = np.sum(wts)
+            a[i, j] = np.sum(win * (wts / s))
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            win = img[i - 1:i + 2, j - 1:j + 2]
+            wts = 1 / (1 + (win - img[i, j]) ** 2)
+            inv = 1 / wts.sum()
+            b[i, j] = (win * wts * inv).sum()
+    for i in range(h - 2):
+        for j in range(w - 2):
+            win = img[i:i + 3, j:j + 3]
+            e = np.exp(win - win.max())
+            c[i, j] = np.sum(win * e / e.sum())
+    return a, b, c
+
+
+@pytest.mark.parametrize("dynamic,dtype", CONFIGS)
+@pytest.mark.parametrize("fn", [bilateral_normalized, normalized_spellings],
+                         ids=lambda f: f.__name__)
+def test_weights_normalized_inside_the_window_are_stencils(fn, dynamic, dtype):
+    img = RNG.random((19, 37)).astype(dtype)
+    k = run_checked(fn, (img,), dynamic, 2e-3 if dtype == "float16" else 1e-5)
+    assert set(_launched(k)) == {"StencilKernel"}, _launched(k)
+
+
+# ---- literal weight tables ---------------------------------------------------------------
+
+def literal_tables(x):
+    # a table of integer literals divided by a constant, an outer product of a literal
+    # vector, and a table divided by its own sum: constants, no kernel of their own
+    k1 = np.array([[1, 4, 6, 4, 1], [4, 16, 24, 16, 4], [6, 24, 36, 24, 6],
+                   [4, 16, 24, 16, 4], [1, 4, 6, 4, 1]], dtype=np.float32) / 256
+    g = np.array([1.0, 2.0, 1.0], dtype=np.float32) / 4
+    k2 = np.outer(g, g)
+    k3 = np.array([[1, 2, 1], [2, 5, 2], [1, 2, 1]], dtype=np.float32)
+    k3 = k3 / k3.sum()
+    h, w = x.shape
+    a = np.zeros((h - 4, w - 4), dtype=x.dtype)
+    b = np.zeros((h - 2, w - 2), dtype=x.dtype)
+    c = np.zeros((h - 2, w - 2), dtype=x.dtype)
+    for i in range(h - 4):
+        for j in range(w - 4):
+            a[i, j] = np.sum(x[i:i + 5, j:j + 5] * k1)
+    for i in range(h - 2):
+        for j in range(w - 2):
+            b[i, j] = np.sum(x[i:i + 3, j:j + 3] * k2)
+    for i in range(h - 2):
+        for j in range(w - 2):
+            c[i, j] = (x[i:i + 3, j:j + 3] * k3).sum()
+    return a, b, c
+
+
+@pytest.mark.parametrize("dynamic,dtype", CONFIGS)
+def test_literal_weight_tables_are_constants(dynamic, dtype):
+    x = RNG.random((21, 35)).astype(dtype)
+    k = run_checked(literal_tables, (x,), dynamic, 2e-3 if dtype == "float16" else 1e-5)
+    assert _launched(k) == ["StencilKernel"] * 3, _launched(k)
