@@ -168,8 +168,12 @@ def slice_params(lw, sl: slice, d: Dim) -> tuple[Dim, Dim, int, bool]:
         n = len(range(o, e, st))
         return (o if n else 0), n, st, full or (o == 0 and e == d and st == 1)
     em = lw.em
+    n = abs(step)
     if step > 0:
         o = 0 if start is None else _clamp(lw, start, d, 0, d)
+        span = _fitted_span(em, start, stop, d)
+        if span is not None:  # >= 0 already: no max(0, ...)
+            return o, im.floordiv(em, im.add(em, span, n - 1), n), step, full
         e = d if stop is None else _clamp(lw, stop, d, 0, d)
         span = im.sub(em, e, o)
     else:
@@ -177,10 +181,72 @@ def slice_params(lw, sl: slice, d: Dim) -> tuple[Dim, Dim, int, bool]:
         o = last if start is None else _clamp(lw, start, d, -1, last)
         e = -1 if stop is None else _clamp(lw, stop, d, -1, last)
         span = im.sub(em, o, e)
-    n = abs(step)
     size = im.maximum(em, 0, im.floordiv(em, im.add(em, span, n - 1), n))
     # A backward slice clamped to start at -1 is empty; keep its offset in range.
     return (o if step > 0 else im.maximum(em, o, 0)), size, step, full
+
+
+# The largest constant a slice bound may hold for its length to be fitted (the fit
+# evaluates ``2 * MAX_FIT_BOUND + 5`` extents); past it the general clamps are emitted.
+MAX_FIT_BOUND = 2048
+
+
+def _along(x: int | Scalar | None, d: Scalar) -> tuple[int, int] | None:
+    """``(slope, const)`` with ``x == slope * d + const`` (``d`` itself is ``(1, 0)``,
+    ``h - 2`` of ``h = x.shape[0]`` is ``(1, -2)``), ``(0, 0)`` for ``None``; else None."""
+    if x is None or isinstance(x, int):
+        return 0, x or 0
+    base, off = x.affine
+    return (1, off) if base is d.affine[0] and d.affine[1] == 0 else None
+
+
+def _length_form(start: int | Scalar | None, stop: int | Scalar | None,
+                 d: Dim) -> tuple[int, int | None] | int | None:
+    """``(p, q)`` when the length of ``[start:stop]`` on a run-time extent ``d >= 0`` is
+    ``min(max(d + p, 0), q)`` for every ``d`` (``q`` None: unbounded), ``0`` when it is
+    always empty, else None.
+
+    Bounds are constants or ``d + k`` (numpy wraps them at run time when negative).  The
+    length is then a piecewise-linear function of ``d`` whose pieces meet where two of
+    ``0``, ``d``, ``c``, ``d + k``, ``2d + k`` cross: at ``d <= 2M`` for constants of size
+    at most ``M``.  Beyond ``2M + 2`` both the length and the fitted form are linear, so
+    agreeing on every ``d`` in ``0..2M + 4`` (Python's own ``slice.indices``) proves them
+    equal everywhere.  The form is canonical: ``p = 1 - (the first d with a non-empty
+    slice)`` and ``q`` the length it levels off at determine it, so slices of equal
+    length (``x[:-2]``, ``x[1:-1]``, ``x[2:]``, ``x[1:h - 1]``: ``max(d - 2, 0)``) get one
+    expression, which ``stencil-windows`` needs to see shifted views as one domain.
+    """
+    if isinstance(d, int):
+        return None
+    forms = (_along(start, d), _along(stop, d))
+    if forms[0] is None or forms[1] is None:
+        return None
+    big = max(abs(forms[0][1]), abs(forms[1][1]))
+    if big > MAX_FIT_BOUND:
+        return None
+    top = 2 * big + 4
+    fs, fe = forms
+    lengths = [len(range(*slice(None if start is None else fs[0] * n + fs[1],
+                                None if stop is None else fe[0] * n + fe[1]).indices(n)))
+               for n in range(top + 1)]
+    if not any(lengths):
+        return 0
+    p = 1 - next(n for n, v in enumerate(lengths) if v)
+    q = lengths[top] if lengths[top] == lengths[top - 1] else None
+    fitted = [max(n + p, 0) if q is None else min(max(n + p, 0), q) for n in range(top + 1)]
+    bent = -p if q is None else q - p  # the form's last breakpoint
+    return (p, q) if fitted == lengths and bent <= top - 2 else None
+
+
+def _fitted_span(em, start: int | Scalar | None, stop: int | Scalar | None,
+                 d: Dim) -> Dim | None:
+    """The length of ``[start:stop]`` in its canonical form (:func:`_length_form`)."""
+    form = _length_form(start, stop, d)
+    if form is None or isinstance(form, int):
+        return form
+    p, q = form
+    span = im.maximum(em, im.add(em, d, p), 0)
+    return span if q is None else im.minimum(em, span, q)
 
 
 def _clamp(lw, x: int | Scalar, d: Dim, lo: Dim, hi: Dim) -> Dim:

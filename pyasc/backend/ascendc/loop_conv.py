@@ -42,7 +42,7 @@ from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
 from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.passes.loopgen import view_type
-from pyasc.ir.passes.stencil_windows import static_int
+from pyasc.ir.passes.window_values import static_int
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType, contiguous_strides, index
 
 PASS_NAME = "loop-conv-cube"

@@ -37,7 +37,8 @@ from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import loop, mem, tensor
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.batch_nest import constant_int
-from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil, static_int
+from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
+from pyasc.ir.passes.window_values import static_int
 from pyasc.ir.types import MemRefType, ScalarType
 
 

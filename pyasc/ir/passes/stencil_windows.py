@@ -21,7 +21,9 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   the windows have the same size values (``m.sizes``; the backend computes the tiling
   on the host from them and checks the extents);
 * every other array input is a window: a snapshot of a static, unit-step, full-rank view of a
-  C-contiguous static buffer of the group's rank, with constant offsets, whose snapshot
+  C-contiguous static buffer of the group's rank, with constant offsets (or numpy's
+  clamped start ``min(c, D)`` of ``x[c:...]`` on the buffer's run-time extent ``D``:
+  ``c`` for every non-empty window, ``window_values.window_start``), whose snapshot
   and view are in the group's block with nothing written in between (the kernel reads
   the buffer when the snapshot would have been taken);
 * the windows of one buffer agree on the plane offset (they differ in rows and
@@ -48,12 +50,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pyasc.ir.core import Operation, OpResult, Value
-from pyasc.ir.ops import arith, mem, tensor
+from pyasc.ir.ops import mem, tensor
 from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.versioning import top_blocks
+from pyasc.ir.passes.window_values import same_size, static_int, window_start
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
 
@@ -166,23 +168,6 @@ def _window_view(v: Value) -> tuple[Operation, mem.SubviewOp] | None:
     return v.op, src.op
 
 
-_FOLD = {arith.AddOp: lambda a, b: a + b, arith.SubOp: lambda a, b: a - b,
-         arith.MulOp: lambda a, b: a * b}
-
-
-def static_int(v: Value, depth: int = 8) -> int | None:
-    """``v``'s value when it is an integer constant or ``+ - *`` of such (the nest's
-    ``lo + di`` offsets are not folded yet when the backend runs), else None."""
-    c = constant_int(v)
-    if c is not None or depth == 0 or not isinstance(v, OpResult):
-        return c
-    fold = _FOLD.get(type(v.op))  # type: ignore[arg-type]
-    if fold is None:
-        return None
-    a, b = (static_int(x, depth - 1) for x in v.op.operand_values)
-    return None if a is None or b is None else fold(a, b)
-
-
 def _plane_dropped(view: mem.SubviewOp) -> str:
     """How ``view`` is a fixed plane: ``"plane"``, one plane of a rank-3 buffer (axis 0
     dropped) or of a static rank-4 one (image and channel dropped: plane ``n * C + c``);
@@ -219,7 +204,7 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
             src.rank != len(space) and not plane:
         return None
     offsets, sizes, steps = view.parts()
-    offs = [static_int(o) for o in offsets]
+    offs = [window_start(view, a, o) for a, o in enumerate(offsets)]
     axis = _channel_axis(view, m)
     if axis is not None:  # plane c of the channel loop: the base's ``channel`` plane 0
         offs[axis] = 0
@@ -233,7 +218,7 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
         assert m is not None
         m.sizes = kept if m.sizes is None else m.sizes
         if any(o < 0 for o in offs) or len(kept) != len(m.sizes) or \
-                not all(_same_size(a, b) for a, b in zip(kept, m.sizes, strict=True)):  # type: ignore[operator]
+                not all(same_size(a, b) for a, b in zip(kept, m.sizes, strict=True)):  # type: ignore[operator]
             return None
     elif [static_int(s) for s in kept] != \
             (list(space[-len(kept):]) if len(kept) < 3 else [space[0], *space[-2:]]):
@@ -253,23 +238,6 @@ def _channel_axis(view: mem.SubviewOp, m: StencilMatch | None) -> int | None:
     if axis is None or rank != axis + 3 or view.parts()[0][axis] is not m.channel:
         return None
     return axis
-
-
-def _same_size(a: Value, b: Value, depth: int = 8) -> bool:
-    """``a`` and ``b`` are one extent: the same value, the same constant, or the same
-    scalar expression of such (each loop's ``max(hi - lo, 0)`` is its own op)."""
-    if a is b:
-        return True
-    x, y = static_int(a), static_int(b)
-    if x is not None or y is not None:
-        return x == y
-    if depth == 0 or not (isinstance(a, OpResult) and isinstance(b, OpResult)) or \
-            type(a.op) is not type(b.op) or a.op.attributes != b.op.attributes or \
-            type(a.op).__module__ != arith.__name__ or a.index != b.index:
-        return False
-    xs, ys = a.op.operand_values, b.op.operand_values
-    return len(xs) == len(ys) and all(_same_size(p, q, depth - 1)
-                                      for p, q in zip(xs, ys, strict=True))
 
 
 def _unwritten_between(first: Operation, group: FusionGroupOp) -> bool:
