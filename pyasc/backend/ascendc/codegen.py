@@ -58,6 +58,7 @@ from pyasc.backend.ascendc.partition import (
 )
 from pyasc.backend.ascendc.pool_kernel import plan_pool_kernel
 from pyasc.backend.ascendc.pool_loops import find_pool_loops
+from pyasc.backend.ascendc.pool_reshape import rewrite_reshape_pools
 from pyasc.backend.ascendc.pool_taps import find_tap_loops
 from pyasc.backend.ascendc.render import Kernel, KernelObject, kernel_objects, program_source
 from pyasc.backend.ascendc.scalar_f64 import DEMOTE_OPTION
@@ -225,6 +226,8 @@ class _Lowering(GroupLowering):
         # no vector instruction computes atan: its polynomial is arithmetic that has one
         run_pipeline(module, ["expand-math"], {"only": VECTOR_EXPANDED,
                                                "float64": self.soc.float64})
+        if self.stencils:  # x.reshape(h // 2, 2, w // 2, 2).max(axis=(1, 3)): a pool
+            rewrite_reshape_pools(fn, lambda p: plan_pool_kernel(p, self.soc, "probe") is not None)
         # x.sum(axis=(0, 2)): a row reduction, then a column one (vector schedules)
         split_reductions(fn)
 

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 
 from pyasc.backend.ascendc.host import HostBuilder
 from pyasc.backend.ascendc.pool_kernel import IDX_CAP, ROW_CAP, PoolKernel
-from pyasc.backend.ascendc.pool_loops import PoolLoop, outer_value
+from pyasc.backend.ascendc.pool_loops import PoolLoop
+from pyasc.backend.ascendc.pool_match import outer_value
 from pyasc.backend.ascendc.pool_taps import TapLoop
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, mem
@@ -34,7 +35,7 @@ class _Clones:
 
     def __init__(self, p: PoolLoop, env: dict[Value, Value]) -> None:
         self.p, self.env = p, env
-        self.inside = {r for op in p.nest.walk() for r in op.result_values}
+        self.inside = {r for op in p.top.walk() for r in op.result_values}
 
     def value(self, v: Value, hb: HostBuilder, vmap: dict[Value, Value]) -> Value:
         v = outer_value(v)
@@ -91,9 +92,9 @@ def _table(hb: HostBuilder, n: Value, bounds: Bounds) -> tuple[Value, list[Value
 
 def _scale_table(hb: HostBuilder, clones: _Clones, p: PoolLoop, lo: tuple[Value, Value],
                  n: tuple[Value, Value]) -> Value:
-    """``(NI, NJ)`` table of the post-operation's scalar (in the kernel's type)."""
+    """``(NI, NJ)`` table of the post-operation's scalar (in its type)."""
     assert p.scale is not None
-    tab = hb.alloc((-1, -1), p.dtype, list(n))
+    tab = hb.alloc((-1, -1), p.red_dtype, list(n))
     fi = hb.insert(ForOp.empty(hb.const(0), n[0], hb.const(1), loc=hb.b.loc))
     bi = HostBuilder(fi.body.blocks[0], hb.b.loc)
     fj = bi.insert(ForOp.empty(bi.const(0), n[1], bi.const(1), loc=hb.b.loc))
@@ -101,8 +102,8 @@ def _scale_table(hb: HostBuilder, clones: _Clones, p: PoolLoop, lo: tuple[Value,
     ki, kj = fi.induction_var, fj.induction_var
     vmap = {p.ivs[0]: bj.add(lo[0], ki), p.ivs[1]: bj.add(lo[1], kj)}
     s = clones.value(p.scale, bj, vmap)
-    if s.type != p.dtype:
-        s = bj.insert(arith.CastOp.new(s, p.dtype)).result
+    if s.type != p.red_dtype:
+        s = bj.insert(arith.CastOp.new(s, p.red_dtype)).result
     bj.insert(mem.StoreOp([s, tab, ki, kj], []))
     bj.insert(YieldOp([]))
     bi.insert(YieldOp([]))
@@ -130,10 +131,19 @@ def _conditions(hb: HostBuilder, clones: _Clones, p: PoolLoop, x: Value, out: Va
     for s in p.steps:
         conds.append(("eq", clones.value(s, hb, top), 1))
     for axis, (off, size) in enumerate(p.lead):
+        conds.append(("eq", hb.dim(x, axis), hb.dim(out, axis)))
+        if axis in p.loops:  # x[c, ...] and out[c, ...]: a loop over the whole axis
+            lp = p.loops[axis]
+            conds += [("eq", clones.value(size, hb, top), 1),
+                      ("eq", env_or(clones, hb, lp.lower), 0),
+                      ("eq", env_or(clones, hb, lp.upper), hb.dim(x, axis))]
+            continue
         conds += [("eq", clones.value(off, hb, top), 0),
-                  ("eq", clones.value(size, hb, top), hb.dim(x, axis)),
-                  ("eq", hb.dim(x, axis), hb.dim(out, axis))]
+                  ("eq", clones.value(size, hb, top), hb.dim(x, axis))]
     for axis, (off, size, step) in enumerate(p.out_lead):
+        if axis in p.loops:
+            conds.append(("eq", clones.value(size, hb, top), 1))
+            continue
         conds += [("eq", clones.value(off, hb, top), 0),
                   ("eq", clones.value(size, hb, top), hb.dim(out, axis)),
                   ("eq", clones.value(step, hb, top), 1)]

@@ -55,7 +55,23 @@ class PoolKernel:
 
     @property
     def ctype(self) -> str:
+        """The C type of ``x`` and ``out``."""
         return ctype(self.loop.dtype)
+
+    @property
+    def atype(self) -> str:
+        """The C type the rows and columns are reduced in (float for half sums)."""
+        return ctype(self.loop.acc_dtype)
+
+    @property
+    def rtype(self) -> str:
+        """The C type of the reduction's result and of the post-operation."""
+        return ctype(self.loop.red_dtype)
+
+    @property
+    def wide(self) -> bool:
+        """Input rows widened before the reduction, output rows narrowed after it."""
+        return self.loop.acc_dtype != self.loop.dtype
 
     @property
     def schedule(self) -> str:
@@ -64,14 +80,19 @@ class PoolKernel:
 
 def plan_pool_kernel(p: PoolLoop | TapLoop, soc: SoC, name: str) -> PoolKernel | None:
     """The kernel of ``p`` on ``soc``; None when the SoC lacks an API for its type."""
-    t = p.dtype.name
-    apis = [("Gather", t), (_API[p.kind], t), ("Muls", t), ("Duplicate", t)]
+    t, a, r = p.dtype.name, p.acc_dtype.name, p.red_dtype.name
+    apis = [("Gather", a), (_API[p.kind], a), ("Muls", a), ("Duplicate", a)]
     if p.post is not None:
-        apis += [(_POST[p.post], t), ("Muls", t)]
+        apis += [(_POST[p.post], r), ("Muls", r)]
     if not all(soc.supports(API_DTYPE_CLASS[api], dt) for api, dt in apis):
         return None
-    size = p.dtype.itemsize
-    rows = (ROW_CAP + 16) * size + (3 if p.post else 2) * ROW_CAP * size + IDX_CAP * 4
+    if a != t and not (soc.supports_cast(t, a, "CAST_NONE") and
+                       soc.supports_cast(a, t, "CAST_RINT")):
+        return None
+    size, acc = p.dtype.itemsize, p.acc_dtype.itemsize
+    rows = (ROW_CAP + 16) * acc + 2 * ROW_CAP * acc + IDX_CAP * 4
+    rows += ROW_CAP * p.red_dtype.itemsize if p.post else 0
+    rows += ROW_CAP * (acc + size) if a != t else 0  # a widened row, a narrowed one
     in_bytes = (soc.init_buffer_bytes - rows) // 32 * 32
     if in_bytes < ROW_CAP * size:
         return None
@@ -105,6 +126,17 @@ class PoolEmitter:
         w.raw("}")
         w.raw("")
 
+    def _buffers(self) -> dict[str, tuple[str, str]]:
+        """UB buffers: name -> (C element type, element count)."""
+        k, t, a = self.k, self.k.ctype, self.k.atype
+        bufs = {"in": (t, "IN"), "acc": (a, "(ROW_CAP + 16)"), "g": (a, "ROW_CAP"),
+                "o": (a, "ROW_CAP"), "idx": ("uint32_t", "IDX_CAP")}
+        if k.loop.post:
+            bufs["s"] = (k.rtype, "ROW_CAP")
+        if k.wide:  # an input row in the accumulator's type, an output row in x's
+            bufs.update({"widened": (a, "ROW_CAP"), "narrowed": (t, "ROW_CAP")})
+        return bufs
+
     def _setup(self) -> None:
         k, w, t = self.k, self.w, self.k.ctype
         w.line(f"constexpr int64_t IN = {k.in_elems}, ROW_CAP = {ROW_CAP}, IDX_CAP = {IDX_CAP};")
@@ -114,22 +146,17 @@ class PoolEmitter:
         w.line(f"outGm.SetGlobalBuffer((__gm__ {t}*)out, planes * oh * ow);", self.loc)
         w.line("rowGm.SetGlobalBuffer((__gm__ int32_t*)rowTab, 2 * ni);", self.loc)
         w.line("colGm.SetGlobalBuffer((__gm__ int32_t*)colTab, 2 * nj);", self.loc)
-        bufs = ["inBuf", "accBuf", "gBuf", "oBuf", "idxBuf"]
         if k.loop.scale is not None:
-            w.line(f"GlobalTensor<{t}> scaleGm;")
-            w.line(f"scaleGm.SetGlobalBuffer((__gm__ {t}*)scaleTab, ni * nj);", self.loc)
-        if k.loop.post:
-            bufs.append("sBuf")
+            w.line(f"GlobalTensor<{k.rtype}> scaleGm;")
+            w.line(f"scaleGm.SetGlobalBuffer((__gm__ {k.rtype}*)scaleTab, ni * nj);", self.loc)
+        bufs = self._buffers()
         w.line("TPipe pipe;")
-        w.line(f"TBuf<TPosition::VECCALC> {', '.join(bufs)};")
-        sizes = {"inBuf": f"IN * sizeof({t})", "accBuf": f"(ROW_CAP + 16) * sizeof({t})",
-                 "gBuf": f"ROW_CAP * sizeof({t})", "oBuf": f"ROW_CAP * sizeof({t})",
-                 "idxBuf": "IDX_CAP * sizeof(uint32_t)", "sBuf": f"ROW_CAP * sizeof({t})"}
-        for b in bufs:
-            w.line(f"pipe.InitBuffer({b}, {sizes[b]});", self.loc)
-            if b != "idxBuf":
-                w.line(f"LocalTensor<{t}> {b[:-3]} = {b}.Get<{t}>();")
-        w.line("LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();")
+        w.line(f"TBuf<TPosition::VECCALC> {', '.join(b + 'Buf' for b in bufs)};")
+        for b, (bt, n) in bufs.items():
+            w.line(f"pipe.InitBuffer({b}Buf, {n} * sizeof({bt}));", self.loc)
+            w.line(f"LocalTensor<{bt}> {b} = {b}Buf.Get<{bt}>();")
+        if k.loop.post == "count" and k.rtype != k.atype:  # the divisors' row
+            w.line(f"LocalTensor<{k.rtype}> gr = g.ReinterpretCast<{k.rtype}>();")
         w.line("const int64_t pitch = (w * {s} + 31) / 32 * 32 / {s};  // UB row stride"
                .replace("{s}", f"static_cast<int64_t>(sizeof({t}))"))
         w.line("const int64_t njp = (nj + 15) / 16 * 16;  // a tap's offsets, 32-byte aligned")
@@ -138,11 +165,11 @@ class PoolEmitter:
         w.line(f"const uint32_t gap = static_cast<uint32_t>((pitch * sizeof({t}) - (w * "
                f"sizeof({t}) + 31) / 32 * 32) / 32);")
         if k.loop.kind == "sum":
-            w.line(f"Duplicate(acc[pitch], static_cast<{t}>(0), 16);  // the zero slot "
+            w.line(f"Duplicate(acc[pitch], static_cast<{k.atype}>(0), 16);  // the zero slot "
                    "a tap past its window reads", self.loc)
 
     def _offsets(self) -> None:
-        k, w, t = self.k, self.w, self.k.ctype
+        k, w, t = self.k, self.w, self.k.atype
         neutral = "pitch" if k.loop.kind == "sum" else "c0"
         w.line("// byte offsets of tap t of every output column (the table of column windows)")
         with w.block("for (int64_t j = 0; j < nj; ++j)"):
@@ -153,7 +180,7 @@ class PoolEmitter:
                 w.line(f"idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof({t})));",
                        self.loc)
             if k.loop.post == "count":
-                w.line(f"s.SetValue(j, static_cast<{t}>(c1 - c0));  // the window widths",
+                w.line(f"s.SetValue(j, static_cast<{k.rtype}>(c1 - c0));  // the window widths",
                        self.loc)
         w.line("SetFlag<HardEvent::S_V>(EVENT_ID0);  // the vector unit reads the offsets")
         w.line("WaitFlag<HardEvent::S_V>(EVENT_ID0);")
@@ -165,7 +192,7 @@ class PoolEmitter:
 
     def _unit(self) -> None:
         """One output row: its window rows into the accumulator, then the columns."""
-        w, t, p = self.w, self.k.ctype, self.k.loop
+        w, p = self.w, self.k.loop
         api = _API[p.kind]
         w.line("const int64_t plane = u / ni, i = u % ni;")
         w.line("const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);",
@@ -176,13 +203,17 @@ class PoolEmitter:
                 self._load_rows()
             w.line("const int64_t e = r1 < hi ? r1 : hi;")
             with w.block("for (; r < e; r += dh)"):  # every dh-th row: the dilation
+                row = "in[(r - lo) * pitch]"
+                if self.k.wide:  # the row in the accumulator's type first
+                    w.line(f"Cast(widened, {row}, RoundMode::CAST_NONE, static_cast<uint32_t>(w));",
+                           self.loc)
+                    row = "widened"
                 with w.block("if (!started)"):
-                    w.line(f"Muls(acc, in[(r - lo) * pitch], static_cast<{t}>(1), "
+                    w.line(f"Muls(acc, {row}, static_cast<{self.k.atype}>(1), "
                            "static_cast<int32_t>(w));", self.loc)
                     w.line("started = true;")
                 with w.block("else"):
-                    w.line(f"{api}(acc, acc, in[(r - lo) * pitch], static_cast<int32_t>(w));",
-                           self.loc)
+                    w.line(f"{api}(acc, acc, {row}, static_cast<int32_t>(w));", self.loc)
         self._columns()
 
     def _load_rows(self) -> None:
@@ -207,27 +238,39 @@ class PoolEmitter:
     def _columns(self) -> None:
         """Each tap's ``Gather`` folded into the output row, the post-operation, the row
         out to GM."""
-        w, t, p = self.w, self.k.ctype, self.k.loop
+        k, w, t, p = self.k, self.w, self.k.ctype, self.k.loop
         api = _API[p.kind]
         w.line("Gather(o, acc, idx, 0, static_cast<uint32_t>(nj));", self.loc)
         with w.block("for (int64_t t = 1; t < kw; ++t)"):
             w.line("Gather(g, acc, idx[t * njp], 0, static_cast<uint32_t>(nj));", self.loc)
             w.line(f"{api}(o, o, g, static_cast<int32_t>(nj));", self.loc)
-        if p.post:
-            self._post()
+        # the post-operation in the reduction's type: before narrowing a float32 mean,
+        # after narrowing a float16 sum (rounded once, then divided as numpy does)
+        late = k.wide and k.rtype != k.atype
+        if p.post and not late:
+            self._post("o")
+        if k.wide:
+            w.line("Cast(narrowed, o, RoundMode::CAST_RINT, static_cast<uint32_t>(nj));",
+                   self.loc)
+        if p.post and late:
+            self._post("narrowed")
         w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);")
         w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
-        w.line(f"DataCopyPad(outGm[(plane * oh + loI + i) * ow + loJ], o, DataCopyExtParams(1, "
+        w.line(f"DataCopyPad(outGm[(plane * oh + loI + i) * ow + loJ], "
+               f"{'narrowed' if k.wide else 'o'}, DataCopyExtParams(1, "
                f"static_cast<uint32_t>(nj * sizeof({t})), 0, 0, 0));", self.loc)
         w.line("SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before the next unit rewrites o")
         w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
 
-    def _post(self) -> None:
-        w, t, p = self.w, self.k.ctype, self.k.loop
+    def _post(self, o: str) -> None:
+        """The post-operation on the output row ``o`` (of the reduction's type)."""
+        w, t, p = self.w, self.k.rtype, self.k.loop
         assert p.post is not None
         if p.post == "count":  # the window's element count: its height times the widths
-            w.line(f"Muls(g, s, static_cast<{t}>(r1 - r0), static_cast<int32_t>(nj));", self.loc)
-            w.line("Div(o, o, g, static_cast<int32_t>(nj));", self.loc)
+            g = "g" if t == self.k.atype else "gr"
+            w.line(f"Muls({g}, s, static_cast<{t}>(r1 - r0), static_cast<int32_t>(nj));",
+                   self.loc)
+            w.line(f"Div({o}, {o}, {g}, static_cast<int32_t>(nj));", self.loc)
             return
         w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID1);")
         w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID1);")
@@ -236,7 +279,7 @@ class PoolEmitter:
                f"static_cast<{t}>(0)));", self.loc)
         w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID1);")
         w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);")
-        w.line(f"{_POST[p.post]}(o, o, s, static_cast<int32_t>(nj));", self.loc)
+        w.line(f"{_POST[p.post]}({o}, {o}, s, static_cast<int32_t>(nj));", self.loc)
 
 
 __all__ = ["IDX_CAP", "ROW_CAP", "PoolEmitter", "PoolKernel", "plan_pool_kernel"]

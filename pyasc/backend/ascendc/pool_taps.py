@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyasc.backend.ascendc.pool_loops import (
+from pyasc.backend.ascendc.pool_match import (
     DTYPES,
     Deps,
     NotAPoolLoop,
@@ -82,6 +82,21 @@ class TapLoop:
     @property
     def ivs(self) -> tuple[Value, Value]:
         return self.nest.induction_var, self.inner.induction_var
+
+    @property
+    def top(self) -> loop.ForOp:
+        """The outermost loop (the host re-computes the values inside it)."""
+        return self.nest
+
+    @property
+    def acc_dtype(self) -> ScalarType:
+        """The type the kernel folds in: the taps' own (a fold in place rounds)."""
+        return self.dtype
+
+    @property
+    def red_dtype(self) -> ScalarType:
+        """The type of the post-operation (the division by the divisor's taps)."""
+        return self.dtype
 
 
 def _tap_loop(op: Operation) -> tuple[loop.ForOp, int]:
