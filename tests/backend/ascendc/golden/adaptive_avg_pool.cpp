@@ -71,32 +71,33 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
   LocalTensor<float> o = oBuf.Get<float>();
 #line 64 "ascendc_cases.py"
   pipe.InitBuffer(idxBuf, IDX_CAP * sizeof(uint32_t));
+#line 75 "adaptive_avg_pool.cpp"
+  LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();
 #line 64 "ascendc_cases.py"
   pipe.InitBuffer(sBuf, ROW_CAP * sizeof(float));
-#line 77 "adaptive_avg_pool.cpp"
+#line 79 "adaptive_avg_pool.cpp"
   LocalTensor<float> s = sBuf.Get<float>();
-  LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();
   const int64_t pitch = (w * static_cast<int64_t>(sizeof(float)) + 31) / 32 * 32 / static_cast<int64_t>(sizeof(float));  // UB row stride
   const int64_t njp = (nj + 15) / 16 * 16;  // a tap's offsets, 32-byte aligned
   const int64_t chunk = IN / pitch < 4095 ? IN / pitch : 4095;  // input rows per copy
   const uint32_t gap = static_cast<uint32_t>((pitch * sizeof(float) - (w * sizeof(float) + 31) / 32 * 32) / 32);
 #line 64 "ascendc_cases.py"
   Duplicate(acc[pitch], static_cast<float>(0), 16);  // the zero slot a tap past its window reads
-#line 86 "adaptive_avg_pool.cpp"
+#line 87 "adaptive_avg_pool.cpp"
   // byte offsets of tap t of every output column (the table of column windows)
   for (int64_t j = 0; j < nj; ++j) {
 #line 64 "ascendc_cases.py"
     const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);
-#line 91 "adaptive_avg_pool.cpp"
+#line 92 "adaptive_avg_pool.cpp"
     for (int64_t t = 0; t < kw; ++t) {
       const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : pitch;
 #line 64 "ascendc_cases.py"
       idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof(float)));
-#line 96 "adaptive_avg_pool.cpp"
+#line 97 "adaptive_avg_pool.cpp"
     }
 #line 64 "ascendc_cases.py"
     s.SetValue(j, static_cast<float>(c1 - c0));  // the window widths
-#line 100 "adaptive_avg_pool.cpp"
+#line 101 "adaptive_avg_pool.cpp"
   }
   SetFlag<HardEvent::S_V>(EVENT_ID0);  // the vector unit reads the offsets
   WaitFlag<HardEvent::S_V>(EVENT_ID0);
@@ -109,7 +110,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
     const int64_t plane = u / ni, i = u % ni;
 #line 64 "ascendc_cases.py"
     const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);
-#line 113 "adaptive_avg_pool.cpp"
+#line 114 "adaptive_avg_pool.cpp"
     bool started = false;
     for (int64_t r = r0; r < r1;) {
       if (plane != cached || r < lo || r >= hi) {
@@ -119,7 +120,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
         for (int64_t k = i + 1; k <= stop; ++k) {
 #line 64 "ascendc_cases.py"
           const int64_t end = rowGm.GetValue(2 * k + 1);
-#line 123 "adaptive_avg_pool.cpp"
+#line 124 "adaptive_avg_pool.cpp"
           need = end > need ? end : need;
         }
         cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;
@@ -127,7 +128,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
         WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
 #line 64 "ascendc_cases.py"
         DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams(static_cast<uint16_t>(hi - lo), static_cast<uint32_t>(w * sizeof(float)), 0, gap, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 131 "adaptive_avg_pool.cpp"
+#line 132 "adaptive_avg_pool.cpp"
         SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
         WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
       }
@@ -136,36 +137,36 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
         if (!started) {
 #line 64 "ascendc_cases.py"
           Muls(acc, in[(r - lo) * pitch], static_cast<float>(1), static_cast<int32_t>(w));
-#line 140 "adaptive_avg_pool.cpp"
+#line 141 "adaptive_avg_pool.cpp"
           started = true;
         }
         else {
 #line 64 "ascendc_cases.py"
           Add(acc, acc, in[(r - lo) * pitch], static_cast<int32_t>(w));
-#line 146 "adaptive_avg_pool.cpp"
+#line 147 "adaptive_avg_pool.cpp"
         }
       }
     }
 #line 64 "ascendc_cases.py"
     Gather(o, acc, idx, 0, static_cast<uint32_t>(nj));
-#line 152 "adaptive_avg_pool.cpp"
+#line 153 "adaptive_avg_pool.cpp"
     for (int64_t t = 1; t < kw; ++t) {
 #line 64 "ascendc_cases.py"
       Gather(g, acc, idx[t * njp], 0, static_cast<uint32_t>(nj));
 #line 64 "ascendc_cases.py"
       Add(o, o, g, static_cast<int32_t>(nj));
-#line 158 "adaptive_avg_pool.cpp"
+#line 159 "adaptive_avg_pool.cpp"
     }
 #line 64 "ascendc_cases.py"
     Muls(g, s, static_cast<float>(r1 - r0), static_cast<int32_t>(nj));
 #line 64 "ascendc_cases.py"
     Div(o, o, g, static_cast<int32_t>(nj));
-#line 164 "adaptive_avg_pool.cpp"
+#line 165 "adaptive_avg_pool.cpp"
     SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
     WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
 #line 64 "ascendc_cases.py"
     DataCopyPad(outGm[(plane * oh + loI + i) * ow + loJ], o, DataCopyExtParams(1, static_cast<uint32_t>(nj * sizeof(float)), 0, 0, 0));
-#line 169 "adaptive_avg_pool.cpp"
+#line 170 "adaptive_avg_pool.cpp"
     SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before the next unit rewrites o
     WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
   }
@@ -257,7 +258,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
           for (int64_t k_3 = 0; k_3 < max_6; k_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_1 = xGm.GetValue(view_off + r0_1 * x_d1 + k_3);
-#line 261 "adaptive_avg_pool.cpp"
+#line 262 "adaptive_avg_pool.cpp"
             const float x_2 = lanes[k_3];
             const float add_10 = (x_2 + x_1);
             lanes[k_3] = add_10;
@@ -338,7 +339,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
                 const int64_t add_31 = (j_1 + k_4);
 #line 70 "ascendc_cases.py"
                 const float x_19 = xGm.GetValue(view_off + r0_2 * x_d1 + add_31);
-#line 342 "adaptive_avg_pool.cpp"
+#line 343 "adaptive_avg_pool.cpp"
                 const float x_20 = lanes_1[k_4];
                 const float add_32 = (x_20 + x_19);
                 lanes_1[k_4] = add_32;
@@ -412,7 +413,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
               const int64_t add_52 = (j_2 + k_5);
 #line 70 "ascendc_cases.py"
               const float x_37 = xGm.GetValue(view_off + r0_2 * x_d1 + add_52);
-#line 416 "adaptive_avg_pool.cpp"
+#line 417 "adaptive_avg_pool.cpp"
               const float x_38 = lanes_1[k_5];
               const float add_53 = (x_38 + x_37);
               lanes_1[k_5] = add_53;
@@ -453,7 +454,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
           for (int64_t j_3 = sub_8; j_3 < max_6; j_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_55 = xGm.GetValue(view_off + r0_2 * x_d1 + j_3);
-#line 457 "adaptive_avg_pool.cpp"
+#line 458 "adaptive_avg_pool.cpp"
             const float add_54 = (acc_4 + x_55);
             const float acc_4_next = add_54;
             const float acc_5_next = acc_5;
@@ -525,7 +526,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
       const float div = (select_7 / cast);
 #line 70 "ascendc_cases.py"
       in5Gm.SetValue(i_1 * in5_d1 + i_2, div);
-#line 529 "adaptive_avg_pool.cpp"
+#line 530 "adaptive_avg_pool.cpp"
     }
   }
   DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
