@@ -19,9 +19,12 @@ accumulator buffer.  :func:`plan_channel_kernel` plans it as a run-time stencil 
 The kernel (``emit_channels``) starts every accumulator at the fill value, walks the
 channels (the next channel's halo rows copied while this one computes), and writes the
 accumulators to the accumulator buffer: the ``mem.fill`` before the loop is overwritten
-whole, and nothing reads it.  An initial value per output (``acc = bias[o]``: the nest
+whole, and nothing reads it.  An initial value per output (the nest
 ``channel-interchange`` writes before the loop, no fill) is read from the accumulator
-buffer instead (``ChannelPlan.init_from_acc``).
+buffer instead (``ChannelPlan.init`` "acc": ``acc = res[o, i, j] * 0.5``), unless it is
+one value per output plane (``acc = bias[o]``: ``ChannelStencil.init_values``), which
+the kernel reads itself, a value per plane of the unit ("planes"): the write before the
+loop goes (``codegen``), and the accumulator buffer is only written.
 """
 
 from __future__ import annotations
@@ -57,10 +60,15 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
         _multiply_by_weights(k)
         k.channels = ChannelPlan(k.inputs[cs.acc_input].vv.buf, k.outputs[0].buf,  # type: ignore[arg-type]
                                  acc_type, wname, w.type.element, w.type.rank,
-                                 ACC_TILES, WEIGHT_BYTES, init_from_acc=cs.fill is None)
+                                 ACC_TILES, WEIGHT_BYTES, init=_start(cs))
         _windows_once_per_channel(k, k.channels)
 
     return plan_stencil_kernel(cs.group, soc, name, match=cs.stencil, adapt=adapt)
+
+
+def _start(cs: ChannelStencil) -> str:
+    """Where the accumulators start (``ChannelPlan.init``)."""
+    return "fill" if cs.fill is not None else "planes" if cs.init_values is not None else "acc"
 
 
 def _accumulate_in_place(k: StencilKernel, cs: ChannelStencil) -> None:

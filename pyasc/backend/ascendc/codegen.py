@@ -40,6 +40,7 @@ from pyasc.backend.ascendc.lower_channels import (
     interchange_channels,
     lower_channels,
     merge_channel_groups,
+    start_ops,
 )
 from pyasc.backend.ascendc.lower_conv import find_convs, lower_conv, lower_conv_mix
 from pyasc.backend.ascendc.lower_cube import lower_copy, lower_cube, lower_mix
@@ -194,7 +195,7 @@ class _Lowering(GroupLowering):
         self.found = _Found(copies, pools, taps, divisions, fused, convs,
                             {id(m.copy) for m, _ in convs.values()},
                             {op for m, _ in convs.values() for op in m.host_ops} |
-                            {cs.fill for cs in channels.values() if cs.fill}, channels)
+                            {op for cs in channels.values() for op in start_ops(cs)}, channels)
         self._lower_items(partition(self.fn, lambda op: isinstance(op, CubeMatmulOp),
                                     lambda op: op in copies or op in pools or op in taps or
                                     op in channels))

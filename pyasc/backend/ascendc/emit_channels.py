@@ -3,11 +3,13 @@ units walk a run-time count of channels, the output planes' sums kept in UB.
 
 A unit is (image, group of output planes, row tile, column tile).  ``Process`` starts
 the group's accumulators (``accBuf_``, one slice of ``ACC_STRIDE`` elements per plane)
-at the fill value (or, ``init_from_acc``, at the accumulator buffer's values:
-``StartSums``), then for every channel: dequeues the channel's halo rows (the next
-channel's copy is issued right after, so it overlaps this channel's compute), loads the
-channel's weights of the group's planes (``LoadWeights``: one ``DataCopyPad`` of a row
-of taps per plane), and runs the tile program once per plane, which adds the channel's
+at the fill value (``ChannelPlan.init`` "fill"), at the planes' values in GM ("planes":
+``LoadInits``, one ``DataCopyPad`` of the group's values, then a ``Duplicate`` per
+plane) or at the accumulator buffer's values ("acc": ``StartSums``), then for every
+channel: dequeues the channel's halo rows (the next channel's copy is issued right
+after, so it overlaps this channel's compute), loads the channel's weights of the
+group's planes (``LoadWeights``: one ``DataCopyPad`` of a row of taps per plane), and
+runs the tile program once per plane, which adds the channel's
 taps to the plane's accumulator in place, in program order (multiply, then add: the
 interpreter's order and rounding).  Last, the accumulators go to the accumulator
 buffer in GM, each plane's rows of the tile.
@@ -32,7 +34,9 @@ class ChannelEmitter(StencilEmitter):
     def _params(self) -> list[tuple[str, str]]:
         ps = super()._params()
         at = len(ps) - len(self._dynamic())  # before the run-time extents and tiling
-        init = [] if self.plan.init_from_acc else [(ctype(self.plan.acc_type), "accInit")]
+        # the fill value, the planes' initial values (GM), or nothing
+        init = {"fill": [(ctype(self.plan.acc_type), "accInit")],
+                "planes": [("GM_ADDR", "accInit")]}.get(self.plan.init, [])
         return [*ps[:at], ("GM_ADDR", self.plan.weights), *init, *ps[at:]]
 
     def _dynamic(self) -> list[str]:
@@ -41,8 +45,11 @@ class ChannelEmitter(StencilEmitter):
     def _init_more(self) -> None:
         w, p = self.w, self.plan
         acc, wt = ctype(p.acc_type), ctype(p.weights_type)
-        if not p.init_from_acc:
+        if p.init == "fill":
             w.line("accInit_ = accInit;")
+        elif p.init == "planes":
+            w.line(f"accInitGm_.SetGlobalBuffer((__gm__ {acc}*)accInit, PLANES);", self.loc)
+            w.line(f"pipe_.InitBuffer(accInitBuf_, {p.init_bytes});")
         dims = " * ".join(f"{p.weights}Dim{a}_" for a in range(p.weights_rank))
         w.line(f"{p.weights}Gm_.SetGlobalBuffer((__gm__ {wt}*){p.weights}, {dims});", self.loc)
         w.line(f"pipe_.InitBuffer(accBuf_, {p.acc_tiles} * TILE * sizeof({acc}));")
@@ -74,6 +81,8 @@ class ChannelEmitter(StencilEmitter):
             w.line("const int64_t first = GetBlockIdx() * PER_BLOCK;")
             w.line("const int64_t last = first + PER_BLOCK < UNITS ? first + PER_BLOCK : UNITS;")
             w.line(f"LocalTensor<{acc}> acc = accBuf_.Get<{acc}>();")
+            if p.init == "planes":
+                w.line(f"LocalTensor<{acc}> inits = accInitBuf_.Get<{acc}>();")
             with w.block("for (int64_t u = first; u < last; ++u)"):
                 w.line("const int64_t tiles = TILES_PER_PLANE * COL_TILES;")
                 w.line("const int64_t image = u / (PLANE_GROUPS * tiles);")
@@ -95,17 +104,21 @@ class ChannelEmitter(StencilEmitter):
                            "acc[p * ACC_STRIDE]);")
                 # the next unit's start (a Duplicate, or the copy of its initial values)
                 # overwrites the accumulators this copy reads
-                nxt = "MTE3_MTE2" if p.init_from_acc else "MTE3_V"
+                nxt = "MTE3_MTE2" if p.init == "acc" else "MTE3_V"
                 w.line(f"SetFlag<HardEvent::{nxt}>(EVENT_ID0);")
                 w.line(f"WaitFlag<HardEvent::{nxt}>(EVENT_ID0);")
 
     def _start_sums(self) -> None:
-        """The unit's accumulators at their initial values: the fill value, or the
-        accumulator buffer's values of the unit's planes (``CopyIn`` of their rows)."""
-        w = self.w
+        """The unit's accumulators at their initial values: the fill value, the planes'
+        values (``LoadInits``), or the accumulator buffer's values of the unit's planes
+        (``StartSums`` of their rows)."""
+        w, init = self.w, self.plan.init
+        if init == "planes":
+            w.line("LoadInits(p0, np);")
         with w.block("for (int64_t p = 0; p < np; ++p)"):
-            if not self.plan.init_from_acc:
-                w.line("Duplicate(acc[p * ACC_STRIDE], accInit_, rows * PITCH);", self.loc)
+            if init != "acc":
+                value = "accInit_" if init == "fill" else "inits.GetValue(p)"
+                w.line(f"Duplicate(acc[p * ACC_STRIDE], {value}, rows * PITCH);", self.loc)
                 return
             w.line("StartSums(image * PLANES + p0 + p, row, rows, col, cols, "
                    "acc[p * ACC_STRIDE]);")
@@ -160,7 +173,9 @@ class ChannelEmitter(StencilEmitter):
                      f"int64_t col, int32_t cols, const LocalTensor<{acc}> &src)"):
             w.line(f"DataCopyPad({gm}, src, DataCopyExtParams(static_cast<uint16_t>(rows), "
                    f"{width}, {gap}, {stride}, 0));", self.loc)
-        if not p.init_from_acc:
+        if p.init == "planes":
+            self._load_inits()
+        if p.init != "acc":
             return
         # the same rows into the tile's layout: the pitch's gap after each row (padded)
         with w.block("__aicore__ inline void StartSums(int64_t plane, int64_t row, "
@@ -168,6 +183,19 @@ class ChannelEmitter(StencilEmitter):
             w.line(f"DataCopyPad(dst, {gm}, DataCopyExtParams(static_cast<uint16_t>(rows), "
                    f"{width}, {stride}, {gap}, 0), DataCopyPadExtParams<{acc}>(false, 0, 0, "
                    f"static_cast<{acc}>(0)));", self.loc)
+
+    def _load_inits(self) -> None:
+        """``LoadInits(p0, np)``: the initial values of planes ``p0 ..`` into UB (one
+        copy), for the scalar unit's reads (``inits``, a local of ``Process``)."""
+        w, p = self.w, self.plan
+        acc, size = ctype(p.acc_type), p.acc_type.itemsize
+        with w.block("__aicore__ inline void LoadInits(int64_t p0, int64_t np)"):
+            w.line(f"DataCopyPad(accInitBuf_.Get<{acc}>(), accInitGm_[p0], DataCopyExtParams("
+                   f"1, static_cast<uint32_t>(np * {size}), 0, 0, 0), "
+                   f"DataCopyPadExtParams<{acc}>(false, 0, 0, static_cast<{acc}>(0)));",
+                   self.loc)
+            w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them")
+            w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
 
     def _compute(self) -> None:
         self._gathers()  # the channel's part of the compute stage, then the plane's
@@ -194,8 +222,11 @@ class ChannelEmitter(StencilEmitter):
         w.line("TBuf<TPosition::VECCALC> accBuf_;  // the accumulators of a unit's planes")
         w.line(f"TBuf<TPosition::VECCALC> {p.weights}Buf_;  // a channel's weights")
         w.line(f"GlobalTensor<{ctype(p.weights_type)}> {p.weights}Gm_;")
-        if not p.init_from_acc:
+        if p.init == "fill":
             w.line(f"{ctype(p.acc_type)} accInit_;")
+        elif p.init == "planes":
+            w.line(f"GlobalTensor<{ctype(p.acc_type)}> accInitGm_;  // the planes' values")
+            w.line("TBuf<TPosition::VECCALC> accInitBuf_;  // those of a unit's planes")
         if p.windows:
             w.line("TBuf<TPosition::VECCALC> winBuf_;  // a channel's windows, a tile each")
 

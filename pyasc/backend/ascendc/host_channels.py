@@ -8,7 +8,8 @@ output planes: as many planes per unit as the accumulators hold with tiles of at
 ``MIN_TILE_HALO`` halos of rows (and the weights' UB holds their taps), the tile rows
 from what is left.  It checks what the kernel assumes (every channel's windows inside
 ``x``, the weights' taps inside ``w``, ``w`` spanning the planes and channels, the
-accumulator buffer of the space's shape, a row of taps within ``MAX_TAPS_BYTES``) and
+accumulator buffer of the space's shape, a row of taps within ``MAX_TAPS_BYTES``, a
+value per plane when the kernel reads the planes' initial values) and
 raises otherwise (the nest's accesses were proven in bounds when it has work).  The
 kernel writes every element of the accumulator buffer.
 """
@@ -64,8 +65,9 @@ def launch_channels(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil,
     scalars = [hb.extract_scalar(local[v]) for i, v in zip(k.inputs, cs.group.inputs,
                                                            strict=True) if i.vv.cls == SCALAR]
     acc = env[cs.acc]
-    # the fill value, or nothing: the kernel reads the initial values from ``acc``
-    init = [] if plan.init_from_acc else [env[cs.fill.operand_values[0]]]  # type: ignore[union-attr]
+    # the fill value, the planes' values, or nothing (the kernel reads them from ``acc``)
+    init = [env[cs.fill.operand_values[0]]] if cs.fill is not None else \
+        [env[cs.init_values]] if plan.init == "planes" else []  # type: ignore[index]
     hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, *init, *args], [len(bases)])
 
 
@@ -121,6 +123,8 @@ def _check(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil, ext: list[Valu
                hb.cmp("le", hb.add(cols, w.col), d[-1])]
     for wt in cs.weights:
         ok += [hb.cmp("lt", hb.const(t), wdims[a + 2]) for a, t in enumerate(wt.taps)]
+    if plan.init == "planes":  # one initial value per plane
+        ok.append(hb.cmp("le", planes, hb.dim(env[cs.init_values], 0)))  # type: ignore[index]
     acc = env[cs.acc]
     space = [images, planes, rows, cols][4 - len(cs.acc.type.shape):]  # type: ignore[attr-defined]
     ok += [hb.cmp("eq", hb.dim(acc, a), n) for a, n in enumerate(space)]

@@ -27,7 +27,7 @@ from pyasc.backend.ascendc.host import Lowering
 from pyasc.backend.ascendc.host_channels import launch_channels
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.stencil_kernel import MAX_STENCIL_OPS
-from pyasc.ir.core import Operation
+from pyasc.ir.core import Operation, OpResult
 from pyasc.ir.ops import loop
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
@@ -117,5 +117,21 @@ def lower_channels(lw: Lowering, cs: ChannelStencil) -> None:
     launch_channels(lw.hb, k, cs, lw.env, lw.soc.vector_blocks)
 
 
+def start_ops(cs: ChannelStencil) -> list[Operation]:
+    """The ops before the loop of ``cs`` that its kernel does itself (the host skips
+    them): the fill of the accumulators, or the write of the planes' initial values
+    with the broadcast that only it reads (``ChannelStencil.init``)."""
+    if cs.fill is not None:
+        return [cs.fill]
+    if cs.init is None or cs.init_values is None:
+        return []
+    ops: list[Operation] = [cs.init]
+    v = cs.init.operand_values[0]  # broadcast(reshape(to_tensor(values))): only the write's
+    while isinstance(v, OpResult) and v is not cs.init_values and len(v.uses) == 1:
+        ops.append(v.op)
+        v = v.op.operand_values[0]
+    return ops
+
+
 __all__ = ["channel_loops", "find_channel_loops", "interchange_channels", "lower_channels",
-           "merge_channel_groups"]
+           "merge_channel_groups", "start_ops"]

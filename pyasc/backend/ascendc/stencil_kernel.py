@@ -99,15 +99,23 @@ class ChannelPlan:
     # the windows' Gathers, once per channel for every plane (``winBuf_``, a tile each)
     windows: list[Instr] = field(default_factory=list)
     window_bytes: int = 0            # bytes of a window's element
-    # the accumulators start from the accumulator buffer's values (written before the
-    # loop: an initial value per output, ``acc = bias[o]``), not from the fill value
-    init_from_acc: bool = False
+    # the accumulators' start: "fill" (the fill value), "planes" (a value per plane read
+    # from GM, ``acc = bias[o]``) or "acc" (the accumulator buffer's values, written
+    # before the loop: ``acc = res[o, i, j] * 0.5``)
+    init: str = "fill"
 
     def reserved(self, tile: int) -> int:
         """UB bytes beside the stencil's own: the accumulators, the weights, the
-        channel's windows."""
+        channel's windows, the unit's planes' initial values."""
         return self.acc_tiles * tile * self.acc_type.itemsize + self.weight_bytes + \
-            len(self.windows) * tile * self.window_bytes
+            len(self.windows) * tile * self.window_bytes + self.init_bytes
+
+    @property
+    def init_bytes(self) -> int:
+        """UB of a unit's initial values ("planes"): at most ``weight_bytes // 32``
+        planes (a plane's row of taps is at least 32 bytes), 32-byte aligned."""
+        size = self.weight_bytes // 32 * self.acc_type.itemsize
+        return -(-size // 32) * 32 if self.init == "planes" else 0
 
 
 @dataclass

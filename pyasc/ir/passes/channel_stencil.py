@@ -37,9 +37,10 @@ from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import loop, mem, tensor
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.batch_nest import constant_int
+from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
-from pyasc.ir.passes.window_values import static_int
-from pyasc.ir.types import MemRefType, ScalarType
+from pyasc.ir.passes.window_values import same_size, static_int
+from pyasc.ir.types import DYN, MemRefType, ScalarType
 
 
 @dataclass
@@ -64,6 +65,10 @@ class ChannelStencil:
     weights: list[ChannelWeight] = field(default_factory=list)
     write: mem.WriteOp | None = None  # the group's result written back to ``acc``
     fill: mem.FillOp | None = None   # ``acc``'s initial value, before the loop
+    # or one initial value per output plane (``acc = bias[o]``): ``init`` writes all of
+    # ``acc`` before the loop, a broadcast of ``init_values[p]`` over plane ``p``
+    init: mem.WriteOp | None = None
+    init_values: Value | None = None  # the 1-D view of the planes' values
 
 
 def channel_bodies(block: Block) -> list[Block]:
@@ -163,6 +168,10 @@ def match_channel_stencil(chan: Operation) -> ChannelStencil | None:
         return None
     found.write = write
     found.fill = _fill_before(chan, found.acc)
+    if found.fill is None:
+        start = _plane_init_before(chan, found.acc)
+        if start is not None:
+            found.init, found.init_values = start
     return found
 
 
@@ -175,6 +184,62 @@ def _fill_before(chan: loop.ForOp, acc: Value) -> mem.FillOp | None:
         if acc in op.operand_values:
             return op if isinstance(op, mem.FillOp) and op.operand_values[1] is acc else None
     return None
+
+
+def _plane_init_before(chan: loop.ForOp, acc: Value) -> tuple[mem.WriteOp, Value] | None:
+    """``(write, values)`` when the last op before ``chan`` that writes memory is the
+    write of ``broadcast(reshape(values))`` to all of ``acc``, ``values`` a 1-D view of
+    one value per output plane (``channel-interchange``'s batched ``tmp[o, i, j] =
+    bias[o]``), and nothing after it reads ``acc``: the kernel can read ``values``
+    itself at the launch, and the write go."""
+    block = chan.parent
+    assert block is not None
+    for op in reversed(block.ops[:block.index_of(chan)]):
+        if not (op.has_trait("writes") or op.region_list):
+            if op.has_trait("reads") and any(base_buffer(v) is acc for v in op.operand_values):
+                return None  # (a snapshot of the initial values)
+            continue
+        if not isinstance(op, mem.WriteOp) or _whole(op.operand_values[1], chan) is not acc:
+            return None
+        values = _per_plane_values(op.operand_values[0], acc.type.rank)  # type: ignore[attr-defined]
+        return (op, values) if values is not None else None
+    return None
+
+
+def _size(v: Value, axis: int) -> Value | int:
+    """The extent of ``axis`` of the tensor ``v`` (a reshape's or broadcast's result):
+    its static size, or the operand that gives it."""
+    shape = v.type.shape  # type: ignore[attr-defined]
+    if shape[axis] != DYN:
+        return shape[axis]
+    return v.op.operand_values[1 + sum(d == DYN for d in shape[:axis])]  # type: ignore[attr-defined]
+
+
+def _per_plane_values(v: Value, rank: int) -> Value | None:
+    """The 1-D memref whose ``[p]`` is plane ``p``'s value in ``v``, a tensor of
+    ``rank`` (axis ``rank - 3`` the planes): ``broadcast(reshape(to_tensor(values)))``
+    with every axis of the reshape 1 but the planes', of the broadcast's extent there."""
+    if not (isinstance(v, OpResult) and isinstance(v.op, tensor.BroadcastOp)):
+        return None
+    shaped = v.op.operand_values[0]
+    if not (isinstance(shaped, OpResult) and isinstance(shaped.op, tensor.ReshapeOp)):
+        return None
+    snap = shaped.op.operand_values[0]
+    shape = shaped.type.shape  # type: ignore[attr-defined]
+    axis = len(shape) - 3  # the planes' axis, right-aligned with the broadcast's
+    if not (isinstance(snap, OpResult) and isinstance(snap.op, mem.ToTensorOp)) or \
+            axis < 0 or any(d != 1 for k, d in enumerate(shape) if k != axis):
+        return None
+    values = snap.op.operand_values[0]
+    a, b = _size(shaped, axis), _size(v, rank - 3)
+    if isinstance(a, int) or isinstance(b, int):  # (a static extent)
+        same = (a if isinstance(a, int) else static_int(a)) == \
+            (b if isinstance(b, int) else static_int(b))
+    else:
+        same = same_size(a, b)
+    ok = isinstance(values.type, MemRefType) and values.type.rank == 1 and \
+        values.type.element == v.type.element  # type: ignore[attr-defined]
+    return values if ok and same else None
 
 
 __all__ = ["ChannelStencil", "ChannelWeight", "channel_bodies", "match_channel_group",

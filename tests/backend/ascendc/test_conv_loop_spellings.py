@@ -6,7 +6,9 @@ order of the sums) on odd sizes, float32 and float16, static and ``dynamic_shape
 * an initial value per output (``acc = bias[o]``, ``acc = res[o, i, j]``) under
   ``dynamic_shape``: ``channel-interchange`` writes it with a nest of its own and the
   channel kernel starts its sums from the accumulator buffer (it refused a non-constant
-  initial value: the whole conv was one scalar kernel, 31x the minimum of GM bytes).
+  initial value: the whole conv was one scalar kernel, 31x the minimum of GM bytes); a
+  value per output plane (``bias[o]``, ``table[1, o]``) the channel kernel reads
+  itself, no broadcast written and read back.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ def _assert_equal_and_vector(fn, interp, args) -> list[tuple[str, str]]:  # noqa
     assert {kind for kind, _ in _kinds(k)} <= {"VectorKernel", "StencilKernel"}, _kinds(k)
     c = k.last_counters
     assert c["gm_scalar_read_bytes"] == c["gm_scalar_write_bytes"] == 0
-    return _kinds(k)
+    return _kinds(k), k
+
+
+def _channel_launch(k) -> tuple[object, dict]:  # noqa: ANN001
+    """The channel kernel and its launch's counters."""
+    kernels = {x.name: x for x in k.ascend.kernels}
+    at = [n for n, _ in k.last_kernels].index(next(
+        x.name for x in k.ascend.kernels if getattr(x, "channels", None) is not None))
+    return kernels[k.last_kernels[at][0]], k.last_launches[at]
 
 
 # ---- an initial value per output: acc = bias[o] -------------------------------------------
@@ -68,6 +78,22 @@ def conv_batch_bias_init(x, w, bias):
     return out
 
 
+def conv_table_init(x, w, table):
+    # the planes' values a row of a table (a view at an offset)
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = table[1, o]
+                for ch in range(c):
+                    for a in range(3):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = acc
+    return out
+
+
 def conv_residual_init(x, w, res):
     # a value per output element (a residual), scaled: not a value per plane
     out = np.zeros((w.shape[0], x.shape[1] - 2, x.shape[2] - 2), dtype=x.dtype)
@@ -89,19 +115,28 @@ def _bias_args(fn, channels: int, h: int, wd: int, outs: int, dtype) -> tuple:  
     x = RNG.standard_normal((*lead, channels, h, wd)).astype(dtype)
     w = RNG.standard_normal((outs, channels, kh, 3)).astype(dtype)
     third = RNG.standard_normal((outs, h - 2, wd - 2)) if fn is conv_residual_init else \
-        RNG.standard_normal(outs)
+        RNG.standard_normal((2, outs)) if fn is conv_table_init else RNG.standard_normal(outs)
     return x, w, third.astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-@pytest.mark.parametrize("fn", [conv_bias_init_relu, conv_batch_bias_init, conv_residual_init])
+@pytest.mark.parametrize("fn", [conv_bias_init_relu, conv_batch_bias_init, conv_residual_init,
+                                conv_table_init])
 def test_an_initial_value_per_output_is_a_channel_kernel(fn, dtype):
-    # ONE compiled function for C = 3, 0, 5 and odd sizes (0 channels: the initial values)
+    # ONE compiled function for C = 0, 3, 5 and odd sizes (0 channels: the initial values;
+    # 130 output planes: several groups of planes, the values from plane p0 > 0 on)
     dyn = hybrid(fn, dynamic_shape=True)
     interp = hybrid(fn, dynamic_shape=True, target="interpret")
-    for shape in [(3, 9, 13), (0, 6, 7), (5, 11, 30)]:
-        kinds = _assert_equal_and_vector(dyn, interp, _bias_args(fn, *shape, 5, dtype))
+    for shape in [(0, 6, 7, 5), (3, 9, 13, 5), (5, 11, 30, 5), (2, 5, 6, 130)]:
+        args = _bias_args(fn, *shape, dtype)
+        kinds, k = _assert_equal_and_vector(dyn, interp, args)
         assert ("StencilKernel", "channels") in kinds
+        channel, launch = _channel_launch(k)
+        per_plane = fn is not conv_residual_init
+        if per_plane and shape[0] == 0:
+            # no channel: it reads the planes' values, not a broadcast of them
+            assert launch["gm_to_ub_bytes"] < launch["ub_to_gm_bytes"], launch
+        assert channel.channels.init == ("planes" if per_plane else "acc")
     assert len(dyn.specializations) == 1
 
 
@@ -208,4 +243,5 @@ def test_a_1x1_conv_over_run_time_channels_is_a_channel_kernel(fn, dtype):
         x = RNG.standard_normal((channels, h, wd)).astype(dtype)
         w = RNG.standard_normal((4, channels, 1, 1)).astype(dtype)
         args = (x, w) if fn is conv_1x1 else (x, w, RNG.standard_normal(4).astype(dtype))
-        assert ("StencilKernel", "channels") in _assert_equal_and_vector(dyn, interp, args)
+        assert ("StencilKernel", "channels") in _assert_equal_and_vector(dyn, interp, args)[0]
+
