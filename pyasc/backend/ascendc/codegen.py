@@ -34,7 +34,7 @@ from pyasc.backend.ascendc.loop_conv import OPTION as KEEP_SUM_ORDER
 from pyasc.backend.ascendc.loop_conv import PASS_NAME as LOOP_CONVS
 from pyasc.backend.ascendc.loop_conv import rewrite_loop_convs
 from pyasc.backend.ascendc.loop_conv_fill import emit_convs
-from pyasc.backend.ascendc.loop_conv_nest import rewrite_loop_nests
+from pyasc.backend.ascendc.loop_conv_rewrite import rewrite_loop_nests
 from pyasc.backend.ascendc.lower_channels import (
     find_channel_loops,
     interchange_channels,

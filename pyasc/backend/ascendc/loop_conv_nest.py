@@ -14,7 +14,9 @@ after ``batch-loops`` and recognizes the loop nests it left::
         ... acc ...                        # the epilogue: untouched
 
 (a loop of one trip is gone by then: an axis of ``w`` of size 1 is a missing loop, its
-index 0, as in a 2x1 or 1x1 kernel; each loop walks all of its axis of ``w``)
+index 0, as in a 2x1 or 1x1 kernel; each loop walks all of its axis of ``w``; so is an
+output axis of 1, one image, one output plane, one output row or column: index 0 of
+``x``'s image, of ``w``'s outputs, no ``i`` or ``j`` term in ``x``'s row or column)
 
 with ``x`` and ``w`` C-contiguous, of one float16/float32 dtype, the trip counts those
 of ``w``'s shape and of the output (the geometry's ``OH``, ``OW``), and nothing in the
@@ -22,22 +24,19 @@ nest writing ``x`` or ``w``.  Against a scalar kernel the cube always pays: the
 convolution is computed before the nest (``ConvEmitter``: the im2col copy loop and the
 matmul of ``pyasc.ops.conv2d``) into a fresh buffer, and the reduction nest becomes
 ``init + conv[[n,] o, i, j]``: what remains is an elementwise nest that ``batch-loops``,
-run again, batches into a vector kernel (bias, ReLU, the store).
+run again, batches into a vector kernel (bias, ReLU, the store): ``loop_conv_rewrite``
+rewrites what this module recognizes.
 """
 
 from __future__ import annotations
 
 from pyasc.backend.ascendc.conv_plan import ConvGeometry
-from pyasc.backend.ascendc.soc import SoC
-from pyasc.ir.builder import Builder
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import arith, loop, mem, tensor
-from pyasc.ir.ops.func import FuncOp
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
 from pyasc.ir.passes.affine import affine_of
 from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.effects import base_buffer
-from pyasc.ir.passes.versioning import top_blocks
 from pyasc.ir.types import MemRefType, ScalarType
 
 
@@ -107,14 +106,44 @@ def _tap_axes(loops: list[loop.ForOp], widx: list[Value], wt: MemRefType
     return axes if used == sorted(map(id, ivs)) else None
 
 
+Names = dict[str, Value | None]
+"""The output loops' variables by axis ("n", "o", "i", "j"); None: the axis has no loop
+(an axis of 1, its loop of one trip gone: index 0)."""
+
+
 class NestConv:
     """A recognized nest: the reduction loop, the output loops ([n,] o, i, j) outermost
-    first, ``x``, ``w``, the geometry and where tap (0, 0)'s window starts."""
+    first, ``x``, ``w``, the geometry, where tap (0, 0)'s window starts, and the output
+    loops' variables by axis."""
 
     def __init__(self, red: Operation, space: list[loop.ForOp], x: Value, w: Value,
-                 geo: ConvGeometry, origin: tuple[int, int]) -> None:
+                 geo: ConvGeometry, origin: tuple[int, int], names: Names) -> None:
         self.red, self.space, self.x, self.w = red, space, x, w
-        self.geo, self.origin = geo, origin
+        self.geo, self.origin, self.names = geo, origin, names
+
+
+def _names(loops: list[loop.ForOp], plane: Value, image: Value | None, row: Value,
+           col: Value) -> Names | None:
+    """Which output loop is which: ``plane`` indexes w's outputs, ``image`` x's images
+    (None: x has none), the one loop variable of ``row`` / ``col`` x's rows / columns;
+    each loop one axis, in the order n, o, i, j; else None."""
+    ivs = [f.induction_var for f in loops]
+
+    def only(vs: list) -> Value | None:
+        found = [v for v in vs if v in ivs]
+        return found[0] if len(found) == 1 else None
+
+    names = {"n": only([image]), "o": only([plane]), "i": only(list(affine_of(row).terms)),
+             "j": only(list(affine_of(col).terms))}
+    present = [v for v in names.values() if v is not None]
+    return names if len(present) == len(ivs) and all(
+        a is b for a, b in zip(present, ivs, strict=True)) else None
+
+
+def _trips(loops: list[loop.ForOp], names: Names) -> list[int | None]:
+    """The trip counts of the n, o, i, j axes: a missing loop's is 1."""
+    by_iv = {id(f.induction_var): _counted(f, 0) for f in loops}
+    return [1 if v is None else by_iv[id(v)] for v in names.values()]
 
 
 def _enclosing(op: Operation, top: set[int]) -> list[loop.ForOp] | None:
@@ -145,26 +174,27 @@ def _writes_to(nest: Operation, bufs: set[Value]) -> bool:
                    for v in o.operand_values) for o in nest.walk())
 
 
-def _image(v: Value, names: dict[str, Value]) -> bool:
+def _image(v: Value, names: Names) -> bool:
     """``v`` indexes x's images as the batch loop does: its variable, or 0 when there is
     no batch loop (x of one image, ``_x_type``)."""
-    return v is names["n"] if "n" in names else constant_int(v) == 0
+    return v is names["n"] if names["n"] is not None else constant_int(v) == 0
 
 
-def _x_type(x: Value, loops: int) -> MemRefType | None:
+def _x_type(x: Value, batch: bool) -> MemRefType | None:
     """x as the nest reads it: (C, H, W), or (N, C, H, W) with a batch loop, or (1, C, H,
     W) without one (the frontend drops a loop of one trip)."""
-    t = _buffer(x, loops)
-    if t is None and loops == 3:
+    t = _buffer(x, 4 if batch else 3)
+    if t is None and not batch:
         t = _buffer(x, 4)
         return t if t is not None and t.shape[0] == 1 else None
     return t
 
 
-def _taps(xl: mem.LoadOp, axes: list[Value | None], space: dict[str, Value]
+def _taps(xl: mem.LoadOp, axes: list[Value | None], space: Names
           ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
     """(strides, dilations, origin) of the x load's row and column, else None (an axis
-    of one, ``None`` in ``axes``: index 0 of x's channels, dilation 1 of a tap axis)."""
+    of one, ``None`` in ``axes`` or ``space``: index 0 of x's channels, dilation 1 of a
+    tap axis, stride 1 of an output axis)."""
     c, a, b = axes
     idx = list(xl.operand_values[1:])
     if len(idx) == 4 and not _image(idx[0], space) or \
@@ -173,7 +203,8 @@ def _taps(xl: mem.LoadOp, axes: list[Value | None], space: dict[str, Value]
     row, col = affine_of(idx[-2]), affine_of(idx[-1])
     if set(row.terms) != {space["i"], a} - {None} or set(col.terms) != {space["j"], b} - {None}:
         return None
-    sh, sw = row.terms[space["i"]], col.terms[space["j"]]
+    sh, sw = (t.terms[v] if v is not None else 1 for t, v in ((row, space["i"]),
+                                                              (col, space["j"])))
     dh = row.terms[a] if a is not None else 1
     dw = col.terms[b] if b is not None else 1
     if min(sh, dh, sw, dw) < 1 or row.const < 0 or col.const < 0:
@@ -185,46 +216,59 @@ def match_nest(red: loop.ForOp, top: set[int]) -> NestConv | None:
     """The convolution whose reduction nest is ``red`` (module docstring), else None."""
     found = _reduction(red)
     loops = _enclosing(red, top)
-    if found is None or loops is None or len(loops) not in (3, 4):
+    if found is None or not loops or len(loops) > 4:
         return None
     taps, p, q = found
     for wl, xl in ((p, q), (q, p)):
         w, x = wl.op.operand_values[0], xl.op.operand_values[0]  # type: ignore[attr-defined]
-        wt, xt = _buffer(w, 4), _x_type(x, len(loops))
         widx = list(wl.op.operand_values[1:])  # type: ignore[attr-defined]
+        xidx = list(xl.op.operand_values[1:])  # type: ignore[attr-defined]
+        if len(widx) != 4 or len(xidx) not in (3, 4):
+            continue
+        names = _names(loops, widx[0], xidx[0] if len(xidx) == 4 else None, *xidx[-2:])
+        wt = _buffer(w, 4)
+        xt = _x_type(x, names["n"] is not None) if names is not None else None
         if wt is None or xt is None or wt.element != xt.element or \
-                red.inits[0].type != wt.element:
+                red.inits[0].type != wt.element or not _plane(widx[0], names):  # type: ignore[arg-type]
             continue
         axes = _tap_axes(taps, widx[1:], wt)
-        names = dict(zip(("n", "o", "i", "j")[4 - len(loops):],
-                         (f.induction_var for f in loops), strict=True))
-        if axes is None or widx[0] is not names["o"]:
+        if axes is None:
             continue
-        geo = _geometry(_taps(xl.op, axes, names), loops, wt, xt)  # type: ignore[arg-type]
+        geo = _geometry(_taps(xl.op, axes, names), loops, names, wt, xt)  # type: ignore[arg-type]
         if geo is not None and not _writes_to(loops[0], {base_buffer(x), base_buffer(w)}):
-            return NestConv(red, loops, x, w, *geo)
+            return NestConv(red, loops, x, w, *geo, names)  # type: ignore[arg-type]
     return None
+
+
+def _plane(v: Value, names: Names) -> bool:
+    """``v`` indexes w's outputs as the output loop does: its variable, or 0 (w of one
+    output, ``_geometry``) when there is none."""
+    return v is names["o"] if names["o"] is not None else constant_int(v) == 0
 
 
 Taps = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
 
 
-def _geometry(taps: Taps | None, loops: list[loop.ForOp], wt: MemRefType,
+def _geometry(taps: Taps | None, loops: list[loop.ForOp], names: Names, wt: MemRefType,
               xt: MemRefType) -> tuple[ConvGeometry, tuple[int, int]] | None:
     """The geometry of (strides, dilations, origin) over the output loops, when the
-    trip counts are ``w``'s channels and the output's size."""
+    trip counts are ``w``'s outputs and the output's size (an output row or column
+    without a loop: the window's extent of x's rows or columns, one output)."""
     if taps is None:
         return None
     stride, dilation, (r0, q0) = taps
-    trips = [_counted(f, 0) for f in loops]
+    n, o_trips, oh, ow = _trips(loops, names)
     o, c, kh, kw = wt.shape
-    n = trips[0] if len(loops) == 4 else 1
-    if trips[-3] != o or xt.shape[-3] != c or len(loops) == 4 and xt.shape[0] != n:
+    if o_trips != o or xt.shape[-3] != c or names["n"] is not None and xt.shape[0] != n:
         return None
-    g = ConvGeometry(n, c, xt.shape[-2] - r0, xt.shape[-1] - q0, o, kh, kw, stride,
-                     dilation, dtype=wt.element.name)
-    return (g, (r0, q0)) if (g.oh, g.ow) == tuple(trips[-2:]) and min(g.oh, g.ow) > 0 \
-        else None
+    h, wd = xt.shape[-2] - r0, xt.shape[-1] - q0
+    if names["i"] is None:  # one output row: the rows its window reads
+        h = min(h, (kh - 1) * dilation[0] + 1)
+    if names["j"] is None:
+        wd = min(wd, (kw - 1) * dilation[1] + 1)
+    g = ConvGeometry(n, c, h, wd, o, kh, kw, stride, dilation,  # type: ignore[arg-type]
+                     dtype=wt.element.name)
+    return (g, (r0, q0)) if (g.oh, g.ow) == (oh, ow) and min(g.oh, g.ow) > 0 else None
 
 
 def _window_sum(red: Operation) -> list[mem.SubviewOp] | None:
@@ -251,11 +295,12 @@ def _window_sum(red: Operation) -> list[mem.SubviewOp] | None:
 
 
 def _ints(vs: list[Value]) -> list[int | None]:
-    return [constant_int(v) for v in vs]
+    """The values' constants, folded (``2*j + 3 - 2*j``: a strided window's size)."""
+    forms = [affine_of(v) for v in vs]
+    return [None if f.terms else f.const for f in forms]
 
 
-def _slice_taps(xv: mem.SubviewOp, names: dict[str, Value], window: tuple[int, ...]
-                ) -> Taps | None:
+def _slice_taps(xv: mem.SubviewOp, names: Names, window: tuple[int, ...]) -> Taps | None:
     """(strides, dilations, origin) of ``x[[n,] :, r0 + sh*i : ... : dh, q0 + sw*j :
     ... : dw]``, a (C, KH, KW) window, else None."""
     offs, sizes, steps = xv.parts()
@@ -269,19 +314,20 @@ def _slice_taps(xv: mem.SubviewOp, names: dict[str, Value], window: tuple[int, .
         return None
     row, col = affine_of(offs[-2]), affine_of(offs[-1])
     dh, dw = constant_int(steps[-2]), constant_int(steps[-1])
-    if set(row.terms) != {names["i"]} or set(col.terms) != {names["j"]} or \
+    if set(row.terms) != {names["i"]} - {None} or set(col.terms) != {names["j"]} - {None} or \
             dh is None or dw is None:
         return None
-    sh, sw = row.terms[names["i"]], col.terms[names["j"]]
+    sh, sw = (t.terms[v] if v is not None else 1 for t, v in ((row, names["i"]),
+                                                              (col, names["j"])))
     if min(sh, sw, dh, dw) < 1 or row.const < 0 or col.const < 0:
         return None
     return (sh, sw), (dh, dw), (row.const, col.const)
 
 
-def _w_plane(wv: mem.SubviewOp, o: Value, wt: MemRefType) -> bool:
+def _w_plane(wv: mem.SubviewOp, names: Names, wt: MemRefType) -> bool:
     """``wv`` is ``w[o]``: offsets (o, 0, 0, 0), all of the rest, unit steps."""
     offs, sizes, steps = wv.parts()
-    return tuple(wv.attributes.get("drop") or ()) == (0,) and offs[0] is o and \
+    return tuple(wv.attributes.get("drop") or ()) == (0,) and _plane(offs[0], names) and \
         _ints(offs[1:]) == [0, 0, 0] and _ints(sizes) == [1, *wt.shape[1:]] and \
         _ints(steps) == [1, 1, 1, 1]
 
@@ -289,75 +335,22 @@ def _w_plane(wv: mem.SubviewOp, o: Value, wt: MemRefType) -> bool:
 def match_window_sum(red: Operation, top: set[int]) -> NestConv | None:
     """The convolution ``np.sum(x[:, i:i+KH, j:j+KW] * w[o])`` in an output nest."""
     views, loops = _window_sum(red), _enclosing(red, top)
-    if views is None or loops is None or len(loops) not in (3, 4):
+    if views is None or not loops or len(loops) > 4:
         return None
-    names = dict(zip(("n", "o", "i", "j")[4 - len(loops):],
-                     (f.induction_var for f in loops), strict=True))
     for wv, xv in (views, views[::-1]):
         w, x = wv.source, xv.source
-        wt, xt = _buffer(w, 4), _x_type(x, len(loops))
+        offs = xv.parts()[0]
+        names = _names(loops, wv.parts()[0][0], offs[0] if len(offs) == 4 else None,
+                       *offs[-2:]) if len(offs) in (3, 4) else None
+        wt = _buffer(w, 4)
+        xt = _x_type(x, names["n"] is not None) if names is not None else None
         if wt is None or xt is None or wt.element != xt.element or \
-                red.result_values[0].type != wt.element or not _w_plane(wv, names["o"], wt):
+                red.result_values[0].type != wt.element or not _w_plane(wv, names, wt):  # type: ignore[arg-type]
             continue
-        geo = _geometry(_slice_taps(xv, names, wt.shape[1:]), loops, wt, xt)
+        geo = _geometry(_slice_taps(xv, names, wt.shape[1:]), loops, names, wt, xt)  # type: ignore[arg-type]
         if geo is not None and not _writes_to(loops[0], {base_buffer(x), base_buffer(w)}):
-            return NestConv(red, loops, x, w, *geo)
+            return NestConv(red, loops, x, w, *geo, names)  # type: ignore[arg-type]
     return None
 
 
-def _zero(v: Value) -> bool:
-    """``v`` is a constant 0.0 (the cube's sums start from +0.0: adding it changes no
-    bit, so the epilogue needs no kernel)."""
-    return isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp) and \
-        v.op.attributes["value"] == 0
-
-
-def _match(op: Operation, top: set[int]) -> NestConv | None:
-    if isinstance(op, loop.ForOp) and len(op.inits) == 1:
-        return match_nest(op, top)
-    return match_window_sum(op, top) if isinstance(op, FusionGroupOp) else None
-
-
-def _rewrite(m: NestConv) -> tuple[NestConv, Operation]:
-    """A fresh buffer before the nest for the convolution, the reduction a load of it;
-    returns the buffer's alloc, after which ``loop_conv_fill.emit_convs`` computes it."""
-    g, top = m.geo, m.space[0]
-    elem = m.x.type.element  # type: ignore[attr-defined]
-    shape = (g.o, g.oh, g.ow) if len(m.space) == 3 else (g.n, g.o, g.oh, g.ow)
-    alloc = Builder.before(top).insert(mem.AllocOp([], [MemRefType(shape, elem)]))
-    b = Builder.before(m.red)
-    ivs = [f.induction_var for f in m.space]
-    got = b.insert(mem.LoadOp([alloc.result, *ivs], [elem])).result
-    init = m.red.inits[0] if isinstance(m.red, loop.ForOp) else None
-    if init is not None and not _zero(init):  # acc = init; acc += ...: init + the sum
-        got = b.insert(arith.AddOp([m.red.inits[0], got], [elem])).result
-    m.red.result_values[0].replace_all_uses_with(got)
-    inputs = list(m.red.operand_values)
-    m.red.erase()
-    for v in inputs:  # the window snapshots of a window sum, now unread
-        while isinstance(v, OpResult) and not v.uses and v.op.parent is not None and \
-                isinstance(v.op, mem.ToTensorOp | mem.SubviewOp):
-            op, v = v.op, v.op.operand_values[0]
-            op.erase()
-    return m, alloc
-
-
-def rewrite_loop_nests(fn: FuncOp, soc: SoC, keep_order: bool = False
-                       ) -> list[tuple[NestConv, Operation]]:
-    """Rewrite every conv reduction nest in ``fn``'s top-level blocks (after
-    ``batch-loops``: the ones it left scalar, which the cube beats by orders of
-    magnitude, so no estimate is asked); ``keep_order``: none.  Returns what
-    ``loop_conv_fill.emit_convs`` completes."""
-    if soc.cube is None or keep_order:
-        return []
-    blocks = top_blocks(fn.entry)
-    top = {id(b) for b in blocks}
-    found = []
-    for block in blocks:
-        for op in block.ops:
-            if isinstance(op, loop.ForOp):
-                found += [m for r in op.walk() if (m := _match(r, top)) is not None]
-    return [_rewrite(m) for m in found]
-
-
-__all__ = ["NestConv", "match_nest", "match_window_sum", "rewrite_loop_nests"]
+__all__ = ["NestConv", "match_nest", "match_window_sum"]

@@ -8,7 +8,9 @@ order of the sums) on odd sizes, float32 and float16, static and ``dynamic_shape
   channel kernel starts its sums from the accumulator buffer (it refused a non-constant
   initial value: the whole conv was one scalar kernel, 31x the minimum of GM bytes); a
   value per output plane (``bias[o]``, ``table[1, o]``) the channel kernel reads
-  itself, no broadcast written and read back.
+  itself, no broadcast written and read back;
+* an output axis of 1 (one image, one output plane, row or column: its loop of one trip
+  is gone) in a static conv for the cube: index 0 there (it wanted every output loop).
 """
 
 from __future__ import annotations
@@ -245,3 +247,53 @@ def test_a_1x1_conv_over_run_time_channels_is_a_channel_kernel(fn, dtype):
         args = (x, w) if fn is conv_1x1 else (x, w, RNG.standard_normal(4).astype(dtype))
         assert ("StencilKernel", "channels") in _assert_equal_and_vector(dyn, interp, args)[0]
 
+
+# ---- an output axis of one: an output loop of one trip (gone before loop_conv_nest) -------
+
+def conv_batch_taps_of_w(x, w):
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2] - w.shape[2] + 1,
+                    x.shape[3] - w.shape[3] + 1), dtype=x.dtype)
+    for n in range(x.shape[0]):
+        for o in range(w.shape[0]):
+            for i in range(out.shape[2]):
+                for j in range(out.shape[3]):
+                    acc = 0.0
+                    for ch in range(x.shape[1]):
+                        for a in range(w.shape[2]):
+                            for b in range(w.shape[3]):
+                                acc = acc + x[n, ch, i + a, j + b] * w[o, ch, a, b]
+                    out[n, o, i, j] = max(acc, 0.0)
+    return out
+
+
+def conv_strided_relu(x, w):
+    out = np.zeros((w.shape[0], (x.shape[1] - 2) // 2 + 1, (x.shape[2] - 1) // 2 + 1),
+                   dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                acc = 0.0
+                for ch in range(x.shape[0]):
+                    for a in range(2):
+                        for b in range(1):
+                            acc += x[ch, 2 * i + a, 2 * j + b] * w[o, ch, a, b]
+                out[o, i, j] = np.maximum(acc, 0)
+    return out
+
+
+@pytest.mark.parametrize("fn,xs,ws,dtype", [
+    (conv_taps_of_w, (300, 3, 11), (6, 300, 3, 3), np.float32),          # one output row
+    (conv_taps_of_w, (260, 9, 3), (1, 260, 3, 3), np.float16),           # one column, plane
+    (conv_batch_taps_of_w, (1, 250, 3, 9), (5, 250, 3, 2), np.float32),  # one image, row
+    (conv_strided_relu, (494, 3, 12), (7, 494, 2, 1), np.float16),       # stride 2, one row
+])
+def test_an_output_axis_of_one_is_a_cube_conv(fn, xs, ws, dtype):
+    # taps past batch-loops' unroll limit: loop_conv_nest's cube conv (it wanted every
+    # output loop, [n,] o, i, j: a scalar kernel), index 0 of the axis without a loop
+    x, w = _exact(xs, dtype), _exact(ws, dtype)
+    got, k = run_sim(hybrid(fn), x, w)
+    np.testing.assert_array_equal(got, hybrid(fn, target="interpret")(x, w))
+    kinds = [kind for kind, _ in _kinds(k)]
+    assert "ScalarKernel" not in kinds and any(kind in ("ConvKernel", "CubeKernel")
+                                               for kind in kinds), kinds
+    assert k.last_counters["gm_scalar_read_bytes"] == k.last_counters["gm_scalar_write_bytes"] == 0
