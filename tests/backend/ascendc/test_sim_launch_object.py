@@ -4,6 +4,8 @@ results, violations and block_dim checks all go through the object's ``launch``.
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -65,3 +67,20 @@ def test_without_a_root_or_with_a_failed_object_the_build_is_plain(tmp_path, mon
     monkeypatch.undo()  # the real build again, but turned off with the precompiled header
     monkeypatch.setenv("PYASC_SIM_PCH", "0")
     assert launch_object.build_flags(find_compiler(), flags, tmp_path) == ([], [])
+
+
+def test_a_library_does_not_parse_the_launch_machinery(tmp_path):
+    # Parsing launch()'s helpers (even unused) queued the std templates they use, which GCC
+    # instantiates in every translation unit: a library with the object must not see them.
+    (tmp_path / "w.cpp").write_text('#include "sim_launch.h"\n')
+
+    def preprocessed(*defines: str) -> str:
+        cmd = [find_compiler(), *compile_flags(CONFIG), *defines, "-E", "w.cpp"]
+        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True,
+                              check=True).stdout
+
+    library = preprocessed(launch_object.DEFINE)
+    assert "int launch(" in library and "find_write_race" not in library
+    assert "run_block" not in library
+    for defines in ([], [launch_object.DEFINE, "-DPYASC_SIM_LAUNCH_OBJECT"]):
+        assert "find_write_race" in preprocessed(*defines)  # the plain build, the object

@@ -96,6 +96,19 @@ const bool* pointer_params(void (*)(A...)) {
 
 using Invoker = void (*)(void**);
 
+// launch() and everything it calls (below, to the end of the namespace) do not depend on the
+// kernel: with PYASC_SIM_EXTERN_LAUNCH a library declares launch only and links the launch
+// object (sim/launch_object.py) that defines it, compiled once per configuration from this
+// header with PYASC_SIM_LAUNCH_OBJECT.  Compiling the machinery into every library was about
+// half of a small kernel's -O0 build; even declared-only as inline functions, parsing it
+// queued the std templates its bodies use (threads, vectors of results, strings), which GCC
+// instantiates again in every translation unit, precompiled header or not: 10 of a small
+// build's 26 MB of template instantiation (sim/pch.py).  So a library does not see it at all.
+#if defined(PYASC_SIM_EXTERN_LAUNCH) && !defined(PYASC_SIM_LAUNCH_OBJECT)
+int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
+           const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
+           void* const* interrupt, bool mix = false);
+#else
 struct BlockResult {
   int rc = 0;  // 0 ok, 1 violation, 2 unexpected exception
   std::string err;
@@ -238,15 +251,8 @@ inline void await_workers(const LaunchCtx& ctx, std::mutex& m, std::condition_va
 
 inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* counters, char* err, size_t errlen);
 
-// launch() and everything it calls do not depend on the kernel: with PYASC_SIM_EXTERN_LAUNCH a
-// library declares it only and links the launch object (sim/launch_object.py) that defines it,
-// compiled once per configuration from this header with PYASC_SIM_LAUNCH_OBJECT (about half of
-// a small kernel's -O0 build was compiling this launch machinery again).
-#if defined(PYASC_SIM_EXTERN_LAUNCH) && !defined(PYASC_SIM_LAUNCH_OBJECT)
-int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
-           const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
-           void* const* interrupt, bool mix = false);
-#else
+// launch() and everything it calls do not depend on the kernel (see the top of the launch
+// machinery above, where a library with PYASC_SIM_EXTERN_LAUNCH declares launch only).
 #ifdef PYASC_SIM_LAUNCH_OBJECT
 int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t block_dim, void** args,
            const uint64_t* arg_bytes, uint64_t* counters, char* err, size_t errlen,
@@ -316,7 +322,6 @@ inline int launch(Invoker invoke, const bool* is_ptr, size_t nargs, uint32_t blo
   sum_counters(results, counters);
   return 0;
 }
-#endif
 
 // ---- MIX launches (sim_mix.h): block_dim groups of one cube core and two vector cores ----
 inline void run_core(Invoker invoke, void** args, const LaunchCtx& ctx, MixGroup& g, uint32_t grp, int slot,
@@ -429,6 +434,8 @@ inline int launch_mix(Invoker invoke, void** args, LaunchCtx& ctx, uint64_t* cou
   sum_counters(results, counters);
   return 0;
 }
+
+#endif  // the launch machinery
 
 }  // namespace pyasc_sim
 
