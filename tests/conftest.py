@@ -3,7 +3,13 @@
 The session fails when no test passed, so a broken collection can never look green
 (pytest itself already fails when nothing is collected).  Compiled kernels go to a
 disk cache private to the run (``PYASC_CACHE_DIR``, inherited by the subprocesses tests
-start), so the suite neither reads nor fills the user's own cache.  The IR is verified after
+start), so the suite neither reads nor fills the user's own cache.  The run has one such
+cache, created by the controller and shared by its xdist workers (``PYASC_TEST_RUN_CACHE``
+names it to them; the disk cache takes concurrent processes, ``DiskCache.building``), so
+a library two workers need is built once, where each worker had its own cache before.
+The precompiled sim headers and launch objects of that cache (``PYASC_SIM_PCH_DIR``)
+also serve tests that point ``PYASC_CACHE_DIR`` at a private folder: each such test
+built them again (about 5 s of compiler CPU per test and configuration).  The IR is verified after
 every pass (``PYASC_VERIFY_IR=each``; by default only a pipeline's result is).
 ``ascend-sim`` libraries build at ``-O0`` (``PYASC_SIM_OPT``; the library default is
 ``-O2``): the suite's C++ builds take half the CPU time (measured on
@@ -24,17 +30,25 @@ import tempfile
 
 import pytest
 
-_CACHE_ROOT = tempfile.mkdtemp(prefix="pyasc-test-cache-")
+_RUN_CACHE = "PYASC_TEST_RUN_CACHE"
+_owned: list[str] = []  # the run cache this process created (and removes at the end)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ["PYASC_CACHE_DIR"] = _CACHE_ROOT
+    root = os.environ.get(_RUN_CACHE) if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if not root:  # the controller (or a run without xdist): its workers inherit the variable
+        root = tempfile.mkdtemp(prefix="pyasc-test-cache-")
+        os.environ[_RUN_CACHE] = root
+        _owned.append(root)
+    os.environ["PYASC_CACHE_DIR"] = root
+    os.environ["PYASC_SIM_PCH_DIR"] = os.path.join(root, "ascend-sim-pch")
     os.environ.setdefault("PYASC_VERIFY_IR", "each")
     os.environ.setdefault("PYASC_SIM_OPT", "-O0")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    shutil.rmtree(_CACHE_ROOT, ignore_errors=True)
+    while _owned:  # the controller unconfigures after its workers have finished
+        shutil.rmtree(_owned.pop(), ignore_errors=True)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -63,8 +63,13 @@ def compiler_version() -> str:
 
 
 def pch_root() -> Path:
-    """Where the precompiled sim headers live: beside the library cache, shared by every
-    cache instance and process (``pyasc.backend.ascendc.sim.pch``)."""
+    """Where the precompiled sim headers and launch objects live: ``PYASC_SIM_PCH_DIR``,
+    else beside the library cache; shared by every cache instance and process
+    (``pyasc.backend.ascendc.sim.pch``: each file is keyed by the compiler, the headers and
+    the flags, so one folder serves any number of library caches)."""
+    explicit = os.environ.get("PYASC_SIM_PCH_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
     return DiskCache(backend="ascend-sim-pch").dir
 
 

@@ -64,6 +64,18 @@ def test_precompiled_headers_can_be_turned_off(tmp_path, monkeypatch):
     assert pch.include_flags(find_compiler(), compile_flags(CONFIG), None) == []
 
 
+def test_the_pch_folder_can_serve_several_caches(tmp_path, monkeypatch):
+    # a private kernel cache (tests/conftest.py gives each test run one) still finds the
+    # precompiled header and launch object of PYASC_SIM_PCH_DIR instead of building its own
+    monkeypatch.setenv("PYASC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PYASC_SIM_PCH_DIR", raising=False)
+    assert sim_backend.pch_root() == tmp_path / "cache" / "ascend-sim-pch"
+    monkeypatch.setenv("PYASC_SIM_PCH_DIR", str(tmp_path / "pch"))
+    assert sim_backend.pch_root() == tmp_path / "pch"
+    monkeypatch.setenv("PYASC_CACHE_DIR", str(tmp_path / "other"))
+    assert sim_backend.pch_root() == tmp_path / "pch"
+
+
 def test_a_batch_keeps_each_programs_kernels_apart():
     # every program names its kernel `k` and its helper `value`: the batch renames them
     units = [Unit(FILL.format(value=v), ("k",), "prog.cpp") for v in (1, 2, 3)]
