@@ -4,6 +4,7 @@ results, violations and block_dim checks all go through the object's ``launch``.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import numpy as np
@@ -84,3 +85,20 @@ def test_a_library_does_not_parse_the_launch_machinery(tmp_path):
     assert "run_block" not in library
     for defines in ([], [launch_object.DEFINE, "-DPYASC_SIM_LAUNCH_OBJECT"]):
         assert "find_write_race" in preprocessed(*defines)  # the plain build, the object
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")
+def test_a_library_leaves_the_models_containers_to_the_object(tmp_path):
+    # the model's std containers are explicit instantiations of the launch object: a
+    # library references their members (U) instead of compiling its own copies (W)
+    (tmp_path / "k.cpp").write_text(FILL)
+    (tmp_path / "w.cpp").write_text('#include "k.cpp"\n#include "sim_launch.h"\n'
+                                    "PYASC_SIM_EXPORT(k)\n")
+    flags = [*compile_flags(CONFIG), launch_object.DEFINE]
+    subprocess.run([find_compiler(), *flags, "-c", "w.cpp", "-o", "w.o"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    symbols = subprocess.run(["nm", "-C", "w.o"], cwd=tmp_path, check=True,
+                             capture_output=True, text=True).stdout.splitlines()
+    push = [line for line in symbols if "std::vector<pyasc_sim::GmWrite" in line
+            and "::push_back(" in line]
+    assert push and all(line.split()[0] == "U" for line in push), push
