@@ -29,11 +29,14 @@ loop goes (``codegen``), and the accumulator buffer is only written.
 
 from __future__ import annotations
 
-from pyasc.backend.ascendc.analysis import NotVectorizable
+from pyasc.backend.ascendc.analysis import FULL, NotVectorizable, analyze
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.stencil_kernel import ChannelPlan, StencilKernel, plan_stencil_kernel
 from pyasc.backend.ascendc.tiles import Ref
+from pyasc.backend.ascendc.vec_kernel import RULES, KernelOutput, _outputs
+from pyasc.backend.ascendc.vec_lower import VecLowering
+from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.channel_stencil import ChannelStencil
 from pyasc.ir.types import MemRefType, ScalarType
 
@@ -62,8 +65,54 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
                                  acc_type, wname, w.type.element, w.type.rank,
                                  ACC_TILES, WEIGHT_BYTES, init=_start(cs))
         _windows_once_per_channel(k, k.channels)
+        if cs.post is not None:
+            _epilogue(k, cs.post, soc)
 
-    return plan_stencil_kernel(cs.group, soc, name, match=cs.stencil, adapt=adapt)
+    k = plan_stencil_kernel(cs.group, soc, name, match=cs.stencil, adapt=adapt)
+    if k is None and cs.post is not None:
+        cs.post = None  # the kernel without the epilogue (it stays a kernel of its own)
+        return plan_channel_kernel(cs, soc, name)
+    if k is not None and k.channels is not None and k.channels.post:
+        # (the epilogue's instructions took part in the buffers' assignment: after the
+        # channels' program, so its temporaries may share their physical buffers)
+        del k.prog.instrs[-len(k.channels.post):]
+    return k
+
+
+def _epilogue(k: StencilKernel, post: FusionGroupOp, soc: SoC) -> None:
+    """The elementwise group after the loop (``ChannelStencil.post``) as a tile program
+    on each plane's accumulator (``ChannelPlan.post``), its result the buffer the
+    kernel copies to ``out`` (the kernel's output instead of the accumulators)."""
+    plan = k.channels
+    assert plan is not None
+    if plan.init == "acc" or not k.dynamic:  # (the accumulator buffer is read at the start)
+        raise NotVectorizable("an epilogue beside initial values per output", post.loc)
+    info = analyze(post)
+    if info.schedule != "flat":
+        raise NotVectorizable("an epilogue that is not elementwise", post.loc)
+    low = VecLowering(post, info, soc, RULES)
+    low.prog.names = k.prog.names  # (one kernel: names unique across both programs)
+    low.run()
+    source = low.get(post.body.blocks[0].args[0]).buf
+    outs = _outputs(low, post)
+    if source is None or len(outs) != 1 or outs[0].kind != FULL or outs[0].buf is None or \
+            low.prog.reduce_tmp_types:
+        raise NotVectorizable("an epilogue that is not one elementwise result", post.loc)
+    low.prog.buffers.remove(source)
+    for ins in low.prog.instrs:  # the input: the plane's accumulator
+        ins.srcs = tuple(Ref(plan.acc_out, s.row) if isinstance(s, Ref) and s.buf is source
+                         else s for s in ins.srcs)
+    if any(source in ins.reads() for ins in low.prog.instrs):
+        raise NotVectorizable("the epilogue reads its input otherwise", post.loc)
+    result = outs[0].buf
+    # the tile's pitch a whole number of 32-byte blocks of the result's elements too
+    k.unit = min([k.unit, *(32 // b.itemsize for b in low.prog.buffers if b.kind == "tile")])
+    result.role = "acc"  # a TBuf of its own, copied to GM after the program
+    plan.post, plan.post_scalars, plan.post_out = \
+        list(low.prog.instrs), list(low.prog.scalars), result
+    k.prog.buffers.extend(low.prog.buffers)
+    k.prog.instrs.extend(low.prog.instrs)
+    k.outputs[0] = KernelOutput(0, FULL, result)
 
 
 def _start(cs: ChannelStencil) -> str:

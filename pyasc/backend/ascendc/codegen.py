@@ -240,9 +240,10 @@ class _Lowering(GroupLowering):
         for item in items:
             if isinstance(item, BranchItem):
                 self._branch(item)
-            elif isinstance(item, HostItem) and item.op in self.found.needless:
+            elif isinstance(item, HostItem | GroupItem) and item.op in self.found.needless:
                 continue  # a fill or padded copy the conv kernel does not read (lower_conv),
-                # or the fill of a channel kernel's accumulators (it writes them all)
+                # the fill of a channel kernel's accumulators (it writes them all), or the
+                # post group its epilogue computes
             elif isinstance(item, HostItem):
                 if not lower_transpose_copy(self, item.op):  # a copy of a transposed view
                     self.hb.insert(item.op.clone(self.env))

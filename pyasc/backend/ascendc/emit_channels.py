@@ -20,7 +20,9 @@ from __future__ import annotations
 from pyasc.backend.ascendc.emit_stencil import StencilEmitter, _bytes, _gap, dynamic_names
 from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.stencil_kernel import ChannelPlan
-from pyasc.backend.ascendc.tiles import ctype, storage_type
+from pyasc.backend.ascendc.tiles import Instr, ctype, storage_type
+
+OUT_DIMS = ("outPlanes", "outRows", "outCols")  # the epilogue's output's last three dims
 
 
 class ChannelEmitter(StencilEmitter):
@@ -37,7 +39,14 @@ class ChannelEmitter(StencilEmitter):
         # the fill value, the planes' initial values (GM), or nothing
         init = {"fill": [(ctype(self.plan.acc_type), "accInit")],
                 "planes": [("GM_ADDR", "accInit")]}.get(self.plan.init, [])
-        return [*ps[:at], ("GM_ADDR", self.plan.weights), *init, *ps[at:]]
+        # the epilogue's output array: its own planes, rows and columns (its strides)
+        out = [("int64_t", n) for n in OUT_DIMS] if self.plan.post_out is not None else []
+        return [*ps[:at], ("GM_ADDR", self.plan.weights), *init, *ps[at:], *out]
+
+    def _out_size(self) -> str | int:
+        if self.plan.post_out is None:
+            return super()._out_size()
+        return "IMAGES * " + " * ".join(OUT_DIMS)  # (the parameters: Init sets the members later)
 
     def _dynamic(self) -> list[str]:
         return dynamic_names(self.k)
@@ -45,6 +54,9 @@ class ChannelEmitter(StencilEmitter):
     def _init_more(self) -> None:
         w, p = self.w, self.plan
         acc, wt = ctype(p.acc_type), ctype(p.weights_type)
+        if p.post_out is not None:
+            for n in OUT_DIMS:
+                w.line(f"{n}_ = {n};")
         if p.init == "fill":
             w.line("accInit_ = accInit;")
         elif p.init == "planes":
@@ -97,16 +109,61 @@ class ChannelEmitter(StencilEmitter):
                        "GROUP_PLANES;")
                 self._start_sums()
                 self._channel_loop()
-                w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the sums are complete")
-                w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
-                with w.block("for (int64_t p = 0; p < np; ++p)"):
-                    w.line("CopyOut(image * PLANES + p0 + p, row, rows, col, cols, "
-                           "acc[p * ACC_STRIDE]);")
+                self._write_sums()
                 # the next unit's start (a Duplicate, or the copy of its initial values)
                 # overwrites the accumulators this copy reads
                 nxt = "MTE3_MTE2" if p.init == "acc" else "MTE3_V"
                 w.line(f"SetFlag<HardEvent::{nxt}>(EVENT_ID0);")
                 w.line(f"WaitFlag<HardEvent::{nxt}>(EVENT_ID0);")
+
+    def _write_sums(self) -> None:
+        """Each plane's sums to GM: the accumulators themselves, or the epilogue's result
+        of each (``ChannelPlan.post``: computed, copied, then the next plane's)."""
+        w, post = self.w, self.plan.post_out
+        if post is None:
+            w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the sums are complete")
+            w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+            with w.block("for (int64_t p = 0; p < np; ++p)"):
+                w.line("CopyOut(image * PLANES + p0 + p, row, rows, col, cols, "
+                       "acc[p * ACC_STRIDE]);")
+            return
+        t = storage_type(post.dtype)
+        with w.block("for (int64_t p = 0; p < np; ++p)"):
+            w.line("Epilogue(p, rows);")
+            w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the plane's result is complete")
+            w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
+            w.line(f"CopyOut(image * outPlanes_ + p0 + p, row, rows, col, cols, "
+                   f"{post.phys}.Get<{t}>());")
+            w.line("SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // the next plane's overwrites it")
+            w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
+
+    def _epilogue(self) -> None:
+        """``Epilogue(plane, rows)``: the ops after the channel loop on the plane's
+        accumulator (``ChannelPlan.post``), into the result's buffer."""
+        w, p = self.w, self.plan
+        if not p.post:
+            return
+        acc = ctype(p.acc_type)
+        with w.block("__aicore__ inline void Epilogue(int64_t plane, int32_t rows)"):
+            w.line("const int32_t n = rows * PITCH;")
+            w.line(f"LocalTensor<{acc}> {p.acc_out.name} = "
+                   "accBuf_.Get<{acc}>()[plane * ACC_STRIDE];".replace("{acc}", acc))
+            self._tile_views(p.post)
+            for decl, _name, loc in p.post_scalars:
+                w.line(decl, loc)
+            emit_instructions(w, p.post)
+
+    def _tile_views(self, instrs: list[Instr]) -> None:
+        """A view of each program buffer ``instrs`` use (the accumulators aside)."""
+        used = {id(i.dst.buf) for i in instrs if i.dst is not None}
+        used.update(id(b) for i in instrs for b in i.reads())
+        for b in self.k.prog.buffers:
+            if id(b) in used:
+                t = storage_type(b.dtype)
+                self.w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.Get<{t}>();")
+
+    def _views(self) -> None:
+        self._tile_views(self.k.prog.instrs)
 
     def _start_sums(self) -> None:
         """The unit's accumulators at their initial values: the fill value, the planes'
@@ -167,16 +224,22 @@ class ChannelEmitter(StencilEmitter):
         acc, size = ctype(p.acc_type), p.acc_type.itemsize
         out = self.k.written[0].buf
         assert out is not None
-        gm, width = f"{out.name}Gm_[(plane * ROWS + row) * COLS + col]", _bytes("cols", size)
-        gap, stride = _gap(self.k, "cols", size), f"static_cast<uint32_t>((COLS - cols) * {size})"
+        self._epilogue()
+        dst, size = storage_type(out.dtype), out.dtype.itemsize  # (the epilogue's type)
+        # the epilogue's output array has its own rows and columns
+        rows, cols = ("outRows_", "outCols_") if p.post_out is not None else ("ROWS", "COLS")
+        gm = f"{out.name}Gm_[(plane * {rows} + row) * {cols} + col]"
+        width, gap = _bytes("cols", size), _gap(self.k, "cols", size)
+        stride = f"static_cast<uint32_t>(({cols} - cols) * {size})"
         with w.block("__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows, "
-                     f"int64_t col, int32_t cols, const LocalTensor<{acc}> &src)"):
+                     f"int64_t col, int32_t cols, const LocalTensor<{dst}> &src)"):
             w.line(f"DataCopyPad({gm}, src, DataCopyExtParams(static_cast<uint16_t>(rows), "
                    f"{width}, {gap}, {stride}, 0));", self.loc)
         if p.init == "planes":
             self._load_inits()
         if p.init != "acc":
             return
+        assert p.post_out is None  # (the accumulator buffer is the kernel's output)
         # the same rows into the tile's layout: the pitch's gap after each row (padded)
         with w.block("__aicore__ inline void StartSums(int64_t plane, int64_t row, "
                      f"int32_t rows, int64_t col, int32_t cols, const LocalTensor<{acc}> &dst)"):
@@ -222,6 +285,8 @@ class ChannelEmitter(StencilEmitter):
         w.line("TBuf<TPosition::VECCALC> accBuf_;  // the accumulators of a unit's planes")
         w.line(f"TBuf<TPosition::VECCALC> {p.weights}Buf_;  // a channel's weights")
         w.line(f"GlobalTensor<{ctype(p.weights_type)}> {p.weights}Gm_;")
+        if p.post_out is not None:
+            w.line(f"int64_t {', '.join(n + '_' for n in OUT_DIMS)};  // the output's extents")
         if p.init == "fill":
             w.line(f"{ctype(p.acc_type)} accInit_;")
         elif p.init == "planes":

@@ -79,8 +79,7 @@ class StencilEmitter:
                 count = "PLANES" if p.count == DYN else p.count
                 w.line(f"{p.name}Gm_.SetGlobalBuffer((__gm__ {ctype(p.dtype)}*){p.name}, "
                        f"{count});", self.loc)
-            out_size = "IMAGES * PLANES * ROWS * COLS" if k.dynamic else \
-                k.match.outer * k.match.space[0] * k.rows * k.cols
+            out_size = self._out_size()
             for o in k.written:
                 assert o.buf is not None
                 t = storage_type(o.buf.dtype)
@@ -100,6 +99,12 @@ class StencilEmitter:
             size = k.base_types[0].itemsize
             w.line(f"Muls(idx, idx, static_cast<int32_t>({size}), TILE);", self.loc)
             self._init_more()
+
+    def _out_size(self) -> str | int:
+        """Elements of the output arrays the kernel writes."""
+        k = self.k
+        return "IMAGES * PLANES * ROWS * COLS" if k.dynamic else \
+            k.match.outer * k.match.space[0] * k.rows * k.cols
 
     def _init_more(self) -> None:
         """More of ``Init`` (a channel stencil's buffers, ``emit_channels``)."""

@@ -68,7 +68,34 @@ def launch_channels(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil,
     # the fill value, the planes' values, or nothing (the kernel reads them from ``acc``)
     init = [env[cs.fill.operand_values[0]]] if cs.fill is not None else \
         [env[cs.init_values]] if plan.init == "planes" else []  # type: ignore[index]
-    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, *init, *args], [len(bases)])
+    out = []
+    if plan.post_out is not None:  # the epilogue writes ``out``, not the accumulators
+        acc, out = _epilogue_output(hb, cs, env, local, [images, planes, rows, cols])
+    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, *init, *args, *out],
+              [len(bases)])
+
+
+def _epilogue_output(hb: HostBuilder, cs: ChannelStencil, env: dict[Value, Value],
+                     local: dict[Value, Value], space: list[Value]
+                     ) -> tuple[Value, list[Value]]:
+    """``(out, its last three extents)`` for a kernel with the epilogue, raising unless
+    the post group's extents are the accumulators' (the kernel's space) and ``out``
+    holds them."""
+    assert cs.post_out is not None and cs.post_write is not None
+    out, rank = env[cs.post_out], cs.post_out.type.rank  # type: ignore[attr-defined]
+    dims = [hb.dim(out, a) for a in range(rank)]
+    view = cs.post_write.operand_values[1].op  # type: ignore[attr-defined]
+    sizes = [_host_value(hb, v, local, cs) for v in view.parts()[1]]
+    space = space[4 - rank:]
+    ok = [hb.cmp("eq", n, s) for n, s in zip(sizes, space, strict=True)]
+    ok += [hb.cmp("le", s, d) for s, d in zip(space, dims, strict=True)]
+    cond = ok[0]
+    for c in ok[1:]:
+        cond = hb.binary(arith.AndOp, cond, c)
+    hb.insert(func.AssertOp([cond], [], {
+        "message": "the channel kernel's epilogue writes past its output", "kind": "bounds"},
+        loc=cs.post.loc if cs.post is not None else cs.loop.loc))
+    return out, dims[-3:]
 
 
 def _groups(hb: HostBuilder, k: StencilKernel, planes: Value, rows: Value, pitch: Value,

@@ -118,14 +118,16 @@ def lower_channels(lw: Lowering, cs: ChannelStencil) -> None:
 
 
 def start_ops(cs: ChannelStencil) -> list[Operation]:
-    """The ops before the loop of ``cs`` that its kernel does itself (the host skips
+    """The ops around the loop of ``cs`` that its kernel does itself (the host skips
     them): the fill of the accumulators, or the write of the planes' initial values
-    with the broadcast that only it reads (``ChannelStencil.init``)."""
+    with the broadcast that only it reads (``ChannelStencil.init``); the epilogue's
+    (:func:`post_ops`)."""
+    post = post_ops(cs)
     if cs.fill is not None:
-        return [cs.fill]
+        return [cs.fill, *post]
     if cs.init is None or cs.init_values is None:
-        return []
-    ops: list[Operation] = [cs.init]
+        return post
+    ops: list[Operation] = [cs.init, *post]
     v = cs.init.operand_values[0]  # broadcast(reshape(to_tensor(values))): only the write's
     while isinstance(v, OpResult) and v is not cs.init_values and len(v.uses) == 1:
         ops.append(v.op)
@@ -133,5 +135,18 @@ def start_ops(cs: ChannelStencil) -> list[Operation]:
     return ops
 
 
+def post_ops(cs: ChannelStencil) -> list[Operation]:
+    """The ops after the loop of ``cs`` that its kernel's epilogue does (``cs.post``):
+    the view of the accumulators, its snapshot, the group and its write to ``out``."""
+    if cs.post is None or cs.post_write is None:
+        return []
+    snap = cs.post.inputs[0]
+    assert isinstance(snap, OpResult)
+    view = snap.op.operand_values[0]
+    assert isinstance(view, OpResult)
+    only = len(view.uses) == 1  # (a view the loop reads too stays)
+    return [view.op] * only + [snap.op, cs.post, cs.post_write]
+
+
 __all__ = ["channel_loops", "find_channel_loops", "interchange_channels", "lower_channels",
-           "merge_channel_groups", "start_ops"]
+           "merge_channel_groups", "post_ops", "start_ops"]

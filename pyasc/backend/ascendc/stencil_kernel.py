@@ -51,6 +51,7 @@ from pyasc.backend.ascendc.vec_kernel import (
     _outputs,
 )
 from pyasc.backend.ascendc.vec_lower import VecLowering
+from pyasc.ir.core import Location
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
 from pyasc.ir.types import DYN, ScalarType
@@ -103,6 +104,12 @@ class ChannelPlan:
     # from GM, ``acc = bias[o]``) or "acc" (the accumulator buffer's values, written
     # before the loop: ``acc = res[o, i, j] * 0.5``)
     init: str = "fill"
+    # the elementwise ops after the loop (``ChannelStencil.post``) on each plane's
+    # accumulator once its sums are complete, their scalars' declarations, and the
+    # buffer of their result (copied to ``out`` instead of the accumulators)
+    post: list[Instr] = field(default_factory=list)
+    post_scalars: list[tuple[str, str, Location]] = field(default_factory=list)
+    post_out: Buf | None = None
 
     def reserved(self, tile: int) -> int:
         """UB bytes beside the stencil's own: the accumulators, the weights, the

@@ -69,6 +69,11 @@ class ChannelStencil:
     # ``acc`` before the loop, a broadcast of ``init_values[p]`` over plane ``p``
     init: mem.WriteOp | None = None
     init_values: Value | None = None  # the 1-D view of the planes' values
+    # the one elementwise group after the loop reading ``acc`` (its only reader there),
+    # its result written to ``post_out`` over the same extents (the kernel's epilogue)
+    post: FusionGroupOp | None = None
+    post_write: mem.WriteOp | None = None
+    post_out: Value | None = None
 
 
 def channel_bodies(block: Block) -> list[Block]:
@@ -172,7 +177,61 @@ def match_channel_stencil(chan: Operation) -> ChannelStencil | None:
         start = _plane_init_before(chan, found.acc)
         if start is not None:
             found.init, found.init_values = start
+    post = _post_group_after(chan, found.acc)
+    if post is not None:
+        found.post, found.post_write, found.post_out = post
     return found
+
+
+def _only_use(v: Value) -> Operation | None:
+    ops = [op for op, _ in v.uses]
+    return ops[0] if len(ops) == 1 else None
+
+
+def _post_group_after(chan: loop.ForOp, acc: Value
+                      ) -> tuple[FusionGroupOp, mem.WriteOp, Value] | None:
+    """``(group, write, out)`` when the only op after ``chan`` that reads ``acc`` (views
+    aside) is a snapshot of a whole view of it, read by one elementwise group of that
+    one input, whose result is written to ``out[0:s0, 0:s1, ...]`` with the view's own
+    sizes ``s`` (``out`` a contiguous array the function allocates, of the same rank);
+    else None."""
+    block = chan.parent
+    assert block is not None
+    if acc.op.parent is not block:  # type: ignore[attr-defined]
+        return None  # (read after the block, where this does not look)
+    after = [op for top in block.ops[block.index_of(chan) + 1:] for op in top.walk()]
+    touching = [op for op in after if not isinstance(op, mem.SubviewOp) and
+                any(base_buffer(v) is acc for v in op.operand_values)]
+    if len(touching) != 1 or not isinstance(touching[0], mem.ToTensorOp):
+        return None
+    snap = touching[0]
+    view = snap.operand_values[0]
+    if _whole(view, chan) is not acc:
+        return None
+    group = _only_use(snap.result)
+    if not isinstance(group, FusionGroupOp) or list(group.inputs) != [snap.result] or \
+            group.attributes.get("kind") != "elementwise" or len(group.result_values) != 1:
+        return None
+    write = _only_use(group.result_values[0])
+    if not isinstance(write, mem.WriteOp) or write.operand_values[0] is not group.result_values[0]:
+        return None
+    dest = write.operand_values[1]
+    if not (isinstance(dest, OpResult) and isinstance(dest.op, mem.SubviewOp)) or \
+            dest.op.attributes.get("drop"):
+        return None
+    out = dest.op.source
+    assert isinstance(acc.type, MemRefType)
+    offsets, sizes, steps = dest.op.parts()
+    # (an array the function allocates: not x or w, which other units still read)
+    if not (isinstance(out, OpResult) and isinstance(out.op, mem.AllocOp)) or \
+            not isinstance(out.type, MemRefType) or not out.type.is_contiguous or \
+            out.type.rank != acc.type.rank or \
+            any(constant_int(o) != 0 for o in offsets) or \
+            any(static_int(s) != 1 for s in steps) or \
+            any(a is not b for a, b in zip(sizes, view.op.parts()[1],  # type: ignore[attr-defined]
+                                            strict=True)):
+        return None
+    return group, write, out
 
 
 def _fill_before(chan: loop.ForOp, acc: Value) -> mem.FillOp | None:

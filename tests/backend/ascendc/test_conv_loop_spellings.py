@@ -9,6 +9,10 @@ order of the sums) on odd sizes, float32 and float16, static and ``dynamic_shape
   initial value: the whole conv was one scalar kernel, 31x the minimum of GM bytes); a
   value per output plane (``bias[o]``, ``table[1, o]``) the channel kernel reads
   itself, no broadcast written and read back;
+* the elementwise ops after the sum (``max(acc, 0)``, ``np.maximum``, float16's cast of
+  the float32 sums: ``test_channel_slices``) under ``dynamic_shape``: the channel kernel's epilogue, on each
+  plane's accumulators, writes ``out`` (they were a vector kernel of their own reading
+  the accumulators back: 2.27x the minimum of GM bytes);
 * an output axis of 1 (one image, one output plane, row or column: its loop of one trip
   is gone) in a static conv for the cube: index 0 there (it wanted every output loop).
 """
@@ -146,6 +150,28 @@ def test_an_initial_value_per_output_with_static_shapes():
     args = _bias_args(conv_bias_init_relu, 3, 9, 13, 4, np.float32)
     fn = hybrid(conv_bias_init_relu)
     _assert_equal_and_vector(fn, hybrid(conv_bias_init_relu, target="interpret"), args)
+
+
+# ---- the elementwise ops after the sum: the channel kernel's epilogue ----------------------
+
+@pytest.mark.parametrize("fn,dtype", [(conv_bias_init_relu, np.float32),
+                                      (conv_bias_init_relu, np.float16),
+                                      (conv_batch_bias_init, np.float32)])
+def test_the_ops_after_the_sum_are_the_channel_kernels_epilogue(fn, dtype):
+    # ONE compiled function for C = 0, 1, 5: the channel kernel alone writes out
+    dyn = hybrid(fn, dynamic_shape=True)
+    interp = hybrid(fn, dynamic_shape=True, target="interpret")
+    for shape in [(0, 6, 7, 3), (1, 9, 13, 4), (5, 20, 30, 5)]:
+        args = _bias_args(fn, *shape, dtype)
+        _, k = _assert_equal_and_vector(dyn, interp, args)
+        assert len(k.last_kernels) == 1, k.last_kernels  # no kernel of the post ops
+        channel, _ = _channel_launch(k)
+        assert channel.channels.post_out is not None
+        c = k.last_counters
+        least = sum(a.nbytes for a in args) + interp(*args).nbytes
+        if shape[0] == 5:
+            assert c["gm_to_ub_bytes"] + c["ub_to_gm_bytes"] <= 1.25 * least, (c, least)
+    assert len(dyn.specializations) == 1
 
 
 # ---- a kernel axis of one: a tap loop of one trip (gone before loop_conv_nest) ------------
