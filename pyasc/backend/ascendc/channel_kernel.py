@@ -25,6 +25,14 @@ buffer instead (``ChannelPlan.init`` "acc": ``acc = res[o, i, j] * 0.5``), unles
 one value per output plane (``acc = bias[o]``: ``ChannelStencil.init_values``), which
 the kernel reads itself, a value per plane of the unit ("planes"): the write before the
 loop goes (``codegen``), and the accumulator buffer is only written.
+
+The elementwise group after the loop (``ChannelStencil.post``: ``max(acc, 0)``, the
+float16 cast of the float32 sums) is the kernel's epilogue when the kernel plans with
+it (else it is planned again without, the group its own kernel): the vector lowering
+makes it a tile program whose input is the plane's accumulator (``ChannelPlan.post``),
+run on each plane once its sums are complete; its result is copied to ``out`` instead of
+the accumulators, which then never reach GM (the host skips the group).  Not with
+initial values read back from the accumulator buffer ("acc").
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ group's planes (``LoadWeights``: one ``DataCopyPad`` of a row of taps per plane)
 runs the tile program once per plane, which adds the channel's
 taps to the plane's accumulator in place, in program order (multiply, then add: the
 interpreter's order and rounding).  Last, the accumulators go to the accumulator
-buffer in GM, each plane's rows of the tile.
+buffer in GM, each plane's rows of the tile, or, with an epilogue (``ChannelPlan.post``),
+``Epilogue(plane, rows)`` computes each plane's result from its accumulator and that
+goes to the output array (of its own extents: ``outPlanes``, ``outRows``, ``outCols``).
 """
 
 from __future__ import annotations

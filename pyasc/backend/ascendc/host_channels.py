@@ -11,7 +11,9 @@ from what is left.  It checks what the kernel assumes (every channel's windows i
 accumulator buffer of the space's shape, a row of taps within ``MAX_TAPS_BYTES``, a
 value per plane when the kernel reads the planes' initial values) and
 raises otherwise (the nest's accesses were proven in bounds when it has work).  The
-kernel writes every element of the accumulator buffer.
+kernel writes every element of the accumulator buffer, or with an epilogue the same
+elements of the post group's output (the group's extents checked equal to the
+accumulators', the output at least as large).
 """
 
 from __future__ import annotations

@@ -21,12 +21,15 @@ input is the whole accumulator buffer, and the group's one result is written bac
 whole.  Nothing else in the body writes memory, and every scalar input is defined before
 the loop, so the loop is the channel loop of one kernel: per tile of the output, the
 accumulators stay in UB while the kernel walks the channels, each channel's halo rows
-read once for every output plane.
+read once for every output plane.  When the only reader of ``acc`` after the loop is one
+elementwise group of it alone, written to an array the function allocates over the same
+extents (``out[...] = max(acc, 0)``, float16's cast of the float32 sums), that group is
+the match's ``post``: the kernel's epilogue (``backend/ascendc/channel_kernel.py``).
 
 :func:`match_channel_group` is the same test of a group alone (no write yet: a merge
 probe while grouping builds it), :func:`channel_bodies` the blocks grouping must look
-into.  This module only recognizes; the kernel that runs the match is not written yet
-(``docs/ascendc-backend.md``), so no pipeline uses it.
+into.  This module only recognizes; the AscendC backend's ``channel_kernel`` runs the
+match (``docs/ascendc-backend.md``).
 """
 
 from __future__ import annotations
@@ -178,7 +181,10 @@ def match_channel_stencil(chan: Operation) -> ChannelStencil | None:
         if start is not None:
             found.init, found.init_values = start
     post = _post_group_after(chan, found.acc)
-    if post is not None:
+    read = {base_buffer(v) for v in [*(b.value for b in found.stencil.bases),
+                                     *(w.weights for w in found.weights),
+                                     *([found.init_values] if found.init_values else [])]}
+    if post is not None and post[2] not in read:  # (no unit writes what another reads)
         found.post, found.post_write, found.post_out = post
     return found
 
