@@ -137,7 +137,11 @@ def test_other_spellings_are_the_channel_kernel(fn, shapes, kernels):
     # (a*b).sum() with the weights first and post ops (their own vector kernel, as the
     # loop form's), a 5x5 window
     args = tuple(RNG.standard_normal(s).astype(np.float32) for s in shapes)
-    k = check(hybrid(fn, dynamic_shape=True), *args)
+    # 75 products of standard normals summed in the kernel's order (channel, row, column)
+    # against numpy's pairwise one: an output near zero differs by a few 1e-6 (the
+    # default atol failed 1 of 540 elements for some draws of the shared RNG, whose
+    # state depends on the test order)
+    k = check(hybrid(fn, dynamic_shape=True), *args, atol=1e-4)
     assert _schedules(k)[0] == ("StencilKernel", "channels") and len(k.last_kernels) == kernels
     assert k.last_counters["gm_scalar_read_bytes"] == 0
 
