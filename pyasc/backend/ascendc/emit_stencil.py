@@ -181,8 +181,8 @@ class StencilEmitter:
         """One ``(plane, row tile)`` unit: its halo rows in, the tile out."""
         w = self.w
         at = ", col, cols" if self.k.dynamic else ""
-        if any(p.count == DYN for p in self.k.planes_in):
-            w.line("LoadPlane(plane);")
+        if any(p.count == DYN for p in self.k.planes_in):  # collapsed: the channel's
+            w.line(f"LoadPlane(plane{' % PLANES' if self.k.match.collapsed else ''});")
         w.line(f"CopyIn(plane, row, rows{at});")
         w.line("Compute(plane, rows);")
         w.line(f"CopyOut(plane, row, rows{at});")

@@ -65,7 +65,9 @@ def _dynamic_arguments(hb: HostBuilder, k: StencilKernel, env: dict[Value, Value
                                                                           strict=True)]
     halo = max(b.halo for b in m.bases)
     # shared planes: a unit computes every plane of its image (no plane: no unit)
-    walked = hb.mul(images, hb.min(planes, 1)) if k.shared_planes else planes
+    # collapsed: every channel of every image
+    walked = hb.mul(images, hb.min(planes, 1)) if k.shared_planes else \
+        hb.mul(images, planes) if m.collapsed else planes
     tile_cols, col_tiles, pitch = column_tiles(hb, k, cols, dims)
     most = hb.max(hb.binary(arith.FloorDivOp, hb.const(k.tile), pitch), 1)
     spread = hb.ceil_div(hb.mul(hb.mul(walked, rows), col_tiles), cores)
@@ -92,6 +94,8 @@ def stencil_extents(hb: HostBuilder, k: StencilKernel, sizes: list[Value],
     plane windows the count of planes they are broadcast over (``match.planes``); a
     rank-4 space's windows are ``(images, rows, cols)``."""
     m = k.match
+    if m.collapsed:  # x[:, :, a:..., b:...]: (images, channels, rows, cols)
+        return sizes[0], sizes[1], sizes[2], sizes[3]
     if m.planes is None:
         return (hb.const(1), *([hb.const(1)] if len(sizes) == 2 else []), *sizes)  # type: ignore[return-value]
     planes = env[m.planes]
@@ -135,6 +139,8 @@ def _inside(hb: HostBuilder, k: StencilKernel, space: list[Value],
                              d[-3]))
         if len(d) == 4:  # one channel of every image
             fits.append(hb.cmp("le", images, d[0]))
+        if len(d) == 4 and m.collapsed:  # plane n * C + c: all of the base's channels
+            fits.append(hb.cmp("eq", planes, d[1]))
     ok = fits[0]
     for c in fits[1:]:
         ok = hb.binary(arith.AndOp, ok, c)
@@ -192,6 +198,9 @@ def _planes_of(hb: HostBuilder, v: Value, planes: Value) -> Value:
     when they agree; numpy's ValueError when they do not broadcast)."""
     t = v.type
     assert isinstance(t, TensorType)
+    if t.rank == 4 and t.shape[1] == DYN:  # (1, ?, 1, 1): per channel (collapsed)
+        return hb.broadcast(v, t.shape, t.element, [hb.const(1), planes, hb.const(1),
+                                                    hb.const(1)])
     if t.shape[0] != DYN:
         return v
     return hb.broadcast(v, (DYN, *t.shape[1:]), t.element,

@@ -178,7 +178,9 @@ class StencilKernel:
     @property
     def unit_planes(self) -> int:
         """Planes the units walk (the images, ``match.outer``, when the planes are
-        computed inside a unit)."""
+        computed inside a unit; every channel of every image when they collapse)."""
+        if self.match.collapsed:
+            return self.match.outer * self.match.space[0]
         return self.match.outer if self.shared_planes else self.match.space[0]
 
     @property
@@ -329,7 +331,8 @@ def _place_duplicates(k: StencilKernel) -> None:
             continue
         buf = k.inputs[p.index].vv.buf
         assert buf is not None
-        plane = "plane" if p.count > 1 else "0"
+        # collapsed images and channels: the value of the plane's channel
+        plane = "0" if p.count <= 1 else "plane % PLANES" if k.match.collapsed else "plane"
         ins = Instr("Duplicate", Ref(buf), (f"{p.name}Vals.GetValue({plane})",), (), "tile",
                     loc=k.group.loc)
         _insert(k, at, ins)

@@ -36,6 +36,11 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   (``x[:, c, a:..., b:...]``, ``StencilBase.images``; with run-time shapes from image
   0 on, the host checks the count); with a run-time space the count of planes is the
   broadcast's (``StencilMatch.planes``);
+* or, in a rank-4 space ``(N, C, rows, cols)`` (a batch loop around a depthwise
+  stencil), every window is every channel of every image of a rank-4 base
+  (``x[:, :, a:..., b:...]``: offsets 0 on the two leading axes, all of axis 1): the
+  leading axes collapse into ``N * C`` planes, plane ``n * C + c`` of the contiguous
+  base (``StencilMatch.collapsed``; at run time the host checks axis 1 is whole);
 * inside a ``channels`` loop (``channel_stencil``, ``match_stencil(group, channel)``) a
   fixed plane may be the loop's index (``x[c, ...]``, ``x[:, c, ...]``:
   ``StencilBase.channel``), the plane the kernel's channel loop walks;
@@ -114,6 +119,10 @@ class StencilMatch:
     # the index of the ``channels`` loop around the group (``channel_stencil``): a window
     # whose plane (channel) offset is this value is a plane of the channel walked
     channel: Value | None = None
+    # rank 4 with bases that are not fixed planes: the images and channels are the
+    # ``outer * space[0]`` planes the units walk; a per-plane input is per channel
+    # (plane ``p`` reads value ``p % space[0]``)
+    collapsed: bool = False
 
 
 def _per_plane(v: Value, space: tuple[int, ...]) -> Value | None:
@@ -220,9 +229,13 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
         if any(o < 0 for o in offs) or len(kept) != len(m.sizes) or \
                 not all(same_size(a, b) for a, b in zip(kept, m.sizes, strict=True)):  # type: ignore[operator]
             return None
-    elif [static_int(s) for s in kept] != \
-            (list(space[-len(kept):]) if len(kept) < 3 else [space[0], *space[-2:]]):
+    elif [static_int(s) for s in kept] != (list(space[-len(kept):]) if len(kept) < 3 else
+                                           [space[0], *space[-2:]] if len(kept) == 3 else
+                                           list(space)):
         return None
+    if len(kept) == 4 and (offs[0] or offs[1] or not dynamic and
+                           static_int(sizes[1]) != src.shape[1]):  # type: ignore[attr-defined]
+        return None  # not whole planes n * C + c of the base (the host checks at run time)
     return offs  # type: ignore[return-value]
 
 
@@ -325,10 +338,12 @@ def match_stencil(group: FusionGroupOp, channel: Value | None = None,
         return None  # fixed planes over a run-time count of planes that is not known
     # (one window of each base is elementwise work, a vector kernel's; in a channel
     # loop, a 1x1 convolution's, it is the channel kernel's one tap)
+    m.collapsed = len(space) == 4 and channel is None and \
+        not any(b.fixed or b.channel for b in m.bases)
     if not any(b.views >= 2 or b.channel for b in m.bases) or \
-            len(space) == 4 and not all(b.images for b in m.bases) or \
+            len(space) == 4 and not (m.collapsed or all(b.images for b in m.bases)) or \
             len(space) < 4 and any(b.images for b in m.bases):
-        return None  # rank 4: the images are walked by the units, the channels fixed
+        return None  # rank 4: the images walked by the units, the channels fixed or walked
     return m
 
 
