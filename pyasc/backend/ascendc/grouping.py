@@ -78,8 +78,11 @@ def merge_adjacent(block: Block, probe: Probe, max_ops: int = MAX_GROUP_OPS) -> 
     i = 0
     while i < len(block.ops):
         first = block.ops[i]
+        # the first group reading ``first`` (not merely the next group: two chains
+        # batched side by side, a sum of two window sums, alternate their groups)
         nxt = next((j for j in range(i + 1, len(block.ops))
-                    if isinstance(block.ops[j], FusionGroupOp)), None)
+                    if isinstance(block.ops[j], FusionGroupOp) and
+                    _uses_any(block.ops[j], [first])), None)
         if not isinstance(first, FusionGroupOp) or nxt is None or \
                 _size(first) + _size(block.ops[nxt]) > max_ops or \
                 not _mergeable(block, i, nxt):

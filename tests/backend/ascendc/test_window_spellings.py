@@ -209,3 +209,31 @@ def test_batch_loop_around_depthwise_is_one_stencil(dynamic, dtype):
 def test_batch_loop_over_some_channels_is_equal(dynamic):
     x = RNG.random((2, 4, 11, 19)).astype(np.float32)
     run_checked(batch_some_channels, (x,), dynamic, 1e-5)
+
+
+# ---- two window sums in one statement ----------------------------------------------------
+
+def two_window_sums(x):
+    # two sums of the window (batched side by side: under dynamic_shape the grouping
+    # split them into one group per tap of each, alternating, which merged pairwise only
+    # when adjacent); a literal table, and the window named once
+    k = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], dtype=np.float32) / 16
+    h, w = x.shape
+    a = np.zeros((h - 2, w - 2), dtype=x.dtype)
+    b = np.zeros((h - 2, w - 2), dtype=x.dtype)
+    for i in range(h - 2):
+        for j in range(w - 2):
+            a[i, j] = np.sum(x[i:i + 3, j:j + 3] * k) + (x[i:i + 3, j:j + 3] * k).sum()
+    for i in range(h - 2):
+        for j in range(w - 2):
+            win = x[i:i + 3, j:j + 3]
+            b[i, j] = np.sum(win * k) - np.sum(win * win)
+    return a, b
+
+
+@pytest.mark.parametrize("dynamic,dtype", CONFIGS)
+def test_two_window_sums_in_one_statement_are_one_stencil(dynamic, dtype):
+    x = RNG.random((17, 39)).astype(dtype)
+    k = run_checked(two_window_sums, (x,), dynamic, 2e-3 if dtype == "float16" else 1e-5)
+    assert _launched(k) == ["StencilKernel"] * 2, _launched(k)
+
