@@ -513,6 +513,30 @@ def bil_norm_inside(img):
     return result
 
 
+def bil_norm_inplace(img):
+    h, w = img.shape
+    result = np.zeros_like(img)
+    r = np.arange(-2, 3).astype(np.float32)
+    space = np.exp(-(r ** 2) / np.float32(8))
+    for i in range(2, h - 2):
+        for j in range(2, w - 2):
+            win = img[i - 2:i + 3, j - 2:j + 3]
+            wts = space * np.exp(-np.abs(win - img[i, j]) * np.float32(10))
+            wts /= wts.sum()
+            result[i, j] = (win * wts).sum()
+    return result
+
+
+def two_win_sums(x):
+    k = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], dtype=np.float32) / 16
+    h, w = x.shape
+    out = np.zeros((h - 2, w - 2), dtype=x.dtype)
+    for i in range(h - 2):
+        for j in range(w - 2):
+            out[i, j] = np.sum(x[i:i + 3, j:j + 3] * k) + (x[i:i + 3, j:j + 3] * k).sum()
+    return out
+
+
 def bil_loops(img):
     h, w = img.shape
     result = np.zeros_like(img)
@@ -573,6 +597,8 @@ def _cases():
         ("bil_cauchy", bil_cauchy, (r(40, 70),)),
         ("bil_norm_inside", bil_norm_inside, (r(40, 70),)),
         ("bil_loops", bil_loops, (r(40, 70),)),
+        ("bil_norm_inplace", bil_norm_inplace, (r(40, 70),)),
+        ("two_win_sums", two_win_sums, (r(40, 70),)),
     ]
 
 

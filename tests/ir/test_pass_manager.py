@@ -37,7 +37,8 @@ MODULE = """
 
 
 def test_default_pipeline_is_registered() -> None:
-    assert DEFAULT_PIPELINE == ["canonicalize", "cse", "hoist-checks", "dce", "fusion"]
+    assert DEFAULT_PIPELINE == ["canonicalize", "cse", "forward-writes", "hoist-checks", "dce",
+                                "fusion"]
     for name in DEFAULT_PIPELINE:
         assert get_pass(name).name == name
     with pytest.raises(KeyError, match="unknown pass 'nope'"):
@@ -62,8 +63,8 @@ def test_dump_ir_after_each_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     folder = tmp_path / "dumps" / f"f-{key[:16]}" / "passes"  # named by function + input
     assert [p.name for p in (tmp_path / "dumps").iterdir()] == [folder.parent.name]
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["00-input.ir", "01-canonicalize.ir", "02-cse.ir", "03-hoist-checks.ir",
-                     "04-dce.ir", "05-fusion.ir"]
+    assert names == ["00-input.ir", "01-canonicalize.ir", "02-cse.ir", "03-forward-writes.ir",
+                     "04-hoist-checks.ir", "05-dce.ir", "06-fusion.ir"]
     dumps = [(folder / n).read_text() for n in names]
     assert parse_module(dumps[0]) is not None and '"arith.add"' in dumps[0]
     assert '"arith.add"' not in dumps[1]

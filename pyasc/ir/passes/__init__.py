@@ -27,6 +27,7 @@ from pyasc.ir.passes import (  # noqa: F401
     dead_fills,
     distribute_reductions,
     expand_math,
+    forward_writes,
     fusion,
     hoist_checks,
     interrupt_poll,
@@ -53,6 +54,8 @@ from pyasc.ir.stage_dumps import write_file
 DEFAULT_PIPELINE: list[str] = [
     "canonicalize",  # fold constants, apply identities, drop trivially dead ops
     "cse",           # merge repeated pure expressions
+    "forward-writes",  # a local buffer written whole and read whole: its last value
+                       # (an in-place update of an array value, wts /= wts.sum())
     "hoist-checks",  # index checks of user loops: proven ones dropped, affine ones hoisted
                      # (before fusion: a check between ops keeps them apart)
     "dce",           # drop dead ops, write-only buffers and unused loop-carried values

@@ -10,7 +10,13 @@ to ``target="interpret"`` (within the rounding of a window sum's order), static 
   softmax of the window): ``batch_windows`` emits the window's ops in passes, each after
   the reductions it reads;
 * literal weight tables (``np.array([[1, 4, 6, 4, 1], ...]) / 256``, ``np.outer(g, g)``,
-  ``k / k.sum()``): ``canonicalize`` folds them to one constant, so no kernel builds them.
+  ``k / k.sum()``): ``canonicalize`` folds them to one constant, so no kernel builds them;
+* a batch loop around a depthwise stencil (``out[b, ch, i, j] = np.sum(x[b, ch, i:i+3,
+  j:j+3] * w[ch])``): ``stencil-windows`` collapses images and channels into planes;
+* two window sums in one statement under ``dynamic_shape``: ``merge_adjacent`` merges a
+  group into its first consumer group, not only into the next group;
+* weights normalized in place (``wts /= wts.sum()``): ``forward-writes`` reads the
+  buffer written whole as its last value.
 """
 
 from __future__ import annotations
@@ -237,3 +243,28 @@ def test_two_window_sums_in_one_statement_are_one_stencil(dynamic, dtype):
     k = run_checked(two_window_sums, (x,), dynamic, 2e-3 if dtype == "float16" else 1e-5)
     assert _launched(k) == ["StencilKernel"] * 2, _launched(k)
 
+
+# ---- weights normalized in place ---------------------------------------------------------
+
+def normalized_in_place(img):
+    # wts /= wts.sum(): a buffer written and read back whole, forwarded (forward-writes)
+    # to the values, so the window loop batches as for wts = wts / wts.sum()
+    h, w = img.shape
+    out = np.zeros_like(img)
+    r = np.arange(-2, 3).astype(np.float32)
+    space = np.exp(-(r ** 2) / np.float32(8))
+    for i in range(2, h - 2):
+        for j in range(2, w - 2):
+            win = img[i - 2:i + 3, j - 2:j + 3]
+            wts = space * np.exp(-np.abs(win - img[i, j]) * np.float32(10))
+            wts /= wts.sum()
+            wts *= np.float32(2)
+            out[i, j] = (win * wts).sum()
+    return out
+
+
+@pytest.mark.parametrize("dynamic,dtype", CONFIGS)
+def test_weights_normalized_in_place_are_a_stencil(dynamic, dtype):
+    img = RNG.random((19, 37)).astype(dtype)
+    k = run_checked(normalized_in_place, (img,), dynamic, 2e-3 if dtype == "float16" else 1e-5)
+    assert _launched(k) == ["StencilKernel"], _launched(k)
