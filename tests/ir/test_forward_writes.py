@@ -32,6 +32,13 @@ def normalize_rows_in_a_loop(x):
     return out
 
 
+def full_slice_writes(x):
+    w = x * 2
+    w[:] = w / w.sum()
+    w[...] = w + 1
+    return w * 3
+
+
 def element_write_in_between(x):
     w = x * 2
     w /= w.sum()
@@ -53,8 +60,8 @@ def broadcast_of_a_run_time_row(x):
     return w + 1
 
 
-CASES = [normalize_in_place, normalize_rows_in_a_loop, element_write_in_between,
-         broadcast_write, broadcast_of_a_run_time_row]
+CASES = [normalize_in_place, normalize_rows_in_a_loop, full_slice_writes,
+         element_write_in_between, broadcast_write, broadcast_of_a_run_time_row]
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
@@ -68,7 +75,7 @@ def test_forwarded_writes_keep_the_interpreters_bits(fn, dynamic):
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
-@pytest.mark.parametrize("fn", [normalize_in_place, normalize_rows_in_a_loop],
+@pytest.mark.parametrize("fn", [normalize_in_place, normalize_rows_in_a_loop, full_slice_writes],
                          ids=lambda f: f.__name__)
 def test_in_place_updates_leave_no_buffer(fn, dynamic):
     x = np.zeros((5, 7), np.float32)
