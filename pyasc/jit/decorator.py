@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyasc.backend.base import CompiledKernel, Program, get_backend
@@ -52,7 +51,12 @@ from pyasc.jit.gradients import Differentiable
 from pyasc.jit.ice import internal_errors, source_reproducer
 from pyasc.jit.inspection import Inspection
 from pyasc.jit.options import Options, make_options, resolve_target, target_env
-from pyasc.jit.specializations import SpecializationsView, describe_arguments, signature_text
+from pyasc.jit.specializations import (
+    Specialization,
+    SpecializationsView,
+    describe_arguments,
+    signature_text,
+)
 from pyasc.jit.specialize import is_shape_path, spec_of
 from pyasc.jit.tensors import TensorOps, unwrap
 from pyasc.jit.window_cap import WindowSizes, window_size
@@ -61,7 +65,6 @@ from pyasc.runtime.flight import SingleFlight
 from pyasc.runtime.profiler import profiled_call, watch
 
 if TYPE_CHECKING:  # pragma: no cover - the compiler is imported when something compiles
-    from pyasc.frontend.compiler import ResultTemplate
     from pyasc.frontend.source import SourceInfo
 
 RECENT_NATIVES = 4
@@ -76,18 +79,6 @@ def _profiling(recording: bool) -> None:
 
 
 watch(_profiling)
-
-
-@dataclass
-class Specialization:
-    """One compiled-to-IR call signature of a hybrid function."""
-
-    key: tuple
-    specs: dict[str, Spec]
-    params: list[Param]
-    program: Program
-    unoptimized: str
-    template: ResultTemplate
 
 
 class HybridFunction(EntryMaker, Inspection, Differentiable, TensorOps, Callee):

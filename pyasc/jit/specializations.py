@@ -10,15 +10,36 @@ kernel.  Under ``dynamic_shape=True`` every shape of one rank, dtype and layout 
 key, so ``len(fn.specializations) == 1`` after calls with many shapes of that kind
 (but for dimensions specialized by value, such as a window loop's size:
 ``"float32[?, 3, 3]"``).
+
+:class:`Specialization` is what the function keeps per key once its IR is built (the
+program, the unoptimized text, the result template).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from pyasc.backend.base import Program
+from pyasc.frontend.signature import Param, Spec
+
+if TYPE_CHECKING:  # pragma: no cover - the compiler is imported when something compiles
+    from pyasc.frontend.compiler import ResultTemplate
+
+
+@dataclass
+class Specialization:
+    """One compiled-to-IR call signature of a hybrid function."""
+
+    key: tuple
+    specs: dict[str, Spec]
+    params: list[Param]
+    program: Program
+    unoptimized: str
+    template: ResultTemplate
 
 
 @dataclass(frozen=True)
