@@ -235,9 +235,27 @@ def _post_group_after(chan: loop.ForOp, acc: Value
             any(constant_int(o) != 0 for o in offsets) or \
             any(static_int(s) != 1 for s in steps) or \
             any(a is not b for a, b in zip(sizes, view.op.parts()[1],  # type: ignore[attr-defined]
-                                            strict=True)):
+                                            strict=True)) or \
+            _touched_between(chan, write, out):
         return None
     return group, write, out
+
+
+def _touched_between(chan: loop.ForOp, write: mem.WriteOp, out: Value) -> bool:
+    """Whether an op between ``chan`` and ``write`` (at the top of their block) writes
+    memory or reads ``out``: the kernel writes ``out`` where ``chan`` is, before them."""
+    block = chan.parent
+    assert block is not None
+    tops = [op for op in block.ops if op.is_ancestor_of(write) or op is write]
+    if len(tops) != 1:
+        return True
+    for top in block.ops[block.index_of(chan) + 1:block.index_of(tops[0]) + 1]:
+        for op in top.walk():
+            if op is write or isinstance(op, mem.SubviewOp | mem.DimOp):
+                continue
+            if op.has_trait("writes") or any(base_buffer(v) is out for v in op.operand_values):
+                return True
+    return False
 
 
 def _fill_before(chan: loop.ForOp, acc: Value) -> mem.FillOp | None:

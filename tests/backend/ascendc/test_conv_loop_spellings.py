@@ -323,3 +323,30 @@ def test_an_output_axis_of_one_is_a_cube_conv(fn, xs, ws, dtype):
     assert "ScalarKernel" not in kinds and any(kind in ("ConvKernel", "CubeKernel")
                                                for kind in kinds), kinds
     assert k.last_counters["gm_scalar_read_bytes"] == k.last_counters["gm_scalar_write_bytes"] == 0
+
+
+def conv_overwritten(x, w):
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = 0.0
+                for ch in range(c):
+                    for a in range(3):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = 5.0
+                out[o, i, j] = max(acc, 0.0)
+    return out
+
+
+def test_no_epilogue_when_memory_is_written_before_the_users_write():
+    # the epilogue writes ``out`` where the channel loop is: a write between the loop
+    # and the user's write (``out[...] = 5.0`` first) would then land last (every
+    # output 5.0 before the fix: a silent wrong result)
+    x = RNG.standard_normal((3, 9, 11)).astype(np.float32)
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    want = hybrid(conv_overwritten, target="interpret", dynamic_shape=True)(x, w)
+    got, _ = run_sim(hybrid(conv_overwritten, dynamic_shape=True), x, w)
+    np.testing.assert_array_equal(got, want)
