@@ -23,15 +23,25 @@ from pyasc.ir.types import DYN, ScalarType, ShapedType, Type, element_type
 Evaluator = Callable[..., object]
 
 
+_DTYPES: dict[str, np.dtype] = {}
+"""numpy dtype per scalar type name: the interpreter asks for one per evaluated op."""
+
+
 def np_dtype(t: Type) -> np.dtype:
     """The numpy dtype of a type's elements."""
-    return element_type(t).to_numpy()
+    scalar = element_type(t)
+    dt = _DTYPES.get(scalar.name)
+    if dt is None:
+        dt = _DTYPES[scalar.name] = scalar.to_numpy()
+    return dt
 
 
 def as_type(value: object, t: Type) -> object:
     """Coerce a numpy result to the IR type ``t``: a numpy scalar or an array."""
     dt = np_dtype(t)
     if isinstance(t, ScalarType):
+        if type(value) is dt.type:  # already exact: most results (and eval_op checks twice)
+            return value
         return dt.type(np.asarray(value).reshape(())[()]) if np.ndim(value) == 0 else \
             _not_scalar(value, t)
     arr = np.asarray(value)
