@@ -39,9 +39,11 @@ class NeedSizes(Refuse):
     """Batchable if the run-time size values ``sizes`` had those static values
     (``batch_windows.WindowSizes``): ``batch_loops`` versions the nest on them."""
 
-    def __init__(self, msg: str, sizes: dict[Value, int]) -> None:
+    def __init__(self, msg: str, sizes: dict[Value, int],
+                 dims: dict[tuple[Value, int], int] | None = None) -> None:
         super().__init__(msg)
         self.sizes = sizes
+        self.dims = dims or {}  # (whole buffer, axis) -> extent (``WindowSizes.dims``)
 
 
 @dataclass
@@ -267,7 +269,7 @@ def _prepare(top: loop.ForOp) -> list[loop.ForOp]:
     try:  # window slices (``img[i-5:i+6, j-5:j+6]``) become their elements
         scalarize_windows(loops[-1].body.blocks[0], {lp.induction_var for lp in loops})
     except WindowSizes as exc:
-        raise NeedSizes(str(exc), exc.sizes) from None
+        raise NeedSizes(str(exc), exc.sizes, exc.dims) from None
     except WindowRefuse as exc:
         raise Refuse(str(exc)) from None
     drop_dead_index_math(loops[-1].body.blocks[0])

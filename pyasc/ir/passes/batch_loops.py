@@ -48,16 +48,20 @@ A nest is rewritten only when every iteration provably touches its own elements 
 
 The analysis is ``batch_analysis``; the rewritten form is built by ``batch_build``.
 A nest that would batch if some run-time sizes had static values (a window slice times
-``w[c]`` of a run-time ``w``: ``batch_analysis.NeedSizes``) is versioned on them: ``if
-sizes hold: <copy with the sizes constants, batched> else: <the nest>`` (a versioned
-``loop.if``, whose branches the backend treats as top-level code).
+``w[c]`` of a run-time ``w``, or times a whole run-time ``k``:
+``batch_analysis.NeedSizes``) is versioned on them: ``if sizes hold: <copy with the
+sizes constants, batched> else: <the nest>`` (a versioned ``loop.if``, whose branches
+the backend treats as top-level code).  A whole buffer's sizes are its ``mem.dim``s,
+computed before the ``if``; the fast copy reads it through a view of the constant
+sizes, made inside the fast branch only (where those sizes are its own: before the
+``if`` the view could be out of bounds).
 """
 
 from __future__ import annotations
 
 from pyasc.ir.builder import Builder
 from pyasc.ir.core import Block, Operation, OpResult, Value
-from pyasc.ir.ops import arith, loop
+from pyasc.ir.ops import arith, loop, mem
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.passes.batch_analysis import (
     Batch,
@@ -71,6 +75,7 @@ from pyasc.ir.passes.batch_nest import trip_count
 from pyasc.ir.passes.batch_while import as_for
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.versioning import top_blocks
+from pyasc.ir.types import MemRefType, index
 
 
 def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
@@ -93,7 +98,7 @@ def batch_function(fn: FuncOp, float64_arrays: bool = True) -> int:
         except NeedSizes as need:
             if _in_channel_loop(op):  # (a versioned ``if`` is top-level code only)
                 continue
-            found = _versioned(op, need.sizes, float64_arrays)
+            found = _versioned(op, need, float64_arrays)
             if found is None:
                 continue
             b, op = found
@@ -128,49 +133,113 @@ def _in_channel_loop(op: Operation) -> bool:
 MAX_SIZE_ROUNDS = 4  # size assumptions gathered one window op at a time
 
 
-def _versioned(op: loop.ForOp, sizes: dict[Value, int],
+def _versioned(op: loop.ForOp, need: NeedSizes,
                float64_arrays: bool) -> tuple[Batch, loop.ForOp] | None:
     """``if sizes hold: <copy of op, the sizes constants> else: op`` when the copy is
     batchable (``batch_windows.WindowSizes``: ``w[c]`` of a run-time ``w`` times a 3x3
-    window, batched where ``w.shape[1:] == (3, 3)``; the unchanged nest runs
-    otherwise, with numpy's broadcasting and errors); returns the analysis and the
-    copy, or None (nothing changed)."""
-    b = Builder.before(op)
-    consts: dict[Value, Value] = {}
+    window, batched where ``w.shape[1:] == (3, 3)``; a whole run-time ``k`` times a 5x5
+    window, where ``k.shape == (5, 5)``; the unchanged nest runs otherwise, with
+    numpy's broadcasting and errors); returns the analysis and the copy, or None
+    (nothing changed)."""
+    sized = _Sized(op)
+    sizes, dims = need.sizes, need.dims
     for _ in range(MAX_SIZE_ROUNDS):
-        if any(isinstance(v, OpResult) and op.is_ancestor_of(v.op) for v in sizes):
+        if not all(_available(v, op) for v in [*sizes, *(buf for buf, _ in dims)]):
             break  # the condition is computed before the nest
-        for v, n in sizes.items():
-            if v not in consts:
-                consts[v] = b.insert(arith.ConstantOp.new(n, v.type, loc=op.loc)).result
-        fast = op.clone(dict(consts))
+        sized.assume(sizes, dims)
+        fast = op.clone(sized.mapping())
         assert isinstance(fast, loop.ForOp)
         try:
             batch = analyze(fast)
             if float64_arrays or not has_float64_batch(batch):
-                return _branch(b, op, fast, batch, consts)
+                return _branch(sized, fast, batch)
             batch.loops[0].erase()  # not batched: no branch (batch_function's rule)
             fast.erase()
             break
-        except NeedSizes as need:
+        except NeedSizes as more:
             fast.erase()
-            if any(sizes.get(v, n) != n for v, n in need.sizes.items()):
+            if any(sizes.get(v, n) != n for v, n in more.sizes.items()) or \
+                    any(dims.get(d, n) != n for d, n in more.dims.items()):
                 break
-            sizes = {**sizes, **need.sizes}
+            sizes, dims = {**sizes, **more.sizes}, {**dims, **more.dims}
         except Refuse:
             fast.erase()
             break
-    for c in consts.values():
-        c.op.erase()  # type: ignore[union-attr]
+    sized.erase()
     return None
 
 
-def _branch(b: Builder, op: loop.ForOp, fast: loop.ForOp, batch: Batch,
-            consts: dict[Value, Value]) -> tuple[Batch, loop.ForOp]:
-    """Place ``fast`` and ``op`` in the two branches of a versioned ``loop.if`` on
-    ``size == constant`` for every assumed size."""
+def _available(v: Value, op: Operation) -> bool:
+    """Whether ``v`` is defined before ``op`` in a block enclosing it (a condition
+    computed before ``op`` may read it; a value of a detached copy may not)."""
+    home = v.op.parent if isinstance(v, OpResult) else v.owner
+    cur: Operation | None = op
+    while cur is not None and cur.parent is not None:
+        if cur.parent is home:
+            return not isinstance(v, OpResult) or home.index_of(v.op) < home.index_of(cur)
+        cur = cur.parent_op
+    return False
+
+
+class _Sized:
+    """What the fast copy of a versioned nest assumes: run-time size values equal to
+    constants, and whole buffers of constant dimensions, each read through a view of
+    those sizes (placed in the fast branch, where its sizes are in bounds)."""
+
+    def __init__(self, op: loop.ForOp) -> None:
+        self.op, self.b = op, Builder.before(op)
+        self.consts: dict[Value, Value] = {}      # size value -> its assumed constant
+        self.dims: dict[tuple[Value, int], Value] = {}  # (buffer, axis) -> its mem.dim
+        self.views: dict[Value, Operation] = {}   # buffer -> its static view (detached)
+        self.emitted: list[Operation] = []        # before the nest, in order
+
+    def emit(self, op: Operation) -> Value:
+        self.emitted.append(self.b.insert(op))
+        return op.result_values[0]
+
+    def const(self, n: int) -> Value:
+        return self.emit(arith.ConstantOp.new(n, index, loc=self.op.loc))
+
+    def assume(self, sizes: dict[Value, int], dims: dict[tuple[Value, int], int]) -> None:
+        """Emit the constants (and the ``mem.dim`` of each assumed dimension) not yet
+        emitted, and a view of each whole buffer of assumed dimensions."""
+        for (buf, axis), n in dims.items():
+            if (buf, axis) not in self.dims:
+                self.dims[buf, axis] = self.emit(mem.DimOp([buf], [index], {"axis": axis},
+                                                           loc=self.op.loc))
+            sizes = {**sizes, self.dims[buf, axis]: n}
+        for v, n in sizes.items():
+            if v not in self.consts:
+                self.consts[v] = self.const(n)
+        for buf in dict.fromkeys(buf for buf, _ in dims if buf not in self.views):
+            t = buf.type
+            assert isinstance(t, MemRefType)
+            extent = [self.consts[self.dims[buf, a]] if (buf, a) in self.dims else
+                      self.const(d) for a, d in enumerate(t.shape)]
+            zero, one = self.const(0), self.const(1)
+            self.views[buf] = mem.SubviewOp([buf, *[zero] * t.rank, *extent, *[one] * t.rank],
+                                            [t], loc=self.op.loc)
+
+    def mapping(self) -> dict[Value, Value]:
+        """The values the fast copy reads instead: constants for sizes, views for
+        buffers."""
+        return {**self.consts, **{buf: v.result for buf, v in self.views.items()}}
+
+    def erase(self) -> None:
+        """Remove everything :meth:`assume` emitted (the nest stays as it was)."""
+        for view in self.views.values():
+            view.erase()
+        for op in reversed(self.emitted):
+            op.erase()
+
+
+def _branch(sized: _Sized, fast: loop.ForOp, batch: Batch) -> tuple[Batch, loop.ForOp]:
+    """Place ``fast`` (after the static views it reads) and the nest in the two
+    branches of a versioned ``loop.if`` on ``size == constant`` for every assumed
+    size."""
+    b, op = sized.b, sized.op
     cond: Value | None = None
-    for v, c in consts.items():
+    for v, c in sized.consts.items():
         test = b.insert(arith.CmpOp.new("eq", v, c, loc=op.loc)).result
         cond = test if cond is None else \
             b.insert(arith.AndOp([cond, test], [test.type], loc=op.loc)).result
@@ -179,7 +248,10 @@ def _branch(b: Builder, op: loop.ForOp, fast: loop.ForOp, batch: Batch,
     branch.attributes["versioned"] = True
     assert op.parent is not None
     op.parent.detach(op)
-    for block, nest in ((branch.then_region.blocks[0], fast), (branch.else_region.blocks[0], op)):
+    then, other = branch.then_region.blocks[0], branch.else_region.blocks[0]
+    for view in sized.views.values():
+        then.append(view)
+    for block, nest in ((then, fast), (other, op)):
         block.append(nest)
         block.append(loop.YieldOp([], loc=op.loc))
     return batch, fast

@@ -27,9 +27,9 @@ follows every loop index (``x[i]``, ``x[b, i]`` in a nest over ``(b, i)``: a row
 the row rules).  Any
 other use of a window value (a store of the whole window, a partial reduction, an op
 without a rule) raises ``WindowRefuse``: the nest is left alone, as before.  A window
-op on a view of run-time sizes beside a static window (``w[c]`` of a run-time ``w``)
-raises :class:`WindowSizes` with the sizes that would make it a window, which
-``batch_loops`` versions the nest on.
+op on an array of run-time sizes beside a static window (``w[c]`` of a run-time ``w``,
+a whole run-time ``k``) raises :class:`WindowSizes` with the sizes that would make it
+a window (``batch_window_sizes``), which ``batch_loops`` versions the nest on.
 """
 
 from __future__ import annotations
@@ -44,25 +44,11 @@ from pyasc.ir.ops import math as m
 from pyasc.ir.passes.batch_nest import constant_int, depends_on
 from pyasc.ir.passes.batch_window_chains import CHAIN as _CHAIN
 from pyasc.ir.passes.batch_window_chains import Chain, WindowRefuse
+from pyasc.ir.passes.batch_window_sizes import WindowSizes, assume_sizes, known_shape
+from pyasc.ir.passes.batch_window_sizes import kept_axes as _kept
 from pyasc.ir.types import DYN, ScalarType, TensorType, index
 
 MAX_WINDOW = 256  # elements of one window expanded into scalar ops
-
-class WindowSizes(WindowRefuse):
-    """A window op reads a view of run-time sizes (``w[c]`` of a run-time ``w``) beside
-    a static window: it would be a window if each size value in ``sizes`` were the
-    static extent it meets (the caller may version the nest on that)."""
-
-    def __init__(self, sizes: dict[Value, int]) -> None:
-        super().__init__("a window op on a view of run-time sizes")
-        self.sizes = sizes
-
-
-def _kept(op: Operation) -> list[int]:
-    """The axes of view ``op``'s source that its result keeps (not dropped)."""
-    drop = set(op.attributes.get("drop") or ())
-    rank = len(op.parts()[0])  # type: ignore[attr-defined]
-    return [a for a in range(rank) if a not in drop]
 
 
 def _is_window(op: Operation, ivs: set[Value]) -> bool:
@@ -129,10 +115,6 @@ class _Scalarizer:
         return self.consts[c]
 
     # ------------------------------------------------------------- classification
-    def _shape(self, v: Value) -> tuple[int, ...]:
-        t = v.type
-        return tuple(t.shape) if isinstance(t, TensorType) else ()
-
     def _computed(self, op: Operation) -> tuple[int, ...]:
         """The shape of window op ``op``'s result from its operands' (not its type: with
         run-time shapes a window's type says ``?x?`` even where its sizes are constants,
@@ -141,45 +123,14 @@ class _Scalarizer:
             view = op.operand_values[0].op
             sizes = view.parts()[1]  # type: ignore[attr-defined]
             return tuple(constant_int(sizes[a]) for a in _kept(view))  # type: ignore[misc]
-        shapes = [self.shapes.get(v, self._shape(v)) for v in op.operand_values]
+        shapes = [self.shapes.get(v, known_shape(v)) for v in op.operand_values]
         if any(DYN in s for s in shapes):
-            self._assume_sizes(op, shapes)
+            assume_sizes(op.operand_values, shapes, self.ivs)
             raise WindowRefuse(f"'{op.name}' on a window and an array of run-time size")
         try:
             return tuple(np.broadcast_shapes(*shapes))
         except ValueError:
             raise WindowRefuse(f"'{op.name}': operands that do not broadcast") from None
-
-    def _assume_sizes(self, op: Operation, shapes: list[tuple[int, ...]]) -> None:
-        """Raise :class:`WindowSizes` when every run-time operand of window op ``op`` is
-        a snapshot of a unit-step view whose run-time sizes are loop-invariant values,
-        each aligned (numpy broadcasting) with a static extent of the other operands."""
-        static = [s for s in shapes if DYN not in s]
-        rank = max(len(s) for s in shapes)
-        want = {a: {s[a - rank + len(s)] for s in static if a - rank + len(s) >= 0}
-                for a in range(rank)}
-        sizes: dict[Value, int] = {}
-        for v, shape in zip(op.operand_values, shapes, strict=True):
-            if DYN not in shape:
-                continue
-            # (a snapshot of a whole argument, ``np.sum(x[i:i+5, j:j+5] * k)`` with a
-            # run-time ``k``, has no size values to version on: the nest stays as it is)
-            src = v.op.operand_values[0] if isinstance(v, OpResult) and \
-                isinstance(v.op, mem.ToTensorOp) else None  # type: ignore[union-attr]
-            view = src.op if isinstance(src, OpResult) else None
-            if not isinstance(view, mem.SubviewOp) or \
-                    any(constant_int(x) != 1 for x in view.parts()[2]):
-                return
-            kept = [view.parts()[1][a] for a in _kept(view)]
-            for a, (n, size) in enumerate(zip(shape, kept, strict=True)):
-                extents = want[a + rank - len(shape)] - {1}
-                if n != DYN:
-                    continue
-                if len(extents) != 1 or depends_on(size, self.ivs) or \
-                        sizes.get(size, min(extents)) != min(extents):
-                    return
-                sizes[size] = min(extents)
-        raise WindowSizes(sizes)
 
     def classify(self) -> None:
         """The window ops (snapshots of windows and every op reading a window value),
@@ -274,11 +225,12 @@ class _Scalarizer:
             return self.scalars.get(v, v)
         if v not in self.outer:  # an invariant array broadcast against the window
             t = v.type
-            if not isinstance(t, TensorType) or depends_on(v, self.ivs) or \
-                    np.broadcast_shapes(t.shape, self.shape) != self.shape:
+            shape = known_shape(v)
+            if not isinstance(t, TensorType) or depends_on(v, self.ivs) or DYN in shape or \
+                    np.broadcast_shapes(shape, self.shape) != self.shape:
                 raise WindowRefuse(f"'{op.name}' on a window and an array of its own")
-            out = np.empty(t.shape, dtype=object)
-            for at in itertools.product(*(range(n) for n in t.shape)):
+            out = np.empty(shape, dtype=object)
+            for at in itertools.product(*(range(n) for n in shape)):
                 out[at] = self.insert(tensor.ExtractOp(
                     [v, *(self.const(a) for a in at)], [t.element], loc=op.loc))
             self.outer[v] = np.broadcast_to(out, self.shape)

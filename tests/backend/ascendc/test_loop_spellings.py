@@ -175,26 +175,6 @@ def test_other_while_loops_stay_correct(fn, dynamic):
     check(hybrid(fn, dynamic_shape=dynamic), RNG.standard_normal((9, 20)).astype(np.float32))
 
 
-# ---- a window times a whole weight argument of run-time shape -------------------------
-
-def gauss5_weights(x, k):
-    h, w = x.shape
-    out = np.zeros((h - 4, w - 4), dtype=x.dtype)
-    for i in range(h - 4):
-        for j in range(w - 4):
-            out[i, j] = np.sum(x[i:i + 5, j:j + 5] * k)
-    return out
-
-
-@pytest.mark.filterwarnings("ignore::pyasc.backend.ascendc.PyascPerformanceWarning")
-def test_window_times_whole_dynamic_argument_compiles():
-    # was an internal error (batch_windows looked for the sizes of a view under k); k's
-    # shape has no size values to version on: the nest stays a scalar kernel, correct
-    args = (RNG.standard_normal((20, 30)).astype(np.float32),
-            RNG.standard_normal((5, 5)).astype(np.float32))
-    check(hybrid(gauss5_weights, dynamic_shape=True), *args)
-
-
 # ---- chained indexing: x[c][i + a][j + b] ---------------------------------------------
 
 def depthwise_chained(x, w):
