@@ -10,91 +10,28 @@ the printer :func:`install_printer` was given, which ``pyasc.ir.ops`` does when 
 imported (every op family, and so every op built from one, imports that package first).
 
 Regions hold blocks; pyasc's control flow is structured, so the verifier requires every
-region to have exactly one block.
+region to have exactly one block.  Locations and attribute values are defined in
+``attributes`` (re-exported here), the accessors made from an op's declared names in
+``op_spec``.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from pyasc.errors import InternalCompilerError
+from pyasc.ir.attributes import (  # noqa: F401 - the IR's public names, defined there
+    UNKNOWN_LOC,
+    AttrDef,
+    AttrValue,
+    DenseArray,
+    Location,
+    attr,
+)
+from pyasc.ir.op_spec import check_count, install_accessors
 from pyasc.ir.order import OpSequence
 from pyasc.ir.types import Type
-
-# ---------------------------------------------------------------------------- locations
-
-
-@dataclass(frozen=True)
-class Location:
-    """A source position: file name, 1-based line and 1-based column (MLIR convention)."""
-
-    file: str | None = None
-    line: int = 0
-    col: int = 0
-
-    def __str__(self) -> str:
-        if self.file is None:
-            return "loc(unknown)"
-        import json
-
-        return f"loc({json.dumps(self.file)}:{self.line}:{self.col})"
-
-    @property
-    def known(self) -> bool:
-        return self.file is not None
-
-
-UNKNOWN_LOC = Location()
-
-# ---------------------------------------------------------------------------- attributes
-
-
-class DenseArray:
-    """An array-valued attribute (constant tensors); printed ``dense<[...] : tensor<..>>``."""
-
-    __slots__ = ("array", "type")
-
-    def __init__(self, array: np.ndarray, type_: Type) -> None:
-        self.array = np.asarray(array)
-        self.type = type_
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, DenseArray) and self.type == other.type
-                and self.array.shape == other.array.shape
-                and bool(np.array_equal(self.array, other.array, equal_nan=True)))
-
-    def __hash__(self) -> int:
-        return hash((self.type, self.array.tobytes()))
-
-    def __repr__(self) -> str:
-        return f"DenseArray({self.array!r}, {self.type})"
-
-
-AttrValue = Any  # int | float | bool | str | Type | DenseArray | tuple[AttrValue, ...]
-
-
-@dataclass(frozen=True)
-class AttrDef:
-    """Declaration of one attribute: accepted Python kinds and an optional default."""
-
-    kinds: tuple[type, ...]
-    optional: bool = False
-
-    def accepts(self, value: AttrValue) -> bool:
-        if isinstance(value, bool) and bool not in self.kinds:
-            return False
-        return isinstance(value, self.kinds)
-
-
-def attr(*kinds: type, optional: bool = False) -> AttrDef:
-    """Shorthand used in op declarations: ``attrs = {"axis": attr(int)}``."""
-    return AttrDef(tuple(kinds), optional)
-
 
 # ---------------------------------------------------------------------------- values
 
@@ -184,8 +121,8 @@ class Operation:
             if cls.name in OP_REGISTRY and OP_REGISTRY[cls.name] is not cls:
                 raise ValueError(f"op {cls.name} registered twice")
             OP_REGISTRY[cls.name] = cls
-        _install_accessors(cls, "operands", "_operands")
-        _install_accessors(cls, "results", "_results")
+        install_accessors(cls, "operands", "_operands")
+        install_accessors(cls, "results", "_results")
         for i, rname in enumerate(cls.__dict__.get("regions", ())):
             if not hasattr(cls, rname):
                 setattr(cls, rname, property(lambda self, i=i: self._regions[i]))
@@ -303,8 +240,8 @@ class Operation:
     # -- verification
     def verify_structure(self) -> None:
         """Checks derived from the declarations; raises ``ValueError``."""
-        _check_count(self, "operand", self.operands, len(self._operands))
-        _check_count(self, "result", self.results, len(self._results))
+        check_count(self, "operand", self.operands, len(self._operands))
+        check_count(self, "result", self.results, len(self._results))
         if len(self._regions) != len(self.regions):
             raise ValueError(f"expected {len(self.regions)} regions, got {len(self._regions)}")
         for key, adef in self.attrs.items():
@@ -338,42 +275,6 @@ def install_printer(printer: Callable[[Operation], str]) -> None:
     """Make ``str(op)`` return ``printer(op)`` (``pyasc.ir.ops`` installs
     ``pyasc.ir.printer.print_op`` when imported; core never imports the printer)."""
     _PRINTER[:] = [printer]
-
-
-def _check_count(op: Operation, what: str, names: tuple[str, ...], n: int) -> None:
-    variadic, fixed = _count_spec(names)
-    if (variadic and n < fixed) or (not variadic and n != fixed):
-        raise ValueError(f"expected {'at least ' if variadic else ''}{fixed} {what}s, got {n}")
-
-
-@functools.cache
-def _count_spec(names: tuple[str, ...]) -> tuple[bool, int]:
-    """(any variadic name, the number of fixed ones) of an op class's declaration: asked
-    for every op at every verification (PYASC_VERIFY_IR=each), so computed once."""
-    return any(x.endswith("*") for x in names), len([x for x in names if not x.endswith("*")])
-
-
-def _install_accessors(cls: type[Operation], spec_attr: str, storage: str) -> None:
-    names = cls.__dict__.get(spec_attr)
-    if not names:
-        return
-    var_pos = [i for i, n in enumerate(names) if n.endswith("*")]
-    if len(var_pos) > 1:
-        raise ValueError(f"{cls.__name__}: at most one variadic {spec_attr[:-1]}")
-    n_after = len(names) - var_pos[0] - 1 if var_pos else 0
-    for i, n in enumerate(names):
-        key = n.rstrip("*")
-        if key in cls.__dict__:
-            continue  # the op defines a custom accessor
-        if n.endswith("*"):
-            prop = property(lambda self, i=i, s=storage, a=n_after:
-                            list(getattr(self, s)[i:len(getattr(self, s)) - a]))
-        elif var_pos and i > var_pos[0]:
-            from_end = len(names) - i
-            prop = property(lambda self, j=from_end, s=storage: getattr(self, s)[-j])
-        else:
-            prop = property(lambda self, i=i, s=storage: getattr(self, s)[i])
-        setattr(cls, key, prop)
 
 
 # ---------------------------------------------------------------------------- blocks, regions
