@@ -12,13 +12,20 @@ for sums, the window's own first element for ``max``/``min``), so a row of outpu
 ``kw`` ``Gather`` + ``Add`` pairs for the widest window ``kw``.  A dilated window (a tap
 pool's taps ``dh`` rows, ``dw`` columns apart; 1 for window loops) folds every ``dh``-th
 row and gathers every ``dw``-th column.  No scalar loop touches an element; the scalar
-unit only walks units and reads the window tables.
+unit only walks units and reads the window tables, from UB: a scalar ``GetValue`` of GM
+is a slow access on the device (issue 19), so the tables come in with ``DataCopyPad``, at
+most ``TAB_CAP`` windows at a time (one buffer, whatever the output's size): the column
+windows once per block while the offsets are built, the row windows from the block's
+current unit to its last one in the plane (again when the units reach past them or a
+new plane).
 
 The work is split into units (plane, output row ``i``), consecutive units per block.
 Input rows go GM -> UB with one ``DataCopyPad`` per chunk (as many rows of the plane as
 the UB holds, padded to a 32-byte pitch) and stay there while the following windows lie
 inside them, so overlapping windows (kernel > stride) read their shared rows once per
-chunk: GM reads are the input plus, per chunk, the overlap.  Summation order (sums and
+chunk: GM reads are the input plus, per chunk, the overlap (a chunk that must start in
+the middle of a window starts at the next window's first row instead, which the rest of
+the window needs too).  Summation order (sums and
 means): per output, down the rows of each column (first row, then ``+`` each next row),
 then across the columns left to right; numpy sums pairwise, so results agree to float32
 rounding (a window of ``n`` elements: within about ``n`` ulp of the sum).  The mean
@@ -40,6 +47,7 @@ from pyasc.backend.ascendc.tiles import ctype
 ROW_CAP = 4096    # elements of the row accumulator, a gathered row, an output row
 IDX_CAP = 8192    # gather offsets (taps x padded output columns)
 MAX_COPY_ROWS = 4095  # DataCopyPad blockCount
+TAB_CAP = 512     # windows ([start, end) int32 pairs) of a table in UB at a time
 _API = {"sum": "Add", "max": "Max", "min": "Min"}
 _POST = {"div": "Div", "mul": "Mul", "count": "Div"}
 
@@ -90,7 +98,7 @@ def plan_pool_kernel(p: PoolLoop | TapLoop, soc: SoC, name: str) -> PoolKernel |
                        soc.supports_cast(a, t, "CAST_RINT")):
         return None
     size, acc = p.dtype.itemsize, p.acc_dtype.itemsize
-    rows = (ROW_CAP + 16) * acc + 2 * ROW_CAP * acc + IDX_CAP * 4
+    rows = (ROW_CAP + 16) * acc + 2 * ROW_CAP * acc + IDX_CAP * 4 + 2 * TAB_CAP * 4
     rows += ROW_CAP * p.red_dtype.itemsize if p.post else 0
     rows += ROW_CAP * (acc + size) if a != t else 0  # a widened row, a narrowed one
     in_bytes = (soc.init_buffer_bytes - rows) // 32 * 32
@@ -130,7 +138,8 @@ class PoolEmitter:
         """UB buffers: name -> (C element type, element count)."""
         k, t, a = self.k, self.k.ctype, self.k.atype
         bufs = {"in": (t, "IN"), "acc": (a, "(ROW_CAP + 16)"), "g": (a, "ROW_CAP"),
-                "o": (a, "ROW_CAP"), "idx": ("uint32_t", "IDX_CAP")}
+                "o": (a, "ROW_CAP"), "idx": ("uint32_t", "IDX_CAP"),
+                "tab": ("int32_t", "(2 * TAB_CAP)")}
         if k.loop.post:
             bufs["s"] = (k.rtype, "ROW_CAP")
         if k.wide:  # an input row in the accumulator's type, an output row in x's
@@ -139,7 +148,8 @@ class PoolEmitter:
 
     def _setup(self) -> None:
         k, w, t = self.k, self.w, self.k.ctype
-        w.line(f"constexpr int64_t IN = {k.in_elems}, ROW_CAP = {ROW_CAP}, IDX_CAP = {IDX_CAP};")
+        w.line(f"constexpr int64_t IN = {k.in_elems}, ROW_CAP = {ROW_CAP}, IDX_CAP = {IDX_CAP}, "
+               f"TAB_CAP = {TAB_CAP};")
         w.line(f"GlobalTensor<{t}> xGm, outGm;")
         w.line("GlobalTensor<int32_t> rowGm, colGm;")
         w.line(f"xGm.SetGlobalBuffer((__gm__ {t}*)x, planes * h * w);", self.loc)
@@ -172,16 +182,19 @@ class PoolEmitter:
         k, w, t = self.k, self.w, self.k.atype
         neutral = "pitch" if k.loop.kind == "sum" else "c0"
         w.line("// byte offsets of tap t of every output column (the table of column windows)")
-        with w.block("for (int64_t j = 0; j < nj; ++j)"):
-            w.line("const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);",
-                   self.loc)
-            with w.block("for (int64_t t = 0; t < kw; ++t)"):
-                w.line(f"const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : {neutral};")
-                w.line(f"idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof({t})));",
-                       self.loc)
-            if k.loop.post == "count":
-                w.line(f"s.SetValue(j, static_cast<{k.rtype}>(c1 - c0));  // the window widths",
-                       self.loc)
+        with w.block("for (int64_t j0 = 0; j0 < nj; j0 += TAB_CAP)"):
+            w.line("const int64_t jn = nj - j0 < TAB_CAP ? nj - j0 : TAB_CAP;")
+            self._load_tab("colGm", "j0", "jn")
+            with w.block("for (int64_t j = j0; j < j0 + jn; ++j)"):
+                w.line("const int64_t c0 = tab.GetValue(2 * (j - j0)), "
+                       "c1 = tab.GetValue(2 * (j - j0) + 1);", self.loc)
+                with w.block("for (int64_t t = 0; t < kw; ++t)"):
+                    w.line(f"const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : {neutral};")
+                    w.line(f"idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof({t})));",
+                           self.loc)
+                if k.loop.post == "count":
+                    w.line(f"s.SetValue(j, static_cast<{k.rtype}>(c1 - c0));  // the window "
+                           "widths", self.loc)
         w.line("SetFlag<HardEvent::S_V>(EVENT_ID0);  // the vector unit reads the offsets")
         w.line("WaitFlag<HardEvent::S_V>(EVENT_ID0);")
         w.line("const int64_t units = planes * ni;")
@@ -189,14 +202,33 @@ class PoolEmitter:
         w.line("const int64_t first = GetBlockIdx() * per;")
         w.line("const int64_t last = first + per < units ? first + per : units;")
         w.line("int64_t cached = -1, lo = 0, hi = 0;  // the plane and input rows in UB")
+        w.line("int64_t tb = 0, tn = 0;  // the row windows [tb, tb + tn) in tab")
+
+    def _load_tab(self, gm: str, start: str, count: str) -> None:
+        """Windows ``[start, start + count)`` of the table ``gm`` into ``tab`` (after the
+        scalar unit's last reads of it), for scalar reads."""
+        w = self.w
+        w.line("SetFlag<HardEvent::S_MTE2>(EVENT_ID0);  // the scalar reads of tab done")
+        w.line("WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);")
+        w.line(f"DataCopyPad(tab, {gm}[2 * {start}], DataCopyExtParams(1, static_cast<uint32_t>("
+               f"2 * {count} * sizeof(int32_t)), 0, 0, 0), DataCopyPadExtParams<int32_t>(false, "
+               "0, 0, 0));", self.loc)
+        w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them")
+        w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
 
     def _unit(self) -> None:
         """One output row: its window rows into the accumulator, then the columns."""
         w, p = self.w, self.k.loop
         api = _API[p.kind]
         w.line("const int64_t plane = u / ni, i = u % ni;")
-        w.line("const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);",
-               self.loc)
+        w.line("const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;  "
+               "// the block's last row of windows in this plane")
+        # the table is the same for every plane: a block's next plane reuses what is in tab
+        with w.block("if (i < tb || i >= tb + tn)"):
+            w.line("tb = i, tn = stop - i + 1 < TAB_CAP ? stop - i + 1 : TAB_CAP;")
+            self._load_tab("rowGm", "tb", "tn")
+        w.line("const int64_t r0 = tab.GetValue(2 * (i - tb)), "
+               "r1 = tab.GetValue(2 * (i - tb) + 1);", self.loc)
         w.line("bool started = false;")
         with w.block("for (int64_t r = r0; r < r1;)"):
             with w.block("if (plane != cached || r < lo || r >= hi)"):
@@ -217,15 +249,22 @@ class PoolEmitter:
         self._columns()
 
     def _load_rows(self) -> None:
-        """The input rows from ``r`` on, as many as the UB holds (one ``DataCopyPad``)."""
+        """The input rows from ``r`` (or the next window's first row) on, as many as the
+        UB holds (one ``DataCopyPad``)."""
         w, t = self.w, self.k.ctype
-        w.line("// as many rows as the UB holds, but none past the block's windows")
-        w.line("const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;")
+        w.line("// from r, or from the next window's first row when it lies below r (a copy in")
+        w.line("// the middle of this window would be read again whole for the next one); as many")
+        w.line("// rows as the UB holds, none past the block's windows in tab (later ones: one")
+        w.line("// more copy)")
+        w.line("lo = r;")
+        with w.block("if (i < stop && i + 1 < tb + tn)"):
+            w.line("const int64_t next = tab.GetValue(2 * (i + 1 - tb));", self.loc)
+            w.line("lo = next < r && r - next < chunk ? next : r;")
         w.line("int64_t need = r1;")
-        with w.block("for (int64_t k = i + 1; k <= stop; ++k)"):
-            w.line("const int64_t end = rowGm.GetValue(2 * k + 1);", self.loc)
+        with w.block("for (int64_t k = i + 1; k <= stop && k < tb + tn && need < lo + chunk; ++k)"):
+            w.line("const int64_t end = tab.GetValue(2 * (k - tb) + 1);", self.loc)
             w.line("need = end > need ? end : need;")
-        w.line("cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;")
+        w.line("cached = plane, hi = lo + chunk < need ? lo + chunk : need;")
         w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last rows' reads done")
         w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);")
         w.line(f"DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams("
@@ -282,4 +321,4 @@ class PoolEmitter:
         w.line(f"{_POST[p.post]}({o}, {o}, s, static_cast<int32_t>(nj));", self.loc)
 
 
-__all__ = ["IDX_CAP", "ROW_CAP", "PoolEmitter", "PoolKernel", "plan_pool_kernel"]
+__all__ = ["IDX_CAP", "ROW_CAP", "TAB_CAP", "PoolEmitter", "PoolKernel", "plan_pool_kernel"]

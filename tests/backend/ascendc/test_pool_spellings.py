@@ -52,6 +52,8 @@ def _check(fn, args, dynamic: bool, kinds=(PoolKernel,), exact: bool | float = T
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     k = sim.kernel(*args)
     assert kinds is None or _kinds(k) == list(kinds), k.last_kernels
+    if kinds is not None and ScalarKernel not in kinds:  # the tables come to UB by DMA
+        assert k.last_counters["gm_scalar_read_bytes"] == 0, k.last_counters
     return k
 
 

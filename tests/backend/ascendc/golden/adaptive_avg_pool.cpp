@@ -39,7 +39,7 @@ __aicore__ inline int64_t PyascLineAlign(int64_t k, int64_t first, int64_t grain
 // adaptive_avg_pool_0: the pooling loop at line 64 as one vector kernel (sum then count over windows: rows summed into a row accumulator, then one Gather per tap)
 extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out, GM_ADDR rowTab, GM_ADDR colTab, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t loI, int64_t loJ, int64_t ni, int64_t nj, int64_t kw, int64_t dh, int64_t dw)
 {
-  constexpr int64_t IN = 22512, ROW_CAP = 4096, IDX_CAP = 8192;
+  constexpr int64_t IN = 21488, ROW_CAP = 4096, IDX_CAP = 8192, TAB_CAP = 512;
   GlobalTensor<float> xGm, outGm;
   GlobalTensor<int32_t> rowGm, colGm;
 #line 64 "ascendc_cases.py"
@@ -52,7 +52,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
   colGm.SetGlobalBuffer((__gm__ int32_t*)colTab, 2 * nj);
 #line 54 "adaptive_avg_pool.cpp"
   TPipe pipe;
-  TBuf<TPosition::VECCALC> inBuf, accBuf, gBuf, oBuf, idxBuf, sBuf;
+  TBuf<TPosition::VECCALC> inBuf, accBuf, gBuf, oBuf, idxBuf, tabBuf, sBuf;
 #line 64 "ascendc_cases.py"
   pipe.InitBuffer(inBuf, IN * sizeof(float));
 #line 59 "adaptive_avg_pool.cpp"
@@ -74,8 +74,12 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
 #line 75 "adaptive_avg_pool.cpp"
   LocalTensor<uint32_t> idx = idxBuf.Get<uint32_t>();
 #line 64 "ascendc_cases.py"
-  pipe.InitBuffer(sBuf, ROW_CAP * sizeof(float));
+  pipe.InitBuffer(tabBuf, (2 * TAB_CAP) * sizeof(int32_t));
 #line 79 "adaptive_avg_pool.cpp"
+  LocalTensor<int32_t> tab = tabBuf.Get<int32_t>();
+#line 64 "ascendc_cases.py"
+  pipe.InitBuffer(sBuf, ROW_CAP * sizeof(float));
+#line 83 "adaptive_avg_pool.cpp"
   LocalTensor<float> s = sBuf.Get<float>();
   const int64_t pitch = (w * static_cast<int64_t>(sizeof(float)) + 31) / 32 * 32 / static_cast<int64_t>(sizeof(float));  // UB row stride
   const int64_t njp = (nj + 15) / 16 * 16;  // a tap's offsets, 32-byte aligned
@@ -83,21 +87,31 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
   const uint32_t gap = static_cast<uint32_t>((pitch * sizeof(float) - (w * sizeof(float) + 31) / 32 * 32) / 32);
 #line 64 "ascendc_cases.py"
   Duplicate(acc[pitch], static_cast<float>(0), 16);  // the zero slot a tap past its window reads
-#line 87 "adaptive_avg_pool.cpp"
+#line 91 "adaptive_avg_pool.cpp"
   // byte offsets of tap t of every output column (the table of column windows)
-  for (int64_t j = 0; j < nj; ++j) {
+  for (int64_t j0 = 0; j0 < nj; j0 += TAB_CAP) {
+    const int64_t jn = nj - j0 < TAB_CAP ? nj - j0 : TAB_CAP;
+    SetFlag<HardEvent::S_MTE2>(EVENT_ID0);  // the scalar reads of tab done
+    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);
 #line 64 "ascendc_cases.py"
-    const int64_t c0 = colGm.GetValue(2 * j), c1 = colGm.GetValue(2 * j + 1);
-#line 92 "adaptive_avg_pool.cpp"
-    for (int64_t t = 0; t < kw; ++t) {
-      const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : pitch;
+    DataCopyPad(tab, colGm[2 * j0], DataCopyExtParams(1, static_cast<uint32_t>(2 * jn * sizeof(int32_t)), 0, 0, 0), DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
+#line 99 "adaptive_avg_pool.cpp"
+    SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them
+    WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    for (int64_t j = j0; j < j0 + jn; ++j) {
 #line 64 "ascendc_cases.py"
-      idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof(float)));
-#line 97 "adaptive_avg_pool.cpp"
+      const int64_t c0 = tab.GetValue(2 * (j - j0)), c1 = tab.GetValue(2 * (j - j0) + 1);
+#line 105 "adaptive_avg_pool.cpp"
+      for (int64_t t = 0; t < kw; ++t) {
+        const int64_t c = c0 + t * dw < c1 ? c0 + t * dw : pitch;
+#line 64 "ascendc_cases.py"
+        idx.SetValue(t * njp + j, static_cast<uint32_t>(c * sizeof(float)));
+#line 110 "adaptive_avg_pool.cpp"
+      }
+#line 64 "ascendc_cases.py"
+      s.SetValue(j, static_cast<float>(c1 - c0));  // the window widths
+#line 114 "adaptive_avg_pool.cpp"
     }
-#line 64 "ascendc_cases.py"
-    s.SetValue(j, static_cast<float>(c1 - c0));  // the window widths
-#line 101 "adaptive_avg_pool.cpp"
   }
   SetFlag<HardEvent::S_V>(EVENT_ID0);  // the vector unit reads the offsets
   WaitFlag<HardEvent::S_V>(EVENT_ID0);
@@ -106,29 +120,50 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
   const int64_t first = GetBlockIdx() * per;
   const int64_t last = first + per < units ? first + per : units;
   int64_t cached = -1, lo = 0, hi = 0;  // the plane and input rows in UB
+  int64_t tb = 0, tn = 0;  // the row windows [tb, tb + tn) in tab
   for (int64_t u = first; u < last; ++u) {
     const int64_t plane = u / ni, i = u % ni;
+    const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;  // the block's last row of windows in this plane
+    if (i < tb || i >= tb + tn) {
+      tb = i, tn = stop - i + 1 < TAB_CAP ? stop - i + 1 : TAB_CAP;
+      SetFlag<HardEvent::S_MTE2>(EVENT_ID0);  // the scalar reads of tab done
+      WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);
 #line 64 "ascendc_cases.py"
-    const int64_t r0 = rowGm.GetValue(2 * i), r1 = rowGm.GetValue(2 * i + 1);
-#line 114 "adaptive_avg_pool.cpp"
+      DataCopyPad(tab, rowGm[2 * tb], DataCopyExtParams(1, static_cast<uint32_t>(2 * tn * sizeof(int32_t)), 0, 0, 0), DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
+#line 134 "adaptive_avg_pool.cpp"
+      SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them
+      WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    }
+#line 64 "ascendc_cases.py"
+    const int64_t r0 = tab.GetValue(2 * (i - tb)), r1 = tab.GetValue(2 * (i - tb) + 1);
+#line 140 "adaptive_avg_pool.cpp"
     bool started = false;
     for (int64_t r = r0; r < r1;) {
       if (plane != cached || r < lo || r >= hi) {
-        // as many rows as the UB holds, but none past the block's windows
-        const int64_t stop = plane == (last - 1) / ni ? (last - 1) % ni : ni - 1;
-        int64_t need = r1;
-        for (int64_t k = i + 1; k <= stop; ++k) {
+        // from r, or from the next window's first row when it lies below r (a copy in
+        // the middle of this window would be read again whole for the next one); as many
+        // rows as the UB holds, none past the block's windows in tab (later ones: one
+        // more copy)
+        lo = r;
+        if (i < stop && i + 1 < tb + tn) {
 #line 64 "ascendc_cases.py"
-          const int64_t end = rowGm.GetValue(2 * k + 1);
-#line 124 "adaptive_avg_pool.cpp"
+          const int64_t next = tab.GetValue(2 * (i + 1 - tb));
+#line 152 "adaptive_avg_pool.cpp"
+          lo = next < r && r - next < chunk ? next : r;
+        }
+        int64_t need = r1;
+        for (int64_t k = i + 1; k <= stop && k < tb + tn && need < lo + chunk; ++k) {
+#line 64 "ascendc_cases.py"
+          const int64_t end = tab.GetValue(2 * (k - tb) + 1);
+#line 159 "adaptive_avg_pool.cpp"
           need = end > need ? end : need;
         }
-        cached = plane, lo = r, hi = r + chunk < need ? r + chunk : need;
+        cached = plane, hi = lo + chunk < need ? lo + chunk : need;
         SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last rows' reads done
         WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
 #line 64 "ascendc_cases.py"
         DataCopyPad(in, xGm[(plane * h + lo) * w], DataCopyExtParams(static_cast<uint16_t>(hi - lo), static_cast<uint32_t>(w * sizeof(float)), 0, gap, 0), DataCopyPadExtParams<float>(false, 0, 0, static_cast<float>(0)));
-#line 132 "adaptive_avg_pool.cpp"
+#line 167 "adaptive_avg_pool.cpp"
         SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
         WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
       }
@@ -137,36 +172,36 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_0(GM_ADDR x, GM_ADDR out
         if (!started) {
 #line 64 "ascendc_cases.py"
           Muls(acc, in[(r - lo) * pitch], static_cast<float>(1), static_cast<int32_t>(w));
-#line 141 "adaptive_avg_pool.cpp"
+#line 176 "adaptive_avg_pool.cpp"
           started = true;
         }
         else {
 #line 64 "ascendc_cases.py"
           Add(acc, acc, in[(r - lo) * pitch], static_cast<int32_t>(w));
-#line 147 "adaptive_avg_pool.cpp"
+#line 182 "adaptive_avg_pool.cpp"
         }
       }
     }
 #line 64 "ascendc_cases.py"
     Gather(o, acc, idx, 0, static_cast<uint32_t>(nj));
-#line 153 "adaptive_avg_pool.cpp"
+#line 188 "adaptive_avg_pool.cpp"
     for (int64_t t = 1; t < kw; ++t) {
 #line 64 "ascendc_cases.py"
       Gather(g, acc, idx[t * njp], 0, static_cast<uint32_t>(nj));
 #line 64 "ascendc_cases.py"
       Add(o, o, g, static_cast<int32_t>(nj));
-#line 159 "adaptive_avg_pool.cpp"
+#line 194 "adaptive_avg_pool.cpp"
     }
 #line 64 "ascendc_cases.py"
     Muls(g, s, static_cast<float>(r1 - r0), static_cast<int32_t>(nj));
 #line 64 "ascendc_cases.py"
     Div(o, o, g, static_cast<int32_t>(nj));
-#line 165 "adaptive_avg_pool.cpp"
+#line 200 "adaptive_avg_pool.cpp"
     SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
     WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
 #line 64 "ascendc_cases.py"
     DataCopyPad(outGm[(plane * oh + loI + i) * ow + loJ], o, DataCopyExtParams(1, static_cast<uint32_t>(nj * sizeof(float)), 0, 0, 0));
-#line 170 "adaptive_avg_pool.cpp"
+#line 205 "adaptive_avg_pool.cpp"
     SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before the next unit rewrites o
     WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
   }
@@ -258,7 +293,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
           for (int64_t k_3 = 0; k_3 < max_6; k_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_1 = xGm.GetValue(view_off + r0_1 * x_d1 + k_3);
-#line 262 "adaptive_avg_pool.cpp"
+#line 297 "adaptive_avg_pool.cpp"
             const float x_2 = lanes[k_3];
             const float add_10 = (x_2 + x_1);
             lanes[k_3] = add_10;
@@ -339,7 +374,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
                 const int64_t add_31 = (j_1 + k_4);
 #line 70 "ascendc_cases.py"
                 const float x_19 = xGm.GetValue(view_off + r0_2 * x_d1 + add_31);
-#line 343 "adaptive_avg_pool.cpp"
+#line 378 "adaptive_avg_pool.cpp"
                 const float x_20 = lanes_1[k_4];
                 const float add_32 = (x_20 + x_19);
                 lanes_1[k_4] = add_32;
@@ -413,7 +448,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
               const int64_t add_52 = (j_2 + k_5);
 #line 70 "ascendc_cases.py"
               const float x_37 = xGm.GetValue(view_off + r0_2 * x_d1 + add_52);
-#line 417 "adaptive_avg_pool.cpp"
+#line 452 "adaptive_avg_pool.cpp"
               const float x_38 = lanes_1[k_5];
               const float add_53 = (x_38 + x_37);
               lanes_1[k_5] = add_53;
@@ -454,7 +489,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
           for (int64_t j_3 = sub_8; j_3 < max_6; j_3 += 1) {
 #line 70 "ascendc_cases.py"
             const float x_55 = xGm.GetValue(view_off + r0_2 * x_d1 + j_3);
-#line 458 "adaptive_avg_pool.cpp"
+#line 493 "adaptive_avg_pool.cpp"
             const float add_54 = (acc_4 + x_55);
             const float acc_4_next = add_54;
             const float acc_5_next = acc_5;
@@ -526,7 +561,7 @@ extern "C" __global__ __aicore__ void adaptive_avg_pool_1(GM_ADDR x, GM_ADDR in5
       const float div = (select_7 / cast);
 #line 70 "ascendc_cases.py"
       in5Gm.SetValue(i_1 * in5_d1 + i_2, div);
-#line 530 "adaptive_avg_pool.cpp"
+#line 565 "adaptive_avg_pool.cpp"
     }
   }
   DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(xGm);  // scalar GM writes leave the data cache
