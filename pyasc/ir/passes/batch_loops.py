@@ -31,8 +31,10 @@ A nest is rewritten only when every iteration provably touches its own elements 
 * a top-level perfect nest of ``loop.for`` with step 1 and no carried values
   (``break``/``continue`` and accumulators carry values; a counted ``while i < n: ...;
   i += 1`` is its ``for`` loop first, ``batch_while``) whose innermost body, once its
-  static loops are unrolled, fused groups inlined and views of views folded into one
-  access (``batch_views``), is straight-line code (no branches, allocations or checks)
+  static loops are unrolled, fused groups inlined, branches on the unrolled indices
+  decided (``if p + q > 0`` over a window's taps: ``batch_nest.fold_static_ifs``) and
+  views of views folded into one access (``batch_views``), is straight-line code (no
+  branches, allocations or checks)
   and whose outer levels hold invariant ops only;
 * the loop indices appear only as indices ``i_k + c`` (``c`` a constant) of accesses,
   batch axes in nest order: ``x[i + c]`` row views (one-loop nests: axis 0, dropped),

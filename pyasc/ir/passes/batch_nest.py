@@ -5,7 +5,9 @@ body holds exactly one ``loop.for`` without carried values (beside loop-invarian
 ops), that loop is one more batch axis (``for i: for j: out[i, j] = ...`` has two).
 In the innermost body, the small loops with static bounds that remain (a stencil's
 window, ``for di in range(-1, 2)``, usually with a carried accumulator) are unrolled
-(iteration by iteration, the index a constant), and fused groups are inlined, so that
+(iteration by iteration, the index a constant), fused groups are inlined, and a
+``loop.if`` whose condition is then a constant (a tap loop's ``if p + q > 0``: a
+condition on the window's indices alone) is replaced by the branch it takes, so that
 the body is straight-line code.
 """
 
@@ -14,6 +16,8 @@ from __future__ import annotations
 from pyasc.ir.core import Block, OpResult, Value
 from pyasc.ir.ops import arith, loop
 from pyasc.ir.ops.fusion import FusionGroupOp, FusionYieldOp
+from pyasc.ir.rewrite import constant_value
+from pyasc.ir.semantics import eval_op
 from pyasc.ir.types import index
 
 MAX_UNROLLED_OPS = 4096
@@ -107,11 +111,55 @@ def _unroll(for_op: loop.ForOp) -> None:
     for_op.erase()
 
 
+def static_value(v: Value, depth: int = 16) -> object | None:
+    """``v``'s value when it is computed by pure scalar ops from constants alone (a
+    condition on unrolled loop indices), else None."""
+    c = constant_value(v)
+    if c is not None or depth == 0 or not isinstance(v, OpResult):
+        return c
+    op = v.op
+    if op.region_list or not op.has_trait("pure") or len(op.result_values) != 1:
+        return None
+    args = [static_value(x, depth - 1) for x in op.operand_values]
+    if any(a is None for a in args):
+        return None
+    try:
+        return eval_op(op, args)[0]
+    except (ArithmeticError, ValueError, TypeError, IndexError, NotImplementedError):
+        return None  # what would fail at run time is left to run time
+
+
+def fold_static_ifs(block: Block) -> None:
+    """Replace each ``loop.if`` of ``block`` whose condition is a constant by the ops of
+    the branch it takes (its results: the values that branch yields), the branches
+    inside it too (``elif``)."""
+    todo = [op for op in block.ops if isinstance(op, loop.IfOp)]
+    while todo:
+        branch = todo.pop(0)
+        taken = static_value(branch.cond)
+        if taken is None:
+            continue
+        region = branch.then_region if bool(taken) else branch.else_region
+        pos = block.index_of(branch)
+        mapping: dict[Value, Value] = {}
+        for op in region.blocks[0].ops:
+            if isinstance(op, loop.YieldOp):
+                for r, v in zip(branch.result_values, op.operand_values, strict=True):
+                    r.replace_all_uses_with(mapping.get(v, v))
+                break
+            new = block.insert(pos, op.clone(mapping))
+            todo += [new] if isinstance(new, loop.IfOp) else []
+            pos += 1
+        branch.erase()
+
+
 def flatten(block: Block) -> bool:
-    """Unroll the static loops of ``block`` (inner ones too) and inline its groups;
-    False when a loop is not static or the body would grow past ``MAX_UNROLLED_OPS``."""
+    """Unroll the static loops of ``block`` (inner ones too), inline its groups and fold
+    its branches on constants; False when a loop is not static or the body would grow
+    past ``MAX_UNROLLED_OPS``."""
     while True:
         inline_groups(block)
+        fold_static_ifs(block)
         loops = [op for op in block.ops if isinstance(op, loop.ForOp)]
         if not loops:
             return True
