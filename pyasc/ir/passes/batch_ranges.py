@@ -13,7 +13,10 @@ assumption about the data): every index value of the body is an affine form over
 arguments), with integer coefficients.  A ``min``/``max`` whose operands differ by a
 form of known sign over every iteration (each loop index ``i`` of ``range(lo, hi)``
 replaced by ``hi - 1`` or ``lo``, whichever maximizes; ``lo`` and ``hi`` are forms over
-outer atoms, the nest is a box) is replaced by the operand it always picks, and a value
+outer atoms, the nest is a box; an outer atom of negative coefficient by its lower
+bound, known when every loop runs: ``y = x[1:, 2:]`` of run-time ``x`` has ``max(D - 1,
+0)`` rows, and ``range(y.shape[0] - 2)`` runs only when ``D >= 4``, so ``y[i, j]``'s
+``min(1, D) + i`` is ``1 + i``) is replaced by the operand it always picks, and a value
 whose form is a constant becomes that constant.  Iterations that do not run make no
 claim: the facts hold whenever the body runs.
 """
@@ -51,6 +54,10 @@ class Ranges:
             lp.induction_var: (lp.lower, lp.upper) for lp in loops}
         self.forms: dict[Value, Form] = {}
         self.chosen: dict[Value, Value] = {}   # a decided min/max -> the operand it picks
+        # atoms' lower bounds whenever the body runs: each loop has an iteration
+        self.least: dict[Value, int] = {}
+        for lp in loops:
+            self._learn(_add(self.form(lp.upper), self.form(lp.lower), -1), 1)
 
     def form(self, v: Value) -> Form:
         """``v`` as an affine form (an atom when its op is not affine arithmetic)."""
@@ -126,6 +133,28 @@ class Ranges:
             return False
         return None
 
+    def _learn(self, f: Form, least: int, depth: int = 4) -> None:
+        """Record what ``f >= least`` says of one atom: ``a + k >= least`` bounds ``a``
+        (a loop's ``hi - lo >= 1``: ``h - 2 >= 1`` whenever ``range(h - 2)`` runs), and
+        through a ``max`` whose other operand is smaller (``max(D - 1, 0) >= 3``: ``D -
+        1 >= 3``) or a ``min`` (both operands) the dims it is computed from."""
+        atoms = [k for k, c in f.items() if k is not None and c]
+        if len(atoms) != 1 or f[atoms[0]] != 1 or depth == 0:
+            return
+        a, bound = atoms[0], least - f.get(None, 0)
+        self.least[a] = max(bound, self.least.get(a, bound))
+        if not isinstance(a, OpResult) or not isinstance(a.op, arith.MinOp | arith.MaxOp):
+            return
+        x, y = (self.form(v) for v in a.op.operand_values)
+        if isinstance(a.op, arith.MinOp):
+            self._learn(x, bound, depth - 1)
+            self._learn(y, bound, depth - 1)
+            return
+        for one, other in ((x, y), (y, x)):
+            c = _constant(other)
+            if c is not None and c < bound:
+                self._learn(one, bound, depth - 1)
+
     def upper(self, f: Form, depth: int = 4) -> int | None:
         """A constant upper bound of ``f`` over every iteration, or None."""
         for _ in range(depth):
@@ -134,13 +163,25 @@ class Ranges:
                 return c
             ivs = [k for k, c in f.items() if k in self.bounds and c]
             if not ivs:
-                return None
+                return self._upper_atoms(f)
             for iv in ivs:
                 coeff = f.pop(iv)
                 lo, hi = self.bounds[iv]
                 at = _add(self.form(hi), {None: -1}) if coeff > 0 else self.form(lo)
                 f = _add(f, _scale(at, coeff))
         return _constant(f)
+
+    def _upper_atoms(self, f: Form) -> int | None:
+        """An upper bound of ``f`` over outer atoms: each of negative coefficient at its
+        lower bound (``1 - D`` is at most ``-3`` when ``D >= 4``), else None."""
+        total = f.get(None, 0)
+        for k, c in f.items():
+            if k is None or not c:
+                continue
+            if c > 0 or k not in self.least:
+                return None
+            total += c * self.least[k]
+        return total
 
 
 def simplify_with_ranges(block: Block, loops: list[loop.ForOp]) -> None:
@@ -160,6 +201,12 @@ def simplify_with_ranges(block: Block, loops: list[loop.ForOp]) -> None:
             v.replace_all_uses_with(const.result)
         elif v in r.chosen:
             v.replace_all_uses_with(r.chosen[v])
+    # a clamp computed before the nest (``min(1, D)``, the start of ``y = x[1:, :]``,
+    # folded into ``y[i, j]``'s index) is decided for the body only: its uses there
+    for v, pick in list(r.chosen.items()):
+        for user, at in list(v.uses):
+            if user.parent is block:
+                user.set_operand(at, pick)
 
 
 def drop_dead_index_math(block: Block) -> None:

@@ -21,7 +21,9 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   the windows have the same size values (``m.sizes``; the backend computes the tiling
   on the host from them and checks the extents);
 * every other array input is a window: a snapshot of a static, unit-step, full-rank view of a
-  C-contiguous static buffer of the group's rank, with constant offsets (or numpy's
+  C-contiguous static buffer of the group's rank (or of a function argument, which a
+  launch passes C-contiguous; directly or through plain views of it, ``y = x[1:, 2:]``:
+  ``window_values.window_root``, the offsets added), with constant offsets (or numpy's
   clamped start ``min(c, D)`` of ``x[c:...]`` on the buffer's run-time extent ``D``:
   ``c`` for every non-empty window, ``window_values.window_start``), whose snapshot
   and view are in the group's block with nothing written in between (the kernel reads
@@ -60,7 +62,13 @@ from pyasc.ir.ops.func import ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.passes.versioning import top_blocks
-from pyasc.ir.passes.window_values import same_size, static_int, window_start
+from pyasc.ir.passes.window_values import (
+    passable_base,
+    same_size,
+    static_int,
+    window_root,
+    window_start,
+)
 from pyasc.ir.types import DYN, MemRefType, ScalarType, TensorType
 
 
@@ -205,10 +213,10 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
     rows and columns), else None.  With a run-time space (``m.sizes`` set) the buffer
     may have run-time extents and every window must have the same size values (the
     first one sets them); the offsets stay constants, at least 0."""
-    src = view.source.type
+    src = window_root(view)[0].type
     dynamic = m is not None and DYN in space
     plane = _plane_dropped(view)
-    if not isinstance(src, MemRefType) or not src.is_contiguous or \
+    if not isinstance(src, MemRefType) or not passable_base(view) or \
             DYN in src.shape and not dynamic or view.attributes.get("drop") and not plane or \
             src.rank != len(space) and not plane:
         return None
@@ -219,6 +227,7 @@ def _offsets(view: mem.SubviewOp, space: tuple[int, ...],
         offs[axis] = 0
     if any(o is None for o in offs) or any(static_int(s) != 1 for s in steps):
         return None
+    offs = [o + d for o, d in zip(offs, window_root(view)[1], strict=True)]  # type: ignore[operator]
     kept = [n for a, n in enumerate(sizes) if a not in view.attributes["drop"]] if plane \
         else list(sizes)
     if plane and len(kept) == 2 and src.rank == 4:  # image n, channel c: plane n * C + c
@@ -331,7 +340,7 @@ def match_stencil(group: FusionGroupOp, channel: Value | None = None,
         if dynamic and offs is not None and _plane_dropped(found[1]):  # type: ignore[index]
             m.planes = m.planes or _broadcast_planes(v, len(space) - 3)
         if found is None or offs is None or not _unwritten_between(found[0], group) or \
-                not _add_window(m, index, found[1].source, offs, _plane_dropped(found[1]),
+                not _add_window(m, index, window_root(found[1])[0], offs, _plane_dropped(found[1]),
                                 _channel_axis(found[1], m) is not None):
             return None
     if dynamic and any(b.fixed for b in m.bases) and m.planes is None:
