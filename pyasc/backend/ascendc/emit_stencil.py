@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_vector import class_name
-from pyasc.backend.ascendc.stencil_kernel import PlaneInput, StencilKernel
+from pyasc.backend.ascendc.stencil_kernel import PlaneInput, StencilKernel, span
 from pyasc.backend.ascendc.tiles import ctype, storage_type
 from pyasc.ir.types import DYN
 
@@ -234,14 +234,18 @@ class StencilEmitter:
                 if b.channel:  # plane c of the unit's channel loop (``emit_channels``)
                     first = f"plane * {channels} + " if b.images else ""
                     at = f"({first}c + {b.plane})"
-                start = f"({at} * {height} + row + {b.rows[0]}) * {width}"
-                stride: int | str = 0
+                # the windows' columns of each row: from the first one's, a GM stride
+                # past the others
+                start = f"({at} * {height} + row + {b.rows[0]}) * {width} + {b.cols[0]}"
+                stride: int | str
                 if k.dynamic:  # the tile's columns and the windows' reach, within the row
-                    w.line(f"const int64_t {n}Len = cols + {b.cols[1]} < {width} - col ? "
-                           f"cols + {b.cols[1]} : {width} - col;")
+                    more, room = b.cols[1] - b.cols[0], f"{width} - col - {b.cols[0]}"
+                    w.line(f"const int64_t {n}Len = cols + {more} < {room} ? cols + {more} : "
+                           f"{room};")
+                    stride = f"static_cast<uint32_t>(({width} - {n}Len) * {t.itemsize})"
                     start, width = f"{start} + col", f"{n}Len"
-                    stride = f"static_cast<uint32_t>(({_base_dims(k, n, b.shape)[-1]} - " \
-                             f"{n}Len) * {t.itemsize})"
+                else:
+                    stride, width = (width - span(k, b)) * t.itemsize, span(k, b)  # type: ignore[operator]
                 gap = _gap(k, width, t.itemsize)
                 w.line(f"LocalTensor<{c}> {n}Halo = {n}Que_.AllocTensor<{c}>();")
                 w.line(f"DataCopyPad({n}Halo, {n}Gm_[{start}], DataCopyExtParams(static_cast"

@@ -21,6 +21,7 @@ from pyasc.backend.ascendc.stencil_kernel import (
     MAX_ROWS,
     MIN_TILE_HALO,
     StencilKernel,
+    reach,
     widest_pitch,
 )
 from pyasc.ir.core import OpResult, Value
@@ -110,15 +111,16 @@ def column_tiles(hb: HostBuilder, k: StencilKernel, cols: Value,
     UB row stride.  Whole rows when a tile of them holds enough rows (``widest_pitch``);
     else column tiles of the widest pitch, each copying its columns plus the windows'
     column reach (so rows of any width run)."""
-    reach = max(b.cols[1] for b in k.match.bases)  # columns a window reads past its own
+    spread = reach(k)  # columns a tile copies past its own
     need = cols
-    for b, d in zip(k.match.bases, dims, strict=True):
-        need = hb.max(need, hb.min(hb.add(cols, b.cols[1]), d[-1]))
+    for b, d in zip(k.match.bases, dims, strict=True):  # from the windows' first column
+        need = hb.max(need, hb.min(hb.add(cols, b.cols[1] - b.cols[0]),
+                                   hb.add(d[-1], -b.cols[0])))
     whole = hb.round_up(need, k.unit)
     widest = widest_pitch(k)
     fits = hb.cmp("le", whole, hb.const(widest))
     pitch = hb.insert(arith.SelectOp.new(fits, whole, hb.const(widest))).result
-    narrow = hb.const(widest - reach)
+    narrow = hb.const(widest - spread)
     tile_cols = hb.insert(arith.SelectOp.new(fits, cols, narrow)).result
     col_tiles = hb.ceil_div(cols, hb.max(tile_cols, 1))
     return tile_cols, hb.max(col_tiles, 1), pitch

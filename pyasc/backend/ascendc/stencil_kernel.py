@@ -53,7 +53,7 @@ from pyasc.backend.ascendc.vec_kernel import (
 from pyasc.backend.ascendc.vec_lower import VecLowering
 from pyasc.ir.core import Location
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
+from pyasc.ir.passes.stencil_windows import StencilBase, StencilMatch, match_stencil
 from pyasc.ir.types import DYN, ScalarType
 
 MAX_ROWS = 4095       # DataCopyPad blockCount limit (rows of one copy)
@@ -241,8 +241,10 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
         k.planes_in.append(PlaneInput(index, low.prog.unique(value_name(v) or "perPlane"),
                                       t.element, t.shape[-3]))  # type: ignore[attr-defined]
     _set_pitch(k)
-    k.gathers = [Gathered(w.index, w.base, (w.row - m.bases[w.base].rows[0]) * k.pitch + w.col,
-                          w.row - m.bases[w.base].rows[0], w.col) for w in m.windows]
+    k.gathers = []
+    for w in m.windows:  # the shift from the base's first copied row and column
+        drow, dcol = w.row - m.bases[w.base].rows[0], w.col - m.bases[w.base].cols[0]
+        k.gathers.append(Gathered(w.index, w.base, drow * k.pitch + dcol, drow, dcol))
     try:  # the SoC's tables decide whether Gather/Duplicate take these types
         _share_equal_windows(k)
         _place_gathers(k)
@@ -267,8 +269,15 @@ def _set_pitch(k: StencilKernel) -> None:
     k.unit = 32 // min(sizes + [t.itemsize for t in k.base_types])
     if k.dynamic:
         return  # the host computes it from the run-time widths
-    widest = max([k.cols] + [b.shape[-1] for b in k.match.bases])
+    widest = max([k.cols] + [span(k, b) for b in k.match.bases])
     k.pitch = -(-widest // k.unit) * k.unit
+
+
+def span(k: StencilKernel, b: StencilBase) -> int:
+    """Columns of a row of base ``b`` the tile copies (static space): from its windows'
+    first column to the last one's end; not the whole row (a blur of ``x[:, :10]`` of a
+    wide ``x`` reads 12 columns of each row)."""
+    return k.cols + b.cols[1] - b.cols[0]
 
 
 def _share_equal_windows(k: StencilKernel) -> None:
@@ -407,7 +416,12 @@ def _size_dynamic(k: StencilKernel, soc: SoC) -> bool:
         tile += TILE_QUANTUM
     k.tile = tile
     # a column tile (host_stencil) must keep one output column beside the windows' reach
-    return widest_pitch(k) - max(b.cols[1] for b in k.match.bases) >= 1
+    return widest_pitch(k) - reach(k) >= 1
+
+
+def reach(k: StencilKernel) -> int:
+    """Columns a tile copies past its own output columns (its windows' column spread)."""
+    return max(b.cols[1] - b.cols[0] for b in k.match.bases)
 
 
 def widest_pitch(k: StencilKernel) -> int:
@@ -419,4 +433,5 @@ def widest_pitch(k: StencilKernel) -> int:
     return k.tile // rows // k.unit * k.unit
 
 
-__all__ = ["ChannelPlan", "PlaneInput", "StencilKernel", "plan_stencil_kernel", "widest_pitch"]
+__all__ = ["ChannelPlan", "PlaneInput", "StencilKernel", "plan_stencil_kernel", "reach", "span",
+           "widest_pitch"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pyasc.ir.core import Block, OpResult, Value
 from pyasc.ir.ops import arith, loop
+from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.types import i1, index
 
 Form = dict[Value | None, int]
@@ -56,8 +57,9 @@ class Ranges:
         self.chosen: dict[Value, Value] = {}   # a decided min/max -> the operand it picks
         # atoms' lower bounds whenever the body runs: each loop has an iteration
         self.least: dict[Value, int] = {}
-        for lp in loops:
-            self._learn(_add(self.form(lp.upper), self.form(lp.lower), -1), 1)
+        for lp in loops:  # (a loop of a positive step runs when lo < hi)
+            if (constant_int(lp.step) or 0) > 0:
+                self._learn(_add(self.form(lp.upper), self.form(lp.lower), -1), 1)
 
     def form(self, v: Value) -> Form:
         """``v`` as an affine form (an atom when its op is not affine arithmetic)."""

@@ -10,6 +10,7 @@ Two spellings that ran correctly but slowly (issue 19):
   starts).  A stencil over an argument that is itself a numpy view (``big[:, 3:70]``)
   reads it as a launch passes it, C-contiguous.  Views with an inner stride computed in
   the function (``x[:, ::2]``, ``x.T``) stay ``flat`` (their copy would be the host's).
+  A tile copies only the columns its windows read (``x[:, 5:17]`` of a wide ``x``).
 * a tap loop with a condition on the tap indices only (``if p + q > 0``, ``if p != 1 or
   q != 1``, ``continue``, ``elif``) was a scalar kernel (8x the GM bytes): after the
   taps unroll the condition is a constant, and ``batch-loops`` now takes its branch.
@@ -221,6 +222,28 @@ def test_argument_views_with_a_row_stride():
     dyn = hybrid(blur_inner_cols, target="ascend-sim", dynamic_shape=True)
     for view in (big[:41, 3:70], big[2:, 1:130]):
         _assert_stencil(dyn, (view,))
+
+
+def blur_narrow_view(x):
+    return _blur(x[:, 5:17])
+
+
+def test_narrow_view_reads_its_columns_only():
+    """A tile copies the columns its windows read (a GM stride past the rest of the
+    row), not whole rows of ``x``: 12 of 300 columns here."""
+    x = _image((41, 300))
+    for dynamic in (False, True):
+        sim = hybrid(blur_narrow_view, target="ascend-sim", dynamic_shape=dynamic)
+        kinds, ratio, _ = _run(sim, (x,))
+        assert kinds == ["T"], kinds
+        view_bytes = x[:, 5:17].nbytes + 39 * 10 * 4  # the view read once, the output
+        assert ratio * (x.nbytes + 39 * 10 * 4) <= 1.25 * view_bytes, ratio
+
+
+def test_wide_rows_column_tiles_of_a_view():
+    """Rows wider than a tile holds (run-time column tiles) of a column-offset view."""
+    sim = hybrid(blur_offset_view, target="ascend-sim", dynamic_shape=True)
+    _assert_stencil(sim, (_image((9, 9001)),))
 
 
 def test_empty_and_tiny_views_at_run_time():
