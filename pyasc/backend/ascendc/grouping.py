@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pyasc.backend.ascendc.analysis import NotVectorizable, is_vector_op
+from pyasc.backend.ascendc.group_order import share_snapshots, sink_users
+from pyasc.backend.ascendc.row_keepdims import keep_row_dims
 from pyasc.errors import OutOfMemoryError
 from pyasc.ir.core import Block, Operation, Region, Value
 from pyasc.ir.ops import arith, func, tensor
@@ -62,11 +64,22 @@ def form_groups(fn: FuncOp, probe: Probe) -> None:
     for op in list(fn.entry.ops):
         if isinstance(op, func.FusionScopeOp):
             _group_block(op.body.blocks[0], probe)
-            merge_adjacent(op.body.blocks[0], probe)
+            _merge_all(op.body.blocks[0], probe)
     for block in blocks:
         _group_block(block, probe)
-        merge_adjacent(block, probe)
+        _merge_all(block, probe)
     inline_fusion_scopes(fn)
+
+
+def _merge_all(block: Block, probe: Probe) -> None:
+    """``merge_adjacent``, then again where merged groups now yield a squeezed row
+    reduction that the host reshapes to ``(n, 1)`` for a later group (``m = x.max(-1)``
+    beside ``x - m[:, None]``): yielded as ``(n, 1)``, it merges with that group."""
+    merge_adjacent(block, probe)
+    for _ in range(4):  # each round turns squeezed values into columns for good
+        if not keep_row_dims(block):
+            break
+        merge_adjacent(block, probe)
 
 
 def merge_adjacent(block: Block, probe: Probe, max_ops: int = MAX_GROUP_OPS) -> None:
@@ -83,12 +96,13 @@ def merge_adjacent(block: Block, probe: Probe, max_ops: int = MAX_GROUP_OPS) -> 
         nxt = next((j for j in range(i + 1, len(block.ops))
                     if isinstance(block.ops[j], FusionGroupOp) and
                     _uses_any(block.ops[j], [first])), None)
-        if not isinstance(first, FusionGroupOp) or nxt is None or \
-                _size(first) + _size(block.ops[nxt]) > max_ops or \
-                not _mergeable(block, i, nxt):
+        second = block.ops[nxt] if nxt is not None else None
+        if not isinstance(first, FusionGroupOp) or second is None or \
+                _size(first) + _size(second) > max_ops or \
+                not _mergeable(block, first, second):
             i += 1
             continue
-        second = block.ops[nxt]
+        share_snapshots(block, first, second)  # x read once by the merged kernel
         kind, scope = _merged_kind(first, second), first.attributes.get("scope")
         ops2 = dissolve(second)  # dissolve the later one first: positions stay valid
         ops1 = dissolve(first)
@@ -111,13 +125,14 @@ def _size(group: Operation) -> int:
     return sum(is_candidate(op) for op in group.region_list[0].blocks[0].ops)
 
 
-def _mergeable(block: Block, i: int, j: int) -> bool:
-    first, second = block.ops[i], block.ops[j]
+def _mergeable(block: Block, first: Operation, second: Operation) -> bool:
     if first.attributes.get("scope") != second.attributes.get("scope"):
         return False  # groups of different `with fusion_scope():` blocks (fusion pass)
     feeds = any(v in first.result_values for v in second.operand_values)
-    # A group is pure: it may move down past anything that does not use its results.
-    return feeds and not any(_uses_any(op, [first]) for op in block.ops[i + 1:j])
+    # A group is pure: it may move down past anything that does not use its results;
+    # what uses them (the host's write of a returned row reduction) moves after the
+    # second group when that changes nothing (group_order)
+    return feeds and sink_users(block, first, second)
 
 
 def _merged_kind(a: Operation, b: Operation) -> str:

@@ -28,7 +28,7 @@ from pyasc.ir.passes.manager import Pass, PassContext, register_pass
 from pyasc.ir.types import DYN, MemRefType, TensorType
 
 
-class _BufferSyms(ShapeSyms):
+class BufferSyms(ShapeSyms):
     """``ShapeSyms`` that also knows the sizes of an allocation and of a view, and a
     snapshot's shape (its buffer's)."""
 
@@ -63,7 +63,7 @@ def _local_uses(buf: Value, block: Block) -> bool:
     return True
 
 
-def _forward_buffer(alloc: mem.AllocOp, syms: _BufferSyms) -> bool:
+def _forward_buffer(alloc: mem.AllocOp, syms: BufferSyms) -> bool:
     """Replace each snapshot of ``alloc``'s buffer by the value last written whole."""
     buf, block = alloc.result, alloc.parent
     t = buf.type
@@ -88,7 +88,7 @@ def _forward_buffer(alloc: mem.AllocOp, syms: _BufferSyms) -> bool:
 
 def forward_writes(module: ModuleOp) -> bool:
     """Forward the writes of every local buffer of ``module``; True if anything changed."""
-    syms = _BufferSyms()
+    syms = BufferSyms()
     allocs = [op for op in module.walk() if isinstance(op, mem.AllocOp)]
     return any([_forward_buffer(op, syms) for op in allocs])
 
@@ -104,4 +104,4 @@ class ForwardWrites(Pass):
         forward_writes(module)
 
 
-__all__ = ["ForwardWrites", "forward_writes"]
+__all__ = ["BufferSyms", "ForwardWrites", "forward_writes"]
