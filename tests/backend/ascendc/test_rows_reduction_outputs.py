@@ -101,8 +101,8 @@ CASES = [  # (function, shape, configurations, bit-equal in float32)
     (max_shift_loop, (37, 203), ALL, True),
     (max_shift_whole, (37, 203), ALL, True),
     (layernorm_batch_loop, (3, 9, 101), ("static-f32", "dynamic-f16"), False),
-    (sum_scale_newaxis, (19, 45), ("static-f16", "dynamic-f32"), False),
-    (mean_center_reshape, (21, 33), ("static-f32", "dynamic-f16"), False),
+    (sum_scale_newaxis, (19, 45), ("dynamic-f32",), False),
+    (mean_center_reshape, (21, 33), ("dynamic-f16",), False),
     (mean_center_keepdims, (21, 33), ("dynamic-f32",), False),
     (softmax_logsumexp, (13, 130), ("static-f32", "dynamic-f16"), False),
     (layernorm_whole_stats, (2, 11, 57), ("static-f16", "dynamic-f32"), False),
@@ -138,6 +138,15 @@ def test_one_kernel_writes_row_output_and_reduction(fn, shape, conf, exact):
         assert_close(got, want, 0, 0, fn.__name__)
     else:
         assert_close(got, want, 1e-6, 1e-6, fn.__name__)
+
+
+def test_a_view_of_x():
+    # every other row, from column 3: the rows kernel reads the strided view itself
+    base = RNG.standard_normal((41, 70)).astype(np.float32)
+    x = base[::2, 3:]
+    got, k = run_sim(hybrid(max_shift_loop), x)
+    assert len(k.last_kernels) == 1, k.last_kernels
+    assert_close(got, _interpret(max_shift_loop, (x,)), 0, 0)
 
 
 def test_rows_longer_than_ub_take_the_two_pass_kernel():
