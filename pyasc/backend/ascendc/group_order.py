@@ -46,7 +46,7 @@ def sink_users(block: Block, first: Operation, second: Operation) -> bool:
             tainted.update(r for inner in op.walk() for r in inner.result_values)
     if not users:
         return True
-    if _reads_any(second, tainted - set(first.result_values)):
+    if _reads_any(second, tainted - set(first.result_values)) or _touches_memory(second):
         return False
     moved = set(users)
     for k, op in enumerate(between):
@@ -82,6 +82,12 @@ def _leaves(op: Operation, buf: Value) -> bool:
     """Whether ``op`` certainly does not write buffer ``buf``."""
     effects = _effects(op)
     return effects is not None and all(_distinct(w, buf) for w in effects[1])
+
+
+def _touches_memory(group: Operation) -> bool:
+    """Whether an op inside ``group`` reads or writes memory (the users move past it)."""
+    return any(inner.traits & {"reads", "writes", "frees"}
+               for inner in group.walk() if inner is not group)
 
 
 def _reads_any(op: Operation, values: set[Value]) -> bool:
