@@ -456,6 +456,51 @@ def conv_slices_relu(x, w):
                 out[o, i, j] = max(np.sum(x[:, i:i + 3, j:j + 3] * w[o]), 0)
     return out
 
+
+def conv_scale_bias(x, w, s, bias):
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = 0.0
+                for ch in range(c):
+                    for a in range(3):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = acc * s + bias[o]
+    return out
+
+
+def conv_bias_relu_scale(x, w, bias, scale):
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = 0.0
+                for ch in range(c):
+                    for a in range(3):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = np.maximum(acc + bias[o], 0) * scale[o]
+    return out
+
+
+def conv_residual(x, w, res):
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = 0.0
+                for ch in range(c):
+                    for a in range(3):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = acc + res[o, i, j]
+    return out
+
 # ---- bilateral ---------------------------------------------------------------------
 
 
@@ -599,6 +644,11 @@ def _cases():
         ("bil_loops", bil_loops, (r(40, 70),)),
         ("bil_norm_inplace", bil_norm_inplace, (r(40, 70),)),
         ("two_win_sums", two_win_sums, (r(40, 70),)),
+        ("conv_scale_bias", conv_scale_bias,
+         (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), 0.75, r(5) - 0.5)),
+        ("conv_bias_relu_scale", conv_bias_relu_scale,
+         (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5) - 0.5, r(5))),
+        ("conv_residual", conv_residual, (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5, 18, 28))),
     ]
 
 

@@ -31,20 +31,24 @@ float16 cast of the float32 sums) is the kernel's epilogue when the kernel plans
 it (else it is planned again without, the group its own kernel): the vector lowering
 makes it a tile program whose input is the plane's accumulator (``ChannelPlan.post``),
 run on each plane once its sums are complete; its result is copied to ``out`` instead of
-the accumulators, which then never reach GM (the host skips the group).  Not with
-initial values read back from the accumulator buffer ("acc").
+the accumulators, which then never reach GM (the host skips the group).  Its other
+inputs (``ChannelStencil.post_inputs``): scalars become kernel parameters, a value
+per plane a ``Duplicate`` of the plane's value (the unit's values in UB), a whole
+array a tile buffer the kernel fills with the plane's rows (``ChannelPlan.post_inputs``).
+Not with initial values read back from the accumulator buffer ("acc").
 """
 
 from __future__ import annotations
 
 from pyasc.backend.ascendc.analysis import FULL, NotVectorizable, analyze
+from pyasc.backend.ascendc.channel_plan import PLANE, WHOLE, ChannelPlan, PostInput
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
-from pyasc.backend.ascendc.stencil_kernel import ChannelPlan, StencilKernel, plan_stencil_kernel
-from pyasc.backend.ascendc.tiles import Ref
+from pyasc.backend.ascendc.stencil_kernel import StencilKernel, plan_stencil_kernel
+from pyasc.backend.ascendc.tiles import Buf, Instr, Ref
 from pyasc.backend.ascendc.vec_kernel import RULES, KernelOutput, _outputs
 from pyasc.backend.ascendc.vec_lower import VecLowering
-from pyasc.ir.ops.fusion import FusionGroupOp
+from pyasc.ir.passes.channel_post import ACC, SCALAR
 from pyasc.ir.passes.channel_stencil import ChannelStencil
 from pyasc.ir.types import MemRefType, ScalarType
 
@@ -74,7 +78,7 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
                                  ACC_TILES, WEIGHT_BYTES, init=_start(cs))
         _windows_once_per_channel(k, k.channels)
         if cs.post is not None:
-            _epilogue(k, cs.post, soc)
+            _epilogue(k, cs, soc)
 
     k = plan_stencil_kernel(cs.group, soc, name, match=cs.stencil, adapt=adapt)
     if k is None and cs.post is not None:
@@ -87,31 +91,29 @@ def plan_channel_kernel(cs: ChannelStencil, soc: SoC, name: str) -> StencilKerne
     return k
 
 
-def _epilogue(k: StencilKernel, post: FusionGroupOp, soc: SoC) -> None:
+def _epilogue(k: StencilKernel, cs: ChannelStencil, soc: SoC) -> None:
     """The elementwise group after the loop (``ChannelStencil.post``) as a tile program
     on each plane's accumulator (``ChannelPlan.post``), its result the buffer the
-    kernel copies to ``out`` (the kernel's output instead of the accumulators)."""
-    plan = k.channels
-    assert plan is not None
+    kernel copies to ``out`` (the kernel's output instead of the accumulators); its
+    other inputs :func:`_post_inputs`."""
+    plan, post = k.channels, cs.post
+    assert plan is not None and post is not None
     if plan.init == "acc" or not k.dynamic:  # (the accumulator buffer is read at the start)
         raise NotVectorizable("an epilogue beside initial values per output", post.loc)
     info = analyze(post)
     if info.schedule != "flat":
         raise NotVectorizable("an epilogue that is not elementwise", post.loc)
+    args = post.body.blocks[0].args
+    for arg, pv in zip(args, cs.post_inputs, strict=True):
+        arg.name_hint = arg.name_hint or value_name(pv.value)
     low = VecLowering(post, info, soc, RULES)
     low.prog.names = k.prog.names  # (one kernel: names unique across both programs)
     low.run()
-    source = low.get(post.body.blocks[0].args[0]).buf
     outs = _outputs(low, post)
-    if source is None or len(outs) != 1 or outs[0].kind != FULL or outs[0].buf is None or \
+    if len(outs) != 1 or outs[0].kind != FULL or outs[0].buf is None or \
             low.prog.reduce_tmp_types:
         raise NotVectorizable("an epilogue that is not one elementwise result", post.loc)
-    low.prog.buffers.remove(source)
-    for ins in low.prog.instrs:  # the input: the plane's accumulator
-        ins.srcs = tuple(Ref(plan.acc_out, s.row) if isinstance(s, Ref) and s.buf is source
-                         else s for s in ins.srcs)
-    if any(source in ins.reads() for ins in low.prog.instrs):
-        raise NotVectorizable("the epilogue reads its input otherwise", post.loc)
+    _post_inputs(low, cs, plan)
     result = outs[0].buf
     # the tile's pitch a whole number of 32-byte blocks of the result's elements too
     k.unit = min([k.unit, *(32 // b.itemsize for b in low.prog.buffers if b.kind == "tile")])
@@ -121,6 +123,57 @@ def _epilogue(k: StencilKernel, post: FusionGroupOp, soc: SoC) -> None:
     k.prog.buffers.extend(low.prog.buffers)
     k.prog.instrs.extend(low.prog.instrs)
     k.outputs[0] = KernelOutput(0, FULL, result)
+
+
+def _post_inputs(low: VecLowering, cs: ChannelStencil, plan: ChannelPlan) -> None:
+    """The epilogue's inputs: the accumulators' snapshot reads the plane's accumulator;
+    a scalar is a kernel parameter (``ChannelPlan.post_params``); a value per plane is
+    filled over the tile (``Duplicate`` of ``<name>Vals.GetValue(plane)``, the unit's
+    values in UB) before its first use; a whole array's tile buffer receives the
+    plane's rows before the program (``PostInput``)."""
+    for arg, pv in zip(low.group.body.blocks[0].args, cs.post_inputs, strict=True):
+        vv = low.get(arg)
+        if pv.kind == SCALAR:
+            plan.post_params.append((vv.expr, vv.dtype))
+            continue
+        buf = vv.buf
+        # (every array input read: the host passes them all, in this order)
+        if buf is None or vv.cls != FULL or \
+                not any(buf in ins.reads() for ins in low.prog.instrs) or \
+                any(ins.dst is not None and ins.dst.buf is buf for ins in low.prog.instrs):
+            raise NotVectorizable("an epilogue input that is not a tile it reads",
+                                  low.group.loc)
+        if pv.kind == ACC:
+            _read_accumulator(low, buf, plan)
+        elif pv.kind == PLANE:
+            _fill_plane_value(low, buf, plan, value_name(pv.value))
+        else:  # WHOLE: a TBuf of its own, copied in before the program
+            buf.role = "acc"
+            plan.post_inputs.append(PostInput(buf.name, WHOLE, buf.dtype, buf))
+
+
+def _read_accumulator(low: VecLowering, source: Buf, plan: ChannelPlan) -> None:
+    """The epilogue reads the plane's accumulator where it read ``source``."""
+    low.prog.buffers.remove(source)
+    for ins in low.prog.instrs:
+        ins.srcs = tuple(Ref(plan.acc_out, s.row) if isinstance(s, Ref) and s.buf is source
+                         else s for s in ins.srcs)
+    if any(source in ins.reads() for ins in low.prog.instrs):
+        raise NotVectorizable("the epilogue reads its input otherwise", low.group.loc)
+
+
+def _fill_plane_value(low: VecLowering, buf: Buf, plan: ChannelPlan, hint: str | None) -> None:
+    """``buf`` (a temporary now) is filled with the plane's value right before the
+    first instruction reading it."""
+    name = low.prog.unique(hint or "perPlane")
+    buf.role = "calc"
+    first = next(i for i, ins in enumerate(low.prog.instrs) if buf in ins.reads())
+    ins = Instr("Duplicate", Ref(buf), (f"{name}Vals.GetValue(plane)",), (), "tile",
+                loc=low.group.loc)
+    if low.prog.check is not None:
+        low.prog.check(ins)
+    low.prog.instrs.insert(first, ins)
+    plan.post_inputs.append(PostInput(name, PLANE, buf.dtype, buf))
 
 
 def _start(cs: ChannelStencil) -> str:

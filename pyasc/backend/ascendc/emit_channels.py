@@ -13,15 +13,17 @@ runs the tile program once per plane, which adds the channel's
 taps to the plane's accumulator in place, in program order (multiply, then add: the
 interpreter's order and rounding).  Last, the accumulators go to the accumulator
 buffer in GM, each plane's rows of the tile, or, with an epilogue (``ChannelPlan.post``),
-``Epilogue(plane, rows)`` computes each plane's result from its accumulator and that
-goes to the output array (of its own extents: ``outPlanes``, ``outRows``, ``outCols``).
+``Epilogue`` computes each plane's result from its accumulator and that goes to the
+output array (of its own extents: ``outPlanes``, ``outRows``, ``outCols``); its values
+per plane are loaded once per unit (``LoadPosts``), its whole arrays' rows of the tile
+copied in per plane (``<name>Planes``, ``Rows``, ``Cols``: their own extents).
 """
 
 from __future__ import annotations
 
+from pyasc.backend.ascendc.channel_plan import PLANE, WHOLE, ChannelPlan, PostInput
 from pyasc.backend.ascendc.emit_stencil import StencilEmitter, _bytes, _gap, dynamic_names
 from pyasc.backend.ascendc.emit_tile import emit_instructions
-from pyasc.backend.ascendc.stencil_kernel import ChannelPlan
 from pyasc.backend.ascendc.tiles import Instr, ctype, storage_type
 
 OUT_DIMS = ("outPlanes", "outRows", "outCols")  # the epilogue's output's last three dims
@@ -42,8 +44,15 @@ class ChannelEmitter(StencilEmitter):
         init = {"fill": [(ctype(self.plan.acc_type), "accInit")],
                 "planes": [("GM_ADDR", "accInit")]}.get(self.plan.init, [])
         # the epilogue's output array: its own planes, rows and columns (its strides)
+        # the epilogue's scalars and arrays; its output's and whole arrays' last dims
+        post = [(ctype(t), n.rstrip("_")) for n, t in self.plan.post_params]
+        post += [("GM_ADDR", x.name) for x in self.plan.post_inputs]
         out = [("int64_t", n) for n in OUT_DIMS] if self.plan.post_out is not None else []
-        return [*ps[:at], ("GM_ADDR", self.plan.weights), *init, *ps[at:], *out]
+        out += [("int64_t", n) for x in self._wholes() for n in _dims(x)]
+        return [*ps[:at], ("GM_ADDR", self.plan.weights), *init, *post, *ps[at:], *out]
+
+    def _wholes(self) -> list[PostInput]:
+        return [x for x in self.plan.post_inputs if x.kind == WHOLE]
 
     def _out_size(self) -> str | int:
         if self.plan.post_out is None:
@@ -57,8 +66,17 @@ class ChannelEmitter(StencilEmitter):
         w, p = self.w, self.plan
         acc, wt = ctype(p.acc_type), ctype(p.weights_type)
         if p.post_out is not None:
-            for n in OUT_DIMS:
+            for n in [*OUT_DIMS, *(d for x in self._wholes() for d in _dims(x))]:
                 w.line(f"{n}_ = {n};")
+        for n, _ in p.post_params:
+            w.line(f"{n} = {n.rstrip('_')};")
+        for x in p.post_inputs:
+            t = storage_type(x.dtype)
+            size = "PLANES" if x.kind == PLANE else "IMAGES * " + " * ".join(
+                f"{d}_" for d in _dims(x))
+            w.line(f"{x.name}Gm_.SetGlobalBuffer((__gm__ {t}*){x.name}, {size});", self.loc)
+            if x.kind == PLANE:
+                w.line(f"pipe_.InitBuffer({x.name}Buf_, {p.plane_bytes(x.dtype)});")
         if p.init == "fill":
             w.line("accInit_ = accInit;")
         elif p.init == "planes":
@@ -130,8 +148,10 @@ class ChannelEmitter(StencilEmitter):
                        "acc[p * ACC_STRIDE]);")
             return
         t = storage_type(post.dtype)
+        if any(x.kind == PLANE for x in self.plan.post_inputs):
+            w.line("LoadPosts(p0, np);")
         with w.block("for (int64_t p = 0; p < np; ++p)"):
-            w.line("Epilogue(p, rows);")
+            w.line("Epilogue(image, p0, p, row, rows, col, cols);")
             w.line("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the plane's result is complete")
             w.line("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);")
             w.line(f"CopyOut(image * outPlanes_ + p0 + p, row, rows, col, cols, "
@@ -140,20 +160,64 @@ class ChannelEmitter(StencilEmitter):
             w.line("WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);")
 
     def _epilogue(self) -> None:
-        """``Epilogue(plane, rows)``: the ops after the channel loop on the plane's
-        accumulator (``ChannelPlan.post``), into the result's buffer."""
+        """``Epilogue(image, p0, plane, row, rows, col, cols)``: the ops after the
+        channel loop on the plane's accumulator (``ChannelPlan.post``), into the
+        result's buffer, after the plane's rows of each whole array are copied in."""
         w, p = self.w, self.plan
         if not p.post:
             return
         acc = ctype(p.acc_type)
-        with w.block("__aicore__ inline void Epilogue(int64_t plane, int32_t rows)"):
+        self._load_posts()
+        with w.block("__aicore__ inline void Epilogue(int64_t image, int64_t p0, "
+                     "int64_t plane, int64_t row, int32_t rows, int64_t col, int32_t cols)"):
             w.line("const int32_t n = rows * PITCH;")
             w.line(f"LocalTensor<{acc}> {p.acc_out.name} = "
                    "accBuf_.Get<{acc}>()[plane * ACC_STRIDE];".replace("{acc}", acc))
             self._tile_views(p.post)
+            for x in p.post_inputs:
+                if x.kind == PLANE:
+                    c = ctype(x.dtype)
+                    w.line(f"LocalTensor<{c}> {x.name}Vals = {x.name}Buf_.Get<{c}>();")
+            self._copy_wholes()
             for decl, _name, loc in p.post_scalars:
                 w.line(decl, loc)
             emit_instructions(w, p.post)
+
+    def _copy_wholes(self) -> None:
+        """The plane's rows of the tile of each whole array into its tile buffer, at the
+        pitch (after the previous plane's epilogue read it)."""
+        w, wholes = self.w, self._wholes()
+        if not wholes:
+            return
+        w.line("SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the last plane's epilogue read them")
+        w.line("WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);")
+        for x in wholes:
+            t, size = storage_type(x.dtype), x.dtype.itemsize
+            planes, rows, cols = (f"{d}_" for d in _dims(x))
+            gm = f"{x.name}Gm_[((image * {planes} + p0 + plane) * {rows} + row) * {cols} + col]"
+            w.line(f"DataCopyPad({x.buf.name}, {gm}, DataCopyExtParams(static_cast<uint16_t>("
+                   f"rows), {_bytes('cols', size)}, static_cast<uint32_t>(({cols} - cols) * "
+                   f"{size}), {_gap(self.k, 'cols', size)}, 0), DataCopyPadExtParams<{t}>(false, "
+                   f"0, 0, static_cast<{t}>(0)));", self.loc)
+        w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the epilogue reads them")
+        w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);")
+
+    def _load_posts(self) -> None:
+        """``LoadPosts(p0, np)``: the epilogue's values of planes ``p0 ..`` into UB (one
+        copy each), for the scalar unit's reads (``<name>Vals``)."""
+        w = self.w
+        planes = [x for x in self.plan.post_inputs if x.kind == PLANE]
+        if not planes:
+            return
+        with w.block("__aicore__ inline void LoadPosts(int64_t p0, int64_t np)"):
+            for x in planes:
+                c, size = ctype(x.dtype), x.dtype.itemsize
+                w.line(f"DataCopyPad({x.name}Buf_.Get<{c}>(), {x.name}Gm_[p0], "
+                       f"DataCopyExtParams(1, static_cast<uint32_t>(np * {size}), 0, 0, 0), "
+                       f"DataCopyPadExtParams<{c}>(false, 0, 0, static_cast<{c}>(0)));",
+                       self.loc)
+            w.line("SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the scalar unit reads them")
+            w.line("WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);")
 
     def _tile_views(self, instrs: list[Instr]) -> None:
         """A view of each program buffer ``instrs`` use (the accumulators aside)."""
@@ -289,6 +353,14 @@ class ChannelEmitter(StencilEmitter):
         w.line(f"GlobalTensor<{ctype(p.weights_type)}> {p.weights}Gm_;")
         if p.post_out is not None:
             w.line(f"int64_t {', '.join(n + '_' for n in OUT_DIMS)};  // the output's extents")
+        for n, t in p.post_params:
+            w.line(f"{ctype(t)} {n};")
+        for x in p.post_inputs:
+            w.line(f"GlobalTensor<{storage_type(x.dtype)}> {x.name}Gm_;")
+            if x.kind == PLANE:
+                w.line(f"TBuf<TPosition::VECCALC> {x.name}Buf_;  // a unit's planes' values")
+            else:
+                w.line(f"int64_t {', '.join(d + '_' for d in _dims(x))};")
         if p.init == "fill":
             w.line(f"{ctype(p.acc_type)} accInit_;")
         elif p.init == "planes":
@@ -296,6 +368,11 @@ class ChannelEmitter(StencilEmitter):
             w.line("TBuf<TPosition::VECCALC> accInitBuf_;  // those of a unit's planes")
         if p.windows:
             w.line("TBuf<TPosition::VECCALC> winBuf_;  // a channel's windows, a tile each")
+
+
+def _dims(x: PostInput) -> list[str]:
+    """The parameters of a whole array's last three extents."""
+    return [f"{x.name}{d}" for d in ("Planes", "Rows", "Cols")]
 
 
 __all__ = ["ChannelEmitter"]

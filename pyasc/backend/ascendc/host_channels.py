@@ -13,7 +13,9 @@ value per plane when the kernel reads the planes' initial values) and
 raises otherwise (the nest's accesses were proven in bounds when it has work).  The
 kernel writes every element of the accumulator buffer, or with an epilogue the same
 elements of the post group's output (the group's extents checked equal to the
-accumulators', the output at least as large).
+accumulators', the output at least as large); it passes the post group's scalars and
+arrays (a view of the planes' values computed here, before the launch), each checked
+to cover the kernel's space (a value per plane: the planes).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pyasc.backend.ascendc.host_stencil import column_tiles, stencil_extents
 from pyasc.backend.ascendc.stencil_kernel import MAX_ROWS, MIN_TILE_HALO, StencilKernel
 from pyasc.ir.core import OpResult, Value
 from pyasc.ir.ops import arith, func
+from pyasc.ir.passes.channel_post import PLANE, WHOLE
+from pyasc.ir.passes.channel_post import SCALAR as POST_SCALAR
 from pyasc.ir.passes.channel_stencil import ChannelStencil
 
 
@@ -70,11 +74,45 @@ def launch_channels(hb: HostBuilder, k: StencilKernel, cs: ChannelStencil,
     # the fill value, the planes' values, or nothing (the kernel reads them from ``acc``)
     init = [env[cs.fill.operand_values[0]]] if cs.fill is not None else \
         [env[cs.init_values]] if plan.init == "planes" else []  # type: ignore[index]
-    out = []
+    out, post = [], []
     if plan.post_out is not None:  # the epilogue writes ``out``, not the accumulators
         acc, out = _epilogue_output(hb, cs, env, local, [images, planes, rows, cols])
-    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, *init, *args, *out],
+        post, dims = _epilogue_inputs(hb, cs, local, [images, planes, rows, cols])
+        out += dims
+    hb.launch(k.name, blocks, [*bases, acc, *scalars, weights, *init, *post, *args, *out],
               [len(bases)])
+
+
+def _epilogue_inputs(hb: HostBuilder, cs: ChannelStencil, local: dict[Value, Value],
+                     space: list[Value]) -> tuple[list[Value], list[Value]]:
+    """The epilogue's inputs in the kernel's order (``ChannelPlan.post_params`` and
+    ``post_inputs``: its scalars, then its arrays) and each whole array's last three
+    extents, raising unless each array covers the kernel's space (a value per plane:
+    at least the planes)."""
+    planes = space[1]
+    scalars = [hb.extract_scalar(local[pv.value]) for pv in cs.post_inputs
+               if pv.kind == POST_SCALAR]
+    arrays, dims, ok = [], [], []
+    for pv in cs.post_inputs:
+        if pv.kind not in (PLANE, WHOLE):
+            continue
+        a = _host_value(hb, pv.value, local, cs)  # (a per-plane view: computed here)
+        arrays.append(a)
+        if pv.kind == PLANE:
+            ok.append(hb.cmp("le", planes, hb.dim(a, 0)))
+            continue
+        rank = pv.value.type.rank  # type: ignore[attr-defined]
+        extents = [hb.dim(a, d) for d in range(rank)]
+        ok += [hb.cmp("le", s, d) for s, d in zip(space[4 - rank:], extents, strict=True)]
+        dims += extents[-3:]
+    if ok:
+        cond = ok[0]
+        for c in ok[1:]:
+            cond = hb.binary(arith.AndOp, cond, c)
+        hb.insert(func.AssertOp([cond], [], {
+            "message": "the channel kernel's epilogue reads past its inputs", "kind": "bounds"},
+            loc=cs.post.loc if cs.post is not None else cs.loop.loc))
+    return [*scalars, *arrays], dims
 
 
 def _epilogue_output(hb: HostBuilder, cs: ChannelStencil, env: dict[Value, Value],

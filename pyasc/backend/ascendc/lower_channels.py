@@ -28,7 +28,7 @@ from pyasc.backend.ascendc.host_channels import launch_channels
 from pyasc.backend.ascendc.soc import SoC
 from pyasc.backend.ascendc.stencil_kernel import MAX_STENCIL_OPS
 from pyasc.ir.core import Operation, OpResult
-from pyasc.ir.ops import loop
+from pyasc.ir.ops import loop, mem, tensor
 from pyasc.ir.ops.func import FuncOp, ModuleOp
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.channel_interchange import candidates, interchange_function, match
@@ -137,7 +137,8 @@ def start_ops(cs: ChannelStencil) -> list[Operation]:
 
 def post_ops(cs: ChannelStencil) -> list[Operation]:
     """The ops after the loop of ``cs`` that its kernel's epilogue does (``cs.post``):
-    the view of the accumulators, its snapshot, the group and its write to ``out``."""
+    the view of the accumulators, its snapshot, the group and its write to ``out``, the
+    snapshots (and their reshapes, broadcasts) of the arrays only the group reads."""
     if cs.post is None or cs.post_write is None:
         return []
     snap = cs.post.inputs[0]
@@ -145,7 +146,13 @@ def post_ops(cs: ChannelStencil) -> list[Operation]:
     view = snap.op.operand_values[0]
     assert isinstance(view, OpResult)
     only = len(view.uses) == 1  # (a view the loop reads too stays)
-    return [view.op] * only + [snap.op, cs.post, cs.post_write]
+    ops = [view.op] * only + [snap.op, cs.post, cs.post_write]
+    for v in cs.post.inputs:  # the snapshots of the epilogue's arrays only it reads
+        while isinstance(v, OpResult) and v is not snap and len(v.uses) == 1 and \
+                isinstance(v.op, mem.ToTensorOp | tensor.ReshapeOp | tensor.BroadcastOp):
+            ops.append(v.op)
+            v = v.op.operand_values[0]
+    return ops
 
 
 __all__ = ["channel_loops", "find_channel_loops", "interchange_channels", "lower_channels",

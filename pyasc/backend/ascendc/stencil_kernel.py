@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pyasc.backend.ascendc.analysis import FULL, SCALAR, NotVectorizable, analyze
+from pyasc.backend.ascendc.channel_plan import ChannelPlan
 from pyasc.backend.ascendc.cores import VECTOR
 from pyasc.backend.ascendc.grouping import value_name
 from pyasc.backend.ascendc.soc import SoC
@@ -51,7 +52,6 @@ from pyasc.backend.ascendc.vec_kernel import (
     _outputs,
 )
 from pyasc.backend.ascendc.vec_lower import VecLowering
-from pyasc.ir.core import Location
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.stencil_windows import StencilBase, StencilMatch, match_stencil
 from pyasc.ir.types import DYN, ScalarType
@@ -82,47 +82,6 @@ class PlaneInput:
     name: str
     dtype: ScalarType
     count: int
-
-
-@dataclass
-class ChannelPlan:
-    """What a channel stencil (``channel_kernel``) adds to a stencil kernel: a run-time
-    loop over channels inside each unit, the output planes' accumulators in UB."""
-
-    acc_in: Buf                      # the tile program's input of the sum so far
-    acc_out: Buf                     # its result: both are the plane's accumulator
-    acc_type: ScalarType
-    weights: str                     # the name of the weight array (GM, and its UB copy)
-    weights_type: ScalarType
-    weights_rank: int
-    acc_tiles: int                   # accumulators of a tile each (the planes of a unit)
-    weight_bytes: int                # UB bytes of a channel's weights of those planes
-    # the windows' Gathers, once per channel for every plane (``winBuf_``, a tile each)
-    windows: list[Instr] = field(default_factory=list)
-    window_bytes: int = 0            # bytes of a window's element
-    # the accumulators' start: "fill" (the fill value), "planes" (a value per plane read
-    # from GM, ``acc = bias[o]``) or "acc" (the accumulator buffer's values, written
-    # before the loop: ``acc = res[o, i, j] * 0.5``)
-    init: str = "fill"
-    # the elementwise ops after the loop (``ChannelStencil.post``) on each plane's
-    # accumulator once its sums are complete, their scalars' declarations, and the
-    # buffer of their result (copied to ``out`` instead of the accumulators)
-    post: list[Instr] = field(default_factory=list)
-    post_scalars: list[tuple[str, str, Location]] = field(default_factory=list)
-    post_out: Buf | None = None
-
-    def reserved(self, tile: int) -> int:
-        """UB bytes beside the stencil's own: the accumulators, the weights, the
-        channel's windows, the unit's planes' initial values."""
-        return self.acc_tiles * tile * self.acc_type.itemsize + self.weight_bytes + \
-            len(self.windows) * tile * self.window_bytes + self.init_bytes
-
-    @property
-    def init_bytes(self) -> int:
-        """UB of a unit's initial values ("planes"): at most ``weight_bytes // 32``
-        planes (a plane's row of taps is at least 32 bytes), 32-byte aligned."""
-        size = self.weight_bytes // 32 * self.acc_type.itemsize
-        return -(-size // 32) * 32 if self.init == "planes" else 0
 
 
 @dataclass
@@ -256,10 +215,10 @@ def plan_stencil_kernel(group: FusionGroupOp, soc: SoC, name: str,
     k.phys = assign(low.prog)
     # the TPipe's 64 buffers: the program's, two per halo queue, the offset table, one
     # per per-plane input of run-time count, one for those of static count (a channel
-    # loop's: the accumulators, the weights and the windows)
+    # loop's: ChannelPlan.pipe_buffers)
     dyn = sum(p.count == DYN for p in k.planes_in)
     used = pipe_buffers(k.phys) + 2 * len(k.base_names) + 1 + dyn + \
-        (len(k.planes_in) > dyn) + 3 * (k.channels is not None)
+        (len(k.planes_in) > dyn) + (k.channels.pipe_buffers if k.channels else 0)
     sized = _size_dynamic(k, soc) if k.dynamic else _size(k, soc)
     return k if used <= MAX_PIPE_BUFFERS and sized else None
 

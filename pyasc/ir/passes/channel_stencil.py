@@ -22,9 +22,10 @@ whole.  Nothing else in the body writes memory, and every scalar input is define
 the loop, so the loop is the channel loop of one kernel: per tile of the output, the
 accumulators stay in UB while the kernel walks the channels, each channel's halo rows
 read once for every output plane.  When the only reader of ``acc`` after the loop is one
-elementwise group of it alone, written to an array the function allocates over the same
-extents (``out[...] = max(acc, 0)``, float16's cast of the float32 sums), that group is
-the match's ``post``: the kernel's epilogue (``backend/ascendc/channel_kernel.py``).
+elementwise group, written to an array the function allocates over the same extents
+(``out[...] = max(acc, 0)``, float16's cast of the float32 sums, ``acc * s + b[o]``,
+``acc + r[o, i, j]``: ``channel_post``), that group is the match's ``post``: the
+kernel's epilogue (``backend/ascendc/channel_kernel.py``).
 
 :func:`match_channel_group` is the same test of a group alone (no write yet: a merge
 probe while grouping builds it), :func:`channel_bodies` the blocks grouping must look
@@ -40,10 +41,12 @@ from pyasc.ir.core import Block, Operation, OpResult, Value
 from pyasc.ir.ops import loop, mem, tensor
 from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.batch_nest import constant_int
+from pyasc.ir.passes.channel_post import PostValue, post_group_after
+from pyasc.ir.passes.channel_views import inside, per_plane_values, whole_buffer
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.stencil_windows import StencilMatch, match_stencil
-from pyasc.ir.passes.window_values import same_size, static_int
-from pyasc.ir.types import DYN, MemRefType, ScalarType
+from pyasc.ir.passes.window_values import static_int
+from pyasc.ir.types import MemRefType, ScalarType
 
 
 @dataclass
@@ -77,6 +80,7 @@ class ChannelStencil:
     post: FusionGroupOp | None = None
     post_write: mem.WriteOp | None = None
     post_out: Value | None = None
+    post_inputs: list[PostValue] = field(default_factory=list)  # one per post input
 
 
 def channel_bodies(block: Block) -> list[Block]:
@@ -85,32 +89,13 @@ def channel_bodies(block: Block) -> list[Block]:
             if isinstance(op, loop.ForOp) and op.attributes.get("channels")]
 
 
-def _inside(v: Value, top: Operation) -> bool:
-    return isinstance(v, OpResult) and (v.op is top or top.is_ancestor_of(v.op))
-
-
-def _whole(view: Value, chan: loop.ForOp) -> Value | None:
-    """The buffer ``view`` is all of (a unit-step subview at offset 0 of a ``mem.alloc``
-    made before ``chan``, keeping every axis), else None."""
-    if not (isinstance(view, OpResult) and isinstance(view.op, mem.SubviewOp)) or \
-            view.op.attributes.get("drop"):
-        return None
-    buf = view.op.source
-    offsets, _, steps = view.op.parts()
-    if not (isinstance(buf, OpResult) and isinstance(buf.op, mem.AllocOp)) or \
-            _inside(buf, chan) or any(constant_int(o) != 0 for o in offsets) or \
-            any(static_int(s) != 1 for s in steps):
-        return None
-    return buf
-
-
 def _accumulator(group: FusionGroupOp, chan: loop.ForOp) -> tuple[int, Value] | None:
     """``(input index, buffer)`` of the one group input that is a snapshot of a whole
     buffer allocated before the loop (the sum so far), else None."""
     found = []
     for index, v in enumerate(group.inputs):
         if isinstance(v, OpResult) and isinstance(v.op, mem.ToTensorOp):
-            buf = _whole(v.op.operand_values[0], chan)
+            buf = whole_buffer(v.op.operand_values[0], chan)
             if buf is not None and buf.type.rank == v.type.rank:  # type: ignore[attr-defined]
                 found.append((index, buf))
     return found[0] if len(found) == 1 else None
@@ -148,7 +133,7 @@ def match_channel_group(group: FusionGroupOp, chan: loop.ForOp) -> ChannelStenci
     m = match_stencil(group, chan.induction_var, frozenset({acc[0]}))
     if m is None or not m.bases or not all(b.channel and b.fixed for b in m.bases):
         return None
-    if any(isinstance(v.type, ScalarType) and _inside(v, chan) for v in group.inputs):
+    if any(isinstance(v.type, ScalarType) and inside(v, chan) for v in group.inputs):
         return None  # a scalar of the channel (the host could not pass it once)
     found = ChannelStencil(chan, group, m, acc[1], acc[0])
     for index, src in sorted(m.per_plane.items()):
@@ -172,7 +157,7 @@ def match_channel_stencil(chan: Operation) -> ChannelStencil | None:
     found = match_channel_group(groups[0], chan)
     write = writes[-1]
     if found is None or write.operand_values[0] is not groups[0].result_values[0] or \
-            _whole(write.operand_values[1], chan) is not found.acc:
+            whole_buffer(write.operand_values[1], chan) is not found.acc:
         return None
     found.write = write
     found.fill = _fill_before(chan, found.acc)
@@ -180,82 +165,13 @@ def match_channel_stencil(chan: Operation) -> ChannelStencil | None:
         start = _plane_init_before(chan, found.acc)
         if start is not None:
             found.init, found.init_values = start
-    post = _post_group_after(chan, found.acc)
+    post = post_group_after(chan, found.acc)
     read = {base_buffer(v) for v in [*(b.value for b in found.stencil.bases),
                                      *(w.weights for w in found.weights),
                                      *([found.init_values] if found.init_values else [])]}
     if post is not None and post[2] not in read:  # (no unit writes what another reads)
-        found.post, found.post_write, found.post_out = post
+        found.post, found.post_write, found.post_out, found.post_inputs = post
     return found
-
-
-def _only_use(v: Value) -> Operation | None:
-    ops = [op for op, _ in v.uses]
-    return ops[0] if len(ops) == 1 else None
-
-
-def _post_group_after(chan: loop.ForOp, acc: Value
-                      ) -> tuple[FusionGroupOp, mem.WriteOp, Value] | None:
-    """``(group, write, out)`` when the only op after ``chan`` that reads ``acc`` (views
-    aside) is a snapshot of a whole view of it, read by one elementwise group of that
-    one input, whose result is written to ``out[0:s0, 0:s1, ...]`` with the view's own
-    sizes ``s`` (``out`` a contiguous array the function allocates, of the same rank);
-    else None."""
-    block = chan.parent
-    assert block is not None
-    if acc.op.parent is not block:  # type: ignore[attr-defined]
-        return None  # (read after the block, where this does not look)
-    after = [op for top in block.ops[block.index_of(chan) + 1:] for op in top.walk()]
-    touching = [op for op in after if not isinstance(op, mem.SubviewOp) and
-                any(base_buffer(v) is acc for v in op.operand_values)]
-    if len(touching) != 1 or not isinstance(touching[0], mem.ToTensorOp):
-        return None
-    snap = touching[0]
-    view = snap.operand_values[0]
-    if _whole(view, chan) is not acc:
-        return None
-    group = _only_use(snap.result)
-    if not isinstance(group, FusionGroupOp) or list(group.inputs) != [snap.result] or \
-            group.attributes.get("kind") != "elementwise" or len(group.result_values) != 1:
-        return None
-    write = _only_use(group.result_values[0])
-    if not isinstance(write, mem.WriteOp) or write.operand_values[0] is not group.result_values[0]:
-        return None
-    dest = write.operand_values[1]
-    if not (isinstance(dest, OpResult) and isinstance(dest.op, mem.SubviewOp)) or \
-            dest.op.attributes.get("drop"):
-        return None
-    out = dest.op.source
-    assert isinstance(acc.type, MemRefType)
-    offsets, sizes, steps = dest.op.parts()
-    # (an array the function allocates: not x or w, which other units still read)
-    if not (isinstance(out, OpResult) and isinstance(out.op, mem.AllocOp)) or \
-            not isinstance(out.type, MemRefType) or not out.type.is_contiguous or \
-            out.type.rank != acc.type.rank or \
-            any(constant_int(o) != 0 for o in offsets) or \
-            any(static_int(s) != 1 for s in steps) or \
-            any(a is not b for a, b in zip(sizes, view.op.parts()[1],  # type: ignore[attr-defined]
-                                            strict=True)) or \
-            _touched_between(chan, write, out):
-        return None
-    return group, write, out
-
-
-def _touched_between(chan: loop.ForOp, write: mem.WriteOp, out: Value) -> bool:
-    """Whether an op between ``chan`` and ``write`` (at the top of their block) writes
-    memory or reads ``out``: the kernel writes ``out`` where ``chan`` is, before them."""
-    block = chan.parent
-    assert block is not None
-    tops = [op for op in block.ops if op.is_ancestor_of(write) or op is write]
-    if len(tops) != 1:
-        return True
-    for top in block.ops[block.index_of(chan) + 1:block.index_of(tops[0]) + 1]:
-        for op in top.walk():
-            if op is write or isinstance(op, mem.SubviewOp | mem.DimOp):
-                continue
-            if op.has_trait("writes") or any(base_buffer(v) is out for v in op.operand_values):
-                return True
-    return False
 
 
 def _fill_before(chan: loop.ForOp, acc: Value) -> mem.FillOp | None:
@@ -282,47 +198,11 @@ def _plane_init_before(chan: loop.ForOp, acc: Value) -> tuple[mem.WriteOp, Value
             if op.has_trait("reads") and any(base_buffer(v) is acc for v in op.operand_values):
                 return None  # (a snapshot of the initial values)
             continue
-        if not isinstance(op, mem.WriteOp) or _whole(op.operand_values[1], chan) is not acc:
+        if not isinstance(op, mem.WriteOp) or whole_buffer(op.operand_values[1], chan) is not acc:
             return None
-        values = _per_plane_values(op.operand_values[0], acc.type.rank)  # type: ignore[attr-defined]
+        values = per_plane_values(op.operand_values[0], acc.type.rank)  # type: ignore[attr-defined]
         return (op, values) if values is not None else None
     return None
-
-
-def _size(v: Value, axis: int) -> Value | int:
-    """The extent of ``axis`` of the tensor ``v`` (a reshape's or broadcast's result):
-    its static size, or the operand that gives it."""
-    shape = v.type.shape  # type: ignore[attr-defined]
-    if shape[axis] != DYN:
-        return shape[axis]
-    return v.op.operand_values[1 + sum(d == DYN for d in shape[:axis])]  # type: ignore[attr-defined]
-
-
-def _per_plane_values(v: Value, rank: int) -> Value | None:
-    """The 1-D memref whose ``[p]`` is plane ``p``'s value in ``v``, a tensor of
-    ``rank`` (axis ``rank - 3`` the planes): ``broadcast(reshape(to_tensor(values)))``
-    with every axis of the reshape 1 but the planes', of the broadcast's extent there."""
-    if not (isinstance(v, OpResult) and isinstance(v.op, tensor.BroadcastOp)):
-        return None
-    shaped = v.op.operand_values[0]
-    if not (isinstance(shaped, OpResult) and isinstance(shaped.op, tensor.ReshapeOp)):
-        return None
-    snap = shaped.op.operand_values[0]
-    shape = shaped.type.shape  # type: ignore[attr-defined]
-    axis = len(shape) - 3  # the planes' axis, right-aligned with the broadcast's
-    if not (isinstance(snap, OpResult) and isinstance(snap.op, mem.ToTensorOp)) or \
-            axis < 0 or any(d != 1 for k, d in enumerate(shape) if k != axis):
-        return None
-    values = snap.op.operand_values[0]
-    a, b = _size(shaped, axis), _size(v, rank - 3)
-    if isinstance(a, int) or isinstance(b, int):  # (a static extent)
-        same = (a if isinstance(a, int) else static_int(a)) == \
-            (b if isinstance(b, int) else static_int(b))
-    else:
-        same = same_size(a, b)
-    ok = isinstance(values.type, MemRefType) and values.type.rank == 1 and \
-        values.type.element == v.type.element  # type: ignore[attr-defined]
-    return values if ok and same else None
 
 
 __all__ = ["ChannelStencil", "ChannelWeight", "channel_bodies", "match_channel_group",
