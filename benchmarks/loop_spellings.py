@@ -645,7 +645,7 @@ def _cases():
         ("bil_norm_inplace", bil_norm_inplace, (r(40, 70),)),
         ("two_win_sums", two_win_sums, (r(40, 70),)),
         ("conv_scale_bias", conv_scale_bias,
-         (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), 0.75, r(5) - 0.5)),
+         (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), np.array(0.75, np.float32), r(5) - 0.5)),
         ("conv_bias_relu_scale", conv_bias_relu_scale,
          (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5) - 0.5, r(5))),
         ("conv_residual", conv_residual, (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5, 18, 28))),

@@ -217,3 +217,46 @@ def test_a_batch_loop_around_the_conv_interchanges_and_batches(channels):
     before, after, done = _rewritten(conv_batch_loops, x, w, boundscheck=False)
     assert done == 1 and batch_function(next(after.functions)) == 2
     _same(before, after, "conv_batch_loops", x, w)
+
+
+def conv_scaled_by_a_0d_array(x, w, s):
+    # ``acc * s`` with ``s`` a 0-d array: a read of it (extract(to_tensor(s))) after
+    # the reduction
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = np.float32(0)
+                for ch in range(c):
+                    for di in range(3):
+                        for dj in range(3):
+                            acc += x[ch, i + di, j + dj] * w[o, ch, di, dj]
+                out[o, i, j] = acc * s
+    return out
+
+
+def a_0d_array_written_by_the_nest(x):
+    # the reduction reads ``t`` (0-d), which the post ops write: left alone
+    out = np.zeros(x.shape[1], np.float32)
+    t = np.ones((), np.float32)
+    for o in range(x.shape[1]):
+        acc = np.float32(0)
+        for ch in range(x.shape[0]):
+            acc += x[ch, o] * t
+        out[o] = acc
+        t[...] = acc
+    return out
+
+
+def test_a_0d_array_read_after_the_reduction_is_interchanged():
+    x = RNG.standard_normal((3, 7, 9)).astype(np.float32)
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    s = np.array(0.75, np.float32)
+    before, after, done = _rewritten(conv_scaled_by_a_0d_array, x, w, s, boundscheck=False)
+    assert done == 1
+    assert any(isinstance(op, mem.ToTensorOp) and op.result.type.rank == 0
+               for op in next(before.functions).walk())
+    _same(before, after, "conv_scaled_by_a_0d_array", x, w, s)
+    x = np.ones((3, 4), np.float32)
+    assert _rewritten(a_0d_array_written_by_the_nest, x, boundscheck=False)[2] == 0

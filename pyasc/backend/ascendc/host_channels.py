@@ -90,13 +90,14 @@ def _epilogue_inputs(hb: HostBuilder, cs: ChannelStencil, local: dict[Value, Val
     extents, raising unless each array covers the kernel's space (a value per plane:
     at least the planes)."""
     planes = space[1]
-    scalars = [hb.extract_scalar(local[pv.value]) for pv in cs.post_inputs
-               if pv.kind == POST_SCALAR]
+    # (a scalar or per-plane view computed after the loop: computed here)
+    scalars = [hb.extract_scalar(_host_value(hb, pv.value, local, cs))
+               for pv in cs.post_inputs if pv.kind == POST_SCALAR]
     arrays, dims, ok = [], [], []
     for pv in cs.post_inputs:
         if pv.kind not in (PLANE, WHOLE):
             continue
-        a = _host_value(hb, pv.value, local, cs)  # (a per-plane view: computed here)
+        a = _host_value(hb, pv.value, local, cs)
         arrays.append(a)
         if pv.kind == PLANE:
             ok.append(hb.cmp("le", planes, hb.dim(a, 0)))

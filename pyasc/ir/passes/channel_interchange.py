@@ -50,7 +50,8 @@ every loop of the nest counts from 0 by 1, its bounds defined before ``T``; the 
 body is region-free *pre* ops (pure ops, loads), one loop ``R`` carrying one value whose
 trip count is not static (a static one is unrolled by ``batch-loops`` already) and whose
 bounds are defined before ``T``, its initial value before ``T`` or by the pre ops, and
-region-free *post* ops (pure ops, loads, stores) that alone use ``R``'s result.
+region-free *post* ops (pure ops, loads, stores) that alone use ``R``'s result (a
+load: of an element, or the snapshot of a 0-d array, ``acc * s`` with ``s`` one).
 ``R``'s body (inner loops included) only computes and loads: no store, no check
 (moving a failing check across outputs would change which error is raised first), no
 call.  Every buffer the post ops store to is a ``mem.alloc`` of the function (a
@@ -126,8 +127,14 @@ def _hoisted(v: Value, top: Operation, block, at: int) -> tuple[Value, int]:  # 
 
 
 def _computes_only(op: Operation) -> bool:
-    """A region-free op that writes nothing: pure, or a load."""
-    return not op.region_list and (op.has_trait("pure") or isinstance(op, mem.LoadOp))
+    """A region-free op that writes nothing: pure, or a load (an element's, or a 0-d
+    array's snapshot: ``acc * s`` with ``s`` a 0-d array reads ``extract(to_tensor(s))``)."""
+    return not op.region_list and (op.has_trait("pure") or isinstance(op, mem.LoadOp) or
+                                   _scalar_snapshot(op))
+
+
+def _scalar_snapshot(op: Operation) -> bool:
+    return isinstance(op, mem.ToTensorOp) and op.result.type.rank == 0  # type: ignore[attr-defined]
 
 
 def _reduction_body_ok(red: loop.ForOp) -> bool:
@@ -179,7 +186,8 @@ def _buffers_ok(pre: list[Operation], red: loop.ForOp, post: list[Operation]) ->
     if not all(isinstance(b, OpResult) and isinstance(b.op, mem.AllocOp) for b in written):
         return False
     loads = [op for op in [*pre, *red.walk()] if isinstance(op, mem.LoadOp)]
-    return not any(_root(op.source) in written for op in loads)
+    loads += [op for op in [*pre, *red.walk()] if _scalar_snapshot(op)]
+    return not any(_root(op.operand_values[0]) in written for op in loads)
 
 
 def rewrite(m: Interchange) -> None:

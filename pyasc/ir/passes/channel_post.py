@@ -5,9 +5,10 @@ it that reads the accumulators (``out[...] = max(acc, 0)``, ``acc * s + b[o]``,
 ``acc + r[o, i, j]``) and what each of its inputs is (:class:`PostValue`).  The
 kernel writes ``out`` where the loop is and reads the group's inputs there, so the
 group is refused when an op between the loop and its write writes memory or reads
-``out`` (:func:`touched_between`), or an input is not there yet at the loop (a scalar
-defined after it; the per-plane values' view the host computes from values of before
-the loop).
+``out`` (:func:`touched_between`).  Its scalars and per-plane views are taken at the
+loop: defined before it, or computed after it by region-free ops that write nothing
+(``s[()]`` of a 0-d array, ``b[0:O]``), which the host computes at the launch (the
+same values: nothing in between writes memory).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def _post_inputs(group: FusionGroupOp, snap: Value, view: Value, chan: loop.ForO
         if v is snap:
             found.append(PostValue(ACC, v))
         elif isinstance(v.type, ScalarType):
-            if not _before(v, chan):
+            if not _host_computable(v, chan):
                 return None
             found.append(PostValue(SCALAR, v))
         elif (values := per_plane_values(v, rank)) is not None:
@@ -150,11 +151,14 @@ def _before(v: Value, chan: loop.ForOp) -> bool:
 
 def _host_computable(v: Value, chan: loop.ForOp) -> bool:
     """Whether the host can compute ``v`` at ``chan``: defined before it, or the result
-    of a view or scalar op (no region, reading no memory) of such values."""
+    of a region-free op writing nothing (a view, a scalar op, a read) of such values.
+    A read gives the same value there: nothing between the loop and the user's write
+    writes memory (:func:`touched_between`), and the accumulators and ``out`` are not
+    read there."""
     if _before(v, chan):
         return True
-    if not isinstance(v, OpResult) or v.op.region_list or v.op.has_trait("reads") or \
-            v.op.has_trait("writes") or inside(v, chan):
+    if not isinstance(v, OpResult) or v.op.region_list or v.op.has_trait("writes") or \
+            inside(v, chan):
         return False
     return all(_host_computable(u, chan) for u in v.op.operand_values)
 

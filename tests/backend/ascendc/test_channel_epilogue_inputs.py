@@ -1,6 +1,6 @@
 """The channel kernel's epilogue with inputs beside the sums (issue 19): a conv over a
 run-time channel count (``dynamic_shape=True``) whose ops after the sum read a scalar
-(``acc * s``), one value per output plane (``+ b[o]``, ``* scale[o]``, a row of a table)
+(``acc * s``, ``s`` a scalar or a 0-d array), one value per output plane (``+ b[o]``, ``* scale[o]``, a row of a table)
 or a whole array of the output's shape (a residual ``+ r[o, i, j]``) is ONE channel
 kernel: the scalars are kernel parameters, the per-plane values are read once per unit
 of planes, the residual's rows are copied per plane into a tile (``channel_post``,
@@ -90,14 +90,15 @@ def conv_batch_table_residual(x, w, table, r):
     return out
 
 
-def _args(fn, channels: int, h: int, wd: int, outs: int, dtype) -> tuple:  # noqa: ANN001
+def _args(fn, channels: int, h: int, wd: int, outs: int, dtype,  # noqa: ANN001
+          zero_d: bool = False) -> tuple:
     lead = (2,) if fn is conv_batch_table_residual else ()
     x = RNG.standard_normal((*lead, channels, h, wd)).astype(dtype)
     w = RNG.standard_normal((outs, channels, 3, 3)).astype(dtype)
     plane = RNG.standard_normal(outs).astype(dtype)
     whole = RNG.standard_normal((*lead, outs, h - 2, wd - 2)).astype(dtype)
     if fn is conv_scale_bias:
-        return x, w, dtype(0.75), plane
+        return x, w, np.array(0.75, dtype) if zero_d else dtype(0.75), plane
     if fn is conv_bias_relu_scale:
         return x, w, plane, RNG.standard_normal(outs).astype(dtype)
     if fn is conv_residual:
@@ -139,18 +140,22 @@ SHAPES = [(0, 6, 7, 3), (1, 9, 13, 4), (5, 20, 30, 5),
           (1, 5, 2001, 2)]  # column tiles: the residual's rows from column col > 0 on
 
 
-@pytest.mark.parametrize("fn,dtype", [(conv_scale_bias, np.float32),
-                                      (conv_scale_bias, np.float16),
-                                      (conv_bias_relu_scale, np.float32),
-                                      (conv_residual, np.float32),
-                                      (conv_residual, np.float16),
-                                      (conv_batch_table_residual, np.float32)],
-                         ids=lambda v: getattr(v, "__name__", ""))
-def test_the_epilogue_reads_scalars_planes_and_residuals(fn, dtype):
+@pytest.mark.parametrize("fn,dtype,zero_d", [(conv_scale_bias, np.float32, False),
+                                             (conv_scale_bias, np.float16, False),
+                                             (conv_scale_bias, np.float32, True),
+                                             (conv_bias_relu_scale, np.float32, False),
+                                             (conv_residual, np.float32, False),
+                                             (conv_residual, np.float16, False),
+                                             (conv_batch_table_residual, np.float32, False)],
+                         ids=lambda v: getattr(v, "__name__", "0d" if v is True else ""))
+def test_the_epilogue_reads_scalars_planes_and_residuals(fn, dtype, zero_d):
+    # zero_d: ``s`` a 0-d array, read after the loop (extract(to_tensor(s))): the host
+    # reads it at the launch (the whole conv was a scalar kernel: a 0-d array's read
+    # kept channel-interchange from moving the channel loop out)
     dyn = hybrid(fn, dynamic_shape=True)
     interp = hybrid(fn, dynamic_shape=True, target="interpret")
     for shape in SHAPES:
-        args = _args(fn, *shape, dtype)
+        args = _args(fn, *shape, dtype, zero_d)
         got, k = run_sim(dyn, *args)
         want = interp(*args)
         assert got.dtype == want.dtype
