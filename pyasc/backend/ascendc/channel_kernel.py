@@ -115,8 +115,9 @@ def _epilogue(k: StencilKernel, cs: ChannelStencil, soc: SoC) -> None:
         raise NotVectorizable("an epilogue that is not one elementwise result", post.loc)
     _post_inputs(low, cs, plan)
     result = outs[0].buf
-    # the tile's pitch a whole number of 32-byte blocks of the result's elements too
-    k.unit = min([k.unit, *(32 // b.itemsize for b in low.prog.buffers if b.kind == "tile")])
+    # the tile's pitch a whole number of 32-byte blocks of every epilogue buffer's
+    # elements too: the most elements of 32 bytes (the narrowest type's; powers of 2)
+    k.unit = max([k.unit, *(32 // b.itemsize for b in low.prog.buffers if b.kind == "tile")])
     result.role = "acc"  # a TBuf of its own, copied to GM after the program
     plan.post, plan.post_scalars, plan.post_out = \
         list(low.prog.instrs), list(low.prog.scalars), result

@@ -90,6 +90,37 @@ def conv_batch_table_residual(x, w, table, r):
     return out
 
 
+def f32_sums_relu(x, w):
+    # float32 sums of float16 inputs; the epilogue computes in float32, then casts
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = np.float32(0)
+                for ch in range(c):
+                    for a in range(3):
+                        for q in range(3):
+                            acc += x[ch, i + a, j + q] * w[o, ch, a, q]
+                out[o, i, j] = max(acc * 0.5, 0.0)
+    return out
+
+
+def f32_sums_mix(x, w, s, b, r):
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = np.float32(0)
+                for ch in range(c):
+                    for a in range(3):
+                        for q in range(3):
+                            acc += x[ch, i + a, j + q] * w[o, ch, a, q]
+                out[o, i, j] = acc + b[o] + r[o, i, j] * s
+    return out
+
+
 def _args(fn, channels: int, h: int, wd: int, outs: int, dtype,  # noqa: ANN001
           zero_d: bool = False) -> tuple:
     lead = (2,) if fn is conv_batch_table_residual else ()
@@ -103,6 +134,10 @@ def _args(fn, channels: int, h: int, wd: int, outs: int, dtype,  # noqa: ANN001
         return x, w, plane, RNG.standard_normal(outs).astype(dtype)
     if fn is conv_residual:
         return x, w, whole
+    if fn is f32_sums_relu:
+        return x, w
+    if fn is f32_sums_mix:
+        return x, w, dtype(1.5), plane, whole
     return x, w, RNG.standard_normal((2, outs)).astype(dtype), whole
 
 
@@ -146,9 +181,14 @@ SHAPES = [(0, 6, 7, 3), (1, 9, 13, 4), (5, 20, 30, 5),
                                              (conv_bias_relu_scale, np.float32, False),
                                              (conv_residual, np.float32, False),
                                              (conv_residual, np.float16, False),
-                                             (conv_batch_table_residual, np.float32, False)],
+                                             (conv_batch_table_residual, np.float32, False),
+                                             (f32_sums_relu, np.float16, False),
+                                             (f32_sums_mix, np.float16, False)],
                          ids=lambda v: getattr(v, "__name__", "0d" if v is True else ""))
 def test_the_epilogue_reads_scalars_planes_and_residuals(fn, dtype, zero_d):
+    # f32_sums_*: float32 temporaries beside float16 tiles in the epilogue; the pitch
+    # must be whole 32-byte blocks of the float16 elements (NaN rows before: the
+    # float32 granule was taken, on main too for max(acc * 0.5, 0.0))
     # zero_d: ``s`` a 0-d array, read after the loop (extract(to_tensor(s))): the host
     # reads it at the launch (the whole conv was a scalar kernel: a 0-d array's read
     # kept channel-interchange from moving the channel loop out)
