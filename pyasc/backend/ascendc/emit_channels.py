@@ -22,8 +22,9 @@ copied in per plane (``<name>Planes``, ``Rows``, ``Cols``: their own extents).
 from __future__ import annotations
 
 from pyasc.backend.ascendc.channel_plan import PLANE, WHOLE, ChannelPlan, PostInput
-from pyasc.backend.ascendc.emit_stencil import StencilEmitter, _bytes, _gap, dynamic_names
+from pyasc.backend.ascendc.emit_stencil import StencilEmitter
 from pyasc.backend.ascendc.emit_tile import emit_instructions
+from pyasc.backend.ascendc.stencil_text import byte_count, dynamic_names, row_gap
 from pyasc.backend.ascendc.tiles import Instr, ctype, storage_type
 
 OUT_DIMS = ("outPlanes", "outRows", "outCols")  # the epilogue's output's last three dims
@@ -196,9 +197,9 @@ class ChannelEmitter(StencilEmitter):
             planes, rows, cols = (f"{d}_" for d in _dims(x))
             gm = f"{x.name}Gm_[((image * {planes} + p0 + plane) * {rows} + row) * {cols} + col]"
             w.line(f"DataCopyPad({x.buf.name}, {gm}, DataCopyExtParams(static_cast<uint16_t>("
-                   f"rows), {_bytes('cols', size)}, static_cast<uint32_t>(({cols} - cols) * "
-                   f"{size}), {_gap(self.k, 'cols', size)}, 0), DataCopyPadExtParams<{t}>(false, "
-                   f"0, 0, static_cast<{t}>(0)));", self.loc)
+                   f"rows), {byte_count('cols', size)}, static_cast<uint32_t>(({cols} - cols) * "
+                   f"{size}), {row_gap(self.k, 'cols', size)}, 0), "
+                   f"DataCopyPadExtParams<{t}>(false, 0, 0, static_cast<{t}>(0)));", self.loc)
         w.line("SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the epilogue reads them")
         w.line("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);")
 
@@ -295,7 +296,7 @@ class ChannelEmitter(StencilEmitter):
         # the epilogue's output array has its own rows and columns
         rows, cols = ("outRows_", "outCols_") if p.post_out is not None else ("ROWS", "COLS")
         gm = f"{out.name}Gm_[(plane * {rows} + row) * {cols} + col]"
-        width, gap = _bytes("cols", size), _gap(self.k, "cols", size)
+        width, gap = byte_count("cols", size), row_gap(self.k, "cols", size)
         stride = f"static_cast<uint32_t>(({cols} - cols) * {size})"
         with w.block("__aicore__ inline void CopyOut(int64_t plane, int64_t row, int32_t rows, "
                      f"int64_t col, int32_t cols, const LocalTensor<{dst}> &src)"):

@@ -14,7 +14,16 @@ from __future__ import annotations
 from pyasc.backend.ascendc.cwriter import CWriter
 from pyasc.backend.ascendc.emit_tile import emit_instructions
 from pyasc.backend.ascendc.emit_vector import class_name
-from pyasc.backend.ascendc.stencil_kernel import PlaneInput, StencilKernel, span
+from pyasc.backend.ascendc.stencil_kernel import StencilKernel, span
+from pyasc.backend.ascendc.stencil_text import (
+    base_dims,
+    byte_count,
+    dynamic_names,
+    member,
+    plane_values,
+    row_gap,
+    static_planes_bytes,
+)
 from pyasc.backend.ascendc.tiles import ctype, storage_type
 from pyasc.ir.types import DYN
 
@@ -71,9 +80,9 @@ class StencilEmitter:
                 w.line(f"{i.vv.expr} = {i.vv.expr.rstrip('_')};")
             if k.dynamic:
                 for n in dynamic_names(k):
-                    w.line(f"{_member(n)} = {n};")
+                    w.line(f"{member(n)} = {n};")
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
-                size = " * ".join(map(str, _base_dims(k, n, b.shape)))
+                size = " * ".join(map(str, base_dims(k, n, b.shape)))
                 w.line(f"{n}Gm_.SetGlobalBuffer((__gm__ {ctype(t)}*){n}, {size});", self.loc)
             for p in k.planes_in:
                 count = "PLANES" if p.count == DYN else p.count
@@ -116,10 +125,10 @@ class StencilEmitter:
             w.line(f"pipe_.InitBuffer({p.name}Buf_, 32);")
         static = [p for p in k.planes_in if p.count != DYN]
         if static:  # one buffer for all of them (a conv's C * kh * kw weights)
-            w.line(f"pipe_.InitBuffer(planesBuf_, {_static_planes_bytes(k)});")
+            w.line(f"pipe_.InitBuffer(planesBuf_, {static_planes_bytes(k)});")
         for p in static:
             c = ctype(p.dtype)
-            w.line(f"LocalTensor<{c}> {p.name}Vals = {_vals(k, p)};")
+            w.line(f"LocalTensor<{c}> {p.name}Vals = {plane_values(k, p)};")
             w.line(f"DataCopyPad({p.name}Vals, {p.name}Gm_, DataCopyExtParams(1, "
                    f"{p.count * p.dtype.itemsize}, 0, 0, 0), DataCopyPadExtParams<{c}>(false, 0, "
                    f"0, static_cast<{c}>(0)));", self.loc)
@@ -207,7 +216,7 @@ class StencilEmitter:
         k, w = self.k, self.w
         w.line(f"static constexpr int32_t TILE = {k.tile};  // elements per tile buffer")
         if k.dynamic:  # set by Init from the host's arguments
-            w.line("int64_t " + ", ".join(f"{_member(n)} = 0" for n in dynamic_names(k)) + ";")
+            w.line("int64_t " + ", ".join(f"{member(n)} = 0" for n in dynamic_names(k)) + ";")
             return
         w.line(f"static constexpr int32_t PITCH = {k.pitch};  // UB row stride (32-byte blocks)")
         w.line(f"static constexpr int64_t PLANES = {k.match.space[0]}, ROWS = {k.rows}, "
@@ -225,11 +234,11 @@ class StencilEmitter:
                      f"int32_t rows{cols})"):
             for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
                 c = ctype(t)
-                height, width = _base_dims(k, n, b.shape)[-2:]
+                height, width = base_dims(k, n, b.shape)[-2:]
                 # a fixed plane (one channel read for every output plane) or the unit's
                 at = f"(plane + {b.plane})"
                 if b.fixed:  # shared planes: ``plane`` is the unit's image
-                    channels = _base_dims(k, n, b.shape)[1] if b.images else 0
+                    channels = base_dims(k, n, b.shape)[1] if b.images else 0
                     at = f"(plane * {channels} + {b.plane})" if b.images else f"{b.plane}"
                 if b.channel:  # plane c of the unit's channel loop (``emit_channels``)
                     first = f"plane * {channels} + " if b.images else ""
@@ -246,10 +255,10 @@ class StencilEmitter:
                     start, width = f"{start} + col", f"{n}Len"
                 else:
                     stride, width = (width - span(k, b)) * t.itemsize, span(k, b)  # type: ignore[operator]
-                gap = _gap(k, width, t.itemsize)
+                gap = row_gap(k, width, t.itemsize)
                 w.line(f"LocalTensor<{c}> {n}Halo = {n}Que_.AllocTensor<{c}>();")
                 w.line(f"DataCopyPad({n}Halo, {n}Gm_[{start}], DataCopyExtParams(static_cast"
-                       f"<uint16_t>(rows + {b.halo}), {_bytes(width, t.itemsize)}, {stride}, "
+                       f"<uint16_t>(rows + {b.halo}), {byte_count(width, t.itemsize)}, {stride}, "
                        f"{gap}, 0), DataCopyPadExtParams<{c}>(false, 0, 0, static_cast<{c}>(0)));",
                        self.loc)
                 w.line(f"{n}Que_.EnQue({n}Halo);")
@@ -263,11 +272,11 @@ class StencilEmitter:
                 assert o.buf is not None
                 b, t = o.buf, storage_type(o.buf.dtype)
                 size = o.buf.itemsize
-                start, width, stride = "(plane * ROWS + row) * COLS", _bytes(k.cols, size), 0
+                start, width, stride = "(plane * ROWS + row) * COLS", byte_count(k.cols, size), 0
                 if k.dynamic:  # the tile's columns of each output row
-                    start, width = f"{start} + col", _bytes("cols", size)
+                    start, width = f"{start} + col", byte_count("cols", size)
                     stride = f"static_cast<uint32_t>((COLS - cols) * {size})"
-                gap = _gap(k, "cols" if k.dynamic else k.cols, size)
+                gap = row_gap(k, "cols" if k.dynamic else k.cols, size)
                 w.line(f"LocalTensor<{t}> {b.name} = {b.phys}.DeQue<{t}>();")
                 w.line(f"DataCopyPad({b.name}Gm_[{start}], {b.name}, "
                        f"DataCopyExtParams(static_cast<uint16_t>(rows), "
@@ -284,7 +293,7 @@ class StencilEmitter:
                      f"{halos if k.shared_planes else ''})"):
             w.line("const int32_t n = rows * PITCH;")
             for p in k.planes_in:
-                w.line(f"LocalTensor<{ctype(p.dtype)}> {p.name}Vals = {_vals(k, p)};")
+                w.line(f"LocalTensor<{ctype(p.dtype)}> {p.name}Vals = {plane_values(k, p)};")
             for n, t in zip(k.base_names, k.base_types, strict=True):
                 if not k.shared_planes:
                     w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
@@ -349,74 +358,4 @@ class StencilEmitter:
         w.raw("}")
 
 
-def _static_planes(k: StencilKernel) -> list[tuple[PlaneInput, int]]:
-    """The per-plane inputs of static count, each with its byte offset in
-    ``planesBuf_`` (32-byte aligned: a ``DataCopyPad`` destination)."""
-    out, at = [], 0
-    for p in k.planes_in:
-        if p.count != DYN:
-            out.append((p, at))
-            at += -(-(p.count * p.dtype.itemsize) // 32) * 32
-    return out
-
-
-def _static_planes_bytes(k: StencilKernel) -> int:
-    return sum(-(-(p.count * p.dtype.itemsize) // 32) * 32 for p, _ in _static_planes(k))
-
-
-def _vals(k: StencilKernel, p: PlaneInput) -> str:
-    """The UB tensor of per-plane input ``p``'s values."""
-    c = ctype(p.dtype)
-    if p.count == DYN:
-        return f"{p.name}Buf_.Get<{c}>()"
-    at = dict((id(q), off) for q, off in _static_planes(k))[id(p)]
-    return f"planesBuf_.Get<{c}>()[{at // p.dtype.itemsize}]"
-
-
-def dynamic_names(k: StencilKernel) -> list[str]:
-    """The run-time arguments of a dynamic stencil kernel, in order: the extents, the
-    tiling, then each base's dims."""
-    names = ["planes", "rows", "cols", "pitch", "tileRows", "tilesPerPlane", "units",
-             "perBlock", "tileCols", "colTiles", "images"]
-    for n, b in zip(k.base_names, k.match.bases, strict=True):
-        names += [f"{n}Dim{a}" for a in range(len(b.shape))]
-    if k.channels is not None:  # the channel loop, the planes' groups, the weights' dims
-        names += ["channels", "groupPlanes", "planeGroups", "accStride", "wRow"]
-        names += [f"{k.channels.weights}Dim{a}" for a in range(k.channels.weights_rank)]
-    return names
-
-
-def _member(name: str) -> str:
-    """The member an argument sets: the static kernel's constant names where it has
-    one (``ROWS``, ``TILE_ROWS``...), so the shared text reads either."""
-    fixed = {"planes": "PLANES", "rows": "ROWS", "cols": "COLS", "pitch": "PITCH",
-             "tileRows": "TILE_ROWS", "tilesPerPlane": "TILES_PER_PLANE", "units": "UNITS",
-             "perBlock": "PER_BLOCK", "tileCols": "TILE_COLS", "colTiles": "COL_TILES",
-             "images": "IMAGES", "channels": "CHANNELS", "groupPlanes": "GROUP_PLANES",
-             "planeGroups": "PLANE_GROUPS", "accStride": "ACC_STRIDE", "wRow": "W_ROW"}
-    return fixed.get(name, name + "_")
-
-
-def _base_dims(k: StencilKernel, name: str, shape: tuple[int, ...]) -> list[int | str]:
-    if k.dynamic:
-        return [f"{name}Dim{a}_" for a in range(len(shape))]
-    return list(shape)
-
-
-def _gap(k: StencilKernel, width: int | str, size: int) -> str | int:
-    """UB gap (32-byte blocks) between rows of ``width`` elements at the tile's pitch."""
-    if not k.dynamic:
-        assert isinstance(width, int)
-        return (k.pitch * size - -(-width * size // 32) * 32) // 32
-    return (f"static_cast<uint32_t>((PITCH * {size} - ({width} * {size} + 31) / 32 * 32) "
-            "/ 32)")
-
-
-def _bytes(cols: int | str, size: int) -> str | int:
-    """Bytes of ``cols`` elements (a static count, a run-time name, or ``-1``: COLS)."""
-    if isinstance(cols, str):
-        return f"static_cast<uint32_t>({cols} * {size})"
-    return f"static_cast<uint32_t>(COLS * {size})" if cols < 0 else cols * size
-
-
-__all__ = ["StencilEmitter", "dynamic_names"]
+__all__ = ["StencilEmitter"]
