@@ -198,19 +198,30 @@ class StencilEmitter:
 
     def _unit_of_every_plane(self) -> None:
         """A row tile's halo rows copied once (fixed planes), then every plane computed
-        and written from them (``StencilKernel.shared_planes``)."""
+        and written from them (``StencilKernel.shared_planes``); the other bases' rows
+        copied per plane (``CopyPlane``)."""
         k, w = self.k, self.w
         at = ", col, cols" if k.dynamic else ""
+        own = k.plane_bases
         w.line(f"CopyIn(plane, row, rows{at});")
-        for n, t in zip(k.base_names, k.base_types, strict=True):
-            w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
+        for i, (n, t) in enumerate(zip(k.base_names, k.base_types, strict=True)):
+            if i not in own:
+                w.line(f"LocalTensor<{ctype(t)}> {n}Halo = {n}Que_.DeQue<{ctype(t)}>();")
         with w.block("for (int64_t p = 0; p < PLANES; ++p)"):
             if any(p.count == DYN for p in k.planes_in):
                 w.line("LoadPlane(p);")
+            if own:  # plane: the image
+                w.line(f"CopyPlane(plane * PLANES + p, row, rows{at});")
+                for i in own:
+                    n, t = k.base_names[i], ctype(k.base_types[i])
+                    w.line(f"LocalTensor<{t}> {n}Halo = {n}Que_.DeQue<{t}>();")
             w.line(f"Compute(p, rows, {', '.join(n + 'Halo' for n in k.base_names)});")
-            w.line(f"CopyOut(plane * PLANES + p, row, rows{at});")  # plane: the image
-        for n in k.base_names:
-            w.line(f"{n}Que_.FreeTensor({n}Halo);")
+            w.line(f"CopyOut(plane * PLANES + p, row, rows{at});")
+            for i in own:
+                w.line(f"{k.base_names[i]}Que_.FreeTensor({k.base_names[i]}Halo);")
+        for i, n in enumerate(k.base_names):
+            if i not in own:
+                w.line(f"{n}Que_.FreeTensor({n}Halo);")
 
     def _constants(self) -> None:
         k, w = self.k, self.w
@@ -226,13 +237,22 @@ class StencilEmitter:
         w.line(f"static constexpr int64_t UNITS = {k.units}, PER_BLOCK = {k.per_block};")
 
     # ---------------------------------------------------------------- copies
-    def _copy_in(self) -> None:
+    def _copy_in(self, name: str = "CopyIn") -> None:
+        """``CopyIn``: each base's halo rows of the unit's tile.  With shared planes it
+        copies the fixed bases, and ``CopyPlane`` (``name``) the others' rows of plane
+        ``plane`` of the space (``StencilKernel.plane_bases``)."""
         k, w = self.k, self.w
         cols = ", int64_t col, int32_t cols" if k.dynamic else ""
         chan = ", int64_t c" if k.channels is not None else ""
-        with w.block(f"__aicore__ inline void CopyIn(int64_t plane{chan}, int64_t row, "
+        own = k.plane_bases if k.shared_planes else []
+        if name == "CopyIn" and own:
+            self._copy_in("CopyPlane")
+        with w.block(f"__aicore__ inline void {name}(int64_t plane{chan}, int64_t row, "
                      f"int32_t rows{cols})"):
-            for n, t, b in zip(k.base_names, k.base_types, k.match.bases, strict=True):
+            for i, (n, t, b) in enumerate(zip(k.base_names, k.base_types, k.match.bases,
+                                              strict=True)):
+                if (i in own) != (name == "CopyPlane"):
+                    continue
                 c = ctype(t)
                 height, width = base_dims(k, n, b.shape)[-2:]
                 # a fixed plane (one channel read for every output plane) or the unit's

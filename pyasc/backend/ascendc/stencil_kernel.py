@@ -83,6 +83,11 @@ class PlaneInput:
     dtype: ScalarType
     count: int
 
+    @property
+    def ub_bytes(self) -> int:
+        """All its values, 32-byte aligned, or one block (run-time count: the plane's)."""
+        return 32 if self.count == DYN else -(-(self.count * self.dtype.itemsize) // 32) * 32
+
 
 @dataclass
 class StencilKernel:
@@ -128,11 +133,17 @@ class StencilKernel:
 
     @property
     def shared_planes(self) -> bool:
-        """Every base is read at fixed planes (a multi-channel convolution: each output
-        plane reads every input channel): a unit is a row tile of every plane, its halo
-        rows copied once and computed for each plane in turn (the input is read once,
-        not once per output plane)."""
-        return all(b.fixed for b in self.match.bases)
+        """Bases read at fixed planes (a multi-channel conv: every output plane reads
+        every channel): a unit is a row tile of every plane, the fixed bases' halo rows
+        copied once (not once per output plane); the others (``plane_bases``: a residual
+        ``res[o, i, j]``) per plane.  In a channel loop: only when every base is fixed."""
+        fixed = [b.fixed for b in self.match.bases]
+        return all(fixed) or any(fixed) and self.channels is None and not self.match.collapsed
+
+    @property
+    def plane_bases(self) -> list[int]:
+        """The bases a unit of every plane copies per plane (``shared_planes``)."""
+        return [i for i, b in enumerate(self.match.bases) if not b.fixed]
 
     @property
     def unit_planes(self) -> int:
@@ -321,7 +332,7 @@ def _bytes(k: StencilKernel, rows: int) -> int:
     total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
     for b, t in enumerate(k.base_types):
         total += 2 * (-(-(k.halo_elements(b) * t.itemsize) // 32) * 32)
-    return total + sum(_plane_bytes(p) for p in k.planes_in)
+    return total + sum(p.ub_bytes for p in k.planes_in)
 
 
 def _size(k: StencilKernel, soc: SoC) -> bool:
@@ -353,16 +364,10 @@ def _dynamic_bytes(k: StencilKernel, tile: int) -> int:
     buffers of two tiles each, double buffered)."""
     cap = colcap(tile, 8)
     total = sum(p.bytes(tile, cap) for p in k.phys) + tile * 4
-    total += sum(_plane_bytes(p) for p in k.planes_in)
+    total += sum(p.ub_bytes for p in k.planes_in)
     if k.channels is not None:
         total += k.channels.reserved(tile)
     return total + sum(2 * 2 * tile * t.itemsize for t in k.base_types)
-
-
-def _plane_bytes(p: PlaneInput) -> int:
-    """UB bytes of a per-plane input: all its values, or one 32-byte block (run-time
-    count: the current plane's value)."""
-    return 32 if p.count == DYN else -(-(p.count * p.dtype.itemsize) // 32) * 32
 
 
 def _size_dynamic(k: StencilKernel, soc: SoC) -> bool:
