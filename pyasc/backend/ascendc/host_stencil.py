@@ -141,7 +141,7 @@ def _inside(hb: HostBuilder, k: StencilKernel, space: list[Value],
                              d[-3]))
         if len(d) == 4:  # one channel of every image
             fits.append(hb.cmp("le", images, d[0]))
-        if len(d) == 4 and m.collapsed:  # plane n * C + c: all of the base's channels
+        if len(d) == 4 and not b.fixed:  # plane n * C + c: all of the base's channels
             fits.append(hb.cmp("eq", planes, d[1]))
     ok = fits[0]
     for c in fits[1:]:

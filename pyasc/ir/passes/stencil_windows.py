@@ -36,8 +36,9 @@ Conditions (else ``None``: the group stays a ``flat`` kernel, as before):
   in its nest over ``(o, i, j)``), one base per plane; in a rank-4 space ``(N, O,
   rows, cols)`` (a batch loop around it) every window is one channel of every image
   (``x[:, c, a:..., b:...]``, ``StencilBase.images``; with run-time shapes from image
-  0 on, the host checks the count); with a run-time space the count of planes is the
-  broadcast's (``StencilMatch.planes``);
+  0 on, the host checks the count), and other bases are whole planes of the space
+  (``res[n, o, i + 1, j + 1]``, read per plane: ``_images_beside_planes``); with a
+  run-time space the count of planes is the broadcast's (``StencilMatch.planes``);
 * or, in a rank-4 space ``(N, C, rows, cols)`` (a batch loop around a depthwise
   stencil), every window is every channel of every image of a rank-4 base
   (``x[:, :, a:..., b:...]``: offsets 0 on the two leading axes, all of axis 1): the
@@ -350,10 +351,18 @@ def match_stencil(group: FusionGroupOp, channel: Value | None = None,
     m.collapsed = len(space) == 4 and channel is None and \
         not any(b.fixed or b.channel for b in m.bases)
     if not any(b.views >= 2 or b.channel for b in m.bases) or \
-            len(space) == 4 and not (m.collapsed or all(b.images for b in m.bases)) or \
+            len(space) == 4 and not (m.collapsed or _images_beside_planes(m.bases)) or \
             len(space) < 4 and any(b.images for b in m.bases):
         return None  # rank 4: the images walked by the units, the channels fixed or walked
     return m
+
+
+def _images_beside_planes(bases: list[StencilBase]) -> bool:
+    """Rank 4, not collapsed: fixed channels of every image (``x[:, c, ...]``), and
+    maybe bases of the space's own planes (``res[n, o, i, j]``: whole planes ``n * O +
+    o``, ``_offsets``), which the kernel copies per plane (``plane_bases``)."""
+    return any(b.images for b in bases) and \
+        all(b.images or not (b.fixed or b.channel) for b in bases)
 
 
 @register_pass
