@@ -150,7 +150,7 @@ def _post_inputs(low: VecLowering, cs: ChannelStencil, plan: ChannelPlan) -> Non
             _fill_plane_value(low, buf, plan, value_name(pv.value))
         else:  # WHOLE: a TBuf of its own, copied in before the program
             buf.role = "acc"
-            plan.post_inputs.append(PostInput(buf.name, WHOLE, buf.dtype, buf))
+            plan.post_inputs.append(PostInput(buf.name, WHOLE, buf.dtype, buf, pv.offsets))
 
 
 def _read_accumulator(low: VecLowering, source: Buf, plan: ChannelPlan) -> None:

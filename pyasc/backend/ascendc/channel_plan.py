@@ -22,12 +22,15 @@ from pyasc.ir.types import ScalarType
 class PostInput:
     """An array input of the epilogue: ``name`` (its GM parameter, ``<name>Gm_``), its
     kind (``PLANE``: ``<name>Vals`` holds the unit's planes' values; ``WHOLE``: ``buf``
-    receives the plane's rows of the tile), its element type and its tile buffer."""
+    receives the plane's rows of the tile, from ``offsets``), its element type and its tile
+    buffer."""
 
     name: str
     kind: str
     dtype: ScalarType
     buf: Buf
+    # WHOLE: the window's constant offsets into the array, one per axis of its rank
+    offsets: tuple[int, ...] = ()
 
 
 @dataclass

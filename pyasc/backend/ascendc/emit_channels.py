@@ -195,7 +195,9 @@ class ChannelEmitter(StencilEmitter):
         for x in wholes:
             t, size = storage_type(x.dtype), x.dtype.itemsize
             planes, rows, cols = (f"{d}_" for d in _dims(x))
-            gm = f"{x.name}Gm_[((image * {planes} + p0 + plane) * {rows} + row) * {cols} + col]"
+            oi, op, orow, ocol = (0,) * (4 - len(x.offsets)) + x.offsets  # (a gate's shift)
+            gm = f"{x.name}Gm_[((({_plus('image', oi)}) * {planes} + {_plus('p0', op)} + " \
+                 f"plane) * {rows} + {_plus('row', orow)}) * {cols} + {_plus('col', ocol)}]"
             w.line(f"DataCopyPad({x.buf.name}, {gm}, DataCopyExtParams(static_cast<uint16_t>("
                    f"rows), {byte_count('cols', size)}, static_cast<uint32_t>(({cols} - cols) * "
                    f"{size}), {row_gap(self.k, 'cols', size)}, 0), "
@@ -369,6 +371,10 @@ class ChannelEmitter(StencilEmitter):
             w.line("TBuf<TPosition::VECCALC> accInitBuf_;  // those of a unit's planes")
         if p.windows:
             w.line("TBuf<TPosition::VECCALC> winBuf_;  // a channel's windows, a tile each")
+
+
+def _plus(name: str, offset: int) -> str:
+    return f"{name} + {offset}" if offset else name
 
 
 def _dims(x: PostInput) -> list[str]:

@@ -104,7 +104,9 @@ def _epilogue_inputs(hb: HostBuilder, cs: ChannelStencil, local: dict[Value, Val
             continue
         rank = pv.value.type.rank  # type: ignore[attr-defined]
         extents = [hb.dim(a, d) for d in range(rank)]
-        ok += [hb.cmp("le", s, d) for s, d in zip(space[4 - rank:], extents, strict=True)]
+        shifts = pv.offsets or (0,) * rank  # (a window of the array: s + offset <= d)
+        ok += [hb.cmp("le", hb.add(s, o) if o else s, d)
+               for s, o, d in zip(space[4 - rank:], shifts, extents, strict=True)]
         dims += extents[-3:]
     if ok:
         cond = ok[0]

@@ -21,7 +21,7 @@ from pyasc.ir.ops.fusion import FusionGroupOp
 from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.channel_views import inside, only_use, per_plane_values, whole_buffer
 from pyasc.ir.passes.effects import base_buffer
-from pyasc.ir.passes.window_values import static_int
+from pyasc.ir.passes.window_values import static_int, window_start
 from pyasc.ir.types import MemRefType, ScalarType
 
 ACC, SCALAR, PLANE, WHOLE = "acc", "scalar", "plane", "whole"  # PostValue kinds
@@ -35,6 +35,8 @@ class PostValue:
 
     kind: str
     value: Value
+    # WHOLE: the view's constant offsets into the array (a gate ``g[o, i + 1, j + 1]``)
+    offsets: tuple[int, ...] = ()
 
 
 def post_group_after(chan: loop.ForOp, acc: Value
@@ -81,11 +83,14 @@ def post_group_after(chan: loop.ForOp, acc: Value
     return group, write, out, inputs
 
 
-def _same_extents(view: Value, like: Value) -> bool:
-    """Whether ``view`` is a subview at offset 0, unit steps, of the same size values as
-    the subview ``like``."""
+def _same_extents(view: Value, like: Value, shifted: bool = False) -> bool:
+    """Whether ``view`` is a subview at offset 0 (``shifted``: at constant offsets of at
+    least 0), unit steps, of the same size values as the subview ``like``."""
     offsets, sizes, steps = view.op.parts()  # type: ignore[attr-defined]
-    return all(constant_int(o) == 0 for o in offsets) and \
+    # (a shifted start: a constant, ``0 + c`` of the nest, or numpy's ``min(c, D)``)
+    starts = [window_start(view.op, i, o) if shifted else constant_int(o)  # type: ignore[attr-defined]
+              for i, o in enumerate(offsets)]
+    return all(o == 0 or shifted and o is not None and o > 0 for o in starts) and \
         all(static_int(s) == 1 for s in steps) and \
         all(a is b for a, b in zip(sizes, like.op.parts()[1], strict=True))  # type: ignore[attr-defined]
 
@@ -112,25 +117,28 @@ def _post_inputs(group: FusionGroupOp, snap: Value, view: Value, chan: loop.ForO
                 return None
             found.append(PostValue(PLANE, values))
         elif (src := _whole_array(v, view, chan)) is not None:
-            found.append(PostValue(WHOLE, src))
+            found.append(PostValue(WHOLE, *src))
         else:
             return None
     return found if [p.kind for p in found].count(ACC) == 1 else None
 
 
-def _whole_array(v: Value, view: Value, chan: loop.ForOp) -> Value | None:
-    """The array ``a`` when ``v`` is ``to_tensor(a[0:s0, 0:s1, ...])`` with the sizes of
-    the accumulators' ``view`` (``a`` contiguous, of their rank, from before ``chan``)."""
+def _whole_array(v: Value, view: Value, chan: loop.ForOp
+                 ) -> tuple[Value, tuple[int, ...]] | None:
+    """``(a, offsets)`` when ``v`` is ``to_tensor(a[o0:o0+s0, o1:o1+s1, ...])`` with the
+    sizes ``s`` of the accumulators' ``view`` and constant offsets ``o`` (``a``
+    contiguous, of their rank, from before ``chan``; the host checks it holds them)."""
     if not (isinstance(v, OpResult) and isinstance(v.op, mem.ToTensorOp)):
         return None
     sub = v.op.operand_values[0]
     if not (isinstance(sub, OpResult) and isinstance(sub.op, mem.SubviewOp)) or \
-            sub.op.attributes.get("drop") or not _same_extents(sub, view):
+            sub.op.attributes.get("drop") or not _same_extents(sub, view, shifted=True):
         return None
     a = sub.op.source
     ok = isinstance(a.type, MemRefType) and a.type.is_contiguous and \
         a.type.rank == view.type.rank and _before(a, chan)  # type: ignore[attr-defined]
-    return a if ok else None
+    starts = tuple(window_start(sub.op, i, o) for i, o in enumerate(sub.op.parts()[0]))
+    return (a, starts) if ok else None  # type: ignore[return-value]
 
 
 def _before(v: Value, chan: loop.ForOp) -> bool:

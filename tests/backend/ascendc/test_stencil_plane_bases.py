@@ -120,3 +120,29 @@ def test_a_residual_of_other_planes_is_not_read_as_the_image_planes():
             rng.random((4, 3, 3, 3)).astype(np.float32),
             (rng.random((2, 5, 12, 17)) - 0.5).astype(np.float32))
     check(hybrid(conv_residual_batch), *args)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_run_time_channels_read_a_gate_through_shifted_windows(dtype):
+    """Under ``dynamic_shape`` the channel kernel's epilogue reads ``g[o, i + 1, j + 1]``
+    and ``g[o, i + 2, j]`` as whole-array inputs at those offsets (was a second stencil
+    kernel: 1.81x); ``g`` is copied once per window (1.36x the minimum)."""
+    rng = np.random.default_rng(41)
+    args = ((rng.random((3, 20, 30)) - 0.5).astype(dtype),
+            rng.random((5, 3, 3, 3)).astype(dtype), rng.random((5, 20, 30)).astype(dtype))
+    tol = 2e-2 if dtype == "float16" else 1e-5
+    k = check(hybrid(conv_gated, dynamic_shape=True), *args, rtol=tol, atol=tol)
+    kinds = {x.name: type(x).__name__ for x in k.ascend.kernels}
+    assert [kinds[n] for n, _ in k.last_kernels] == ["StencilKernel"]
+    assert _gm_ratio(k, args, conv_gated(*args)) <= 1.4
+
+
+def test_a_gate_too_small_for_its_windows_is_an_index_error():
+    rng = np.random.default_rng(43)
+    args = ((rng.random((3, 20, 30)) - 0.5).astype(np.float32),
+            rng.random((5, 3, 3, 3)).astype(np.float32),
+            rng.random((5, 19, 30)).astype(np.float32))
+    with pytest.raises(IndexError):
+        conv_gated(*args)
+    with pytest.raises(IndexError, match="out of bounds"):
+        hybrid(conv_gated, dynamic_shape=True, target="ascend-sim")(*args)
