@@ -501,6 +501,37 @@ def conv_residual(x, w, res):
                 out[o, i, j] = acc + res[o, i, j]
     return out
 
+
+def conv_gated(x, w, g):
+    c, h, wd = x.shape
+    out = np.zeros((w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for o in range(w.shape[0]):
+        for i in range(h - 2):
+            for j in range(wd - 2):
+                acc = 0.0
+                for ch in range(c):
+                    for a in range(3):
+                        for b in range(3):
+                            acc += x[ch, i + a, j + b] * w[o, ch, a, b]
+                out[o, i, j] = acc * g[o, i + 1, j + 1] + g[o, i + 2, j]
+    return out
+
+
+def conv_residual_batch(x, w, res):
+    n_, c, h, wd = x.shape
+    out = np.zeros((n_, w.shape[0], h - 2, wd - 2), dtype=x.dtype)
+    for n in range(n_):
+        for o in range(w.shape[0]):
+            for i in range(h - 2):
+                for j in range(wd - 2):
+                    acc = 0.0
+                    for ch in range(c):
+                        for a in range(3):
+                            for b in range(3):
+                                acc += x[n, ch, i + a, j + b] * w[o, ch, a, b]
+                    out[n, o, i, j] = np.maximum(acc + res[n, o, i, j], 0)
+    return out
+
 # ---- bilateral ---------------------------------------------------------------------
 
 
@@ -649,6 +680,9 @@ def _cases():
         ("conv_bias_relu_scale", conv_bias_relu_scale,
          (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5) - 0.5, r(5))),
         ("conv_residual", conv_residual, (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5, 18, 28))),
+        ("conv_gated", conv_gated, (r(3, 20, 30) - 0.5, r(5, 3, 3, 3), r(5, 20, 30))),
+        ("conv_residual_batch", conv_residual_batch,
+         (r(2, 3, 20, 30) - 0.5, r(5, 3, 3, 3), r(2, 5, 18, 28) - 0.5)),
     ]
 
 
