@@ -20,6 +20,10 @@ Module fixtures that prebuild many ascend-sim libraries put them in ``run_tmp_pa
 one folder for every xdist worker of the run, in ``worker_order`` (reversed on every
 second worker): each library is built by one worker (``DiskCache.building``), where
 every worker built all of them before.
+A test module's ``RNG`` (a ``numpy.random.Generator``) is reseeded before each of its
+tests (``fresh_module_rng``): with xdist the tests a worker runs, and their order, differ
+from run to run, so data drawn from a module-wide generator depended on which tests ran
+first on that worker (a float16 window sum failed on one element in one such run).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import os
 import shutil
 import tempfile
 
+import numpy as np
 import pytest
 
 _RUN_CACHE = "PYASC_TEST_RUN_CACHE"
@@ -58,6 +63,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not reporter.stats.get("passed"):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter.write_line("no test passed: failing the run", red=True)
+
+
+@pytest.fixture(autouse=True)
+def fresh_module_rng(request: pytest.FixtureRequest) -> None:
+    """The module's ``RNG`` anew from its own seed, so each test draws the same data
+    whatever ran before it (module docstring)."""
+    module = getattr(request, "module", None)
+    rng = getattr(module, "RNG", None)
+    if isinstance(rng, np.random.Generator):
+        seed = rng.bit_generator.seed_seq.entropy  # type: ignore[attr-defined]
+        module.RNG = np.random.default_rng(seed)  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="session")
