@@ -237,22 +237,24 @@ class StencilEmitter:
         w.line(f"static constexpr int64_t UNITS = {k.units}, PER_BLOCK = {k.per_block};")
 
     # ---------------------------------------------------------------- copies
-    def _copy_in(self, name: str = "CopyIn") -> None:
+    def _copy_in(self) -> None:
         """``CopyIn``: each base's halo rows of the unit's tile.  With shared planes it
-        copies the fixed bases, and ``CopyPlane`` (``name``) the others' rows of plane
-        ``plane`` of the space (``StencilKernel.plane_bases``)."""
+        copies the fixed bases, and ``CopyPlane`` the others' rows of plane ``plane`` of
+        the space (``StencilKernel.plane_bases``)."""
+        k = self.k
+        own = k.plane_bases if k.shared_planes else []
+        if own:
+            self._copy_bases("CopyPlane", own)
+        self._copy_bases("CopyIn", [i for i in range(len(k.base_names)) if i not in own])
+
+    def _copy_bases(self, name: str, which: list[int]) -> None:
         k, w = self.k, self.w
         cols = ", int64_t col, int32_t cols" if k.dynamic else ""
         chan = ", int64_t c" if k.channels is not None else ""
-        own = k.plane_bases if k.shared_planes else []
-        if name == "CopyIn" and own:
-            self._copy_in("CopyPlane")
         with w.block(f"__aicore__ inline void {name}(int64_t plane{chan}, int64_t row, "
                      f"int32_t rows{cols})"):
-            for i, (n, t, b) in enumerate(zip(k.base_names, k.base_types, k.match.bases,
-                                              strict=True)):
-                if (i in own) != (name == "CopyPlane"):
-                    continue
+            for i in which:
+                n, t, b = k.base_names[i], k.base_types[i], k.match.bases[i]
                 c = ctype(t)
                 height, width = base_dims(k, n, b.shape)[-2:]
                 # a fixed plane (one channel read for every output plane) or the unit's

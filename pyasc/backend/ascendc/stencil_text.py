@@ -20,13 +20,13 @@ def static_planes(k: StencilKernel) -> list[tuple[PlaneInput, int]]:
     for p in k.planes_in:
         if p.count != DYN:
             out.append((p, at))
-            at += -(-(p.count * p.dtype.itemsize) // 32) * 32
+            at += p.ub_bytes
     return out
 
 
 def static_planes_bytes(k: StencilKernel) -> int:
     """UB bytes of ``planesBuf_``: every per-plane input of static count."""
-    return sum(-(-(p.count * p.dtype.itemsize) // 32) * 32 for p, _ in static_planes(k))
+    return sum(p.ub_bytes for p, _ in static_planes(k))
 
 
 def plane_values(k: StencilKernel, p: PlaneInput) -> str:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pyasc.ir.core import Operation, OpResult, Value
 from pyasc.ir.ops import loop, mem
 from pyasc.ir.ops.fusion import FusionGroupOp
-from pyasc.ir.passes.batch_nest import constant_int
 from pyasc.ir.passes.channel_views import inside, only_use, per_plane_values, whole_buffer
 from pyasc.ir.passes.effects import base_buffer
 from pyasc.ir.passes.window_values import static_int, window_start
@@ -83,16 +82,22 @@ def post_group_after(chan: loop.ForOp, acc: Value
     return group, write, out, inputs
 
 
-def _same_extents(view: Value, like: Value, shifted: bool = False) -> bool:
-    """Whether ``view`` is a subview at offset 0 (``shifted``: at constant offsets of at
-    least 0), unit steps, of the same size values as the subview ``like``."""
+def _same_extents(view: Value, like: Value) -> bool:
+    """Whether ``view`` is a subview at offset 0, unit steps, of the same size values as
+    the subview ``like``."""
+    return _shifted_starts(view, like) == (0,) * len(view.op.parts()[0])  # type: ignore[attr-defined]
+
+
+def _shifted_starts(view: Value, like: Value) -> tuple[int, ...] | None:
+    """``view``'s constant starts (each a constant, ``0 + c`` of the nest, or numpy's
+    ``min(c, D)``, at least 0) when it has unit steps and the size values of the
+    subview ``like``, else None."""
     offsets, sizes, steps = view.op.parts()  # type: ignore[attr-defined]
-    # (a shifted start: a constant, ``0 + c`` of the nest, or numpy's ``min(c, D)``)
-    starts = [window_start(view.op, i, o) if shifted else constant_int(o)  # type: ignore[attr-defined]
-              for i, o in enumerate(offsets)]
-    return all(o == 0 or shifted and o is not None and o > 0 for o in starts) and \
+    starts = tuple(window_start(view.op, i, o) for i, o in enumerate(offsets))  # type: ignore[attr-defined]
+    ok = all(o is not None and o >= 0 for o in starts) and \
         all(static_int(s) == 1 for s in steps) and \
         all(a is b for a, b in zip(sizes, like.op.parts()[1], strict=True))  # type: ignore[attr-defined]
+    return starts if ok else None  # type: ignore[return-value]
 
 
 def _post_inputs(group: FusionGroupOp, snap: Value, view: Value, chan: loop.ForOp
@@ -132,12 +137,11 @@ def _whole_array(v: Value, view: Value, chan: loop.ForOp
         return None
     sub = v.op.operand_values[0]
     if not (isinstance(sub, OpResult) and isinstance(sub.op, mem.SubviewOp)) or \
-            sub.op.attributes.get("drop") or not _same_extents(sub, view, shifted=True):
+            sub.op.attributes.get("drop"):
         return None
-    a = sub.op.source
-    ok = isinstance(a.type, MemRefType) and a.type.is_contiguous and \
-        a.type.rank == view.type.rank and _before(a, chan)  # type: ignore[attr-defined]
-    starts = tuple(window_start(sub.op, i, o) for i, o in enumerate(sub.op.parts()[0]))
+    starts, a = _shifted_starts(sub, view), sub.op.source
+    ok = starts is not None and isinstance(a.type, MemRefType) and a.type.is_contiguous \
+        and a.type.rank == view.type.rank and _before(a, chan)  # type: ignore[attr-defined]
     return (a, starts) if ok else None  # type: ignore[return-value]
 
 
